@@ -1,0 +1,1 @@
+//! Work in progress: the functional VP8 codec lands here next.

@@ -11,17 +11,17 @@ pub enum CodecError {
     #[error("frame needs source state {expected} but the decoder was given {given}")]
     WrongSourceState {
         /// The state the frame was encoded from.
-        expected: u64,
+        expected: crate::StateHash,
         /// The state passed to `decode`.
-        given: u64,
+        given: crate::StateHash,
     },
     /// Decoding gave a state whose hash differs from the one the encoder reached.
     #[error("decoded state {decoded} differs from the encoder's {expected}: not bit-exact")]
     TargetMismatch {
         /// The target state the encoder recorded in the frame.
-        expected: u64,
+        expected: crate::StateHash,
         /// The state the decoder reached.
-        decoded: u64,
+        decoded: crate::StateHash,
     },
     /// The compressed frame is malformed (too short, bad header, garbage).
     #[error("corrupt frame: {0}")]

@@ -8,8 +8,12 @@
 pub mod error;
 pub mod image;
 pub mod ivf;
+pub mod quality;
+pub mod state;
 pub mod synthetic;
 pub mod y4m;
 
 pub use error::CodecError;
 pub use image::{Image, Plane, PlaneId};
+pub use quality::Quality;
+pub use state::{State, StateHash};

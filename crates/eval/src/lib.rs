@@ -1,1 +1,3 @@
-//! Work in progress.
+//! Virtual-time simulator, metrics, summaries and reports for Salsify and the comparison schemes.
+
+pub mod metrics;

@@ -5,15 +5,20 @@
 //! encoder's reconstruction for every frame, whatever order states are used in. Also here:
 //! the I420 [`Image`], Y4M and IVF files, and a synthetic video source.
 
+mod codec;
 pub mod error;
+pub mod frame;
 pub mod image;
 pub mod ivf;
 pub mod quality;
 pub mod state;
 pub mod synthetic;
+mod vpx;
 pub mod y4m;
 
+pub use codec::{Decoder, Encoder, EncoderConfig};
 pub use error::CodecError;
+pub use frame::EncodedFrame;
 pub use image::{Image, Plane, PlaneId};
 pub use quality::Quality;
 pub use state::{State, StateHash};

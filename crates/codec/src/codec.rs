@@ -121,22 +121,14 @@ impl Encoder {
                 size.1
             )));
         }
-        let reference = source
-            .reference()
-            .filter(|r| (r.width(), r.height()) == size);
-        if let Some(reference) = reference {
-            if self.loaded != Some(source.hash()) {
-                self.loaded = None;
-                self.ctx.set_last_reference(reference)?;
-            }
+        let keyframe = source.size() != Some(size);
+        if !keyframe {
+            self.load_state(source)?;
         }
         self.ctx.set_quantizer(quality.to_libvpx())?;
         self.loaded = None;
-        let out = self.ctx.encode(image, reference.is_none())?;
-        let mut recon = Image::new(size.0, size.1)?;
-        self.ctx.copy_last_reference(&mut recon)?;
-        let target = State::from_reference(recon);
-        self.loaded = Some(target.hash());
+        let out = self.ctx.encode(image, keyframe)?;
+        let target = self.read_state()?;
         let source = if out.keyframe {
             StateHash::INITIAL
         } else {
@@ -148,6 +140,40 @@ impl Encoder {
             target,
             quality.effective(),
         ))
+    }
+}
+
+impl Encoder {
+    /// Restores `state` into the libvpx context, unless it holds it already.
+    ///
+    /// `encode` does this itself; it is public so benchmarks can time the restore alone.
+    pub fn load_state(&mut self, state: &State) -> Result<(), CodecError> {
+        let size = (self.config.width, self.config.height);
+        let reference = match state.reference() {
+            Some(r) if (r.width(), r.height()) == size => r,
+            _ => {
+                return Err(CodecError::InvalidInput(format!(
+                    "cannot load {state:?} into a {}x{} encoder",
+                    size.0, size.1
+                )))
+            }
+        };
+        if self.loaded != Some(state.hash()) {
+            self.loaded = None;
+            self.ctx.set_last_reference(reference)?;
+            self.loaded = Some(state.hash());
+        }
+        Ok(())
+    }
+
+    /// Reads the context's LAST reference back as a state (what `encode` does last).
+    pub fn read_state(&mut self) -> Result<State, CodecError> {
+        let mut recon = Image::new(self.config.width, self.config.height)?;
+        self.loaded = None;
+        self.ctx.copy_last_reference(&mut recon)?;
+        let state = State::from_reference(recon);
+        self.loaded = Some(state.hash());
+        Ok(state)
     }
 }
 

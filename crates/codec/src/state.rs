@@ -81,6 +81,20 @@ impl State {
         self.reference.as_ref().map(|r| &r.image)
     }
 
+    /// The visible part of the reference: the picture a decoder shows on reaching this state.
+    pub fn picture(&self) -> Option<Image> {
+        let r = self.reference()?;
+        let mut out = Image::new(r.width(), r.height()).ok()?;
+        for id in crate::image::PlaneId::ALL {
+            for y in 0..out.plane(id).height() {
+                out.plane_mut(id)
+                    .row_mut(y)
+                    .copy_from_slice(r.plane(id).row(y));
+            }
+        }
+        Some(out)
+    }
+
     /// Visible frame size of the reference, if any.
     pub fn size(&self) -> Option<(u32, u32)> {
         self.reference().map(|i| (i.width(), i.height()))

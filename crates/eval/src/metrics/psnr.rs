@@ -17,18 +17,19 @@ pub fn sse_plane(a: PlaneView<'_>, b: PlaneView<'_>) -> Result<u64, MetricsError
     same_size(&a, &b)?;
     let mut total = 0u64;
     for y in 0..a.height() {
-        // A row of up to 16383 samples of at most 255^2 fits easily in u64; per-row u32
-        // sums would not for wide rows, so stay in u64.
-        let row: u64 = a
-            .row(y)
-            .iter()
-            .zip(b.row(y))
-            .map(|(&x, &y)| {
-                let d = i32::from(x) - i32::from(y);
-                (d * d) as u64
-            })
-            .sum();
-        total += row;
+        // |d| <= 255, so d^2 fits in u16 (fast 16-bit multiplies), and a run of 16384
+        // squares sums to under 2^30 in u32; rows of any width are cut into such runs.
+        for (ra, rb) in a.row(y).chunks(1 << 14).zip(b.row(y).chunks(1 << 14)) {
+            let run: u32 = ra
+                .iter()
+                .zip(rb)
+                .map(|(&x, &y)| {
+                    let d = u16::from(x.abs_diff(y));
+                    u32::from(d * d)
+                })
+                .sum();
+            total += u64::from(run);
+        }
     }
     Ok(total)
 }
@@ -130,6 +131,18 @@ mod tests {
         assert!((p.all - psnr_to_db(256, 384)).abs() < 1e-12);
         assert!(p.all > p.u);
         assert_eq!(psnr_luma(&a, &b).unwrap(), PSNR_CAP_DB);
+    }
+
+    #[test]
+    fn very_wide_rows_do_not_overflow() {
+        let w = 70_000; // 70 000 * 255^2 exceeds u32
+        let (a, b) = (vec![0u8; w], vec![255u8; w]);
+        let sse = sse_plane(
+            PlaneView::new(&a, w, 1, w).unwrap(),
+            PlaneView::new(&b, w, 1, w).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(sse, 70_000 * 255 * 255);
     }
 
     proptest! {

@@ -37,7 +37,8 @@ fn queue_delays_match_a_hand_computed_case() {
         (0, 1500),
         (15, 700),
         (15, 900),
-        (40, 1500),
+        (15, 1300),
+        (40, 100),
         (41, 200),
         (41, 1500),
     ];
@@ -53,23 +54,24 @@ fn queue_delays_match_a_hand_computed_case() {
         })
         .collect();
     // By hand: 0 and 1 take a whole opportunity each (10, 20). At 30, 2 (700 B) leaves and
-    // 800 of 3's 900 B go; 3 finishes at 40 (1400 B of that opportunity wasted). 4 arrives
-    // exactly at 40 and cannot use that opportunity, so it waits for 50. At 60, 5 (200 B)
-    // leaves and 1300 B of 6 go; 6 finishes at 70. Delivery is 5 ms after departure.
+    // 800 of 3's 900 B go. At 40, 3's last 100 B and all of 4 (1300 B) go; 100 B are
+    // wasted. 5 arrives exactly at 40 and cannot use those 100 B: it leaves at 50 with 6
+    // and 1200 B of 7, whose last 300 B go at 60 (1200 B wasted). Delivery is 5 ms later.
     let want = [
         (0, 10, 10, 15),
         (1, 20, 20, 25),
         (2, 30, 15, 35),
         (3, 40, 25, 45),
-        (4, 50, 10, 55),
-        (5, 60, 19, 65),
-        (6, 70, 29, 75),
+        (4, 40, 25, 45),
+        (5, 50, 10, 55),
+        (6, 50, 9, 55),
+        (7, 60, 19, 65),
     ];
     assert_eq!(got, want);
     let s = link.stats();
-    assert_eq!(s.opportunities, 7);
-    assert_eq!(s.unused_opportunity_bytes, 1400 + 1300);
-    assert_eq!((s.packets_delivered, s.bytes_delivered), (7, 7800));
+    assert_eq!(s.opportunities, 6);
+    assert_eq!(s.unused_opportunity_bytes, 100 + 1200);
+    assert_eq!((s.packets_delivered, s.bytes_delivered), (8, 7700));
 }
 
 #[test]

@@ -26,7 +26,7 @@ pub use qoe::QoeModel;
 pub use record::{Choice, FrameRecord};
 pub use ssim::{ssim_luma, ssim_plane, ssim_to_db, PlaneView, SSIM_DB_CAP};
 pub use stats::{mean, percentile};
-pub use summary::{summarize, ChoiceCounts, LinkUsage, RunInfo, Summary};
+pub use summary::{record_delays, summarize, ChoiceCounts, LinkUsage, RunInfo, Summary};
 
 /// Why a metric could not be computed. Inputs come from files and simulator logs, so a bad
 /// one is an error with a reason, never a panic.

@@ -90,6 +90,8 @@ pub struct Summary {
     pub delay_p95_ms: Option<f64>,
     /// Frames shown per second of run.
     pub displayed_fps: f64,
+    /// Encoded video bytes sent (sum of the records' `size_bytes`).
+    pub video_bytes: u64,
     /// Encoded video bytes sent, x 8, per second of run.
     pub video_bitrate_bps: f64,
     /// Bytes the link delivered / bytes it could have delivered.
@@ -110,6 +112,27 @@ pub struct Summary {
     pub qoe_driving: Option<f64>,
 }
 
+/// The paper's delay of every record (see [`display_delays`]), in record order: `None` for
+/// records after the last one shown. For the per-frame log; [`summarize`] uses the same.
+///
+/// Errors: records not in strictly increasing `frame_id`, or a display before its capture.
+pub fn record_delays(records: &[FrameRecord]) -> Result<Vec<Option<Duration>>, MetricsError> {
+    for pair in records.windows(2) {
+        if pair[1].frame_id <= pair[0].frame_id {
+            return Err(MetricsError::RecordsOutOfOrder {
+                frame_id: pair[1].frame_id,
+            });
+        }
+    }
+    let capture: Vec<Instant> = records.iter().map(|r| r.capture).collect();
+    let shown: Vec<(usize, Instant)> = records
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| r.display.map(|t| (i, t)))
+        .collect();
+    display_delays(&capture, &shown)
+}
+
 /// Summarises a run from its per-frame records (strictly increasing `frame_id`).
 ///
 /// Errors: records out of order, a display before its capture, a non-finite SSIM or PSNR,
@@ -117,13 +140,6 @@ pub struct Summary {
 pub fn summarize(records: &[FrameRecord], run: &RunInfo) -> Result<Summary, MetricsError> {
     if run.duration.is_zero() {
         return Err(MetricsError::InvalidRun("zero duration".into()));
-    }
-    for pair in records.windows(2) {
-        if pair[1].frame_id <= pair[0].frame_id {
-            return Err(MetricsError::RecordsOutOfOrder {
-                frame_id: pair[1].frame_id,
-            });
-        }
     }
     for r in records {
         if r.ssim.is_some_and(|s| !s.is_finite()) || r.psnr_db.is_some_and(|p| !p.is_finite()) {
@@ -134,13 +150,7 @@ pub fn summarize(records: &[FrameRecord], run: &RunInfo) -> Result<Summary, Metr
         }
     }
 
-    let capture: Vec<Instant> = records.iter().map(|r| r.capture).collect();
-    let shown: Vec<(usize, Instant)> = records
-        .iter()
-        .enumerate()
-        .filter_map(|(i, r)| r.display.map(|t| (i, t)))
-        .collect();
-    let mut delays_ms: Vec<f64> = display_delays(&capture, &shown)?
+    let mut delays_ms: Vec<f64> = record_delays(records)?
         .into_iter()
         .flatten()
         .map(|d| d.as_secs_f64() * 1000.0)
@@ -156,6 +166,7 @@ pub fn summarize(records: &[FrameRecord], run: &RunInfo) -> Result<Summary, Metr
         choices.add(r.choice);
     }
     let frames = records.len() as u64;
+    let frames_shown = records.iter().filter(|r| r.display.is_some()).count() as u64;
     let share = |n: u64| {
         if frames == 0 {
             0.0
@@ -178,7 +189,7 @@ pub fn summarize(records: &[FrameRecord], run: &RunInfo) -> Result<Summary, Metr
 
     Ok(Summary {
         frames,
-        frames_shown: shown.len() as u64,
+        frames_shown,
         frames_with_delay: delays_ms.len() as u64,
         duration_s: seconds,
         ssim_mean,
@@ -189,7 +200,8 @@ pub fn summarize(records: &[FrameRecord], run: &RunInfo) -> Result<Summary, Metr
         delay_mean_ms,
         delay_median_ms: sorted_stat(&delays_ms, 50.0),
         delay_p95_ms: sorted_stat(&delays_ms, 95.0),
-        displayed_fps: shown.len() as f64 / seconds,
+        displayed_fps: frames_shown as f64 / seconds,
+        video_bytes: bytes_sent,
         video_bitrate_bps: bytes_sent as f64 * 8.0 / seconds,
         link_utilisation: run
             .link
@@ -257,6 +269,7 @@ mod tests {
         };
         let s = summarize(&four_frames(), &run).unwrap();
         assert_eq!((s.frames, s.frames_shown, s.frames_with_delay), (4, 2, 3));
+        assert_eq!(s.video_bytes, 1750);
         // Delays: 50, 90 (frame 1 waits for frame 2 at 100 ms), 80.
         assert!(close(s.delay_mean_ms, (50.0 + 90.0 + 80.0) / 3.0));
         assert!(close(s.delay_median_ms, 80.0));
@@ -289,6 +302,17 @@ mod tests {
         );
         assert!(close(s.qoe_video_call, call));
         assert!(s.qoe_driving.is_some());
+    }
+
+    #[test]
+    fn record_delays_follow_the_paper_metric() {
+        let d = record_delays(&four_frames()).unwrap();
+        let ms = |n| Some(Duration::from_millis(n));
+        assert_eq!(d, vec![ms(50), ms(90), ms(80), None]);
+        // Ids with gaps are fine; only the order matters.
+        let mut r = four_frames();
+        r[3].frame_id = 10;
+        assert_eq!(record_delays(&r).unwrap(), d);
     }
 
     #[test]

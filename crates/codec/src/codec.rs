@@ -7,6 +7,7 @@
 //! arguments (it keeps internal decision state), but decodability is: the decoder's picture and
 //! state always equal the encoder's reconstruction, which `decode` checks by hash.
 
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 
 use crate::error::CodecError;
@@ -287,14 +288,17 @@ impl Decoder {
 
     /// Decodes a throwaway keyframe of `size` so libvpx allocates buffers of that size.
     fn prime(&mut self, size: (u32, u32)) -> Result<(), CodecError> {
-        if !self.priming_frames.contains_key(&size) {
-            let mut encoder = Encoder::new(size.0, size.1)?;
-            let blank = Image::new(size.0, size.1)?;
-            let frame = encoder.encode(&State::initial(), &blank, Quality::WORST)?;
-            self.priming_frames.insert(size, frame.vp8().to_vec());
-        }
+        let keyframe = match self.priming_frames.entry(size) {
+            Entry::Occupied(e) => e.into_mut(),
+            Entry::Vacant(e) => {
+                let mut encoder = Encoder::new(size.0, size.1)?;
+                let blank = Image::new(size.0, size.1)?;
+                let frame = encoder.encode(&State::initial(), &blank, Quality::WORST)?;
+                e.insert(frame.vp8().to_vec())
+            }
+        };
         let mut picture = Image::new(size.0, size.1)?;
-        self.ctx.decode(&self.priming_frames[&size], &mut picture)?;
+        self.ctx.decode(keyframe, &mut picture)?;
         self.primed_size = Some(size);
         Ok(())
     }

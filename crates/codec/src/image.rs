@@ -260,7 +260,7 @@ pub fn check_size(width: u32, height: u32) -> Result<(), CodecError> {
     if width == 0 || height == 0 {
         return bad("width and height must be non-zero");
     }
-    if width % 2 != 0 || height % 2 != 0 {
+    if !width.is_multiple_of(2) || !height.is_multiple_of(2) {
         return bad("width and height must be even for 4:2:0 chroma");
     }
     if width > MAX_DIMENSION || height > MAX_DIMENSION {

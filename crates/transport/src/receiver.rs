@@ -1,0 +1,458 @@
+//! The Salsify receiver as a sans-IO state machine.
+//!
+//! Fragments are reassembled per frame, in any order. A frame is decoded only when it is
+//! complete and the receiver holds its source state, so a frame is never shown from a state
+//! the receiver lacks (the original decoded partial frames and showed corrupt pictures).
+//! Frames are shown in frame-number order; showing frame `n` abandons every older frame.
+//! A complete frame whose source state is missing waits `reorder_window` for an older,
+//! reordered frame to supply it, then is given up on. Every frame abandoned is counted in
+//! `frames_lost`, which each ACK carries: that counter rising is how the sender learns of loss.
+//!
+//! Every fragment accepted is ACKed with the inter-arrival EWMA, the current state (that of
+//! the last frame shown) and the newest held states. Stored states: after decoding a frame
+//! from state `S` the receiver drops every state older than `S`, since the sender only ever
+//! encodes from its last frame's target or the newest state the receiver reported — both
+//! `S` or newer (after a keyframe, everything older than its target goes). A cap bounds the
+//! store whatever the sender does.
+//!
+//! Decoding happens inside `handle_datagram`/`handle_timeout` through the [`FrameDecoder`]
+//! the receiver owns. Why not ask the runtime, as the sender does for encodes: the result
+//! decides at once what the ACK for this very fragment says (the new current state and held
+//! states), decoding is several times cheaper than encoding, and the runtime can still charge
+//! decode time by delaying the display it does on [`ReceiverEvent::Display`].
+
+use std::collections::BTreeMap;
+use std::collections::VecDeque;
+
+use salsify_codec::StateHash;
+use salsify_time::{Duration, Instant};
+
+use crate::codec::{CodecState, FrameDecoder};
+use crate::config::{ConfigError, ReceiverConfig};
+use crate::error::DatagramRejected;
+use crate::estimator::InterArrivalEstimator;
+use crate::state_store::StateStore;
+use crate::wire::{Ack, DataFragment, Datagram, FragmentId};
+
+/// Things the receiver did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ReceiverEvent<P> {
+    /// Show `picture` (frame `frame`) now.
+    Display {
+        /// Frame number.
+        frame: u32,
+        /// When it was decoded (the time of the input that completed it).
+        at: Instant,
+        /// The decoded picture.
+        picture: P,
+        /// The state it was decoded from.
+        source: StateHash,
+        /// The state it reached (equal to the sender's reconstruction).
+        target: StateHash,
+        /// The earliest send timestamp among its fragments, on the sender's clock.
+        first_sent_at: Instant,
+        /// Its size in bytes.
+        bytes: usize,
+    },
+    /// Frames up to and including `through` will never be shown; `count` of them are new.
+    FramesLost {
+        /// The newest frame given up on.
+        through: u32,
+        /// How many frames this adds to the loss counter.
+        count: u32,
+        /// When.
+        at: Instant,
+    },
+}
+
+/// What the runtime must do next.
+#[derive(Debug)]
+pub enum ReceiverOutput<P> {
+    /// Send this datagram (an ACK) to the sender.
+    Transmit(Vec<u8>),
+    /// Something happened.
+    Event(ReceiverEvent<P>),
+    /// Nothing more until this time (or the next datagram). [`Instant::FAR_FUTURE`] if idle.
+    Timeout(Instant),
+}
+
+/// A snapshot of the receiver's counters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ReceiverStats {
+    /// Datagrams given to `handle_datagram`.
+    pub datagrams: u64,
+    /// Fragments accepted into reassembly.
+    pub fragments_accepted: u64,
+    /// Datagrams that did not parse.
+    pub malformed: u64,
+    /// Datagrams of another session or of an unexpected type.
+    pub foreign: u64,
+    /// Fragments of frames already shown or given up on.
+    pub stale: u64,
+    /// Fragments received twice.
+    pub duplicates: u64,
+    /// Fragments disagreeing with their frame's other fragments.
+    pub inconsistent: u64,
+    /// Fragments dropped because the reassembly buffer was full.
+    pub buffer_full: u64,
+    /// Frames shown.
+    pub frames_displayed: u64,
+    /// Frames given up on (the counter ACKs carry).
+    pub frames_lost: u32,
+    /// Complete frames whose decode failed or reached an unexpected state.
+    pub decode_failures: u64,
+    /// ACKs sent.
+    pub acks_sent: u64,
+    /// States held now.
+    pub states_held: usize,
+    /// Most states held at once.
+    pub max_states_held: usize,
+    /// Frames being reassembled now.
+    pub pending_frames: usize,
+}
+
+/// A frame being reassembled.
+#[derive(Debug)]
+struct PartialFrame {
+    count: u16,
+    source: StateHash,
+    target: StateHash,
+    fragments: Vec<Option<Vec<u8>>>,
+    received: u16,
+    first_sent_at: Instant,
+    complete_at: Option<Instant>,
+}
+
+impl PartialFrame {
+    fn new(f: &DataFragment<'_>) -> Self {
+        PartialFrame {
+            count: f.count,
+            source: f.source,
+            target: f.target,
+            fragments: vec![None; usize::from(f.count)],
+            received: 0,
+            first_sent_at: f.sent_at,
+            complete_at: None,
+        }
+    }
+
+    fn is_complete(&self) -> bool {
+        self.complete_at.is_some()
+    }
+
+    fn bytes(&self) -> Vec<u8> {
+        self.fragments.iter().flatten().flatten().copied().collect()
+    }
+}
+
+/// What to do next with the frames being reassembled.
+enum NextStep {
+    Decode(u32),
+    GiveUp(u32),
+    Wait,
+}
+
+/// The Salsify receiver. `D` decodes frames.
+#[derive(Debug)]
+pub struct Receiver<D: FrameDecoder> {
+    config: ReceiverConfig,
+    decoder: D,
+    connection_id: Option<u16>,
+    pending: BTreeMap<u32, PartialFrame>,
+    states: StateStore<D::State>,
+    current: StateHash,
+    /// Every frame below this number has been shown or given up on.
+    resolved_below: u64,
+    estimator: InterArrivalEstimator,
+    highest: Option<FragmentId>,
+    ack_number: u32,
+    transmits: VecDeque<Vec<u8>>,
+    events: VecDeque<ReceiverEvent<D::Picture>>,
+    stats: ReceiverStats,
+}
+
+impl<D: FrameDecoder> Receiver<D> {
+    /// A receiver decoding with `decoder`.
+    pub fn new(config: ReceiverConfig, decoder: D) -> Result<Self, ConfigError> {
+        config.validate()?;
+        Ok(Receiver {
+            connection_id: config.connection_id,
+            states: StateStore::new(config.max_states),
+            estimator: InterArrivalEstimator::new(config.ewma_alpha),
+            config,
+            decoder,
+            pending: BTreeMap::new(),
+            current: StateHash::INITIAL,
+            resolved_below: 0,
+            highest: None,
+            ack_number: 0,
+            transmits: VecDeque::new(),
+            events: VecDeque::new(),
+            stats: ReceiverStats::default(),
+        })
+    }
+
+    /// A datagram from the sender, received at `now`. Bad ones are counted and dropped.
+    pub fn handle_datagram(&mut self, now: Instant, bytes: &[u8]) -> Result<(), DatagramRejected> {
+        self.stats.datagrams += 1;
+        let fragment = match Datagram::parse(bytes) {
+            Ok(Datagram::Data(f)) => f,
+            Ok(Datagram::Ack(_)) => {
+                self.stats.foreign += 1;
+                return Err(DatagramRejected::UnexpectedMessage);
+            }
+            Err(e) => {
+                self.stats.malformed += 1;
+                return Err(e.into());
+            }
+        };
+        if let Err(why) = self.accept(&fragment, now) {
+            self.count_rejection(&why);
+            return Err(why);
+        }
+        self.estimator.on_arrival(now, fragment.grace);
+        self.highest = self.highest.max(Some(fragment.id()));
+        self.process_pending(now);
+        self.send_ack(fragment.id());
+        Ok(())
+    }
+
+    /// Time has passed: gives up on frames that waited out the reorder window.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        if self.process_pending(now) {
+            // Tell the sender about the loss now rather than at the next fragment.
+            self.send_ack(self.highest.unwrap_or_default());
+        }
+    }
+
+    /// The next thing to do; ends with [`ReceiverOutput::Timeout`].
+    pub fn poll_output(&mut self) -> ReceiverOutput<D::Picture> {
+        if let Some(datagram) = self.transmits.pop_front() {
+            return ReceiverOutput::Transmit(datagram);
+        }
+        if let Some(event) = self.events.pop_front() {
+            return ReceiverOutput::Event(event);
+        }
+        ReceiverOutput::Timeout(self.next_deadline().unwrap_or(Instant::FAR_FUTURE))
+    }
+
+    /// A snapshot of the counters.
+    pub fn stats(&self) -> ReceiverStats {
+        ReceiverStats {
+            states_held: self.states.len(),
+            max_states_held: self.states.max_held(),
+            pending_frames: self.pending.len(),
+            ..self.stats
+        }
+    }
+
+    /// The hash of the state of the last frame shown.
+    pub fn current_state(&self) -> StateHash {
+        self.current
+    }
+
+    /// The receiver's inter-arrival estimate.
+    pub fn mean_interarrival(&self) -> Option<Duration> {
+        self.estimator.mean()
+    }
+
+    fn count_rejection(&mut self, why: &DatagramRejected) {
+        let counter = match why {
+            DatagramRejected::ForeignConnection(_) => &mut self.stats.foreign,
+            DatagramRejected::Stale(_) => &mut self.stats.stale,
+            DatagramRejected::Duplicate { .. } => &mut self.stats.duplicates,
+            DatagramRejected::Inconsistent(_) => &mut self.stats.inconsistent,
+            DatagramRejected::BufferFull(_) => &mut self.stats.buffer_full,
+            _ => &mut self.stats.malformed,
+        };
+        *counter += 1;
+    }
+
+    /// Files a fragment into its frame, or says why not.
+    fn accept(&mut self, f: &DataFragment<'_>, now: Instant) -> Result<(), DatagramRejected> {
+        let expected = *self.connection_id.get_or_insert(f.connection_id);
+        if f.connection_id != expected {
+            return Err(DatagramRejected::ForeignConnection(f.connection_id));
+        }
+        if u64::from(f.frame) < self.resolved_below {
+            return Err(DatagramRejected::Stale(f.frame));
+        }
+        self.make_room_for(f.frame)?;
+        let frame = self
+            .pending
+            .entry(f.frame)
+            .or_insert_with(|| PartialFrame::new(f));
+        if (frame.count, frame.source, frame.target) != (f.count, f.source, f.target) {
+            return Err(DatagramRejected::Inconsistent(f.frame));
+        }
+        // In range: the parser checked index < count, and count matches this frame's.
+        let slot = &mut frame.fragments[usize::from(f.index)];
+        if slot.is_some() {
+            return Err(DatagramRejected::Duplicate {
+                frame: f.frame,
+                index: f.index,
+            });
+        }
+        *slot = Some(f.payload.to_vec());
+        frame.received += 1;
+        frame.first_sent_at = frame.first_sent_at.min(f.sent_at);
+        if frame.received == frame.count {
+            frame.complete_at = Some(now);
+        }
+        self.stats.fragments_accepted += 1;
+        Ok(())
+    }
+
+    /// Keeps the reassembly buffer bounded: a new frame pushes out the oldest one.
+    fn make_room_for(&mut self, frame: u32) -> Result<(), DatagramRejected> {
+        if self.pending.contains_key(&frame) || self.pending.len() < self.config.max_pending_frames
+        {
+            return Ok(());
+        }
+        match self.pending.first_key_value() {
+            Some((&oldest, _)) if oldest < frame => {
+                self.pending.remove(&oldest);
+                Ok(())
+            }
+            _ => Err(DatagramRejected::BufferFull(frame)),
+        }
+    }
+
+    /// Decodes and gives up on frames until nothing more can happen now.
+    /// Returns true if any frame was given up on.
+    fn process_pending(&mut self, now: Instant) -> bool {
+        let mut gave_up = false;
+        loop {
+            match self.next_step(now) {
+                NextStep::Decode(frame) => gave_up |= !self.decode_and_display(now, frame),
+                NextStep::GiveUp(frame) => {
+                    self.resolve_through(now, frame, false);
+                    gave_up = true;
+                }
+                NextStep::Wait => return gave_up,
+            }
+        }
+    }
+
+    /// The oldest complete frame that can be decoded; else the oldest complete frame that
+    /// has waited out the reorder window; else wait.
+    fn next_step(&self, now: Instant) -> NextStep {
+        let complete = || self.pending.iter().filter(|(_, p)| p.is_complete());
+        if let Some((&n, _)) = complete().find(|(_, p)| self.holds(p.source)) {
+            return NextStep::Decode(n);
+        }
+        let expired = |p: &PartialFrame| {
+            p.complete_at
+                .is_some_and(|t| t + self.config.reorder_window <= now)
+        };
+        match complete().find(|(_, p)| expired(p)) {
+            Some((&n, _)) => NextStep::GiveUp(n),
+            None => NextStep::Wait,
+        }
+    }
+
+    fn holds(&self, source: StateHash) -> bool {
+        source == StateHash::INITIAL || self.states.contains(source)
+    }
+
+    /// When the oldest waiting complete frame's reorder window ends.
+    fn next_deadline(&self) -> Option<Instant> {
+        self.pending
+            .values()
+            .filter_map(|p| p.complete_at)
+            .min()
+            .map(|t| t + self.config.reorder_window)
+    }
+
+    /// Decodes complete frame `n` and shows it; on failure gives up on it.
+    /// Returns true if it was shown.
+    fn decode_and_display(&mut self, now: Instant, n: u32) -> bool {
+        let Some(frame) = self.pending.remove(&n) else {
+            return false;
+        };
+        let source_state = if frame.source == StateHash::INITIAL {
+            self.decoder.initial_state()
+        } else {
+            match self.states.get(frame.source) {
+                Some(s) => s.clone(),
+                None => return false, // next_step checked it is held; stay safe regardless
+            }
+        };
+        let bytes = frame.bytes();
+        let decoded = match self.decoder.decode(&source_state, &bytes) {
+            Ok((state, picture)) if state.hash() == frame.target => Some((state, picture)),
+            _ => None,
+        };
+        let Some((state, picture)) = decoded else {
+            self.stats.decode_failures += 1;
+            self.resolve_through(now, n, false);
+            return false;
+        };
+        self.keep_state(frame.source, state);
+        self.current = frame.target;
+        self.resolve_through(now, n, true);
+        self.stats.frames_displayed += 1;
+        self.events.push_back(ReceiverEvent::Display {
+            frame: n,
+            at: now,
+            picture,
+            source: frame.source,
+            target: frame.target,
+            first_sent_at: frame.first_sent_at,
+            bytes: bytes.len(),
+        });
+        true
+    }
+
+    /// Stores the state a frame from `source` reached, dropping states the sender has moved past.
+    fn keep_state(&mut self, source: StateHash, reached: D::State) {
+        let reached_hash = reached.hash();
+        self.states.evict_older_than(source);
+        self.states.insert(reached);
+        if source == StateHash::INITIAL {
+            self.states.evict_older_than(reached_hash);
+        }
+    }
+
+    /// Marks every frame up to `n` done; counts the ones not shown as lost.
+    fn resolve_through(&mut self, now: Instant, n: u32, shown: bool) {
+        let end = u64::from(n) + 1;
+        let lost = end
+            .saturating_sub(self.resolved_below)
+            .saturating_sub(u64::from(shown));
+        self.resolved_below = self.resolved_below.max(end);
+        self.pending = self.pending.split_off(&n.saturating_add(1));
+        if n == u32::MAX {
+            self.pending.clear();
+        }
+        if lost > 0 {
+            let count = u32::try_from(lost).unwrap_or(u32::MAX);
+            self.stats.frames_lost = self.stats.frames_lost.saturating_add(count);
+            self.events.push_back(ReceiverEvent::FramesLost {
+                through: if shown { n.saturating_sub(1) } else { n },
+                count,
+                at: now,
+            });
+        }
+    }
+
+    fn send_ack(&mut self, acked: FragmentId) {
+        let ack = Ack {
+            connection_id: self.connection_id.unwrap_or_default(),
+            ack_number: self.ack_number,
+            acked,
+            highest: self.highest.unwrap_or_default(),
+            mean_interarrival: self.estimator.mean(),
+            current_state: self.current,
+            frames_lost: self.stats.frames_lost,
+            held_states: self.states.newest_hashes(self.config.acked_states),
+        };
+        self.ack_number = self.ack_number.wrapping_add(1);
+        let mut out = Vec::with_capacity(ack.encoded_len());
+        // Invariant: acked_states <= MAX_HELD_STATES (ReceiverConfig::validate).
+        ack.emit(&mut out).expect("receiver builds only valid ACKs");
+        self.stats.acks_sent += 1;
+        self.transmits.push_back(out);
+    }
+}

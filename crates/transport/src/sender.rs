@@ -1,0 +1,742 @@
+//! The Salsify sender as a sans-IO state machine (the paper's Algorithms 1 and 2).
+//!
+//! Per camera picture the sender asks the runtime for two encodes from one source state: the
+//! "better" option at `last - 17` (a finer VP8 quantizer: higher quality, more bytes) and the
+//! "worse" option at `last + 23` (coarser, fewer bytes), both clamped to 3..=127, starting at
+//! 64 — as the original's "improve" and "fail-small" jobs. When the encodes come back it
+//! computes the budget `MTU x (d / tau - N)` and sends the larger frame that fits; if neither
+//! fits it skips (the next picture is encoded from the same state) unless it has already
+//! skipped `max_consecutive_skips` pictures in a row, in which case it sends the worse one so
+//! feedback keeps flowing. The quality of the frame sent becomes the new "last".
+//!
+//! Source state: the target of the last frame sent; in loss-recovery mode (5 s after the
+//! receiver's ACKs report a lost frame) the newest state the receiver says it holds; a
+//! keyframe when there is no such state.
+//!
+//! Drive it like this: `handle_*` inputs, then drain [`Sender::poll_output`] until it returns
+//! [`SenderOutput::Timeout`]; call again at that time or on the next input. Encoding is work
+//! the sender asks for ([`SenderOutput::Encode`]), so the runtime decides whether the encodes
+//! run in series (Salsify-1c) or in parallel (2c) and how long they take; it hands the frames
+//! back through [`Sender::handle_encoded`] at the time they are done. While one request is
+//! outstanding, newer pictures wait (only the newest is kept).
+
+use std::collections::VecDeque;
+
+use salsify_codec::{Quality, StateHash};
+use salsify_time::{duration_micros, Duration, Instant};
+
+use crate::codec::{CodecState, EncodedFrame};
+use crate::config::{ConfigError, SenderConfig, SenderMode};
+use crate::conventional::IntervalQualityController;
+use crate::error::{DatagramRejected, SenderError};
+use crate::pacer::Pacer;
+use crate::state_store::StateStore;
+use crate::wire::{Ack, DataFragment, Datagram, FragmentId, MAX_FRAGMENTS};
+
+/// Sent-frame records kept to map ACKed fragments to sequence numbers.
+const MAX_FRAME_RECORDS: usize = 4096;
+
+/// What to encode.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EncodeJob {
+    /// One encode per quality, all from the same source; return the frames in this order.
+    /// Salsify asks for `[better, worse]`; the conventional-transport ablation for one.
+    Qualities(Vec<Quality>),
+    /// Conventional-codec ablation: one encode at the quality the runtime predicts will make a
+    /// frame of at most `bytes` (`hint` is the last quality sent, a starting point).
+    SizeTarget {
+        /// The transport's budget when the picture arrived.
+        bytes: usize,
+        /// The quality of the last frame sent.
+        hint: Quality,
+    },
+}
+
+impl EncodeJob {
+    /// How many frames the runtime must hand back.
+    pub fn frames_expected(&self) -> usize {
+        match self {
+            EncodeJob::Qualities(q) => q.len(),
+            EncodeJob::SizeTarget { .. } => 1,
+        }
+    }
+}
+
+/// A request to encode one camera picture.
+#[derive(Debug, Clone)]
+pub struct EncodeRequest<S> {
+    /// Pass back to [`Sender::handle_encoded`].
+    pub id: u64,
+    /// The picture id given to [`Sender::handle_frame`].
+    pub picture: u64,
+    /// Its capture time.
+    pub captured: Instant,
+    /// The state to encode from (the initial state means: make a keyframe).
+    pub source: S,
+    /// What to encode.
+    pub job: EncodeJob,
+}
+
+/// Which option a sent frame was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Choice {
+    /// The better (finer-quantizer) option fit the budget.
+    Better,
+    /// Only the worse option fit.
+    Worse,
+    /// Neither fit, but the skip limit was reached: the worse option was sent anyway.
+    ForcedWorse,
+    /// A one-encode mode (ablations): the only frame was sent.
+    Only,
+}
+
+/// A frame the sender committed to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SentFrame {
+    /// Frame number on the wire.
+    pub frame: u32,
+    /// The camera picture it encodes.
+    pub picture: u64,
+    /// When that picture was captured.
+    pub captured: Instant,
+    /// When the sender committed to it (fragments leave through the pacer from then on).
+    pub at: Instant,
+    /// Its quantizer.
+    pub quality: Quality,
+    /// Its size in bytes.
+    pub bytes: usize,
+    /// Fragments it was split into.
+    pub fragments: u16,
+    /// Source state ([`StateHash::INITIAL`] for keyframes).
+    pub source: StateHash,
+    /// Target state.
+    pub target: StateHash,
+    /// Which option it was.
+    pub choice: Choice,
+    /// The budget it was chosen against, `None` before the first estimate (no limit).
+    pub budget: Option<usize>,
+    /// Encoded from an acknowledged state in loss-recovery mode.
+    pub recovery: bool,
+}
+
+/// Things the sender did, for logs and metrics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SenderEvent {
+    /// A frame was committed to the wire.
+    FrameSent(SentFrame),
+    /// A picture was encoded but neither option fit the budget (or, in the
+    /// conventional-codec ablation, the budget was zero before encoding).
+    PictureSkipped {
+        /// Picture id.
+        picture: u64,
+        /// Capture time.
+        captured: Instant,
+        /// When.
+        at: Instant,
+        /// The budget that was too small.
+        budget: Option<usize>,
+    },
+    /// A picture never got encoded: a newer one arrived while the encoder was busy, or the
+    /// runtime reported the encode as failed.
+    PictureDropped {
+        /// Picture id.
+        picture: u64,
+        /// When.
+        at: Instant,
+    },
+    /// An ACK reported loss; the sender encodes from acknowledged states until `until`.
+    RecoveryStarted {
+        /// When.
+        at: Instant,
+        /// End of recovery mode unless more loss is reported.
+        until: Instant,
+    },
+}
+
+/// What the runtime must do next.
+#[derive(Debug)]
+pub enum SenderOutput<S> {
+    /// Encode a picture and call [`Sender::handle_encoded`] with the frames.
+    Encode(EncodeRequest<S>),
+    /// Send this datagram to the receiver.
+    Transmit(Vec<u8>),
+    /// Something happened.
+    Event(SenderEvent),
+    /// Nothing more until this time (or the next input). [`Instant::FAR_FUTURE`] if idle.
+    Timeout(Instant),
+}
+
+/// A snapshot of the sender's counters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SenderStats {
+    /// Camera pictures offered.
+    pub pictures: u64,
+    /// Encode requests issued.
+    pub encode_requests: u64,
+    /// Frames sent, by choice.
+    pub sent_better: u64,
+    /// Frames sent as the worse option because only it fit.
+    pub sent_worse: u64,
+    /// Frames sent as the worse option after too many skips.
+    pub sent_forced: u64,
+    /// Frames sent in one-encode modes.
+    pub sent_only: u64,
+    /// Pictures skipped for lack of budget.
+    pub skipped: u64,
+    /// Pictures dropped (encoder busy, failed encode, or a frame with too many fragments).
+    pub dropped: u64,
+    /// Fragments handed to the wire.
+    pub fragments_sent: u64,
+    /// Valid ACKs received.
+    pub acks: u64,
+    /// ACKs older than one already used (counted, used only for the in-flight count).
+    pub stale_acks: u64,
+    /// Datagrams dropped as malformed, foreign or unexpected.
+    pub rejected_datagrams: u64,
+    /// Times loss-recovery mode was entered.
+    pub recoveries: u64,
+    /// States held now.
+    pub states_held: usize,
+    /// Most states held at once.
+    pub max_states_held: usize,
+    /// The receiver's latest mean inter-arrival time.
+    pub mean_interarrival: Option<Duration>,
+    /// Fragments sent but beyond the receiver's newest ACKed one (N).
+    pub fragments_in_flight: u64,
+    /// Quality of the last frame sent.
+    pub quality: Quality,
+}
+
+impl SenderStats {
+    /// All frames sent.
+    pub fn frames_sent(&self) -> u64 {
+        self.sent_better + self.sent_worse + self.sent_forced + self.sent_only
+    }
+}
+
+/// One fragment waiting in the pacer.
+#[derive(Debug)]
+struct QueuedFragment {
+    frame: u32,
+    index: u16,
+    count: u16,
+    source: StateHash,
+    target: StateHash,
+    payload: Vec<u8>,
+}
+
+/// The encode the sender is waiting for.
+#[derive(Debug)]
+struct InFlightEncode {
+    id: u64,
+    picture: u64,
+    captured: Instant,
+    source: StateHash,
+    expected: usize,
+    recovery: bool,
+}
+
+/// What the newest usable ACK said.
+#[derive(Debug, Default)]
+struct ReceiverView {
+    ack_number: Option<u32>,
+    mean_interarrival: Option<Duration>,
+    held_states: Vec<StateHash>,
+    frames_lost: u32,
+    /// Sequence number (fragments since the start) of the newest fragment received.
+    highest_seq: Option<u64>,
+}
+
+/// The Salsify sender. `F` is the codec's encoded-frame type.
+#[derive(Debug)]
+pub struct Sender<F: EncodedFrame> {
+    config: SenderConfig,
+    initial: F::State,
+    states: StateStore<F::State>,
+    pacer: Pacer<QueuedFragment>,
+    /// Target of the last frame sent: the state the receiver is assumed to reach.
+    last_target: Option<StateHash>,
+    quality: Quality,
+    consecutive_skips: u32,
+    next_frame: u32,
+    next_seq: u64,
+    /// (frame number, sequence number of its fragment 0, fragment count), oldest first.
+    frame_records: VecDeque<(u32, u64, u16)>,
+    view: ReceiverView,
+    recovery_until: Option<Instant>,
+    in_flight: Option<InFlightEncode>,
+    waiting_picture: Option<(u64, Instant)>,
+    next_request_id: u64,
+    encodes: VecDeque<EncodeRequest<F::State>>,
+    events: VecDeque<SenderEvent>,
+    interval_quality: IntervalQualityController,
+    stats: SenderStats,
+}
+
+impl<F: EncodedFrame> Sender<F> {
+    /// A sender starting from `initial` (the codec's initial state: first frame a keyframe).
+    pub fn new(config: SenderConfig, initial: F::State) -> Result<Self, ConfigError> {
+        config.validate()?;
+        let interval = match config.mode {
+            SenderMode::ConventionalTransport { update_interval } => update_interval,
+            _ => Duration::from_secs(1),
+        };
+        Ok(Sender {
+            states: StateStore::new(config.max_states),
+            pacer: Pacer::new(config.pacing.max_gap),
+            last_target: None,
+            quality: config.start_quality,
+            consecutive_skips: 0,
+            next_frame: 0,
+            next_seq: 0,
+            frame_records: VecDeque::new(),
+            view: ReceiverView::default(),
+            recovery_until: None,
+            in_flight: None,
+            waiting_picture: None,
+            next_request_id: 0,
+            encodes: VecDeque::new(),
+            events: VecDeque::new(),
+            interval_quality: IntervalQualityController::new(interval, config.start_quality),
+            stats: SenderStats {
+                pictures: 0,
+                encode_requests: 0,
+                sent_better: 0,
+                sent_worse: 0,
+                sent_forced: 0,
+                sent_only: 0,
+                skipped: 0,
+                dropped: 0,
+                fragments_sent: 0,
+                acks: 0,
+                stale_acks: 0,
+                rejected_datagrams: 0,
+                recoveries: 0,
+                states_held: 0,
+                max_states_held: 0,
+                mean_interarrival: None,
+                fragments_in_flight: 0,
+                quality: config.start_quality,
+            },
+            config,
+            initial,
+        })
+    }
+
+    /// The configuration in force.
+    pub fn config(&self) -> &SenderConfig {
+        &self.config
+    }
+
+    /// A camera picture (the runtime keeps the image under `picture`) captured at `captured`.
+    pub fn handle_frame(&mut self, now: Instant, picture: u64, captured: Instant) {
+        self.stats.pictures += 1;
+        self.interval_quality.on_picture(captured);
+        if self.in_flight.is_some() {
+            if let Some((old, _)) = self.waiting_picture.replace((picture, captured)) {
+                self.drop_picture(now, old);
+            }
+            return;
+        }
+        self.start_encode(now, picture, captured);
+    }
+
+    /// The frames of encode request `id`, in the order the job listed them, at the time the
+    /// encodes finished.
+    pub fn handle_encoded(
+        &mut self,
+        now: Instant,
+        id: u64,
+        frames: Vec<F>,
+    ) -> Result<(), SenderError> {
+        let request = match self.in_flight.take_if(|r| r.id == id) {
+            Some(r) => r,
+            None => return Err(SenderError::UnknownRequest(id)),
+        };
+        let checked = self.check_frames(&request, &frames);
+        match checked {
+            Ok(()) => self.commit_or_skip(now, &request, frames),
+            Err(_) => self.drop_picture(now, request.picture),
+        }
+        self.start_waiting_picture(now);
+        checked
+    }
+
+    /// The runtime could not encode request `id`; the picture is dropped.
+    pub fn handle_encode_failed(&mut self, now: Instant, id: u64) -> Result<(), SenderError> {
+        let request = match self.in_flight.take_if(|r| r.id == id) {
+            Some(r) => r,
+            None => return Err(SenderError::UnknownRequest(id)),
+        };
+        self.drop_picture(now, request.picture);
+        self.start_waiting_picture(now);
+        Ok(())
+    }
+
+    /// A datagram from the receiver (an ACK). Bad ones are counted and dropped.
+    pub fn handle_datagram(&mut self, now: Instant, bytes: &[u8]) -> Result<(), DatagramRejected> {
+        let ack = match Datagram::parse(bytes) {
+            Ok(Datagram::Ack(ack)) if ack.connection_id == self.config.connection_id => ack,
+            Ok(Datagram::Ack(ack)) => {
+                return self.reject(DatagramRejected::ForeignConnection(ack.connection_id))
+            }
+            Ok(Datagram::Data(_)) => return self.reject(DatagramRejected::UnexpectedMessage),
+            Err(e) => return self.reject(e.into()),
+        };
+        self.stats.acks += 1;
+        self.note_received(ack.highest);
+        if self.view.ack_number.is_some_and(|n| ack.ack_number <= n) {
+            self.stats.stale_acks += 1;
+            return Ok(());
+        }
+        self.apply_ack(now, ack);
+        Ok(())
+    }
+
+    /// Time has passed; due fragments come out of [`Self::poll_output`].
+    pub fn handle_timeout(&mut self, _now: Instant) {}
+
+    /// The next thing to do; ends with [`SenderOutput::Timeout`].
+    pub fn poll_output(&mut self, now: Instant) -> SenderOutput<F::State> {
+        if let Some(request) = self.encodes.pop_front() {
+            return SenderOutput::Encode(request);
+        }
+        if let Some(event) = self.events.pop_front() {
+            return SenderOutput::Event(event);
+        }
+        if let Some((fragment, grace)) = self.pacer.poll(now) {
+            return SenderOutput::Transmit(self.emit_fragment(now, fragment, grace));
+        }
+        SenderOutput::Timeout(self.pacer.next_departure().unwrap_or(Instant::FAR_FUTURE))
+    }
+
+    /// The budget for the next frame in bytes, `MTU x (d / tau - N)` clamped at zero;
+    /// `None` (no limit) before the receiver has reported an inter-arrival time.
+    pub fn budget(&self) -> Option<usize> {
+        let tau = duration_micros(self.view.mean_interarrival?).max(1);
+        let allowed = duration_micros(self.config.delay_target) / tau;
+        let fragments = allowed.saturating_sub(self.fragments_in_flight());
+        let fragments = usize::try_from(fragments).unwrap_or(usize::MAX);
+        Some(fragments.saturating_mul(self.config.fragment_payload))
+    }
+
+    /// True while encoding from acknowledged states.
+    pub fn in_recovery(&self, now: Instant) -> bool {
+        self.recovery_until.is_some_and(|until| now < until)
+    }
+
+    /// A snapshot of the counters.
+    pub fn stats(&self) -> SenderStats {
+        SenderStats {
+            states_held: self.states.len(),
+            max_states_held: self.states.max_held(),
+            mean_interarrival: self.view.mean_interarrival,
+            fragments_in_flight: self.fragments_in_flight(),
+            quality: self.quality,
+            ..self.stats
+        }
+    }
+
+    /// Fragments handed to the pacer beyond the newest one the receiver has reported (N).
+    /// Fragments still in the pacer count: they will add delay just the same.
+    fn fragments_in_flight(&self) -> u64 {
+        let received = self.view.highest_seq.map_or(0, |s| s + 1);
+        self.next_seq.saturating_sub(received)
+    }
+
+    fn reject(&mut self, why: DatagramRejected) -> Result<(), DatagramRejected> {
+        self.stats.rejected_datagrams += 1;
+        Err(why)
+    }
+
+    fn drop_picture(&mut self, now: Instant, picture: u64) {
+        self.stats.dropped += 1;
+        self.events
+            .push_back(SenderEvent::PictureDropped { picture, at: now });
+    }
+
+    fn start_waiting_picture(&mut self, now: Instant) {
+        if let Some((picture, captured)) = self.waiting_picture.take() {
+            self.start_encode(now, picture, captured);
+        }
+    }
+
+    /// The state to encode from now, and whether that is a loss-recovery choice.
+    fn choose_source(&self, now: Instant) -> (F::State, bool) {
+        if self.in_recovery(now) {
+            let acknowledged = self
+                .view
+                .held_states
+                .iter()
+                .rev()
+                .find_map(|h| self.states.get(*h));
+            return (acknowledged.unwrap_or(&self.initial).clone(), true);
+        }
+        let last = self.last_target.and_then(|h| self.states.get(h));
+        (last.unwrap_or(&self.initial).clone(), false)
+    }
+
+    fn start_encode(&mut self, now: Instant, picture: u64, captured: Instant) {
+        let (source, recovery) = self.choose_source(now);
+        let Some(job) = self.job_for(now) else {
+            self.skip(now, picture, captured, Some(0));
+            return;
+        };
+        let id = self.next_request_id;
+        self.next_request_id += 1;
+        self.stats.encode_requests += 1;
+        self.in_flight = Some(InFlightEncode {
+            id,
+            picture,
+            captured,
+            source: source.hash(),
+            expected: job.frames_expected(),
+            recovery,
+        });
+        self.encodes.push_back(EncodeRequest {
+            id,
+            picture,
+            captured,
+            source,
+            job,
+        });
+    }
+
+    /// The encodes to ask for in the configured mode; `None` to skip without encoding.
+    fn job_for(&mut self, now: Instant) -> Option<EncodeJob> {
+        let (lo, hi) = (self.config.min_quality, self.config.max_quality);
+        let step = |by: i32| Quality::clamped(i32::from(self.quality.index()) + by, lo, hi);
+        match self.config.mode {
+            SenderMode::Salsify => Some(EncodeJob::Qualities(vec![
+                step(-i32::from(self.config.better_step)),
+                step(i32::from(self.config.worse_step)),
+            ])),
+            SenderMode::ConventionalCodec => match self.budget() {
+                None => Some(EncodeJob::Qualities(vec![self.quality])),
+                Some(0) if self.consecutive_skips < self.config.max_consecutive_skips => None,
+                Some(bytes) => Some(EncodeJob::SizeTarget {
+                    bytes,
+                    hint: self.quality,
+                }),
+            },
+            SenderMode::ConventionalTransport { .. } => {
+                let rate = self
+                    .view
+                    .mean_interarrival
+                    .map(|tau| (self.config.fragment_payload, tau));
+                let q = self.interval_quality.quality(now, rate, lo, hi);
+                Some(EncodeJob::Qualities(vec![q]))
+            }
+        }
+    }
+
+    fn check_frames(&self, request: &InFlightEncode, frames: &[F]) -> Result<(), SenderError> {
+        if frames.len() != request.expected {
+            return Err(SenderError::WrongFrameCount {
+                expected: request.expected,
+                got: frames.len(),
+            });
+        }
+        match frames
+            .iter()
+            .find(|f| f.source() != request.source && f.source() != StateHash::INITIAL)
+        {
+            Some(f) => Err(SenderError::WrongSource {
+                expected: request.source,
+                got: f.source(),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// Algorithm 2: send the larger option that fits the budget now, else skip or force.
+    fn commit_or_skip(&mut self, now: Instant, request: &InFlightEncode, mut frames: Vec<F>) {
+        let budget = self.budget();
+        let choice = if frames.len() == 1 {
+            Some((0, Choice::Only))
+        } else {
+            self.choose(&frames, budget)
+        };
+        match choice {
+            Some((index, choice)) => {
+                let frame = frames.swap_remove(index);
+                self.send_frame(now, request, frame, choice, budget);
+            }
+            None => self.skip(now, request.picture, request.captured, budget),
+        }
+    }
+
+    /// Index and kind of the frame to send from `[better, worse]`, or `None` to skip.
+    fn choose(&self, frames: &[F], budget: Option<usize>) -> Option<(usize, Choice)> {
+        let fits = |f: &F| budget.map_or(true, |b| f.len() <= b);
+        let largest_fitting = (0..frames.len())
+            .filter(|&i| fits(&frames[i]))
+            .max_by_key(|&i| (frames[i].len(), std::cmp::Reverse(i)));
+        match largest_fitting {
+            Some(0) => Some((0, Choice::Better)),
+            Some(i) => Some((i, Choice::Worse)),
+            None if self.consecutive_skips >= self.config.max_consecutive_skips => {
+                Some((frames.len() - 1, Choice::ForcedWorse))
+            }
+            None => None,
+        }
+    }
+
+    fn skip(&mut self, now: Instant, picture: u64, captured: Instant, budget: Option<usize>) {
+        self.consecutive_skips += 1;
+        self.stats.skipped += 1;
+        self.events.push_back(SenderEvent::PictureSkipped {
+            picture,
+            captured,
+            at: now,
+            budget,
+        });
+    }
+
+    /// Commits `frame`: fragments into the pacer, target state into the store.
+    fn send_frame(
+        &mut self,
+        now: Instant,
+        request: &InFlightEncode,
+        frame: F,
+        choice: Choice,
+        budget: Option<usize>,
+    ) {
+        let payload = self.config.fragment_payload;
+        let count = frame.len().div_ceil(payload);
+        let count = match u16::try_from(count) {
+            Ok(c) if c > 0 && c <= MAX_FRAGMENTS => c,
+            _ => return self.drop_picture(now, request.picture),
+        };
+        let number = self.next_frame;
+        self.next_frame = self.next_frame.wrapping_add(1);
+        let (source, target) = (frame.source(), frame.target().hash());
+        for (index, chunk) in frame.bytes().chunks(payload).enumerate() {
+            self.pacer.push(QueuedFragment {
+                frame: number,
+                index: index as u16, // < count <= MAX_FRAGMENTS
+                count,
+                source,
+                target,
+                payload: chunk.to_vec(),
+            });
+        }
+        self.frame_records.push_back((number, self.next_seq, count));
+        if self.frame_records.len() > MAX_FRAME_RECORDS {
+            self.frame_records.pop_front();
+        }
+        self.next_seq += u64::from(count);
+        self.states.insert(frame.target().clone());
+        self.last_target = Some(target);
+        self.quality = frame.quality();
+        self.consecutive_skips = 0;
+        self.interval_quality.on_sent(frame.len());
+        self.count_choice(choice);
+        self.events.push_back(SenderEvent::FrameSent(SentFrame {
+            frame: number,
+            picture: request.picture,
+            captured: request.captured,
+            at: now,
+            quality: frame.quality(),
+            bytes: frame.len(),
+            fragments: count,
+            source,
+            target,
+            choice,
+            budget,
+            recovery: request.recovery,
+        }));
+    }
+
+    fn count_choice(&mut self, choice: Choice) {
+        let counter = match choice {
+            Choice::Better => &mut self.stats.sent_better,
+            Choice::Worse => &mut self.stats.sent_worse,
+            Choice::ForcedWorse => &mut self.stats.sent_forced,
+            Choice::Only => &mut self.stats.sent_only,
+        };
+        *counter += 1;
+    }
+
+    fn emit_fragment(&mut self, now: Instant, f: QueuedFragment, grace: Duration) -> Vec<u8> {
+        let fragment = DataFragment {
+            connection_id: self.config.connection_id,
+            frame: f.frame,
+            index: f.index,
+            count: f.count,
+            source: f.source,
+            target: f.target,
+            grace: if self.config.grace_period {
+                grace
+            } else {
+                Duration::ZERO
+            },
+            sent_at: now,
+            payload: &f.payload,
+        };
+        let mut out = Vec::with_capacity(fragment.encoded_len());
+        // Invariant: send_frame built index < count <= MAX_FRAGMENTS and payloads of
+        // 1..=fragment_payload <= MAX_PAYLOAD bytes (checked by SenderConfig::validate).
+        fragment
+            .emit(&mut out)
+            .expect("sender builds only valid fragments");
+        self.stats.fragments_sent += 1;
+        out
+    }
+
+    /// Maps the receiver's newest received fragment to a sequence number (for N).
+    fn note_received(&mut self, highest: FragmentId) {
+        let Some(&(_, first, count)) = self
+            .frame_records
+            .iter()
+            .find(|(frame, _, _)| *frame == highest.frame)
+        else {
+            return;
+        };
+        if highest.index >= count {
+            return;
+        }
+        let seq = first + u64::from(highest.index);
+        if self.view.highest_seq.map_or(true, |s| seq > s) {
+            self.view.highest_seq = Some(seq);
+            while self
+                .frame_records
+                .front()
+                .is_some_and(|(frame, _, _)| *frame != highest.frame)
+            {
+                self.frame_records.pop_front();
+            }
+        }
+    }
+
+    /// Takes in a fresh ACK: estimate, loss report, held states, state eviction, pacing.
+    fn apply_ack(&mut self, now: Instant, ack: Ack) {
+        self.view.ack_number = Some(ack.ack_number);
+        self.view.mean_interarrival = ack.mean_interarrival.or(self.view.mean_interarrival);
+        if ack.frames_lost > self.view.frames_lost {
+            let until = now + self.config.recovery_duration;
+            self.recovery_until = Some(until);
+            self.stats.recoveries += 1;
+            self.events
+                .push_back(SenderEvent::RecoveryStarted { at: now, until });
+        }
+        self.view.frames_lost = self.view.frames_lost.max(ack.frames_lost);
+        // The receiver keeps only states from its newest one the sender can use onward,
+        // and the sender never encodes from anything older, so older states are dead.
+        if let Some(newest) = ack
+            .held_states
+            .iter()
+            .rev()
+            .find(|h| self.states.contains(**h))
+        {
+            self.states.evict_older_than(*newest);
+        }
+        self.view.held_states = ack.held_states;
+        if let Some(tau) = self.view.mean_interarrival {
+            let p = &self.config.pacing;
+            let gap = (tau / p.speedup).clamp(p.min_gap, p.max_gap);
+            self.pacer.set_gap(gap);
+        }
+    }
+}

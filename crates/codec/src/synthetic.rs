@@ -323,7 +323,7 @@ fn shape(seed: u64, i: u64, w: i64, h: i64) -> Shape {
 /// Sensor-like noise: mostly -1..=1, sometimes up to 3.
 fn noise_sample(h: u64) -> i8 {
     let small = (h % 3) as i8 - 1;
-    if (h >> 8) % 8 == 0 {
+    if (h >> 8) & 7 == 0 {
         small * 3
     } else {
         small

@@ -313,7 +313,7 @@ fn parse_interlace(value: &str) -> Result<Interlace, CodecError> {
 }
 
 fn check_dimension(name: &str, value: u32) -> Result<(), CodecError> {
-    if value == 0 || value % 2 != 0 || value > MAX_DIMENSION {
+    if value == 0 || value & 1 != 0 || value > MAX_DIMENSION {
         return Err(format_error(format!(
             "{name} {value} must be even and between 2 and {MAX_DIMENSION} for 4:2:0 VP8"
         )));

@@ -295,3 +295,69 @@ proptest! {
         }
     }
 }
+
+fn have_ffmpeg() -> bool {
+    std::process::Command::new("ffmpeg")
+        .arg("-version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn ffmpeg_reads_our_files_and_we_read_its_pipe() {
+    use std::process::{Command, Stdio};
+    if !have_ffmpeg() {
+        eprintln!("note: ffmpeg is not installed; skipping");
+        return;
+    }
+    // ffmpeg writes a Y4M stream to a pipe; we read it straight from its stdout.
+    let mut child = Command::new("ffmpeg")
+        .args([
+            "-v",
+            "error",
+            "-f",
+            "lavfi",
+            "-i",
+            "testsrc=size=66x50:rate=25",
+        ])
+        .args([
+            "-frames:v",
+            "7",
+            "-pix_fmt",
+            "yuv420p",
+            "-f",
+            "yuv4mpegpipe",
+            "-",
+        ])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut reader = Y4mReader::new(child.stdout.take().unwrap()).unwrap();
+    assert_eq!((reader.header().width, reader.header().height), (66, 50));
+    assert_eq!(reader.header().frame_rate, Some(Rational::new(25, 1)));
+    let images: Vec<Image> = reader.by_ref().collect::<Result<_, _>>().unwrap();
+    assert!(child.wait().unwrap().success());
+    assert_eq!(images.len(), 7);
+
+    // We write those frames back; ffmpeg must decode them to the same bytes.
+    let bytes = write_stream(Y4mHeader::new(66, 50, Rational::new(25, 1)), &images);
+    let path = std::env::temp_dir().join(format!("salsify-y4m-{}.y4m", std::process::id()));
+    std::fs::write(&path, &bytes).unwrap();
+    let output = Command::new("ffmpeg")
+        .args(["-v", "error", "-i"])
+        .arg(&path)
+        .args(["-f", "rawvideo", "-pix_fmt", "yuv420p", "-"])
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_file(&path);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let mut expected = Vec::new();
+    for image in &images {
+        image.write_packed(&mut expected);
+    }
+    assert!(output.stdout == expected, "ffmpeg decoded different pixels");
+}

@@ -285,3 +285,28 @@ proptest! {
         }
     }
 }
+
+#[cfg(unix)]
+#[test]
+fn finish_seekable_on_a_pipe_leaves_the_count_at_zero() {
+    use std::os::fd::OwnedFd;
+    use std::process::Stdio;
+    // A `File` that is really a pipe (as `/dev/stdout` piped into ffplay would be).
+    let Ok(mut cat) = Command::new("cat")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+    else {
+        eprintln!("note: no `cat` to pipe through; skipping");
+        return;
+    };
+    let pipe = std::fs::File::from(OwnedFd::from(cat.stdin.take().unwrap()));
+    let mut writer = IvfWriter::new(pipe, IvfHeader::new(64, 48, 10, 1)).unwrap();
+    writer.write_frame(7, b"frame").unwrap();
+    drop(writer.finish_seekable().unwrap());
+    let output = cat.wait_with_output().unwrap();
+    let mut reader = IvfReader::new(&output.stdout[..]).unwrap();
+    assert_eq!(reader.header().frame_count, 0);
+    let frame = reader.next_frame().unwrap().unwrap();
+    assert_eq!((frame.pts, &frame.data[..]), (7, &b"frame"[..]));
+}

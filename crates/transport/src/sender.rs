@@ -411,10 +411,17 @@ impl<F: EncodedFrame> Sender<F> {
         SenderOutput::Timeout(self.pacer.next_departure().unwrap_or(Instant::FAR_FUTURE))
     }
 
-    /// The budget for the next frame in bytes, `MTU x (d / tau - N)` clamped at zero;
-    /// `None` (no limit) before the receiver has reported an inter-arrival time.
+    /// The budget for the next frame in bytes, `MTU x (d / tau - N)` clamped at zero.
+    ///
+    /// Before the receiver has reported an inter-arrival time there is nothing to base a
+    /// budget on: `None` (no limit) while nothing is in flight, else zero — one frame at a
+    /// time until the first estimate. (The original allowed anything until then, which on a
+    /// slow link queues seconds of ever-finer frames before the first ACK returns.)
     pub fn budget(&self) -> Option<usize> {
-        let tau = duration_micros(self.view.mean_interarrival?).max(1);
+        let Some(tau) = self.view.mean_interarrival else {
+            return (self.fragments_in_flight() > 0).then_some(0);
+        };
+        let tau = duration_micros(tau).max(1);
         let allowed = duration_micros(self.config.delay_target) / tau;
         let fragments = allowed.saturating_sub(self.fragments_in_flight());
         let fragments = usize::try_from(fragments).unwrap_or(usize::MAX);

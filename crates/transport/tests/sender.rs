@@ -114,8 +114,9 @@ fn skipped(events: &[SenderEvent]) -> bool {
 fn budget_is_mtu_times_delay_over_tau_minus_in_flight() {
     let enc = FakeEncoder::default();
     let mut s = new_sender(SenderConfig::default());
-    assert_eq!(s.budget(), None, "no estimate yet: no limit");
+    assert_eq!(s.budget(), None, "no estimate, nothing in flight: no limit");
     let (_, events, mut datagrams) = offer(&mut s, &enc, 0, Instant::ZERO);
+    assert_eq!(s.budget(), Some(0), "no estimate, a frame in flight: wait for feedback");
     let first = sent(&events).expect("first frame is sent");
     let count = u64::from(first.fragments);
     assert!(count > 2, "a keyframe spans several fragments");
@@ -156,7 +157,9 @@ fn budget_is_mtu_times_delay_over_tau_minus_in_flight() {
 fn two_options_step_quality_down_17_and_up_23_within_3_to_127() {
     let enc = FakeEncoder::default();
     let mut s = new_sender(SenderConfig::default());
-    // No budget limit: the better (finer) option is always sent.
+    // tau = 0 (taken as 1 µs): a budget of 140 MB, the better (finer) option always fits.
+    s.handle_datagram(Instant::ZERO, &ack(0, FragmentId::default(), Some(0), 0, &[]))
+        .unwrap();
     let mut asked = Vec::new();
     for picture in 0..6 {
         let (request, events, _) = offer(&mut s, &enc, picture, Instant::from_millis(picture * 33));
@@ -259,6 +262,8 @@ fn skips_at_most_max_consecutive_then_forces_the_worse_option() {
 fn loss_report_switches_to_the_newest_acknowledged_state_for_five_seconds() {
     let enc = FakeEncoder::default();
     let mut s = new_sender(SenderConfig::default());
+    s.handle_datagram(Instant::ZERO, &ack(0, FragmentId::default(), Some(0), 0, &[]))
+        .unwrap();
     let mut targets = Vec::new();
     for picture in 0..4 {
         let (request, events, _) = offer(&mut s, &enc, picture, Instant::from_millis(picture * 33));
@@ -272,7 +277,7 @@ fn loss_report_switches_to_the_newest_acknowledged_state_for_five_seconds() {
     assert_eq!(s.stats().states_held, 4);
     // The receiver holds frames 0 and 1's states and has lost a frame.
     let t = Instant::from_millis(200);
-    s.handle_datagram(t, &ack(0, FragmentId::default(), Some(1000), 1, &targets[..2]))
+    s.handle_datagram(t, &ack(1, FragmentId::default(), Some(0), 1, &targets[..2]))
         .unwrap();
     assert!(s.in_recovery(t));
     assert_eq!(s.stats().states_held, 3, "states older than the newest acked one go");
@@ -284,7 +289,7 @@ fn loss_report_switches_to_the_newest_acknowledged_state_for_five_seconds() {
     let (request, _, _) = offer(&mut s, &enc, 11, t + Duration::from_millis(33));
     assert_eq!(request.source.0, targets[1]);
     // The receiver reports it holds nothing the sender has: a keyframe.
-    s.handle_datagram(t, &ack(1, FragmentId::default(), Some(1000), 2, &[StateHash(12345)]))
+    s.handle_datagram(t, &ack(2, FragmentId::default(), Some(0), 2, &[StateHash(12345)]))
         .unwrap();
     let (request, events, _) = offer(&mut s, &enc, 12, t + Duration::from_millis(66));
     assert_eq!(request.source.0, StateHash::INITIAL);
@@ -301,8 +306,10 @@ fn loss_report_switches_to_the_newest_acknowledged_state_for_five_seconds() {
 fn fragments_are_paced_and_carry_grace_unless_ablated() {
     for grace_period in [true, false] {
         let enc = FakeEncoder::default();
+        // No estimate and a frame in flight: budget 0; never skipping keeps this test on pacing.
         let mut s = new_sender(SenderConfig {
             grace_period,
+            max_consecutive_skips: 0,
             ..SenderConfig::default()
         });
         let (_, _, mut first) = offer(&mut s, &enc, 0, Instant::ZERO);

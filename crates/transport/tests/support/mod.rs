@@ -245,6 +245,14 @@ impl<E: EncodeService, D: FrameDecoder> Session<E, D> {
         self.sent.values().filter(|(s, _)| s.choice == choice).count()
     }
 
+    /// The first frame shown that the sender committed to at or after `t`.
+    pub fn first_shown_sent_after(&self, t: Instant) -> Option<Shown> {
+        self.shown
+            .iter()
+            .find(|s| self.sent.get(&s.frame).is_some_and(|(f, _)| f.at >= t))
+            .copied()
+    }
+
     /// The first frame shown at or after `t`.
     pub fn first_shown_after(&self, t: Instant) -> Option<Shown> {
         self.shown.iter().find(|s| s.at >= t).copied()

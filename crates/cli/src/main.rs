@@ -1,1 +1,50 @@
-fn main() {}
+//! `salsify`: low-latency video after Salsify (NSDI 2018). See `salsify --help`.
+
+mod bench_codec;
+mod codec_demo;
+mod input;
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+
+/// Low-latency Internet video: a functional VP8 codec fused with a video-aware transport.
+///
+/// With no command, runs `salsify codec-demo`.
+#[derive(Parser, Debug)]
+#[command(name = "salsify", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Encode and decode a clip with the functional codec, choosing between two qualities per
+    /// frame as Salsify does, and print per-frame sizes and quality.
+    CodecDemo(codec_demo::CodecDemoArgs),
+    /// Benchmarks (figures per core, measured side by side in one run).
+    #[command(subcommand)]
+    Bench(BenchCommand),
+}
+
+#[derive(Subcommand, Debug)]
+enum BenchCommand {
+    /// Encode/decode/state-handling costs and bytes and SSIM per quality.
+    Codec(bench_codec::CodecBenchArgs),
+}
+
+fn main() {
+    let cli = Cli::parse();
+    if let Err(err) = run(cli) {
+        eprintln!("salsify: error: {err:#}");
+        std::process::exit(1);
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        None => codec_demo::run(&codec_demo::CodecDemoArgs::default()),
+        Some(Command::CodecDemo(args)) => codec_demo::run(&args),
+        Some(Command::Bench(BenchCommand::Codec(args))) => bench_codec::run(&args),
+    }
+}

@@ -20,5 +20,8 @@ pub use codec::{Decoder, Encoder, EncoderConfig};
 pub use error::CodecError;
 pub use frame::EncodedFrame;
 pub use image::{Image, Plane, PlaneId};
+pub use ivf::{IvfFrame, IvfHeader, IvfReader, IvfWriter};
 pub use quality::Quality;
 pub use state::{State, StateHash};
+pub use synthetic::{SyntheticFrame, SyntheticSource};
+pub use y4m::{Rational, Y4mHeader, Y4mReader, Y4mWriter};

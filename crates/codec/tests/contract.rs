@@ -6,7 +6,9 @@ use std::collections::HashMap;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use salsify_codec::{Decoder, Encoder, Image, PlaneId, Quality, State, StateHash};
+use salsify_codec::{
+    Decoder, Encoder, Image, Quality, State, StateHash, SyntheticSource, Y4mReader,
+};
 
 /// What one contract run saw.
 #[derive(Debug, Default)]
@@ -94,23 +96,6 @@ fn run_contract(frames: impl Iterator<Item = Image>, seed: u64) -> RunStats {
     stats
 }
 
-/// A moving, textured picture (a stand-in until the built-in synthetic source is wired in).
-fn moving_pattern(w: u32, h: u32, t: usize) -> Image {
-    let mut img = Image::new(w, h).unwrap();
-    for id in PlaneId::ALL {
-        let plane = img.plane_mut(id);
-        for y in 0..plane.height() {
-            for (x, s) in plane.row_mut(y).iter_mut().enumerate() {
-                let (fx, fy) = ((x + 2 * t) as f64, (y + t) as f64);
-                let v = 128.0 + 60.0 * (fx / 9.0).sin() * (fy / 13.0).cos() + ((x ^ y) % 16) as f64;
-                *s = v.clamp(0.0, 255.0) as u8;
-            }
-        }
-    }
-    img.extend_edges();
-    img
-}
-
 fn check(stats: &RunStats, frames: usize) {
     println!("{stats:?}");
     assert!(stats.sent > frames / 2, "{stats:?}");
@@ -121,9 +106,42 @@ fn check(stats: &RunStats, frames: usize) {
     );
 }
 
+fn synthetic(width: u32, height: u32, frames: usize) -> impl Iterator<Item = Image> {
+    SyntheticSource::new(width, height, 60, 7)
+        .unwrap()
+        .take(frames)
+        .map(|f| f.image)
+}
+
 #[test]
 fn contract_holds_at_a_size_not_a_multiple_of_16() {
     let frames = 300;
-    let stats = run_contract((0..frames).map(|t| moving_pattern(202, 118, t)), 1);
+    let stats = run_contract(synthetic(202, 118, frames), 1);
     check(&stats, frames);
+}
+
+#[test]
+fn contract_holds_at_1280x720() {
+    let frames = 60;
+    let stats = run_contract(synthetic(1280, 720, frames), 2);
+    check(&stats, frames);
+}
+
+/// The shared 320x180 clip of real camera content, played forwards then backwards.
+#[test]
+fn contract_holds_on_real_content() {
+    let dir = std::env::var("SALSIFY_VIDEO_DIR").unwrap_or_else(|_| "../../../shared/video".into());
+    let path = std::path::Path::new(&dir).join("FourPeople_320x180_60_120f.y4m");
+    let Ok(file) = std::fs::File::open(&path) else {
+        println!("SKIP: {} not found (set SALSIFY_VIDEO_DIR)", path.display());
+        return;
+    };
+    let clip: Vec<Image> = Y4mReader::new(std::io::BufReader::new(file))
+        .unwrap()
+        .map(|f| f.unwrap())
+        .collect();
+    assert_eq!(clip.len(), 120);
+    let frames = clip.iter().chain(clip.iter().rev()).cloned();
+    let stats = run_contract(frames, 3);
+    check(&stats, 240);
 }

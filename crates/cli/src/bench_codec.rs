@@ -1,0 +1,225 @@
+//! `salsify bench codec`: what one Salsify frame costs, and what each quality buys.
+//!
+//! Everything runs on one thread, so the figures are per core. Timings are wall-clock medians
+//! and 95th percentiles over the frames of the input, measured side by side in one run.
+
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use salsify_codec::{Decoder, Encoder, EncoderConfig, Image, Quality, State};
+use salsify_eval::metrics::{mean, percentile, psnr_luma, ssim_luma, ssim_to_db};
+
+use crate::input::{Size, VideoInput};
+
+/// Options of `salsify bench codec`.
+#[derive(clap::Args, Debug)]
+pub struct CodecBenchArgs {
+    /// Video to encode: `synthetic`, a .y4m file, `-` for Y4M on stdin, or any file ffmpeg
+    /// reads (e.g. ../shared/video/FourPeople_1280x720_60.mp4).
+    #[arg(long, default_value = "synthetic")]
+    input: String,
+    /// Picture size of the synthetic source.
+    #[arg(long, default_value = "1280x720")]
+    size: Size,
+    /// Frame rate of the synthetic source.
+    #[arg(long, default_value_t = 60.0)]
+    fps: f64,
+    /// Frames to use (read into memory first).
+    #[arg(long, default_value_t = 120)]
+    frames: usize,
+    /// libvpx cpu-used speeds to compare, comma-separated (negative: fixed speed).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        allow_hyphen_values = true,
+        default_value = "-8"
+    )]
+    cpu_used: Vec<i32>,
+    /// Quantizer indices (0..=127) for the quality table, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "16,32,48,64,80,96,112")]
+    qualities: Vec<u8>,
+}
+
+/// Median and 95th percentile of a set of milliseconds.
+struct Spread {
+    median: f64,
+    p95: f64,
+}
+
+fn spread(ms: &[f64]) -> Spread {
+    Spread {
+        median: percentile(ms, 50.0).unwrap_or(f64::NAN),
+        p95: percentile(ms, 95.0).unwrap_or(f64::NAN),
+    }
+}
+
+fn millis_since(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
+}
+
+/// Runs the benchmark and prints markdown tables.
+pub fn run(args: &CodecBenchArgs) -> Result<()> {
+    let mut input = VideoInput::open(&args.input, args.size, args.fps)?;
+    eprintln!("reading {} frames of {} ...", args.frames, input.name);
+    let frames = input.read_frames(args.frames)?;
+    let size = input.size;
+    println!(
+        "# Codec benchmark: {} ({size}, {} frames), one thread\n",
+        input.name,
+        frames.len()
+    );
+    for &cpu_used in &args.cpu_used {
+        let config = EncoderConfig {
+            cpu_used,
+            ..EncoderConfig::new(size.width, size.height)
+        };
+        config.validate()?;
+        eprintln!("cpu-used {cpu_used}: Salsify frames ...");
+        salsify_frames(config, &frames)?;
+        eprintln!("cpu-used {cpu_used}: state restore, read-back, decode ...");
+        state_handling(config, &frames)?;
+        eprintln!("cpu-used {cpu_used}: quality table ...");
+        quality_table(config, &frames, &args.qualities)?;
+    }
+    Ok(())
+}
+
+/// The work of one Salsify-1c frame: two encodes from one state (each restoring it and
+/// reading its result back), as the sender does for every camera frame.
+fn salsify_frames(config: EncoderConfig, frames: &[Image]) -> Result<()> {
+    let mut encoder = Encoder::with_config(config)?;
+    let q = |i| Quality::new(i).expect("constant in range");
+    let (better, worse) = (q(64 - 17), q(64 + 23));
+    let mut source = encoder.encode(&State::initial(), &frames[0], q(64))?.target;
+    let mut ms = Vec::new();
+    for (i, image) in frames.iter().enumerate().skip(1) {
+        let t = Instant::now();
+        let a = encoder.encode(&source, image, better)?;
+        let b = encoder.encode(&source, image, worse)?;
+        ms.push(millis_since(t));
+        // Alternate the choice so the next frame's source is sometimes not the last encode.
+        source = if i % 2 == 0 { a.target } else { b.target };
+    }
+    let s = spread(&ms);
+    println!(
+        "## cpu-used {}: one Salsify frame (2 encodes, q{} and q{}, from one state)\n",
+        config.cpu_used,
+        better.index(),
+        worse.index()
+    );
+    println!("| median ms | p95 ms | frames | fits 60 fps (16.7 ms) |");
+    println!("|---|---|---|---|");
+    println!(
+        "| {:.2} | {:.2} | {} | {} |\n",
+        s.median,
+        s.p95,
+        ms.len(),
+        if s.median <= 1000.0 / 60.0 {
+            "yes"
+        } else {
+            "no"
+        }
+    );
+    Ok(())
+}
+
+/// Times restoring a state into the encoder, reading one back, and decoding.
+fn state_handling(config: EncoderConfig, frames: &[Image]) -> Result<()> {
+    let mut encoder = Encoder::with_config(config)?;
+    let quality = Quality::new(64)?;
+    let mut encoded = Vec::new();
+    let mut state = State::initial();
+    for image in frames {
+        let f = encoder.encode(&state, image, quality)?;
+        state = f.target.clone();
+        encoded.push(f);
+    }
+    let (mut restore, mut readback) = (Vec::new(), Vec::new());
+    for pair in encoded.windows(2) {
+        // Alternate between two states so every load really copies.
+        for f in pair {
+            let t = Instant::now();
+            encoder.load_state(&f.target)?;
+            restore.push(millis_since(t));
+        }
+        let t = Instant::now();
+        encoder.read_state()?;
+        readback.push(millis_since(t));
+    }
+    let mut decoder = Decoder::new()?;
+    let mut state = State::initial();
+    let mut decode = Vec::new();
+    for f in &encoded {
+        let t = Instant::now();
+        let (next, _) = decoder
+            .decode(&state, &f.bytes)
+            .context("decoding the benchmark's own stream")?;
+        decode.push(millis_since(t));
+        state = next;
+    }
+    let row = |name: &str, ms: &[f64]| {
+        let s = spread(ms);
+        println!("| {name} | {:.3} | {:.3} |", s.median, s.p95);
+    };
+    println!(
+        "## cpu-used {}: state handling and decoding (q64 stream)\n",
+        config.cpu_used
+    );
+    println!("| operation | median ms | p95 ms |");
+    println!("|---|---|---|");
+    row(
+        "restore a state into the encoder (copy + hash check)",
+        &restore,
+    );
+    row("read a state back (copy + hash)", &readback);
+    row(
+        "decode (state load when needed, decode, read-back, hash)",
+        &decode,
+    );
+    println!();
+    Ok(())
+}
+
+/// Per quality: encode time, bytes, and the reconstruction's SSIM and PSNR against the source.
+fn quality_table(config: EncoderConfig, frames: &[Image], qualities: &[u8]) -> Result<()> {
+    println!(
+        "## cpu-used {}: quality table (a stream at one quantizer)\n",
+        config.cpu_used
+    );
+    println!("| q | median ms/encode | p95 ms | mean bytes/frame | SSIM dB | PSNR dB |");
+    println!("|---|---|---|---|---|---|");
+    for &q in qualities {
+        let quality = Quality::new(q)?;
+        let mut encoder = Encoder::with_config(config)?;
+        let mut state = State::initial();
+        let (mut ms, mut bytes, mut ssim, mut psnr) = (vec![], vec![], vec![], vec![]);
+        for (i, image) in frames.iter().enumerate() {
+            let t = Instant::now();
+            let f = encoder.encode(&state, image, quality)?;
+            if i > 0 {
+                // The keyframe is not a per-frame cost.
+                ms.push(millis_since(t));
+                bytes.push(f.len() as f64);
+            }
+            let recon = f
+                .target
+                .picture()
+                .context("encoded frame without a picture")?;
+            ssim.push(ssim_luma(image, &recon)?);
+            psnr.push(psnr_luma(image, &recon)?);
+            state = f.target;
+        }
+        let s = spread(&ms);
+        println!(
+            "| {} | {:.2} | {:.2} | {:.0} | {:.2} | {:.2} |",
+            quality.effective().index(),
+            s.median,
+            s.p95,
+            mean(&bytes).unwrap_or(f64::NAN),
+            ssim_to_db(mean(&ssim).unwrap_or(f64::NAN)),
+            mean(&psnr).unwrap_or(f64::NAN),
+        );
+    }
+    println!();
+    Ok(())
+}

@@ -1,0 +1,163 @@
+//! Video inputs named on the command line: the built-in synthetic source, a Y4M file or pipe,
+//! or any other file ffmpeg can read (decoded through an ffmpeg child process).
+
+use std::fs::File;
+use std::io::{BufReader, Read};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+use anyhow::{bail, Context, Result};
+use salsify_codec::synthetic::SyntheticSource;
+use salsify_codec::y4m::Y4mReader;
+use salsify_codec::Image;
+
+/// Frame rate assumed for a Y4M stream that does not say (`F0:0` or no F).
+const DEFAULT_Y4M_FPS: f64 = 30.0;
+
+/// A picture size given as `WIDTHxHEIGHT`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Size {
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+}
+
+impl std::str::FromStr for Size {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (w, h) = s
+            .split_once('x')
+            .ok_or_else(|| format!("size '{s}' is not WIDTHxHEIGHT, e.g. 1280x720"))?;
+        let parse = |v: &str| {
+            v.parse::<u32>()
+                .map_err(|_| format!("size '{s}': '{v}' is not a whole number"))
+        };
+        let size = Size {
+            width: parse(w)?,
+            height: parse(h)?,
+        };
+        salsify_codec::image::check_size(size.width, size.height).map_err(|e| e.to_string())?;
+        Ok(size)
+    }
+}
+
+impl std::fmt::Display for Size {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}x{}", self.width, self.height)
+    }
+}
+
+/// An open video input: its size, frame rate and a stream of pictures.
+pub struct VideoInput {
+    /// What was opened, for messages.
+    pub name: String,
+    /// Picture size.
+    pub size: Size,
+    /// Frames per second.
+    pub fps: f64,
+    frames: Frames,
+}
+
+enum Frames {
+    Synthetic(SyntheticSource),
+    Y4m(Y4mReader<Box<dyn Read + Send>>, Option<Child>),
+}
+
+impl VideoInput {
+    /// Opens `spec`: `synthetic` (the built-in source at `size` and `fps`), `-` (Y4M on
+    /// standard input), a `.y4m` file, or any other file through ffmpeg.
+    pub fn open(spec: &str, size: Size, fps: f64) -> Result<VideoInput> {
+        if spec == "synthetic" {
+            if fps.fract() != 0.0 || fps < 1.0 {
+                bail!("the synthetic source needs a whole number of frames per second, not {fps}");
+            }
+            let source = SyntheticSource::new(size.width, size.height, fps as u32, 1)
+                .context("synthetic source")?;
+            return Ok(VideoInput {
+                name: format!("synthetic {size} at {fps} fps"),
+                size,
+                fps,
+                frames: Frames::Synthetic(source),
+            });
+        }
+        let (reader, child): (Box<dyn Read + Send>, _) = if spec == "-" {
+            (Box::new(std::io::stdin()), None)
+        } else if spec.ends_with(".y4m") {
+            let file = File::open(spec).with_context(|| format!("cannot open video '{spec}'"))?;
+            (Box::new(BufReader::with_capacity(1 << 20, file)), None)
+        } else {
+            let mut child = spawn_ffmpeg(Path::new(spec))?;
+            let stdout = child.stdout.take().context("ffmpeg has no output pipe")?;
+            (
+                Box::new(BufReader::with_capacity(1 << 20, stdout)),
+                Some(child),
+            )
+        };
+        let reader = Y4mReader::new(reader).with_context(|| format!("reading '{spec}'"))?;
+        let header = reader.header();
+        Ok(VideoInput {
+            name: spec.to_string(),
+            size: Size {
+                width: header.width,
+                height: header.height,
+            },
+            fps: header.frame_rate.map_or(DEFAULT_Y4M_FPS, |r| r.to_f64()),
+            frames: Frames::Y4m(reader, child),
+        })
+    }
+
+    /// The next picture, or `None` at the end of the input.
+    pub fn next_frame(&mut self) -> Result<Option<Image>> {
+        match &mut self.frames {
+            Frames::Synthetic(source) => Ok(Some(source.next_frame().image)),
+            Frames::Y4m(reader, _) => reader
+                .next_frame()
+                .with_context(|| format!("reading '{}'", self.name)),
+        }
+    }
+
+    /// Reads up to `n` pictures into memory.
+    pub fn read_frames(&mut self, n: usize) -> Result<Vec<Image>> {
+        let mut frames = Vec::with_capacity(n);
+        while frames.len() < n {
+            match self.next_frame()? {
+                Some(f) => frames.push(f),
+                None => break,
+            }
+        }
+        if frames.is_empty() {
+            bail!("'{}' has no frames", self.name);
+        }
+        Ok(frames)
+    }
+}
+
+impl Drop for VideoInput {
+    fn drop(&mut self) {
+        if let Frames::Y4m(_, Some(child)) = &mut self.frames {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// Starts `ffmpeg` decoding `path` to Y4M on its standard output.
+fn spawn_ffmpeg(path: &Path) -> Result<Child> {
+    if !path.exists() {
+        bail!("video file '{}' does not exist", path.display());
+    }
+    Command::new("ffmpeg")
+        .args(["-v", "error", "-nostdin", "-i"])
+        .arg(path)
+        .args(["-pix_fmt", "yuv420p", "-f", "yuv4mpegpipe", "-"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .with_context(|| {
+            format!(
+                "cannot run ffmpeg to read '{}': install it (scripts/setup --bench) or give a .y4m file",
+                path.display()
+            )
+        })
+}

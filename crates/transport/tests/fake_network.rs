@@ -25,7 +25,7 @@ fn summary(name: &str, s: &FakeSession) {
     let (tx, rx) = (s.sender.stats(), s.receiver.stats());
     println!(
         "{name}: pictures {} sent {} (better {} worse {} forced {}) skipped {} shown {} lost {} \
-         recoveries {} | states sender max {} now {}, receiver max {} now {} | tau {:?} | \
+         recoveries {} | states sender max {} mean {:.1}, receiver max {} mean {:.1} | tau {:?} | \
          rx dup {} stale {} malformed {}",
         tx.pictures,
         tx.frames_sent(),
@@ -37,9 +37,9 @@ fn summary(name: &str, s: &FakeSession) {
         rx.frames_lost,
         tx.recoveries,
         tx.max_states_held,
-        tx.states_held,
+        s.mean_states().0,
         rx.max_states_held,
-        rx.states_held,
+        s.mean_states().1,
         tx.mean_interarrival,
         rx.duplicates,
         rx.stale,

@@ -84,6 +84,8 @@ pub struct Session<E: EncodeService, D: FrameDecoder> {
     pub wrong: Vec<u32>,
     pub sender_events: Vec<SenderEvent>,
     pub losses: Vec<(Instant, u32)>,
+    /// (sender, receiver) states held, sampled at every frame shown.
+    pub state_samples: Vec<(usize, usize)>,
     verify: Verify<E, D>,
 }
 
@@ -118,6 +120,7 @@ impl<E: EncodeService, D: FrameDecoder> Session<E, D> {
             wrong: Vec::new(),
             sender_events: Vec::new(),
             losses: Vec::new(),
+            state_samples: Vec::new(),
             verify,
         }
     }
@@ -234,10 +237,24 @@ impl<E: EncodeService, D: FrameDecoder> Session<E, D> {
                 }
                 let captured = self.sent.get(&frame).map_or(at, |(s, _)| s.captured);
                 self.shown.push(Shown { frame, at, captured, source });
+                self.state_samples.push((
+                    self.sender.stats().states_held,
+                    self.receiver.stats().states_held,
+                ));
             }
             ReceiverEvent::FramesLost { through, at, .. } => self.losses.push((at, through)),
             _ => {}
         }
+    }
+
+    /// Mean states held (sender, receiver) over the frames shown.
+    pub fn mean_states(&self) -> (f64, f64) {
+        let n = self.state_samples.len().max(1) as f64;
+        let (a, b) = self
+            .state_samples
+            .iter()
+            .fold((0, 0), |(a, b), (x, y)| (a + x, b + y));
+        (a as f64 / n, b as f64 / n)
     }
 
     /// Frames sent with the given choice.

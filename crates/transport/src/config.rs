@@ -220,7 +220,10 @@ mod tests {
         };
         assert!(matches!(
             bad.validate(),
-            Err(ConfigError::Invalid { field: "fragment_payload", .. })
+            Err(ConfigError::Invalid {
+                field: "fragment_payload",
+                ..
+            })
         ));
         let bad = ReceiverConfig {
             ewma_alpha: f64::NAN,

@@ -111,11 +111,17 @@ mod tests {
         }
         assert_eq!(c.quality(Instant::ZERO, rate, q(3), q(127)), q(64));
         c.on_sent(100_000); // far above the ~30 kB per frame the link carries
-        assert_eq!(c.quality(Instant::from_millis(500), rate, q(3), q(127)), q(64));
+        assert_eq!(
+            c.quality(Instant::from_millis(500), rate, q(3), q(127)),
+            q(64)
+        );
         let coarser = c.quality(Instant::from_millis(1000), rate, q(3), q(127));
         assert!(coarser > q(64), "{coarser}");
         c.on_sent(1_000);
-        assert_eq!(c.quality(Instant::from_millis(1500), rate, q(3), q(127)), coarser);
+        assert_eq!(
+            c.quality(Instant::from_millis(1500), rate, q(3), q(127)),
+            coarser
+        );
         assert!(c.quality(Instant::from_millis(2000), rate, q(3), q(127)) < coarser);
     }
 }

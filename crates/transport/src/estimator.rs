@@ -58,7 +58,10 @@ mod tests {
         e.on_arrival(t + Duration::from_micros(1000), Duration::ZERO);
         assert_eq!(e.mean(), Some(Duration::from_micros(1000)));
         // 30 ms gap, 29.5 ms of it the sender's idle time: sample 500 µs.
-        e.on_arrival(t + Duration::from_micros(31_000), Duration::from_micros(29_500));
+        e.on_arrival(
+            t + Duration::from_micros(31_000),
+            Duration::from_micros(29_500),
+        );
         assert_eq!(e.mean(), Some(Duration::from_micros(950)));
         // Grace larger than the gap: sample clamps to 0.
         e.on_arrival(t + Duration::from_micros(32_000), Duration::from_secs(1));

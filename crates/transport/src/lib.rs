@@ -22,25 +22,34 @@
 //!     Sender::new(SenderConfig::default(), FakeState(StateHash::INITIAL)).unwrap();
 //! let mut receiver = Receiver::new(ReceiverConfig::default(), FakeDecoder).unwrap();
 //! let encoder = FakeEncoder::default();
-//! let now = Instant::ZERO;
-//! sender.handle_frame(now, 0, now);
+//! let mut now = Instant::ZERO;
+//! sender.handle_frame(now, 0, now); // picture 0, captured now
 //! let mut shown = 0;
-//! loop {
-//!     match sender.poll_output(now) {
-//!         SenderOutput::Encode(req) => {
-//!             let EncodeJob::Qualities(qs) = &req.job else { unreachable!() };
-//!             let frames = qs.iter().map(|&q| encoder.encode(&req.source, req.picture, q)).collect();
-//!             sender.handle_encoded(now, req.id, frames).unwrap();
+//! while shown == 0 {
+//!     let next = loop {
+//!         match sender.poll_output(now) {
+//!             SenderOutput::Encode(req) => {
+//!                 let EncodeJob::Qualities(qs) = &req.job else { unreachable!() };
+//!                 let frames = qs.iter().map(|&q| encoder.encode(&req.source, req.picture, q));
+//!                 sender.handle_encoded(now, req.id, frames.collect()).unwrap();
+//!             }
+//!             // A zero-delay, lossless "network":
+//!             SenderOutput::Transmit(datagram) => receiver.handle_datagram(now, &datagram).unwrap(),
+//!             SenderOutput::Event(_) => {}
+//!             SenderOutput::Timeout(t) => break t,
 //!         }
-//!         SenderOutput::Transmit(datagram) => receiver.handle_datagram(now, &datagram).unwrap(),
-//!         SenderOutput::Event(_) => {}
-//!         SenderOutput::Timeout(_) => break, // a real runtime would wait until then
+//!     };
+//!     loop {
+//!         match receiver.poll_output() {
+//!             ReceiverOutput::Event(ReceiverEvent::Display { .. }) => shown += 1,
+//!             ReceiverOutput::Transmit(ack) => sender.handle_datagram(now, &ack).unwrap(),
+//!             ReceiverOutput::Event(_) => {}
+//!             ReceiverOutput::Timeout(_) => break,
+//!         }
 //!     }
+//!     now = next; // a real runtime sleeps until then, or until a datagram arrives
 //! }
-//! while let ReceiverOutput::Event(_) | ReceiverOutput::Transmit(_) = receiver.poll_output() {
-//!     shown += 1;
-//! }
-//! assert!(shown > 0);
+//! assert!(now > Instant::ZERO, "the keyframe's fragments were paced out");
 //! ```
 //!
 //! Modules, one concern each: [`wire`] (byte layout), [`codec`] (the traits the endpoints need

@@ -8,7 +8,8 @@
 //! reordered frame to supply it, then is given up on. Every frame abandoned is counted in
 //! `frames_lost`, which each ACK carries: that counter rising is how the sender learns of loss.
 //!
-//! Every fragment accepted is ACKed with the inter-arrival EWMA, the current state (that of
+//! Every fragment accepted is ACKed (duplicates, stale and malformed datagrams are counted and
+//! dropped without an ACK, and do not feed the estimator) with the inter-arrival EWMA, the current state (that of
 //! the last frame shown) and the newest held states. Stored states: after decoding a frame
 //! from state `S` the receiver drops every state older than `S`, since the sender only ever
 //! encodes from its last frame's target or the newest state the receiver reported — both

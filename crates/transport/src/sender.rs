@@ -576,7 +576,7 @@ impl<F: EncodedFrame> Sender<F> {
 
     /// Index and kind of the frame to send from `[better, worse]`, or `None` to skip.
     fn choose(&self, frames: &[F], budget: Option<usize>) -> Option<(usize, Choice)> {
-        let fits = |f: &F| budget.map_or(true, |b| f.len() <= b);
+        let fits = |f: &F| budget.is_none_or(|b| f.len() <= b);
         let largest_fitting = (0..frames.len())
             .filter(|&i| fits(&frames[i]))
             .max_by_key(|&i| (frames[i].len(), std::cmp::Reverse(i)));
@@ -705,7 +705,7 @@ impl<F: EncodedFrame> Sender<F> {
             return;
         }
         let seq = first + u64::from(highest.index);
-        if self.view.highest_seq.map_or(true, |s| seq > s) {
+        if self.view.highest_seq.is_none_or(|s| seq > s) {
             self.view.highest_seq = Some(seq);
             while self
                 .frame_records

@@ -1,6 +1,8 @@
 //! The real VP8 codec ([`salsify_codec`]) behind the transport's codec traits.
 
-use salsify_codec::{CodecError, Decoder, EncodedFrame as Vp8Frame, Image, Quality, State, StateHash};
+use salsify_codec::{
+    CodecError, Decoder, EncodedFrame as Vp8Frame, Image, Quality, State, StateHash,
+};
 
 use crate::codec::{CodecState, DecodeError, EncodedFrame, FrameDecoder};
 

@@ -435,7 +435,10 @@ mod tests {
             connection_id: 1,
             ack_number: 3,
             acked: FragmentId { frame: 9, index: 1 },
-            highest: FragmentId { frame: 10, index: 0 },
+            highest: FragmentId {
+                frame: 10,
+                index: 0,
+            },
             mean_interarrival: Some(Duration::from_micros(800)),
             current_state: StateHash(42),
             frames_lost: 2,

@@ -50,12 +50,20 @@ fn summary(name: &str, s: &FakeSession) {
 /// Shown frames are in increasing frame order and each matches the sender's frame.
 fn assert_sound(s: &FakeSession) {
     assert!(s.wrong.is_empty(), "frames shown wrong: {:?}", s.wrong);
-    assert!(s.shown.windows(2).all(|w| w[0].frame < w[1].frame), "shown out of order or twice");
+    assert!(
+        s.shown.windows(2).all(|w| w[0].frame < w[1].frame),
+        "shown out of order or twice"
+    );
 }
 
 #[test]
 fn clean_link_shows_most_frames_with_tiny_state_stores() {
-    let mut s = fake_session(SenderConfig::default(), link(0.0, 0.0, 0.0), link(0.0, 0.0, 0.0), 1);
+    let mut s = fake_session(
+        SenderConfig::default(),
+        link(0.0, 0.0, 0.0),
+        link(0.0, 0.0, 0.0),
+        1,
+    );
     s.run_until(ms(10_000));
     summary("clean", &s);
     assert_sound(&s);
@@ -66,12 +74,20 @@ fn clean_link_shows_most_frames_with_tiny_state_stores() {
     assert!(tx.max_states_held <= 8 && rx.max_states_held <= 3);
     // 500 kB/s of link, 1400-byte fragments + 42 header bytes: tau about 2.9 ms.
     let tau = tx.mean_interarrival.unwrap();
-    assert!(tau > Duration::from_micros(2000) && tau < Duration::from_micros(4000), "{tau:?}");
+    assert!(
+        tau > Duration::from_micros(2000) && tau < Duration::from_micros(4000),
+        "{tau:?}"
+    );
 }
 
 #[test]
 fn outage_then_recovery_from_an_acknowledged_state() {
-    let mut s = fake_session(SenderConfig::default(), link(0.0, 0.0, 0.0), link(0.0, 0.0, 0.0), 2);
+    let mut s = fake_session(
+        SenderConfig::default(),
+        link(0.0, 0.0, 0.0),
+        link(0.0, 0.0, 0.0),
+        2,
+    );
     s.run_until(ms(3000));
     let shown_before = s.shown.len();
     s.forward.config.loss = 1.0;
@@ -81,7 +97,10 @@ fn outage_then_recovery_from_an_acknowledged_state() {
     s.run_until(ms(6000));
     summary("outage", &s);
     assert_sound(&s);
-    assert!(s.sender.stats().recoveries >= 1, "the sender learned of the loss");
+    assert!(
+        s.sender.stats().recoveries >= 1,
+        "the sender learned of the loss"
+    );
     let first = s.first_shown_after(restored).expect("shown again");
     // The frame shown after the outage was encoded from an acknowledged state: it is one of
     // the recovery frames, not part of the chain broken by the outage.
@@ -114,8 +133,16 @@ fn ten_percent_loss_long_run_is_sound_bounded_and_recovers() {
     // budget lets frames grow to tens of fragments on this link; about 45% are shown.
     assert!(rx.frames_displayed as f64 > 0.3 * tx.frames_sent() as f64);
     assert!(tx.recoveries > 10);
-    assert!(tx.max_states_held <= 32, "sender states {}", tx.max_states_held);
-    assert!(rx.max_states_held <= 8, "receiver states {}", rx.max_states_held);
+    assert!(
+        tx.max_states_held <= 32,
+        "sender states {}",
+        tx.max_states_held
+    );
+    assert!(
+        rx.max_states_held <= 8,
+        "receiver states {}",
+        rx.max_states_held
+    );
     // Strict reading of "recovery": a frame the sender committed to after the loss stopped
     // is shown (frames already in flight do not count).
     let first = s.first_shown_sent_after(clean_from).unwrap();
@@ -142,18 +169,37 @@ fn reordering_and_duplication_do_not_break_anything() {
 #[test]
 fn ablations_run_end_to_end() {
     let modes = [
-        ("no grace", SenderConfig { grace_period: false, ..SenderConfig::default() }),
-        ("conventional codec", SenderConfig { mode: SenderMode::ConventionalCodec, ..SenderConfig::default() }),
+        (
+            "no grace",
+            SenderConfig {
+                grace_period: false,
+                ..SenderConfig::default()
+            },
+        ),
+        (
+            "conventional codec",
+            SenderConfig {
+                mode: SenderMode::ConventionalCodec,
+                ..SenderConfig::default()
+            },
+        ),
         (
             "conventional transport",
             SenderConfig {
-                mode: SenderMode::ConventionalTransport { update_interval: Duration::from_secs(1) },
+                mode: SenderMode::ConventionalTransport {
+                    update_interval: Duration::from_secs(1),
+                },
                 ..SenderConfig::default()
             },
         ),
     ];
     for (i, (name, config)) in modes.into_iter().enumerate() {
-        let mut s = fake_session(config, link(0.02, 0.0, 0.0), link(0.02, 0.0, 0.0), 10 + i as u64);
+        let mut s = fake_session(
+            config,
+            link(0.02, 0.0, 0.0),
+            link(0.02, 0.0, 0.0),
+            10 + i as u64,
+        );
         s.run_until(ms(20_000));
         summary(name, &s);
         assert_sound(&s);
@@ -163,7 +209,10 @@ fn ablations_run_end_to_end() {
 
 #[test]
 fn narrow_link_makes_the_sender_skip_and_coarsen() {
-    let narrow = LinkConfig { bytes_per_sec: Some(20_000.0), ..link(0.0, 0.0, 0.0) };
+    let narrow = LinkConfig {
+        bytes_per_sec: Some(20_000.0),
+        ..link(0.0, 0.0, 0.0)
+    };
     let mut s = fake_session(SenderConfig::default(), narrow, link(0.0, 0.0, 0.0), 5);
     s.run_until(ms(20_000));
     summary("narrow", &s);

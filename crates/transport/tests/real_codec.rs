@@ -70,7 +70,11 @@ fn lossy_reordering_network_with_real_codec_never_shows_a_wrong_frame() {
     s.encode_time = Duration::from_millis(2);
     let pictures_end = FRAME * 3000;
     s.run_until(salsify_time::Instant::ZERO + pictures_end);
-    let clean = LinkConfig { loss: 0.0, reorder: 0.0, ..lossy };
+    let clean = LinkConfig {
+        loss: 0.0,
+        reorder: 0.0,
+        ..lossy
+    };
     s.forward.config = clean;
     s.backward.config = clean;
     let clean_from = s.now;
@@ -79,7 +83,9 @@ fn lossy_reordering_network_with_real_codec_never_shows_a_wrong_frame() {
     s.run_until(s.now + Duration::from_secs(1));
 
     let (tx, rx) = (s.sender.stats(), s.receiver.stats());
-    let first = s.first_shown_sent_after(clean_from).expect("shown after loss stops");
+    let first = s
+        .first_shown_sent_after(clean_from)
+        .expect("shown after loss stops");
     let (mean_tx_states, mean_rx_states) = s.mean_states();
     let recovery = first.at - clean_from;
     println!(
@@ -107,14 +113,24 @@ fn lossy_reordering_network_with_real_codec_never_shows_a_wrong_frame() {
         2 * RTT + FRAME,
     );
     assert!(tx.pictures >= 3000);
-    assert!(s.wrong.is_empty(), "shown from a wrong state: {:?}", s.wrong);
+    assert!(
+        s.wrong.is_empty(),
+        "shown from a wrong state: {:?}",
+        s.wrong
+    );
     assert!(s.shown.windows(2).all(|w| w[0].frame < w[1].frame));
-    assert_eq!(rx.decode_failures, 0, "the receiver only decodes frames from held states");
+    assert_eq!(
+        rx.decode_failures, 0,
+        "the receiver only decodes frames from held states"
+    );
     assert!(rx.frames_displayed as f64 > 0.6 * tx.frames_sent() as f64);
     assert!(tx.recoveries > 10, "loss was seen and recovered from");
     // Bounded by the caps whatever happens, and small on average (the paper: ~6 and ~3).
     assert!(tx.max_states_held <= SenderConfig::default().max_states);
     assert!(rx.max_states_held <= ReceiverConfig::default().max_states);
-    assert!(mean_tx_states < 12.0 && mean_rx_states < 8.0, "{mean_tx_states} {mean_rx_states}");
+    assert!(
+        mean_tx_states < 12.0 && mean_rx_states < 8.0,
+        "{mean_tx_states} {mean_rx_states}"
+    );
     assert!(recovery <= 2 * RTT + FRAME, "recovery {recovery:?}");
 }

@@ -93,10 +93,15 @@ fn fragments_in_any_order_make_one_display_and_one_ack_each() {
     datagrams.swap(0, 2);
     let n = datagrams.len();
     for (i, d) in datagrams.iter().enumerate() {
-        r.handle_datagram(Instant::from_millis(i as u64), d).unwrap();
+        r.handle_datagram(Instant::from_millis(i as u64), d)
+            .unwrap();
         let out = drain(&mut r);
         assert_eq!(out.acks.len(), 1, "one ACK per fragment");
-        assert_eq!(out.shown.len(), usize::from(i == n - 1), "shown only when complete");
+        assert_eq!(
+            out.shown.len(),
+            usize::from(i == n - 1),
+            "shown only when complete"
+        );
     }
     assert_eq!(r.current_state(), frames[0].target.0);
     let ack = drain(&mut r).acks;
@@ -105,10 +110,22 @@ fn fragments_in_any_order_make_one_display_and_one_ack_each() {
         r.handle_datagram(Instant::from_millis(50), &d).unwrap();
     }
     let out = drain(&mut r);
-    assert_eq!(out.shown, vec![(1, FakePicture { picture: 1, state: frames[1].target.0 })]);
+    assert_eq!(
+        out.shown,
+        vec![(
+            1,
+            FakePicture {
+                picture: 1,
+                state: frames[1].target.0
+            }
+        )]
+    );
     let last = out.acks.last().unwrap();
     assert_eq!(last.current_state, frames[1].target.0);
-    assert_eq!(last.held_states, vec![frames[0].target.0, frames[1].target.0]);
+    assert_eq!(
+        last.held_states,
+        vec![frames[0].target.0, frames[1].target.0]
+    );
     assert_eq!(last.frames_lost, 0);
 }
 
@@ -118,14 +135,23 @@ fn ack_carries_the_grace_corrected_interarrival_mean() {
     let mut r = receiver();
     let datagrams = fragments(0, &frames[0], 300);
     for (i, d) in datagrams.iter().enumerate() {
-        r.handle_datagram(Instant::from_micros(1000 * i as u64), d).unwrap();
+        r.handle_datagram(Instant::from_micros(1000 * i as u64), d)
+            .unwrap();
     }
     let acks = drain(&mut r).acks;
     assert_eq!(acks[0].mean_interarrival, None);
-    assert_eq!(acks.last().unwrap().mean_interarrival, Some(Duration::from_millis(1)));
-    assert_eq!(acks.last().unwrap().highest.index as usize, datagrams.len() - 1);
+    assert_eq!(
+        acks.last().unwrap().mean_interarrival,
+        Some(Duration::from_millis(1))
+    );
+    assert_eq!(
+        acks.last().unwrap().highest.index as usize,
+        datagrams.len() - 1
+    );
     // ACK numbers count up.
-    assert!(acks.windows(2).all(|w| w[1].ack_number == w[0].ack_number + 1));
+    assert!(acks
+        .windows(2)
+        .all(|w| w[1].ack_number == w[0].ack_number + 1));
 }
 
 #[test]
@@ -146,7 +172,10 @@ fn a_frame_whose_source_is_missing_is_never_shown_and_counts_as_lost() {
     let deadline = out.timeout.unwrap();
     assert_eq!(deadline, t + ReceiverConfig::default().reorder_window);
     r.handle_timeout(deadline - Duration::from_micros(1));
-    assert!(drain(&mut r).lost.is_empty(), "still within the reorder window");
+    assert!(
+        drain(&mut r).lost.is_empty(),
+        "still within the reorder window"
+    );
     r.handle_timeout(deadline);
     let out = drain(&mut r);
     assert_eq!(out.lost, vec![(2, 2)], "frames 1 and 2 given up on");
@@ -205,7 +234,10 @@ fn duplicates_inconsistent_and_foreign_fragments_are_dropped() {
     );
     let mut other = d[1].clone();
     other[12] ^= 1; // source hash differs from fragment 0's
-    assert_eq!(r.handle_datagram(Instant::ZERO, &other), Err(DatagramRejected::Inconsistent(0)));
+    assert_eq!(
+        r.handle_datagram(Instant::ZERO, &other),
+        Err(DatagramRejected::Inconsistent(0))
+    );
     let mut foreign = d[1].clone();
     foreign[3] ^= 1;
     assert_eq!(
@@ -253,7 +285,10 @@ fn survives_any_datagram_and_keeps_working() {
         for (frame, picture) in drain(&mut r).shown {
             // Whatever was shown is exactly one of the real frames, from the right state.
             let real = &frames[frame as usize];
-            assert_eq!((picture.picture, picture.state), (u64::from(frame), real.target.0));
+            assert_eq!(
+                (picture.picture, picture.state),
+                (u64::from(frame), real.target.0)
+            );
         }
     }
     let s = r.stats();
@@ -261,7 +296,11 @@ fn survives_any_datagram_and_keeps_working() {
     assert!(s.malformed > 10_000);
     // The same receiver still takes a clean stream of a new chain.
     let enc = FakeEncoder::default();
-    let key = enc.encode(&FakeState(StateHash::INITIAL), 99, Quality::new(60).unwrap());
+    let key = enc.encode(
+        &FakeState(StateHash::INITIAL),
+        99,
+        Quality::new(60).unwrap(),
+    );
     let next = u32::try_from(s.frames_displayed).unwrap() + 1000;
     for d in fragments(next, &key, 400) {
         r.handle_datagram(Instant::from_millis(1000), &d).unwrap();
@@ -275,7 +314,8 @@ fn states_older_than_a_used_source_are_evicted() {
     let mut r = receiver();
     for (i, f) in frames.iter().enumerate() {
         for d in fragments(i as u32, f, 1400) {
-            r.handle_datagram(Instant::from_millis(i as u64 * 33), &d).unwrap();
+            r.handle_datagram(Instant::from_millis(i as u64 * 33), &d)
+                .unwrap();
         }
     }
     let out = drain(&mut r);
@@ -298,8 +338,14 @@ fn reassembly_buffer_is_bounded() {
         let d = fragments(i as u32, f, 100);
         r.handle_datagram(Instant::ZERO, &d[0]).unwrap();
     }
-    assert_eq!(r.stats().pending_frames, ReceiverConfig::default().max_pending_frames);
+    assert_eq!(
+        r.stats().pending_frames,
+        ReceiverConfig::default().max_pending_frames
+    );
     // An older frame than all pending ones is refused while the buffer is full.
     let d = fragments(1, &frames[1], 100);
-    assert_eq!(r.handle_datagram(Instant::ZERO, &d[1]), Err(DatagramRejected::BufferFull(1)));
+    assert_eq!(
+        r.handle_datagram(Instant::ZERO, &d[1]),
+        Err(DatagramRejected::BufferFull(1))
+    );
 }

@@ -81,7 +81,13 @@ fn offer(
     (request, d.events, d.datagrams)
 }
 
-fn ack(number: u32, highest: FragmentId, tau_us: Option<u64>, lost: u32, held: &[StateHash]) -> Vec<u8> {
+fn ack(
+    number: u32,
+    highest: FragmentId,
+    tau_us: Option<u64>,
+    lost: u32,
+    held: &[StateHash],
+) -> Vec<u8> {
     let a = Ack {
         connection_id: SenderConfig::default().connection_id,
         ack_number: number,
@@ -116,7 +122,11 @@ fn budget_is_mtu_times_delay_over_tau_minus_in_flight() {
     let mut s = new_sender(SenderConfig::default());
     assert_eq!(s.budget(), None, "no estimate, nothing in flight: no limit");
     let (_, events, mut datagrams) = offer(&mut s, &enc, 0, Instant::ZERO);
-    assert_eq!(s.budget(), Some(0), "no estimate, a frame in flight: wait for feedback");
+    assert_eq!(
+        s.budget(),
+        Some(0),
+        "no estimate, a frame in flight: wait for feedback"
+    );
     let first = sent(&events).expect("first frame is sent");
     let count = u64::from(first.fragments);
     assert!(count > 2, "a keyframe spans several fragments");
@@ -125,31 +135,52 @@ fn budget_is_mtu_times_delay_over_tau_minus_in_flight() {
 
     let t = Instant::from_millis(50);
     // Receiver has fragments 0..=1 of frame 0; tau = 1 ms: budget = 1400 x (100 - (count - 2)).
-    s.handle_datagram(t, &ack(0, FragmentId { frame: 0, index: 1 }, Some(1000), 0, &[]))
-        .unwrap();
+    s.handle_datagram(
+        t,
+        &ack(0, FragmentId { frame: 0, index: 1 }, Some(1000), 0, &[]),
+    )
+    .unwrap();
     assert_eq!(s.stats().fragments_in_flight, count - 2);
     assert_eq!(s.budget(), Some(1400 * (100 - (count as usize - 2))));
     // tau = 3 ms: 100 / 3 = 33 fragments (integer division as in the original).
-    s.handle_datagram(t, &ack(1, FragmentId { frame: 0, index: 1 }, Some(3000), 0, &[]))
-        .unwrap();
+    s.handle_datagram(
+        t,
+        &ack(1, FragmentId { frame: 0, index: 1 }, Some(3000), 0, &[]),
+    )
+    .unwrap();
     assert_eq!(s.budget(), Some(1400 * (33 - (count as usize - 2))));
     // An older ACK (lower number) does not change the estimate ...
-    s.handle_datagram(t, &ack(0, FragmentId { frame: 0, index: 1 }, Some(10), 0, &[]))
-        .unwrap();
-    assert_eq!(s.stats().mean_interarrival, Some(Duration::from_micros(3000)));
+    s.handle_datagram(
+        t,
+        &ack(0, FragmentId { frame: 0, index: 1 }, Some(10), 0, &[]),
+    )
+    .unwrap();
+    assert_eq!(
+        s.stats().mean_interarrival,
+        Some(Duration::from_micros(3000))
+    );
     assert_eq!(s.stats().stale_acks, 1);
     // ... but everything received lowers N.
-    let last = FragmentId { frame: 0, index: count as u16 - 1 };
-    s.handle_datagram(t, &ack(2, last, Some(3000), 0, &[])).unwrap();
+    let last = FragmentId {
+        frame: 0,
+        index: count as u16 - 1,
+    };
+    s.handle_datagram(t, &ack(2, last, Some(3000), 0, &[]))
+        .unwrap();
     assert_eq!(s.budget(), Some(1400 * 33));
     // tau above d: no room at all; tau = 0 is treated as 1 µs, never a division by zero.
-    s.handle_datagram(t, &ack(3, last, Some(200_000), 0, &[])).unwrap();
+    s.handle_datagram(t, &ack(3, last, Some(200_000), 0, &[]))
+        .unwrap();
     assert_eq!(s.budget(), Some(0));
-    s.handle_datagram(t, &ack(4, last, Some(0), 0, &[])).unwrap();
+    s.handle_datagram(t, &ack(4, last, Some(0), 0, &[]))
+        .unwrap();
     assert_eq!(s.budget(), Some(1400 * 100_000));
     // An ACK for a fragment never sent is not believed.
-    s.handle_datagram(t, &ack(5, FragmentId { frame: 9, index: 0 }, Some(1000), 0, &[]))
-        .unwrap();
+    s.handle_datagram(
+        t,
+        &ack(5, FragmentId { frame: 9, index: 0 }, Some(1000), 0, &[]),
+    )
+    .unwrap();
     assert_eq!(s.stats().fragments_in_flight, 0);
 }
 
@@ -158,28 +189,41 @@ fn two_options_step_quality_down_17_and_up_23_within_3_to_127() {
     let enc = FakeEncoder::default();
     let mut s = new_sender(SenderConfig::default());
     // tau = 0 (taken as 1 µs): a budget of 140 MB, the better (finer) option always fits.
-    s.handle_datagram(Instant::ZERO, &ack(0, FragmentId::default(), Some(0), 0, &[]))
-        .unwrap();
+    s.handle_datagram(
+        Instant::ZERO,
+        &ack(0, FragmentId::default(), Some(0), 0, &[]),
+    )
+    .unwrap();
     let mut asked = Vec::new();
     for picture in 0..6 {
         let (request, events, _) = offer(&mut s, &enc, picture, Instant::from_millis(picture * 33));
-        let EncodeJob::Qualities(qs) = request.job else { panic!("Salsify asks for qualities") };
+        let EncodeJob::Qualities(qs) = request.job else {
+            panic!("Salsify asks for qualities")
+        };
         asked.push((qs[0].index(), qs[1].index()));
         assert_eq!(sent(&events).unwrap().choice, Choice::Better);
     }
-    assert_eq!(asked, [(47, 87), (30, 70), (13, 53), (3, 36), (3, 26), (3, 26)]);
+    assert_eq!(
+        asked,
+        [(47, 87), (30, 70), (13, 53), (3, 36), (3, 26), (3, 26)]
+    );
 
     // Budget zero: forced worse options walk up to the clamp at 127.
     let mut s = new_sender(SenderConfig {
         max_consecutive_skips: 0,
         ..SenderConfig::default()
     });
-    s.handle_datagram(Instant::ZERO, &ack(0, FragmentId::default(), Some(200_000), 0, &[]))
-        .unwrap();
+    s.handle_datagram(
+        Instant::ZERO,
+        &ack(0, FragmentId::default(), Some(200_000), 0, &[]),
+    )
+    .unwrap();
     let mut worse = Vec::new();
     for picture in 0..5 {
         let (request, events, _) = offer(&mut s, &enc, picture, Instant::from_millis(picture * 33));
-        let EncodeJob::Qualities(qs) = request.job else { panic!() };
+        let EncodeJob::Qualities(qs) = request.job else {
+            panic!()
+        };
         worse.push(qs[1].index());
         assert_eq!(sent(&events).unwrap().choice, Choice::ForcedWorse);
     }
@@ -202,14 +246,19 @@ fn sends_the_larger_option_that_fits_else_skips() {
         }
         pending.clear();
         // Everything sent so far has arrived: N = 0, budget = 1400 x (100 / tau).
-        s.handle_datagram(now, &ack(picture as u32, newest, Some(tau_ms * 1000), 0, &[]))
-            .unwrap();
+        s.handle_datagram(
+            now,
+            &ack(picture as u32, newest, Some(tau_ms * 1000), 0, &[]),
+        )
+        .unwrap();
         assert_eq!(s.stats().fragments_in_flight, 0);
         let budget = s.budget().unwrap();
         assert_eq!(budget, 1400 * (100 / tau_ms as usize));
         let (request, events, d) = offer(&mut s, &enc, picture, now);
         pending = d;
-        let EncodeJob::Qualities(qs) = &request.job else { panic!() };
+        let EncodeJob::Qualities(qs) = &request.job else {
+            panic!()
+        };
         let better = enc.encode(&request.source, picture, qs[0]).bytes.len();
         let worse = enc.encode(&request.source, picture, qs[1]).bytes.len();
         let expected = if better <= budget {
@@ -219,7 +268,11 @@ fn sends_the_larger_option_that_fits_else_skips() {
         } else {
             None
         };
-        assert_eq!(sent(&events).map(|f| f.choice), expected, "budget {budget}: {better}/{worse}");
+        assert_eq!(
+            sent(&events).map(|f| f.choice),
+            expected,
+            "budget {budget}: {better}/{worse}"
+        );
         assert_eq!(expected.is_none(), skipped(&events));
         outcomes.push(expected);
     }
@@ -235,8 +288,11 @@ fn skips_at_most_max_consecutive_then_forces_the_worse_option() {
     let (_, events, _) = offer(&mut s, &enc, 0, Instant::ZERO);
     let mut last_target = sent(&events).unwrap().target;
     // tau = 200 ms > d: budget 0 whatever is in flight.
-    s.handle_datagram(Instant::ZERO, &ack(0, FragmentId::default(), Some(200_000), 0, &[]))
-        .unwrap();
+    s.handle_datagram(
+        Instant::ZERO,
+        &ack(0, FragmentId::default(), Some(200_000), 0, &[]),
+    )
+    .unwrap();
     let mut pattern = String::new();
     for picture in 1..=15 {
         let (request, events, _) = offer(&mut s, &enc, picture, Instant::from_millis(picture * 33));
@@ -245,7 +301,9 @@ fn skips_at_most_max_consecutive_then_forces_the_worse_option() {
         match sent(&events) {
             Some(f) => {
                 assert_eq!(f.choice, Choice::ForcedWorse);
-                let EncodeJob::Qualities(qs) = &request.job else { panic!() };
+                let EncodeJob::Qualities(qs) = &request.job else {
+                    panic!()
+                };
                 assert_eq!(f.quality, qs[1], "forced send is the worse option");
                 last_target = f.target;
                 pattern.push('F');
@@ -262,15 +320,22 @@ fn skips_at_most_max_consecutive_then_forces_the_worse_option() {
 fn loss_report_switches_to_the_newest_acknowledged_state_for_five_seconds() {
     let enc = FakeEncoder::default();
     let mut s = new_sender(SenderConfig::default());
-    s.handle_datagram(Instant::ZERO, &ack(0, FragmentId::default(), Some(0), 0, &[]))
-        .unwrap();
+    s.handle_datagram(
+        Instant::ZERO,
+        &ack(0, FragmentId::default(), Some(0), 0, &[]),
+    )
+    .unwrap();
     let mut targets = Vec::new();
     for picture in 0..4 {
         let (request, events, _) = offer(&mut s, &enc, picture, Instant::from_millis(picture * 33));
         if let Some(&prev) = targets.last() {
             assert_eq!(request.source.0, prev, "chained from the last frame sent");
         } else {
-            assert_eq!(request.source.0, StateHash::INITIAL, "first frame is a keyframe");
+            assert_eq!(
+                request.source.0,
+                StateHash::INITIAL,
+                "first frame is a keyframe"
+            );
         }
         targets.push(sent(&events).unwrap().target);
     }
@@ -280,7 +345,11 @@ fn loss_report_switches_to_the_newest_acknowledged_state_for_five_seconds() {
     s.handle_datagram(t, &ack(1, FragmentId::default(), Some(0), 1, &targets[..2]))
         .unwrap();
     assert!(s.in_recovery(t));
-    assert_eq!(s.stats().states_held, 3, "states older than the newest acked one go");
+    assert_eq!(
+        s.stats().states_held,
+        3,
+        "states older than the newest acked one go"
+    );
     let (request, events, _) = offer(&mut s, &enc, 10, t);
     assert_eq!(request.source.0, targets[1]);
     let f = sent(&events).unwrap();
@@ -289,8 +358,11 @@ fn loss_report_switches_to_the_newest_acknowledged_state_for_five_seconds() {
     let (request, _, _) = offer(&mut s, &enc, 11, t + Duration::from_millis(33));
     assert_eq!(request.source.0, targets[1]);
     // The receiver reports it holds nothing the sender has: a keyframe.
-    s.handle_datagram(t, &ack(2, FragmentId::default(), Some(0), 2, &[StateHash(12345)]))
-        .unwrap();
+    s.handle_datagram(
+        t,
+        &ack(2, FragmentId::default(), Some(0), 2, &[StateHash(12345)]),
+    )
+    .unwrap();
     let (request, events, _) = offer(&mut s, &enc, 12, t + Duration::from_millis(66));
     assert_eq!(request.source.0, StateHash::INITIAL);
     let key = sent(&events).unwrap();
@@ -321,7 +393,11 @@ fn fragments_are_paced_and_carry_grace_unless_ablated() {
             .collect();
         assert!(times.len() > 2);
         for pair in times.windows(2) {
-            assert_eq!(pair[1] - pair[0], Duration::from_millis(2), "default gap before any estimate");
+            assert_eq!(
+                pair[1] - pair[0],
+                Duration::from_millis(2),
+                "default gap before any estimate"
+            );
         }
         // Next frame 40 ms after the last fragment left: 38 ms of idle time beyond the gap.
         let t = t_end + Duration::from_millis(40);
@@ -331,7 +407,11 @@ fn fragments_are_paced_and_carry_grace_unless_ablated() {
             .iter()
             .map(|d| DataFragment::parse(d).unwrap().grace)
             .collect();
-        let expected_first = if grace_period { Duration::from_millis(38) } else { Duration::ZERO };
+        let expected_first = if grace_period {
+            Duration::from_millis(38)
+        } else {
+            Duration::ZERO
+        };
         assert_eq!(graces[0], expected_first);
         assert!(graces[1..].iter().all(|g| g.is_zero()));
     }
@@ -341,11 +421,17 @@ fn fragments_are_paced_and_carry_grace_unless_ablated() {
 fn pacing_gap_follows_the_estimate() {
     let enc = FakeEncoder::default();
     let mut s = new_sender(SenderConfig::default());
-    s.handle_datagram(Instant::ZERO, &ack(0, FragmentId::default(), Some(5000), 0, &[]))
-        .unwrap();
+    s.handle_datagram(
+        Instant::ZERO,
+        &ack(0, FragmentId::default(), Some(5000), 0, &[]),
+    )
+    .unwrap();
     let (_, _, mut d) = offer(&mut s, &enc, 0, Instant::ZERO);
     d.extend(flush_pacer(&mut s, Instant::ZERO).0);
-    let t: Vec<_> = d.iter().map(|d| DataFragment::parse(d).unwrap().sent_at).collect();
+    let t: Vec<_> = d
+        .iter()
+        .map(|d| DataFragment::parse(d).unwrap().sent_at)
+        .collect();
     // tau / 5 = 1 ms, within [0.5, 2] ms.
     assert_eq!(t[1] - t[0], Duration::from_millis(1));
 }
@@ -358,18 +444,30 @@ fn conventional_codec_ablation_asks_for_a_size_and_always_sends() {
         ..SenderConfig::default()
     });
     let (request, events, mut datagrams) = offer(&mut s, &enc, 0, Instant::ZERO);
-    assert_eq!(request.job, EncodeJob::Qualities(vec![q(64)]), "no estimate: last quality");
+    assert_eq!(
+        request.job,
+        EncodeJob::Qualities(vec![q(64)]),
+        "no estimate: last quality"
+    );
     assert_eq!(sent(&events).unwrap().choice, Choice::Only);
     let t = Instant::from_millis(100);
     datagrams.extend(flush_pacer(&mut s, t).0);
     let newest = DataFragment::parse(datagrams.last().unwrap()).unwrap().id();
-    s.handle_datagram(t, &ack(0, newest, Some(20_000), 0, &[])).unwrap();
+    s.handle_datagram(t, &ack(0, newest, Some(20_000), 0, &[]))
+        .unwrap();
     let (request, events, _) = offer(&mut s, &enc, 1, t);
-    assert_eq!(request.job, EncodeJob::SizeTarget { bytes: 1400 * 5, hint: q(64) });
+    assert_eq!(
+        request.job,
+        EncodeJob::SizeTarget {
+            bytes: 1400 * 5,
+            hint: q(64)
+        }
+    );
     let f = sent(&events).unwrap();
     assert!(f.bytes <= 1400 * 5 && f.choice == Choice::Only);
     // Budget zero: skip before encoding, up to the skip limit.
-    s.handle_datagram(t, &ack(1, newest, Some(200_000), 0, &[])).unwrap();
+    s.handle_datagram(t, &ack(1, newest, Some(200_000), 0, &[]))
+        .unwrap();
     s.handle_frame(t, 2, t);
     let d = drain(&mut s, t);
     assert!(d.encodes.is_empty() && skipped(&d.events));
@@ -379,7 +477,9 @@ fn conventional_codec_ablation_asks_for_a_size_and_always_sends() {
 fn conventional_transport_ablation_updates_quality_once_a_second_and_sends_everything() {
     let enc = FakeEncoder::default();
     let mut s = new_sender(SenderConfig {
-        mode: SenderMode::ConventionalTransport { update_interval: Duration::from_secs(1) },
+        mode: SenderMode::ConventionalTransport {
+            update_interval: Duration::from_secs(1),
+        },
         ..SenderConfig::default()
     });
     let mut qualities = Vec::new();
@@ -387,7 +487,9 @@ fn conventional_transport_ablation_updates_quality_once_a_second_and_sends_every
     for picture in 0..90u64 {
         let now = Instant::from_micros(picture * 33_333);
         let (request, events, mut d) = offer(&mut s, &enc, picture, now);
-        let EncodeJob::Qualities(qs) = &request.job else { panic!() };
+        let EncodeJob::Qualities(qs) = &request.job else {
+            panic!()
+        };
         assert_eq!(qs.len(), 1);
         assert_eq!(sent(&events).unwrap().choice, Choice::Only);
         qualities.push((now, qs[0]));
@@ -395,15 +497,26 @@ fn conventional_transport_ablation_updates_quality_once_a_second_and_sends_every
         d.extend(flush_pacer(&mut s, now).0);
         if let Some(last) = d.last() {
             let id = DataFragment::parse(last).unwrap().id();
-            s.handle_datagram(now, &ack(ack_number, id, Some(100_000), 0, &[])).unwrap();
+            s.handle_datagram(now, &ack(ack_number, id, Some(100_000), 0, &[]))
+                .unwrap();
             ack_number += 1;
         }
     }
-    let changes: Vec<_> = qualities.windows(2).filter(|w| w[0].1 != w[1].1).map(|w| w[1].0).collect();
+    let changes: Vec<_> = qualities
+        .windows(2)
+        .filter(|w| w[0].1 != w[1].1)
+        .map(|w| w[1].0)
+        .collect();
     assert!(!changes.is_empty(), "quality adapts");
-    assert!(qualities.last().unwrap().1 > q(64), "to a slow link: coarser");
+    assert!(
+        qualities.last().unwrap().1 > q(64),
+        "to a slow link: coarser"
+    );
     for pair in changes.windows(2) {
-        assert!(pair[1] - pair[0] >= Duration::from_millis(990), "{changes:?}");
+        assert!(
+            pair[1] - pair[0] >= Duration::from_millis(990),
+            "{changes:?}"
+        );
     }
     assert_eq!(s.stats().skipped, 0);
 }
@@ -421,7 +534,10 @@ fn encode_interface_misuse_is_an_error_not_a_panic() {
     let one = vec![enc.encode(&r.source, 0, q(40))];
     assert!(matches!(
         s.handle_encoded(Instant::ZERO, r.id, one),
-        Err(SenderError::WrongFrameCount { expected: 2, got: 1 })
+        Err(SenderError::WrongFrameCount {
+            expected: 2,
+            got: 1
+        })
     ));
     // A busy encoder keeps only the newest picture.
     s.handle_frame(Instant::ZERO, 1, Instant::ZERO);
@@ -431,8 +547,14 @@ fn encode_interface_misuse_is_an_error_not_a_panic() {
     s.handle_encode_failed(Instant::ZERO, r.id).unwrap();
     let d = drain(&mut s, Instant::ZERO);
     assert_eq!(d.encodes[0].picture, 3);
-    assert_eq!(s.stats().dropped, 3, "0 had a wrong frame count, 2 was replaced, 1 failed");
+    assert_eq!(
+        s.stats().dropped,
+        3,
+        "0 had a wrong frame count, 2 was replaced, 1 failed"
+    );
     // Garbage from the network is counted.
-    assert!(s.handle_datagram(Instant::ZERO, b"\x01\x02garbage").is_err());
+    assert!(s
+        .handle_datagram(Instant::ZERO, b"\x01\x02garbage")
+        .is_err());
     assert_eq!(s.stats().rejected_datagrams, 1);
 }

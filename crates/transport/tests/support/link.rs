@@ -77,10 +77,9 @@ impl Link {
             return;
         }
         let start = now.max(self.busy_until);
-        let serialise = self
-            .config
-            .bytes_per_sec
-            .map_or(Duration::ZERO, |r| Duration::from_secs_f64(bytes.len() as f64 / r));
+        let serialise = self.config.bytes_per_sec.map_or(Duration::ZERO, |r| {
+            Duration::from_secs_f64(bytes.len() as f64 / r)
+        });
         self.busy_until = start + serialise;
         let mut arrival = self.busy_until + self.config.latency;
         if self.rng.gen_bool(self.config.reorder.clamp(0.0, 1.0)) {

@@ -19,8 +19,10 @@ pub trait EncodeService {
     /// The codec's frame type.
     type Frame: EncodedFrame;
     /// Encodes picture `request.picture` as the job asks.
-    fn encode(&mut self, request: &EncodeRequest<<Self::Frame as EncodedFrame>::State>)
-        -> Vec<Self::Frame>;
+    fn encode(
+        &mut self,
+        request: &EncodeRequest<<Self::Frame as EncodedFrame>::State>,
+    ) -> Vec<Self::Frame>;
 }
 
 /// The fake codec as a service.
@@ -39,7 +41,9 @@ impl EncodeService for FakeService {
                 .collect(),
             EncodeJob::SizeTarget { bytes, .. } => {
                 let (lo, hi) = (Quality::new(3).unwrap(), Quality::WORST);
-                let q = self.encoder.quality_for_size(&r.source, r.picture, *bytes, lo, hi);
+                let q = self
+                    .encoder
+                    .quality_for_size(&r.source, r.picture, *bytes, lo, hi);
                 vec![self.encoder.encode(&r.source, r.picture, q)]
             }
         }
@@ -154,7 +158,8 @@ impl<E: EncodeService, D: FrameDecoder> Session<E, D> {
     fn step(&mut self) {
         let now = self.now;
         if self.next_capture <= now && self.next_capture < self.camera_until {
-            self.sender.handle_frame(now, self.next_picture, self.next_capture);
+            self.sender
+                .handle_frame(now, self.next_picture, self.next_capture);
             self.next_picture += 1;
             self.next_capture += self.frame_interval;
         }
@@ -228,7 +233,9 @@ impl<E: EncodeService, D: FrameDecoder> Session<E, D> {
             } => {
                 let ok = match self.sent.get(&frame) {
                     Some((sent, state)) => {
-                        sent.target == target && sent.source == source && (self.verify)(sent, state, &picture)
+                        sent.target == target
+                            && sent.source == source
+                            && (self.verify)(sent, state, &picture)
                     }
                     None => false,
                 };
@@ -236,7 +243,12 @@ impl<E: EncodeService, D: FrameDecoder> Session<E, D> {
                     self.wrong.push(frame);
                 }
                 let captured = self.sent.get(&frame).map_or(at, |(s, _)| s.captured);
-                self.shown.push(Shown { frame, at, captured, source });
+                self.shown.push(Shown {
+                    frame,
+                    at,
+                    captured,
+                    source,
+                });
                 self.state_samples.push((
                     self.sender.stats().states_held,
                     self.receiver.stats().states_held,
@@ -259,7 +271,10 @@ impl<E: EncodeService, D: FrameDecoder> Session<E, D> {
 
     /// Frames sent with the given choice.
     pub fn count_choice(&self, choice: Choice) -> usize {
-        self.sent.values().filter(|(s, _)| s.choice == choice).count()
+        self.sent
+            .values()
+            .filter(|(s, _)| s.choice == choice)
+            .count()
     }
 
     /// The first frame shown that the sender committed to at or after `t`.
@@ -288,11 +303,20 @@ pub fn fake_session(
 ) -> FakeSession {
     let sender = Sender::new(sender, FakeState(StateHash::INITIAL)).unwrap();
     let receiver = Receiver::new(ReceiverConfig::default(), FakeDecoder).unwrap();
-    let verify: Verify<FakeService, FakeDecoder> =
-        Box::new(|sent: &SentFrame, target: &FakeState, shown: &FakePicture| {
+    let verify: Verify<FakeService, FakeDecoder> = Box::new(
+        |sent: &SentFrame, target: &FakeState, shown: &FakePicture| {
             shown.picture == sent.picture && shown.state == target.0
-        });
-    Session::new(sender, receiver, FakeService::default(), forward, backward, seed, verify)
+        },
+    );
+    Session::new(
+        sender,
+        receiver,
+        FakeService::default(),
+        forward,
+        backward,
+        seed,
+        verify,
+    )
 }
 
 /// Milliseconds as an instant.

@@ -8,13 +8,20 @@
 //! reordered frame to supply it, then is given up on. Every frame abandoned is counted in
 //! `frames_lost`, which each ACK carries: that counter rising is how the sender learns of loss.
 //!
-//! Every fragment accepted is ACKed (duplicates, stale and malformed datagrams are counted and
-//! dropped without an ACK, and do not feed the estimator) with the inter-arrival EWMA, the current state (that of
-//! the last frame shown) and the newest held states. Stored states: after decoding a frame
+//! Every fragment accepted is ACKed with the inter-arrival EWMA, the current state (that of
+//! the last frame shown) and the newest held states; duplicate, stale and malformed datagrams
+//! are counted and dropped without an ACK and do not feed the estimator. Stored states: after
+//! decoding a frame
 //! from state `S` the receiver drops every state older than `S`, since the sender only ever
 //! encodes from its last frame's target or the newest state the receiver reported — both
 //! `S` or newer (after a keyframe, everything older than its target goes). A cap bounds the
 //! store whatever the sender does.
+//!
+//! Untrusted input: a datagram can never make the receiver show a wrong picture (decoding
+//! checks both state hashes). Without a configured connection id the receiver locks onto the
+//! id of the first frame it shows, not the first datagram it sees, and a frame given up on
+//! more than [`MAX_SKIP_AHEAD`] frames ahead is dropped alone instead of abandoning every
+//! frame below it, so one forged datagram cannot stall the session.
 //!
 //! Decoding happens inside `handle_datagram`/`handle_timeout` through the [`FrameDecoder`]
 //! the receiver owns. Why not ask the runtime, as the sender does for encodes: the result
@@ -34,6 +41,10 @@ use crate::error::DatagramRejected;
 use crate::estimator::InterArrivalEstimator;
 use crate::state_store::StateStore;
 use crate::wire::{Ack, DataFragment, Datagram, FragmentId};
+
+/// How far ahead of the frames resolved so far an undecodable frame may be and still abandon
+/// every frame below it (about a minute of frames; beyond that it is dropped on its own).
+pub const MAX_SKIP_AHEAD: u32 = 4096;
 
 /// Things the receiver did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -116,6 +127,7 @@ pub struct ReceiverStats {
 /// A frame being reassembled.
 #[derive(Debug)]
 struct PartialFrame {
+    connection_id: u16,
     count: u16,
     source: StateHash,
     target: StateHash,
@@ -128,6 +140,7 @@ struct PartialFrame {
 impl PartialFrame {
     fn new(f: &DataFragment<'_>) -> Self {
         PartialFrame {
+            connection_id: f.connection_id,
             count: f.count,
             source: f.source,
             target: f.target,
@@ -159,7 +172,10 @@ enum NextStep {
 pub struct Receiver<D: FrameDecoder> {
     config: ReceiverConfig,
     decoder: D,
+    /// The session's id: configured, or locked at the first frame shown.
     connection_id: Option<u16>,
+    /// The id to put in ACKs (the latest accepted fragment's until locked).
+    ack_connection_id: u16,
     pending: BTreeMap<u32, PartialFrame>,
     states: StateStore<D::State>,
     current: StateHash,
@@ -179,6 +195,7 @@ impl<D: FrameDecoder> Receiver<D> {
         config.validate()?;
         Ok(Receiver {
             connection_id: config.connection_id,
+            ack_connection_id: config.connection_id.unwrap_or_default(),
             states: StateStore::new(config.max_states),
             estimator: InterArrivalEstimator::new(config.ewma_alpha),
             config,
@@ -272,8 +289,7 @@ impl<D: FrameDecoder> Receiver<D> {
 
     /// Files a fragment into its frame, or says why not.
     fn accept(&mut self, f: &DataFragment<'_>, now: Instant) -> Result<(), DatagramRejected> {
-        let expected = *self.connection_id.get_or_insert(f.connection_id);
-        if f.connection_id != expected {
+        if self.connection_id.is_some_and(|id| id != f.connection_id) {
             return Err(DatagramRejected::ForeignConnection(f.connection_id));
         }
         if u64::from(f.frame) < self.resolved_below {
@@ -284,7 +300,8 @@ impl<D: FrameDecoder> Receiver<D> {
             .pending
             .entry(f.frame)
             .or_insert_with(|| PartialFrame::new(f));
-        if (frame.count, frame.source, frame.target) != (f.count, f.source, f.target) {
+        let header = (frame.connection_id, frame.count, frame.source, frame.target);
+        if header != (f.connection_id, f.count, f.source, f.target) {
             return Err(DatagramRejected::Inconsistent(f.frame));
         }
         // In range: the parser checked index < count, and count matches this frame's.
@@ -302,6 +319,7 @@ impl<D: FrameDecoder> Receiver<D> {
             frame.complete_at = Some(now);
         }
         self.stats.fragments_accepted += 1;
+        self.ack_connection_id = f.connection_id;
         Ok(())
     }
 
@@ -392,6 +410,8 @@ impl<D: FrameDecoder> Receiver<D> {
         };
         self.keep_state(frame.source, state);
         self.current = frame.target;
+        self.connection_id = Some(frame.connection_id);
+        self.ack_connection_id = frame.connection_id;
         self.resolve_through(now, n, true);
         self.stats.frames_displayed += 1;
         self.events.push_back(ReceiverEvent::Display {
@@ -419,6 +439,12 @@ impl<D: FrameDecoder> Receiver<D> {
     /// Marks every frame up to `n` done; counts the ones not shown as lost.
     fn resolve_through(&mut self, now: Instant, n: u32, shown: bool) {
         let end = u64::from(n) + 1;
+        if !shown && end > self.resolved_below + u64::from(MAX_SKIP_AHEAD) {
+            // Implausibly far ahead for a frame nobody could decode: drop it alone.
+            self.pending.remove(&n);
+            self.count_lost(now, n, 1);
+            return;
+        }
         let lost = end
             .saturating_sub(self.resolved_below)
             .saturating_sub(u64::from(shown));
@@ -428,19 +454,23 @@ impl<D: FrameDecoder> Receiver<D> {
             self.pending.clear();
         }
         if lost > 0 {
-            let count = u32::try_from(lost).unwrap_or(u32::MAX);
-            self.stats.frames_lost = self.stats.frames_lost.saturating_add(count);
-            self.events.push_back(ReceiverEvent::FramesLost {
-                through: if shown { n.saturating_sub(1) } else { n },
-                count,
-                at: now,
-            });
+            let through = if shown { n.saturating_sub(1) } else { n };
+            self.count_lost(now, through, u32::try_from(lost).unwrap_or(u32::MAX));
         }
+    }
+
+    fn count_lost(&mut self, now: Instant, through: u32, count: u32) {
+        self.stats.frames_lost = self.stats.frames_lost.saturating_add(count);
+        self.events.push_back(ReceiverEvent::FramesLost {
+            through,
+            count,
+            at: now,
+        });
     }
 
     fn send_ack(&mut self, acked: FragmentId) {
         let ack = Ack {
-            connection_id: self.connection_id.unwrap_or_default(),
+            connection_id: self.ack_connection_id,
             ack_number: self.ack_number,
             acked,
             highest: self.highest.unwrap_or_default(),

@@ -238,11 +238,12 @@ fn duplicates_inconsistent_and_foreign_fragments_are_dropped() {
         r.handle_datagram(Instant::ZERO, &other),
         Err(DatagramRejected::Inconsistent(0))
     );
+    // Before any frame is shown a fragment of another session only conflicts with this frame.
     let mut foreign = d[1].clone();
     foreign[3] ^= 1;
     assert_eq!(
         r.handle_datagram(Instant::ZERO, &foreign),
-        Err(DatagramRejected::ForeignConnection(6))
+        Err(DatagramRejected::Inconsistent(0))
     );
     for x in &d[1..] {
         r.handle_datagram(Instant::ZERO, x).unwrap();
@@ -250,8 +251,13 @@ fn duplicates_inconsistent_and_foreign_fragments_are_dropped() {
     let out = drain(&mut r);
     assert_eq!(out.shown.len(), 1);
     assert_eq!(out.acks.len(), d.len(), "rejected fragments are not ACKed");
+    // Once a frame is shown the receiver is locked to its session.
+    assert_eq!(
+        r.handle_datagram(Instant::ZERO, &foreign),
+        Err(DatagramRejected::ForeignConnection(6))
+    );
     let s = r.stats();
-    assert_eq!((s.duplicates, s.inconsistent, s.foreign), (1, 1, 1));
+    assert_eq!((s.duplicates, s.inconsistent, s.foreign), (1, 2, 1));
 }
 
 #[test]
@@ -347,5 +353,33 @@ fn reassembly_buffer_is_bounded() {
     assert_eq!(
         r.handle_datagram(Instant::ZERO, &d[1]),
         Err(DatagramRejected::BufferFull(1))
+    );
+}
+
+#[test]
+fn one_forged_datagram_cannot_stall_the_session() {
+    let frames = chain(3);
+    let mut r = receiver();
+    // A forged single-fragment frame far ahead, from a state nobody holds, another id.
+    let enc = FakeEncoder::default();
+    let bogus = enc.encode(&FakeState(StateHash(42)), 1, Quality::new(120).unwrap());
+    let mut forged = fragments(u32::MAX - 5, &bogus, 1400).remove(0);
+    forged[2..4].copy_from_slice(&99u16.to_be_bytes());
+    r.handle_datagram(Instant::ZERO, &forged).unwrap();
+    r.handle_timeout(Instant::from_millis(100));
+    assert_eq!(drain(&mut r).lost, vec![(u32::MAX - 5, 1)]);
+    // The real session (id 7) is not locked out and its frames are not stale.
+    for (i, f) in frames.iter().enumerate() {
+        for d in fragments(i as u32, f, 1400) {
+            r.handle_datagram(Instant::from_millis(200), &d).unwrap();
+        }
+    }
+    let out = drain(&mut r);
+    assert_eq!(out.shown.len(), 3);
+    assert!(out.acks.iter().all(|a| a.connection_id == 7));
+    // Now locked to the id of the frames shown.
+    assert_eq!(
+        r.handle_datagram(Instant::from_millis(300), &forged),
+        Err(DatagramRejected::ForeignConnection(99))
     );
 }

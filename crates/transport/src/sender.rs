@@ -63,6 +63,10 @@ impl EncodeJob {
 }
 
 /// A request to encode one camera picture.
+///
+/// How long it takes is the runtime's business: Salsify-1c runs the job's encodes one after
+/// the other (hand the frames back after the sum of their times), Salsify-2c in parallel
+/// (after the longest). The sender does not look at its clock between request and answer.
 #[derive(Debug, Clone)]
 pub struct EncodeRequest<S> {
     /// Pass back to [`Sender::handle_encoded`].

@@ -43,7 +43,9 @@ pub enum EncodeJob {
     /// Salsify asks for `[better, worse]`; the conventional-transport ablation for one.
     Qualities(Vec<Quality>),
     /// Conventional-codec ablation: one encode at the quality the runtime predicts will make a
-    /// frame of at most `bytes` (`hint` is the last quality sent, a starting point).
+    /// frame of at most `bytes` (`hint` is the last quality sent, a starting point). The frame
+    /// is sent whatever its size. `bytes` is 0 when the skip limit forces a send: encode as
+    /// small as possible.
     SizeTarget {
         /// The transport's budget when the picture arrived.
         bytes: usize,

@@ -1,0 +1,78 @@
+//! How long encoding and decoding take in virtual time.
+//!
+//! The simulator runs the real codec, but charges a modelled time for it, so results do not
+//! depend on how fast or busy the machine running the simulation is.
+
+use salsify_time::Duration;
+use serde::{Deserialize, Serialize};
+
+/// A cost proportional to picture area.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CostModel {
+    /// Microseconds per encode per megapixel.
+    pub encode_us_per_megapixel: f64,
+    /// Microseconds per decode per megapixel.
+    pub decode_us_per_megapixel: f64,
+}
+
+impl Default for CostModel {
+    /// About 7 ms per 1280x720 encode and 3 ms per decode: libvpx VP8 at cpu-used -8 on one
+    /// core of this project's reference machine (`salsify bench codec`).
+    fn default() -> Self {
+        CostModel {
+            encode_us_per_megapixel: 7600.0,
+            decode_us_per_megapixel: 3200.0,
+        }
+    }
+}
+
+impl CostModel {
+    /// One encode of a `width` x `height` picture.
+    pub fn encode(&self, width: u32, height: u32) -> Duration {
+        scaled(self.encode_us_per_megapixel, width, height)
+    }
+
+    /// One decode of a `width` x `height` picture.
+    pub fn decode(&self, width: u32, height: u32) -> Duration {
+        scaled(self.decode_us_per_megapixel, width, height)
+    }
+
+    /// Checks that both costs are finite and not negative.
+    pub fn validate(&self) -> Result<(), String> {
+        for (name, v) in [
+            ("encode_us_per_megapixel", self.encode_us_per_megapixel),
+            ("decode_us_per_megapixel", self.decode_us_per_megapixel),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(format!("{name} = {v} must be a finite non-negative number"));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn scaled(us_per_mp: f64, width: u32, height: u32) -> Duration {
+    let mp = f64::from(width) * f64::from(height) / 1e6;
+    Duration::from_micros((us_per_mp * mp).round() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cost_scales_with_area() {
+        let m = CostModel {
+            encode_us_per_megapixel: 1000.0,
+            decode_us_per_megapixel: 500.0,
+        };
+        assert_eq!(m.encode(1000, 1000), Duration::from_millis(1));
+        assert_eq!(m.decode(2000, 1000), Duration::from_millis(1));
+        assert!(CostModel {
+            encode_us_per_megapixel: -1.0,
+            ..m
+        }
+        .validate()
+        .is_err());
+    }
+}

@@ -3,6 +3,7 @@
 mod bench_codec;
 mod codec_demo;
 mod input;
+mod sim_cmd;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
@@ -22,6 +23,9 @@ enum Command {
     /// Encode and decode a clip with the functional codec, choosing between two qualities per
     /// frame as Salsify does, and print per-frame sizes and quality.
     CodecDemo(codec_demo::CodecDemoArgs),
+    /// Simulate a run in virtual time (real codec, emulated link): per-frame CSV, per-packet
+    /// log and summary JSON.
+    Sim(Box<sim_cmd::SimArgs>),
     /// Benchmarks (figures per core, measured side by side in one run).
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -45,6 +49,7 @@ fn run(cli: Cli) -> Result<()> {
     match cli.command {
         None => codec_demo::run(&codec_demo::CodecDemoArgs::default()),
         Some(Command::CodecDemo(args)) => codec_demo::run(&args),
+        Some(Command::Sim(args)) => sim_cmd::run(&args),
         Some(Command::Bench(BenchCommand::Codec(args))) => bench_codec::run(&args),
     }
 }

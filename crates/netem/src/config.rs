@@ -34,7 +34,10 @@ pub struct LinkConfig {
     /// DropTail queue limit. Default 256 packets, as in the paper's main experiments.
     pub queue: QueueLimit,
     /// One-way propagation delay added after the bottleneck. Default 20 ms (the paper's
-    /// 40 ms round trip split evenly between the two directions).
+    /// 40 ms round trip split evenly between the two directions). After, not before: the
+    /// packet meets the trace at the time it is sent, as the uplink of
+    /// `mm-delay D mm-link UP DOWN` does with the application inside (a time-varying trace
+    /// makes the order matter; a fixed delay adds the same either way to the one-way delay).
     pub propagation_delay: Duration,
     /// Loss models, all applied. Default none.
     pub loss: Vec<LossModel>,

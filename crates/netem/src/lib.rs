@@ -49,6 +49,7 @@ pub use config::{default_trace, ConfigError, LinkConfig, MAX_PROPAGATION_DELAY};
 pub use generators::{Bitrate, GeneratorError};
 pub use link::{
     Admission, Delivered, DropReason, Link, LinkEvent, LinkEventKind, LinkStats, PacketError,
+    TimeoutReason,
 };
 pub use log::{LogHeader, MahimahiLog};
 pub use loss::{LossError, LossModel, LossPlacement, Outage};

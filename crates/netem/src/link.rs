@@ -154,6 +154,16 @@ pub enum LinkEventKind {
     },
 }
 
+/// Why the link asked to be woken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TimeoutReason {
+    /// A packet reaches the far end.
+    Delivery,
+    /// A delivery opportunity while packets wait.
+    Opportunity,
+}
+
 /// Counters since the link started; a cheap `Copy` snapshot.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -311,11 +321,24 @@ impl<P> Link<P> {
     /// When something can next change: a packet reaching the far end, or the next
     /// opportunity while packets wait. `None` when the link is empty.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        let delivery = self.propagating.front().map(|d| d.delivered_at);
-        let opportunity = (!self.is_idle()).then(|| self.schedule.next_time());
+        self.next_timeout().map(|(t, _)| t)
+    }
+
+    /// What [`Link::poll_timeout`] is waiting for (a delivery wins a tie).
+    pub fn timeout_reason(&self) -> Option<TimeoutReason> {
+        self.next_timeout().map(|(_, r)| r)
+    }
+
+    fn next_timeout(&self) -> Option<(Instant, TimeoutReason)> {
+        let delivery = self
+            .propagating
+            .front()
+            .map(|d| (d.delivered_at, TimeoutReason::Delivery));
+        let opportunity =
+            (!self.is_idle()).then(|| (self.schedule.next_time(), TimeoutReason::Opportunity));
         match (delivery, opportunity) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
+            (Some(d), Some(o)) => Some(if o.0 < d.0 { o } else { d }),
+            (d, o) => d.or(o),
         }
     }
 

@@ -13,10 +13,14 @@ fn config(millis: Vec<u64>) -> LinkConfig {
     c
 }
 
-/// Runs the link until it is empty, returning everything it delivers.
+/// Runs the link until it is empty, returning everything it delivers. A link that stops
+/// making progress fails the test instead of hanging it.
 fn drain<P>(link: &mut Link<P>) -> Vec<Delivered<P>> {
     let mut out = Vec::new();
+    let mut wakeups = 0;
     while let Some(t) = link.poll_timeout() {
+        wakeups += 1;
+        assert!(wakeups < 100_000, "link stuck at {t:?}");
         while let Some(d) = link.poll_delivery(t) {
             out.push(d);
         }
@@ -265,8 +269,10 @@ fn poll_timeout_names_the_next_event() {
     assert_eq!(link.poll_timeout(), None);
     let _ = offer(&mut link, ms(3), 'a', 100);
     assert_eq!(link.poll_timeout(), Some(ms(10)));
+    assert_eq!(link.timeout_reason(), Some(TimeoutReason::Opportunity));
     assert!(link.poll_delivery(ms(10)).is_none()); // departed, still propagating
     assert_eq!(link.poll_timeout(), Some(ms(15)));
+    assert_eq!(link.timeout_reason(), Some(TimeoutReason::Delivery));
     assert_eq!(link.propagating_packets(), 1);
     assert_eq!(link.poll_delivery(ms(15)).map(|d| d.payload), Some('a'));
     assert_eq!(link.poll_timeout(), None);

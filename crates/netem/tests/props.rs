@@ -134,7 +134,10 @@ fn run(s: &Scenario, events: bool) -> Result<Run, TestCaseError> {
             log.push(e);
         }
     }
+    let mut wakeups = 0;
     while let Some(t) = link.poll_timeout() {
+        wakeups += 1;
+        prop_assert!(wakeups < 100_000, "link stuck at {:?}", t);
         prop_assert!(t >= now, "timeout in the past");
         now = t;
         while let Some(d) = link.poll_delivery(now) {

@@ -76,7 +76,9 @@ fn a_backlogged_sender_gets_the_verizon_traces_capacity() {
         while let Some(d) = link.poll_delivery(now) {
             departed += u64::from(d.departed_at <= end);
         }
-        now = link.poll_timeout().unwrap();
+        let next = link.poll_timeout().unwrap();
+        assert!(next > now, "link stuck at {now:?}");
+        now = next;
         // Everything that departs by `end` is delivered 20 ms later.
         if now > end + Duration::from_millis(20) {
             break;

@@ -1,0 +1,370 @@
+//! One experiment, as a TOML file or command-line flags describe it: scheme, video, link,
+//! duration and seed. [`Experiment::sim_config`] turns it into a simulator configuration.
+//!
+//! ```toml
+//! scheme = "salsify-2c"          # salsify-1c, salsify-no-grace, salsify-conventional-codec,
+//!                                # salsify-conventional-transport
+//! video = "synthetic"            # or a .y4m / .mp4 path (played forwards and backwards)
+//! size = "1280x720"              # synthetic source only
+//! fps = 60                       # synthetic source only
+//! duration_s = 30
+//! seed = 1
+//!
+//! [link]
+//! trace = "../shared/traces/Verizon-LTE-short"   # PREFIX: video over PREFIX.down, ACKs over PREFIX.up
+//! # preset = "cellular"         # instead of a trace: cellular, intermittent, wifi, ramp,
+//! #                             # dropout, constant:KBPS
+//! queue_packets = 256
+//! delay_ms = 20                  # one way, each direction
+//! loss = 0.0                     # i.i.d. loss on the video direction
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use salsify_netem::{generators, presets, Bitrate, LinkConfig, LossModel, QueueLimit, Trace};
+use salsify_time::Duration;
+use salsify_transport::{SenderConfig, SenderMode};
+use serde::{Deserialize, Serialize};
+
+use crate::sim::{CostModel, Parallelism, SimConfig};
+
+/// The schemes `salsify sim` can run.
+pub const SCHEMES: &[&str] = &[
+    "salsify-2c",
+    "salsify-1c",
+    "salsify-no-grace",
+    "salsify-conventional-codec",
+    "salsify-conventional-transport",
+];
+
+/// The link presets a [`LinkSpec`] can name.
+pub const PRESETS: &[&str] = &[
+    "cellular",
+    "intermittent",
+    "wifi",
+    "ramp",
+    "dropout",
+    "constant:KBPS",
+];
+
+/// An experiment. Every field has a default, so an empty file is a valid experiment.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Experiment {
+    /// Which scheme (see [`SCHEMES`]).
+    pub scheme: String,
+    /// `synthetic`, or a video file.
+    pub video: String,
+    /// Synthetic source size, `WIDTHxHEIGHT`.
+    pub size: String,
+    /// Synthetic source frame rate.
+    pub fps: u32,
+    /// Simulated seconds.
+    pub duration_s: f64,
+    /// Seed of every random choice (link loss, synthetic traces, synthetic video).
+    pub seed: u64,
+    /// libvpx speed.
+    pub cpu_used: i32,
+    /// Modelled codec time.
+    pub cost: CostModel,
+    /// The network.
+    pub link: LinkSpec,
+}
+
+impl Default for Experiment {
+    fn default() -> Self {
+        Experiment {
+            scheme: "salsify-2c".into(),
+            video: "synthetic".into(),
+            size: "1280x720".into(),
+            fps: 60,
+            duration_s: 30.0,
+            seed: 1,
+            cpu_used: -8,
+            cost: CostModel::default(),
+            link: LinkSpec::default(),
+        }
+    }
+}
+
+/// The emulated network path.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LinkSpec {
+    /// Mahimahi trace prefix: video over `PREFIX.down`, ACKs over `PREFIX.up`; or one file,
+    /// used for video with ACKs over the same trace.
+    pub trace: Option<PathBuf>,
+    /// A synthetic link when no trace is given (see [`PRESETS`]).
+    pub preset: String,
+    /// DropTail queue in packets (0 = unlimited).
+    pub queue_packets: u32,
+    /// One-way propagation delay in each direction, in milliseconds.
+    pub delay_ms: u64,
+    /// I.i.d. loss probability on the video direction.
+    pub loss: f64,
+    /// For the `dropout` preset: when the one-second outage starts, in seconds.
+    pub dropout_at_s: f64,
+}
+
+impl Default for LinkSpec {
+    fn default() -> Self {
+        LinkSpec {
+            trace: None,
+            preset: "cellular".into(),
+            queue_packets: 256,
+            delay_ms: 20,
+            loss: 0.0,
+            dropout_at_s: 10.0,
+        }
+    }
+}
+
+/// What is wrong with an experiment; the message names the field.
+#[derive(Debug, thiserror::Error)]
+#[error("{field}: {message}")]
+pub struct ExperimentError {
+    /// The field at fault.
+    pub field: &'static str,
+    /// What is wrong.
+    pub message: String,
+}
+
+fn fail<T>(field: &'static str, message: impl Into<String>) -> Result<T, ExperimentError> {
+    Err(ExperimentError {
+        field,
+        message: message.into(),
+    })
+}
+
+impl Experiment {
+    /// Parses a TOML experiment file's text.
+    pub fn from_toml(text: &str) -> Result<Experiment, ExperimentError> {
+        toml::from_str(text).or_else(|e| fail("file", e.to_string()))
+    }
+
+    /// The simulator configuration for this experiment (the video is opened by the caller).
+    pub fn sim_config(&self) -> Result<SimConfig, ExperimentError> {
+        if !(self.duration_s.is_finite() && self.duration_s > 0.0 && self.duration_s <= 86_400.0) {
+            return fail(
+                "duration_s",
+                format!("{} is not in (0, 86400]", self.duration_s),
+            );
+        }
+        if !(-16..=-1).contains(&self.cpu_used) {
+            return fail("cpu_used", format!("{} is not in -16..=-1", self.cpu_used));
+        }
+        self.cost.validate().or_else(|e| fail("cost", e))?;
+        let (sender, parallelism) = scheme(&self.scheme)?;
+        let (data_link, feedback_link) = self.link.build(self.seed)?;
+        Ok(SimConfig {
+            sender,
+            parallelism,
+            data_link,
+            feedback_link,
+            duration: Duration::from_secs_f64(self.duration_s),
+            cost: self.cost,
+            cpu_used: self.cpu_used,
+            ..SimConfig::default()
+        })
+    }
+}
+
+/// The sender configuration and core use of a named scheme.
+fn scheme(name: &str) -> Result<(SenderConfig, Parallelism), ExperimentError> {
+    let base = SenderConfig::default();
+    let (sender, parallelism) = match name {
+        "salsify-2c" => (base, Parallelism::Parallel),
+        "salsify-1c" => (base, Parallelism::Serial),
+        "salsify-no-grace" => (
+            SenderConfig {
+                grace_period: false,
+                ..base
+            },
+            Parallelism::Parallel,
+        ),
+        "salsify-conventional-codec" => (
+            SenderConfig {
+                mode: SenderMode::ConventionalCodec,
+                ..base
+            },
+            Parallelism::Parallel,
+        ),
+        "salsify-conventional-transport" => (
+            SenderConfig {
+                mode: SenderMode::ConventionalTransport {
+                    update_interval: Duration::from_secs(1),
+                },
+                ..base
+            },
+            Parallelism::Parallel,
+        ),
+        other => {
+            return fail(
+                "scheme",
+                format!("unknown scheme '{other}'; one of {}", SCHEMES.join(", ")),
+            )
+        }
+    };
+    Ok((sender, parallelism))
+}
+
+impl LinkSpec {
+    /// The video-direction and ACK-direction links.
+    fn build(&self, seed: u64) -> Result<(LinkConfig, LinkConfig), ExperimentError> {
+        if !(0.0..=1.0).contains(&self.loss) {
+            return fail("link.loss", format!("{} is not a probability", self.loss));
+        }
+        if self.delay_ms > 10_000 {
+            return fail(
+                "link.delay_ms",
+                format!("{} ms is more than 10 s", self.delay_ms),
+            );
+        }
+        let (mut data, mut feedback) = match &self.trace {
+            Some(prefix) => trace_pair(prefix)?,
+            None => {
+                let data = self.preset_link(seed)?;
+                let feedback = data.clone();
+                (data, feedback)
+            }
+        };
+        let queue = match self.queue_packets {
+            0 => QueueLimit::UNLIMITED,
+            n => QueueLimit::packets(n),
+        };
+        for (link, link_seed) in [(&mut data, seed), (&mut feedback, seed ^ 0x5eed)] {
+            link.queue = queue;
+            link.propagation_delay = Duration::from_millis(self.delay_ms);
+            link.seed = link_seed;
+        }
+        // Outages and failures belong to the video direction only: ACKs are what recovery
+        // needs, and the paper's emulators impaired the forward path.
+        feedback.loss.clear();
+        if self.loss > 0.0 {
+            data.loss.push(LossModel::iid(self.loss));
+        }
+        Ok((data, feedback))
+    }
+
+    fn preset_link(&self, seed: u64) -> Result<LinkConfig, ExperimentError> {
+        let generated = |r: Result<LinkConfig, salsify_netem::GeneratorError>| {
+            r.or_else(|e| fail("link.preset", e.to_string()))
+        };
+        match self.preset.as_str() {
+            "cellular" => generated(presets::synthetic_cellular(seed)),
+            "intermittent" => generated(presets::intermittent(seed)),
+            "wifi" => generated(presets::wifi_poisson(seed)),
+            "ramp" => generated(presets::ramp()),
+            "dropout" => {
+                if !(self.dropout_at_s.is_finite() && self.dropout_at_s >= 0.0) {
+                    return fail(
+                        "link.dropout_at_s",
+                        "must be a non-negative number of seconds",
+                    );
+                }
+                generated(presets::dropout_500k(Duration::from_secs_f64(
+                    self.dropout_at_s,
+                )))
+            }
+            other => match other.strip_prefix("constant:").map(str::parse::<u64>) {
+                Some(Ok(kbps)) if kbps > 0 => {
+                    let trace = generators::constant(Bitrate::kbps(kbps))
+                        .or_else(|e| fail("link.preset", e.to_string()))?;
+                    Ok(LinkConfig::with_trace(trace))
+                }
+                _ => fail(
+                    "link.preset",
+                    format!("unknown preset '{other}'; one of {}", PRESETS.join(", ")),
+                ),
+            },
+        }
+    }
+}
+
+/// Links from a trace prefix (`PREFIX.down` / `PREFIX.up`) or a single trace file.
+fn trace_pair(prefix: &Path) -> Result<(LinkConfig, LinkConfig), ExperimentError> {
+    let load = |path: &Path| {
+        Trace::from_path(path)
+            .map(LinkConfig::with_trace)
+            .or_else(|e| fail("link.trace", format!("{}: {e}", path.display())))
+    };
+    if prefix.is_file() {
+        let link = load(prefix)?;
+        return Ok((link.clone(), link));
+    }
+    let with = |ext: &str| PathBuf::from(format!("{}.{ext}", prefix.display()));
+    let (down, up) = (with("down"), with("up"));
+    if !down.is_file() {
+        return fail(
+            "link.trace",
+            format!(
+                "neither '{}' nor '{}' is a trace file",
+                prefix.display(),
+                down.display()
+            ),
+        );
+    }
+    let data = load(&down)?;
+    let feedback = if up.is_file() {
+        load(&up)?
+    } else {
+        data.clone()
+    };
+    Ok((data, feedback))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_file_is_the_default_experiment() {
+        let e = Experiment::from_toml("").unwrap();
+        assert_eq!(e, Experiment::default());
+        let c = e.sim_config().unwrap();
+        assert_eq!(c.parallelism, Parallelism::Parallel);
+        assert_eq!(c.data_link.queue, QueueLimit::packets(256));
+    }
+
+    #[test]
+    fn fields_are_checked_by_name() {
+        let cases = [
+            ("scheme = \"webrtc\"", "scheme"),
+            ("duration_s = -1", "duration_s"),
+            ("[link]\nloss = 2.0", "link.loss"),
+            ("[link]\npreset = \"constant:0\"", "link.preset"),
+            ("[link]\ntrace = \"/nonexistent/x\"", "link.trace"),
+            ("colour = 1", "file"),
+        ];
+        for (text, field) in cases {
+            let err = Experiment::from_toml(text)
+                .and_then(|e| e.sim_config())
+                .unwrap_err();
+            assert_eq!(err.field, field, "{text}: {err}");
+        }
+    }
+
+    #[test]
+    fn schemes_and_presets_build() {
+        for name in SCHEMES {
+            let e = Experiment {
+                scheme: name.to_string(),
+                ..Experiment::default()
+            };
+            e.sim_config().unwrap();
+        }
+        for preset in [
+            "cellular",
+            "intermittent",
+            "wifi",
+            "ramp",
+            "dropout",
+            "constant:500",
+        ] {
+            let mut e = Experiment::default();
+            e.link.preset = preset.into();
+            let c = e.sim_config().unwrap();
+            assert!(c.feedback_link.loss.is_empty(), "{preset}");
+        }
+    }
+}

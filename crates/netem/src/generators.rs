@@ -21,6 +21,10 @@ const BITS_PER_OPPORTUNITY: u64 = TRACE_PACKET_BYTES as u64 * 8;
 /// Longest period the constant-rate generator uses when an exact one would be longer.
 const MAX_EXACT_PERIOD_MS: u64 = 60_000;
 
+/// Longest period a generator accepts (one day): the per-millisecond generators do work
+/// proportional to it, and a longer trace is better made by repetition.
+const MAX_GENERATED_PERIOD_MS: u64 = 86_400_000;
+
 /// Most opportunities a generated trace may hold (160 MB of timestamps), a guard against a
 /// rate or period typed in the wrong unit.
 pub const MAX_GENERATED_OPPORTUNITIES: u64 = 20_000_000;
@@ -162,7 +166,10 @@ pub fn ramp(p: &RampParams) -> Result<Trace, GeneratorError> {
     }
     let [hold, down, zero, up] =
         [p.hold_high, p.ramp_down, p.hold_zero, p.ramp_up].map(|d| d.as_secs_f64());
-    let period = p.hold_high + p.ramp_down + p.hold_zero + p.ramp_up;
+    let period = [p.ramp_down, p.hold_zero, p.ramp_up]
+        .iter()
+        .try_fold(p.hold_high, |sum, d| sum.checked_add(*d))
+        .ok_or(GeneratorError::InvalidParameter("ramp too long"))?;
     let high = p.high.as_f64();
     from_rate_fn(period, |t| {
         let t = t.as_secs_f64();
@@ -273,7 +280,12 @@ pub fn cellular(p: &CellularParams, seed: u64) -> Result<Trace, GeneratorError> 
 /// `trace` with no opportunities in `[start, start + len)` of each period: capacity drops to
 /// zero and queued packets wait (unlike a loss outage, which drops them).
 pub fn with_gap(trace: &Trace, start: Duration, len: Duration) -> Result<Trace, GeneratorError> {
-    let (a, b) = (start.as_millis(), (start + len).as_millis());
+    let end = start
+        .checked_add(len)
+        .ok_or(GeneratorError::InvalidParameter(
+            "gap must end within the period",
+        ))?;
+    let (a, b) = (start.as_millis(), end.as_millis());
     if b > u128::from(trace.period_ms()) {
         return Err(GeneratorError::InvalidParameter(
             "gap must end within the period",
@@ -301,8 +313,8 @@ fn period_ms(period: Duration) -> Result<u64, GeneratorError> {
     }
     u64::try_from(ms)
         .ok()
-        .filter(|&ms| ms <= crate::trace::MAX_TIMESTAMP_MS)
-        .ok_or(GeneratorError::InvalidParameter("period too long"))
+        .filter(|&ms| ms <= MAX_GENERATED_PERIOD_MS)
+        .ok_or(GeneratorError::InvalidParameter("period longer than a day"))
 }
 
 fn check_count(count: u64) -> Result<(), GeneratorError> {

@@ -79,6 +79,17 @@ fn generators_reject_nonsense() {
         Err(GeneratorError::NoOpportunities)
     ));
     assert!(matches!(
+        from_rate_fn(Duration::from_secs(1_000_000), |_| 1e6),
+        Err(GeneratorError::InvalidParameter(_))
+    ));
+    let huge = RampParams {
+        hold_high: Duration::MAX,
+        ..RampParams::default()
+    };
+    assert!(ramp(&huge).is_err());
+    let t = constant(Bitrate::mbps(1)).unwrap();
+    assert!(with_gap(&t, Duration::MAX, Duration::MAX).is_err());
+    assert!(matches!(
         from_rate_fn(Duration::from_secs(1), |_| f64::NAN),
         Err(GeneratorError::InvalidParameter(_))
     ));

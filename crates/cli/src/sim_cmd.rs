@@ -1,12 +1,241 @@
-//! `salsify sim`: one simulated run.
+//! `salsify sim`: one simulated run from flags or a TOML experiment file.
+//!
+//! Writes `frames.csv` (one line per camera picture), `summary.json` (the paper's summary),
+//! `packets.log` (the video link in Mahimahi's mm-link log format) and `experiment.toml`
+//! (the experiment as run, flags merged in) to the output folder.
 
-use anyhow::Result;
+use std::fs::{self, File};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
 
-/// Options of `salsify sim`.
+use anyhow::{Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use salsify_eval::experiment::Experiment;
+use salsify_eval::sim::{
+    simulate, write_frames_csv, LoopedClip, SimOutput, SyntheticVideo, VideoSource,
+};
+use salsify_netem::{LogHeader, MahimahiLog, QueueLimit};
+use salsify_time::Instant;
+
+use crate::input::{Size, VideoInput};
+
+/// Options of `salsify sim`. Flags override the experiment file's values.
 #[derive(clap::Args, Debug)]
-pub struct SimArgs {}
+pub struct SimArgs {
+    /// TOML experiment file (see crates/eval/src/experiment.rs for every field).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Scheme: salsify-2c, salsify-1c, salsify-no-grace, salsify-conventional-codec,
+    /// salsify-conventional-transport.
+    #[arg(long)]
+    scheme: Option<String>,
+    /// Video: `synthetic`, or a .y4m or other video file (held in memory, played forwards
+    /// then backwards to cover the run).
+    #[arg(long)]
+    video: Option<String>,
+    /// Synthetic video size.
+    #[arg(long)]
+    size: Option<Size>,
+    /// Synthetic video frame rate.
+    #[arg(long)]
+    fps: Option<u32>,
+    /// Mahimahi trace prefix (video over PREFIX.down, ACKs over PREFIX.up) or one trace file,
+    /// e.g. ../shared/traces/Verizon-LTE-short.
+    #[arg(long)]
+    trace: Option<PathBuf>,
+    /// Synthetic link when no trace is given: cellular, intermittent, wifi, ramp, dropout,
+    /// constant:KBPS.
+    #[arg(long)]
+    link: Option<String>,
+    /// DropTail queue in packets (0 = unlimited).
+    #[arg(long)]
+    queue: Option<u32>,
+    /// One-way propagation delay each way, in milliseconds.
+    #[arg(long)]
+    delay_ms: Option<u64>,
+    /// I.i.d. loss probability on the video direction.
+    #[arg(long)]
+    loss: Option<f64>,
+    /// Simulated seconds.
+    #[arg(long)]
+    duration: Option<f64>,
+    /// Seed of every random choice.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Output folder.
+    #[arg(long, default_value = "salsify-sim-out")]
+    out: PathBuf,
+    /// No progress bar.
+    #[arg(long)]
+    quiet: bool,
+}
 
-/// Runs one simulation.
-pub fn run(_args: &SimArgs) -> Result<()> {
-    anyhow::bail!("salsify sim is being written")
+impl SimArgs {
+    /// The experiment: the file's (or the defaults), with flags laid over it.
+    fn experiment(&self) -> Result<Experiment> {
+        let mut e = match &self.config {
+            Some(path) => {
+                let text = fs::read_to_string(path)
+                    .with_context(|| format!("cannot read experiment file '{}'", path.display()))?;
+                Experiment::from_toml(&text)
+                    .with_context(|| format!("in experiment file '{}'", path.display()))?
+            }
+            None => Experiment::default(),
+        };
+        macro_rules! set {
+            ($flag:expr => $field:expr) => {
+                if let Some(v) = $flag.clone() {
+                    $field = v.into();
+                }
+            };
+        }
+        set!(self.scheme => e.scheme);
+        set!(self.video => e.video);
+        set!(self.size.map(|s| s.to_string()) => e.size);
+        set!(self.fps => e.fps);
+        set!(self.duration => e.duration_s);
+        set!(self.seed => e.seed);
+        set!(self.link => e.link.preset);
+        set!(self.queue => e.link.queue_packets);
+        set!(self.delay_ms => e.link.delay_ms);
+        set!(self.loss => e.link.loss);
+        if let Some(t) = &self.trace {
+            e.link.trace = Some(t.clone());
+        }
+        Ok(e)
+    }
+}
+
+/// Runs one simulation and writes its outputs.
+pub fn run(args: &SimArgs) -> Result<()> {
+    let experiment = args.experiment()?;
+    let mut config = experiment.sim_config().context("bad experiment")?;
+    config.record_packets = true;
+    let mut video = open_video(&experiment)?;
+    fs::create_dir_all(&args.out)
+        .with_context(|| format!("cannot create output folder '{}'", args.out.display()))?;
+    eprintln!(
+        "simulating {} s of {} over {} with {}",
+        experiment.duration_s,
+        video.name(),
+        link_name(&experiment),
+        experiment.scheme
+    );
+    let bar = progress_bar(experiment.duration_s, args.quiet);
+    let output = simulate(&config, video.as_mut(), &mut |t| {
+        bar.set_position(t.as_millis() as u64)
+    })?;
+    bar.finish_and_clear();
+    write_outputs(&args.out, &experiment, &output, &config.data_link.queue)?;
+    print_summary(&output);
+    println!(
+        "wrote frames.csv, summary.json, packets.log, experiment.toml to {}",
+        args.out.display()
+    );
+    Ok(())
+}
+
+fn link_name(e: &Experiment) -> String {
+    match &e.link.trace {
+        Some(t) => format!("trace {}", t.display()),
+        None => format!("the {} link", e.link.preset),
+    }
+}
+
+fn progress_bar(seconds: f64, quiet: bool) -> ProgressBar {
+    if quiet {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new((seconds * 1000.0) as u64);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{bar:40} {pos}/{len} ms simulated, {elapsed} elapsed, eta {eta}",
+        )
+        .expect("constant template"),
+    );
+    bar
+}
+
+/// The experiment's video: the synthetic source, or a file read into memory.
+fn open_video(e: &Experiment) -> Result<Box<dyn VideoSource>> {
+    if e.video == "synthetic" {
+        let size: Size = e.size.parse().map_err(anyhow::Error::msg).context("size")?;
+        return Ok(Box::new(SyntheticVideo::new(
+            size.width,
+            size.height,
+            e.fps,
+            e.seed,
+        )?));
+    }
+    let mut input = VideoInput::open(
+        &e.video,
+        Size {
+            width: 2,
+            height: 2,
+        },
+        30.0,
+    )?;
+    // Enough distinct frames for the run; a longer clip is cut, a shorter one looped.
+    let needed = (e.duration_s * input.fps).ceil() as usize + 1;
+    let frames = input.read_frames(needed.min(3600))?;
+    eprintln!("read {} frames of {}", frames.len(), input.name);
+    let clip =
+        LoopedClip::new(frames, input.fps, input.name.clone()).map_err(anyhow::Error::msg)?;
+    Ok(Box::new(clip))
+}
+
+fn write_outputs(out: &Path, e: &Experiment, o: &SimOutput, queue: &QueueLimit) -> Result<()> {
+    let create = |name: &str| -> Result<BufWriter<File>> {
+        let path = out.join(name);
+        Ok(BufWriter::new(File::create(&path).with_context(|| {
+            format!("cannot create '{}'", path.display())
+        })?))
+    };
+    let mut csv = create("frames.csv")?;
+    write_frames_csv(&o.records, &mut csv)?;
+    csv.flush()?;
+    let mut json = create("summary.json")?;
+    serde_json::to_writer_pretty(&mut json, &o.summary)?;
+    writeln!(json)?;
+    json.flush()?;
+    fs::write(out.join("experiment.toml"), toml::to_string(e)?)?;
+    let header = LogHeader {
+        link_name: "Uplink".into(),
+        trace_name: link_name(e),
+        queue: *queue,
+        base: Instant::ZERO,
+    };
+    let mut log = MahimahiLog::new(create("packets.log")?, &header)?;
+    for event in &o.packet_events {
+        log.write_event(event)?;
+    }
+    log.finish()?.flush()?;
+    Ok(())
+}
+
+fn print_summary(o: &SimOutput) {
+    let s = &o.summary;
+    let f = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
+    println!(
+        "SSIM dB mean {} p25 {} | delay ms mean {} median {} p95 {} | {:.1} frames/s shown | {:.0} kbit/s | utilisation {}",
+        f(s.ssim_db_mean),
+        f(s.ssim_db_p25),
+        f(s.delay_mean_ms),
+        f(s.delay_median_ms),
+        f(s.delay_p95_ms),
+        s.displayed_fps,
+        s.video_bitrate_bps / 1000.0,
+        f(s.link_utilisation),
+    );
+    println!(
+        "choices: better {:.0}% worse {:.0}% skipped {:.0}% | states held max: sender {} receiver {}",
+        s.better_share * 100.0,
+        s.worse_share * 100.0,
+        s.skip_share * 100.0,
+        o.sender.max_states_held,
+        o.receiver.max_states_held
+    );
+    if o.summary.frames_shown == 0 {
+        eprintln!("warning: no frame was shown");
+    }
 }

@@ -35,6 +35,9 @@ pub struct CodecBenchArgs {
         default_value = "-8"
     )]
     cpu_used: Vec<i32>,
+    /// libvpx static thresholds to compare, comma-separated (0 = off).
+    #[arg(long, value_delimiter = ',', default_value = "0")]
+    static_threshold: Vec<u32>,
     /// Quantizer indices (0..=127) for the quality table, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "16,32,48,64,80,96,112")]
     qualities: Vec<u8>,
@@ -68,9 +71,14 @@ pub fn run(args: &CodecBenchArgs) -> Result<()> {
         input.name,
         frames.len()
     );
-    for &cpu_used in &args.cpu_used {
+    let settings = args
+        .cpu_used
+        .iter()
+        .flat_map(|&c| args.static_threshold.iter().map(move |&t| (c, t)));
+    for (cpu_used, static_threshold) in settings {
         let config = EncoderConfig {
             cpu_used,
+            static_threshold,
             ..EncoderConfig::new(size.width, size.height)
         };
         config.validate()?;
@@ -90,8 +98,8 @@ fn salsify_frames(config: EncoderConfig, frames: &[Image]) -> Result<()> {
     let q = |i| Quality::new(i).expect("constant in range");
     let (better, worse) = (q(64 - 17), q(64 + 23));
     println!(
-        "## cpu-used {}: one Salsify frame (2 encodes from one state)\n",
-        config.cpu_used
+        "## cpu-used {} static-threshold {}: one Salsify frame (2 encodes from one state)\n",
+        config.cpu_used, config.static_threshold
     );
     println!("| qualities | median ms | p95 ms | frames | median fits 60 fps (16.7 ms) |");
     println!("|---|---|---|---|---|");

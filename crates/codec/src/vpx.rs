@@ -31,6 +31,9 @@ pub struct EncoderSettings {
     /// libvpx's `cpu-used` speed. Negative values fix the speed (positive ones let libvpx
     /// adapt it to measured encode time, which would make output depend on machine load).
     pub cpu_used: i32,
+    /// libvpx's static threshold: macroblocks whose difference from the reference is below
+    /// it are coded as skipped without a mode search (0 = off). Affects speed and size only.
+    pub static_threshold: u32,
 }
 
 /// What one call to [`EncoderContext::encode`] produced.
@@ -108,7 +111,7 @@ impl EncoderContext {
         )?;
         enc.control(
             sys::vp8e_enc_control_id::VP8E_SET_STATIC_THRESHOLD as c_int,
-            0,
+            settings.static_threshold as c_int,
         )?;
         enc.control(
             sys::vp8e_enc_control_id::VP8E_SET_TOKEN_PARTITIONS as c_int,

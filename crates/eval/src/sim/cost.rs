@@ -16,12 +16,13 @@ pub struct CostModel {
 }
 
 impl Default for CostModel {
-    /// About 7 ms per 1280x720 encode and 3 ms per decode: libvpx VP8 at cpu-used -8 on one
-    /// core of this project's reference machine (`salsify bench codec`).
+    /// About 10.5 ms per 1280x720 encode and 2.8 ms per decode: libvpx VP8 at cpu-used -8
+    /// on one core of this project's 2-core reference VM, FourPeople at q47..q88
+    /// (`salsify bench codec --input FourPeople_1280x720_60.mp4`).
     fn default() -> Self {
         CostModel {
-            encode_us_per_megapixel: 7600.0,
-            decode_us_per_megapixel: 3200.0,
+            encode_us_per_megapixel: 11_400.0,
+            decode_us_per_megapixel: 3_000.0,
         }
     }
 }

@@ -12,7 +12,7 @@ mod log;
 mod video;
 
 pub use cost::CostModel;
-pub use encode::{EncodeWorker, Parallelism};
+pub use encode::{BackgroundEncoder, EncodeWorker, Parallelism};
 pub use log::{write_frames_csv, FrameLog};
 pub use video::{LoopedClip, SyntheticVideo, VideoSource};
 
@@ -20,7 +20,7 @@ use salsify_codec::{CodecError, Image, State};
 use salsify_netem::{Link, LinkConfig, LinkEvent, LinkStats};
 use salsify_time::{Duration, Instant};
 use salsify_transport::{
-    ReceiverConfig, ReceiverEvent, ReceiverOutput, ReceiverStats, Sender, SenderConfig,
+    EncodeJob, ReceiverConfig, ReceiverEvent, ReceiverOutput, ReceiverStats, Sender, SenderConfig,
     SenderEvent, SenderOutput, SenderStats, Vp8Decoder,
 };
 
@@ -105,10 +105,11 @@ struct Sim<'a> {
     receiver: salsify_transport::Receiver<Vp8Decoder>,
     data_link: Link<Vec<u8>>,
     feedback_link: Link<Vec<u8>>,
-    worker: EncodeWorker,
+    encoder: BackgroundEncoder,
     log: FrameLog,
-    /// An encode under way: when it finishes, its request id and its frames.
-    encoding: Option<(Instant, u64, Vec<salsify_codec::EncodedFrame>)>,
+    /// An encode under way: when it finishes (virtual time) and its request id. The
+    /// frames come from [`BackgroundEncoder::wait`].
+    encoding: Option<(Instant, u64)>,
     next_capture: (u64, Instant),
     fps: f64,
     sender_deadline: Instant,
@@ -158,7 +159,7 @@ impl<'a> Sim<'a> {
             data_link: Link::new(data, Instant::ZERO).map_err(|e| bad(&e))?,
             feedback_link: Link::new(config.feedback_link.clone(), Instant::ZERO)
                 .map_err(|e| bad(&e))?,
-            worker: EncodeWorker::new(size.0, size.1, config.cpu_used)?,
+            encoder: BackgroundEncoder::new(EncodeWorker::new(size.0, size.1, config.cpu_used)?),
             video,
             log: FrameLog::default(),
             encoding: None,
@@ -194,8 +195,9 @@ impl<'a> Sim<'a> {
 
     /// Handles everything due at `now`, then drains both endpoints.
     fn step(&mut self, now: Instant) -> Result<(), SimError> {
-        if self.encoding.as_ref().is_some_and(|e| e.0 <= now) {
-            let (_, id, frames) = self.encoding.take().expect("checked above");
+        if self.encoding.is_some_and(|e| e.0 <= now) {
+            let (_, id) = self.encoding.take().expect("checked above");
+            let frames = self.encoder.wait()?.frames;
             // An error here means the frames were inconsistent; the sender drops the picture.
             let _ = self.sender.handle_encoded(now, id, frames);
         }
@@ -236,24 +238,29 @@ impl<'a> Sim<'a> {
                         let _ = self.sender.handle_encode_failed(now, request.id);
                         continue;
                     };
-                    let result = self.worker.run(&request, &image)?;
-                    let one = self.config.parallelism.encode_time(
-                        &self.config.cost,
-                        self.size.0,
-                        self.size.1,
-                        1,
-                    );
-                    let busy = if request.job.frames_expected() == 2 {
-                        self.config.parallelism.encode_time(
-                            &self.config.cost,
-                            self.size.0,
-                            self.size.1,
-                            2,
-                        )
-                    } else {
-                        one.mul_f64(result.encode_equivalents)
+                    let id = request.id;
+                    let (w, h) = self.size;
+                    let cost = &self.config.cost;
+                    let busy = match &request.job {
+                        // The time is known up front: encode in the background meanwhile.
+                        EncodeJob::Qualities(q) => {
+                            let busy =
+                                self.config
+                                    .parallelism
+                                    .encode_time(cost, w, h, q.len() as u32);
+                            self.encoder.submit(request, image);
+                            busy
+                        }
+                        // Prediction work varies: encode now to know how long it took.
+                        EncodeJob::SizeTarget { .. } => {
+                            self.encoder.submit(request, image);
+                            let result = self.encoder.wait()?;
+                            let busy = cost.encode(w, h).mul_f64(result.encode_equivalents);
+                            self.encoder.submit_ready(result);
+                            busy
+                        }
                     };
-                    self.encoding = Some((now + busy, request.id, result.frames));
+                    self.encoding = Some((now + busy, id));
                 }
                 SenderOutput::Transmit(datagram) => {
                     let len = datagram.len();

@@ -68,7 +68,16 @@ pub struct SimArgs {
     /// No progress bar.
     #[arg(long)]
     quiet: bool,
+    /// Also print the summary as one markdown table row with this label (see --row-header).
+    #[arg(long)]
+    row: Option<String>,
+    /// Print the markdown header for --row lines and exit.
+    #[arg(long)]
+    row_header: bool,
 }
+
+/// Columns of `--row`.
+const ROW_HEADER: &str = "| run | SSIM dB p25 | SSIM dB mean | delay ms mean | delay ms p95 | frames/s shown | kbit/s | utilisation | better/worse/skip % |\n|---|---|---|---|---|---|---|---|---|";
 
 impl SimArgs {
     /// The experiment: the file's (or the defaults), with flags laid over it.
@@ -108,6 +117,10 @@ impl SimArgs {
 
 /// Runs one simulation and writes its outputs.
 pub fn run(args: &SimArgs) -> Result<()> {
+    if args.row_header {
+        println!("{ROW_HEADER}");
+        return Ok(());
+    }
     let experiment = args.experiment()?;
     let mut config = experiment.sim_config().context("bad experiment")?;
     config.record_packets = true;
@@ -128,6 +141,9 @@ pub fn run(args: &SimArgs) -> Result<()> {
     bar.finish_and_clear();
     write_outputs(&args.out, &experiment, &output, &config.data_link.queue)?;
     print_summary(&output);
+    if let Some(label) = &args.row {
+        print_row(label, &output);
+    }
     println!(
         "wrote frames.csv, summary.json, packets.log, experiment.toml to {}",
         args.out.display()
@@ -238,4 +254,22 @@ fn print_summary(o: &SimOutput) {
     if o.summary.frames_shown == 0 {
         eprintln!("warning: no frame was shown");
     }
+}
+
+fn print_row(label: &str, o: &SimOutput) {
+    let s = &o.summary;
+    let f = |v: Option<f64>, d: usize| v.map_or("-".to_string(), |v| format!("{v:.d$}"));
+    println!(
+        "| {label} | {} | {} | {} | {} | {:.1} | {:.0} | {} | {:.0}/{:.0}/{:.0} |",
+        f(s.ssim_db_p25, 2),
+        f(s.ssim_db_mean, 2),
+        f(s.delay_mean_ms, 0),
+        f(s.delay_p95_ms, 0),
+        s.displayed_fps,
+        s.video_bitrate_bps / 1000.0,
+        f(s.link_utilisation, 2),
+        s.better_share * 100.0,
+        s.worse_share * 100.0,
+        s.skip_share * 100.0,
+    );
 }

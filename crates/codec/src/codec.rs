@@ -232,24 +232,32 @@ impl Decoder {
                 ))
             }
         };
-        let result = self.run_libvpx(state, reference, info.vp8, size);
-        if matches!(
-            result,
-            Err(CodecError::Vpx { .. } | CodecError::CorruptFrame(_))
-        ) {
-            // libvpx's context may hold half a frame; start afresh rather than trust it.
-            self.ctx = DecoderContext::new()?;
-            self.primed_size = None;
-            self.loaded = None;
+        // A damaged frame can leave hidden state in libvpx (e.g. a saved probability
+        // context) that makes the next good frame decode differently. So any failure resets
+        // the context, and the frame gets one more try on a pristine one.
+        let mut last_error = None;
+        for _attempt in 0..2 {
+            match self.run_libvpx(state, reference, info.vp8, size) {
+                Ok(reached) if reached.0.hash() == info.target => return Ok(reached),
+                Ok(reached) => {
+                    last_error = Some(CodecError::TargetMismatch {
+                        expected: info.target,
+                        decoded: reached.0.hash(),
+                    })
+                }
+                Err(e) => last_error = Some(e),
+            }
+            self.reset()?;
         }
-        let reached = result?;
-        if reached.0.hash() != info.target {
-            return Err(CodecError::TargetMismatch {
-                expected: info.target,
-                decoded: reached.0.hash(),
-            });
-        }
-        Ok(reached)
+        Err(last_error.expect("the loop ran"))
+    }
+
+    /// Replaces the libvpx context with a fresh one.
+    fn reset(&mut self) -> Result<(), CodecError> {
+        self.ctx = DecoderContext::new()?;
+        self.primed_size = None;
+        self.loaded = None;
+        Ok(())
     }
 
     /// Loads the source state (for inter frames), decodes, and reads back the new state.

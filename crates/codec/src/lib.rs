@@ -5,6 +5,7 @@
 //! encoder's reconstruction for every frame, whatever order states are used in. Also here:
 //! the I420 [`Image`], Y4M and IVF files, and a synthetic video source.
 
+pub mod cbr;
 mod codec;
 pub mod error;
 pub mod frame;
@@ -16,6 +17,7 @@ pub mod synthetic;
 mod vpx;
 pub mod y4m;
 
+pub use cbr::{CbrConfig, CbrEncoder, CbrFrame, PlainDecoder};
 pub use codec::{Decoder, Encoder, EncoderConfig};
 pub use error::CodecError;
 pub use frame::EncodedFrame;

@@ -479,3 +479,235 @@ fn vpx_error(
     };
     CodecError::Vpx { call, message }
 }
+
+/// Settings of a libvpx VP8 encoder that runs its own rate control (one-pass CBR), the way a
+/// WebRTC endpoint drives it. See `crate::cbr` for where each value comes from.
+#[derive(Clone, Copy, Debug)]
+pub struct RtcSettings {
+    /// Visible width of every frame.
+    pub width: u32,
+    /// Visible height.
+    pub height: u32,
+    /// libvpx `cpu-used` (negative: fixed speed).
+    pub cpu_used: i32,
+    /// Initial target bit rate in kb/s.
+    pub target_kbps: u32,
+    /// `rc_dropframe_thresh`: buffer fullness (percent) below which libvpx drops frames.
+    pub dropframe_thresh: u32,
+    /// Finest libvpx quantizer (0..=63) rate control may use.
+    pub min_quantizer: u32,
+    /// Coarsest libvpx quantizer (0..=63) rate control may use.
+    pub max_quantizer: u32,
+    /// `rc_undershoot_pct`.
+    pub undershoot_pct: u32,
+    /// `rc_overshoot_pct`.
+    pub overshoot_pct: u32,
+    /// `rc_buf_initial_sz`, `rc_buf_optimal_sz`, `rc_buf_sz` in milliseconds.
+    pub buffer_ms: [u32; 3],
+    /// Automatic keyframes at most this many frames apart.
+    pub keyframe_max_dist: u32,
+    /// `VP8E_SET_MAX_INTRA_BITRATE_PCT`.
+    pub max_intra_bitrate_pct: u32,
+    /// `VP8E_SET_STATIC_THRESHOLD`.
+    pub static_threshold: u32,
+}
+
+/// An owned libvpx VP8 encoder in real-time CBR mode: normal golden/altref use, not error
+/// resilient, its own rate control. Its decoder state is hidden in libvpx (not functional).
+pub struct RtcEncoderContext {
+    ctx: Box<sys::vpx_codec_ctx_t>,
+    cfg: sys::vpx_codec_enc_cfg_t,
+    last_pts: Option<i64>,
+}
+
+// SAFETY: as for EncoderContext: no thread affinity, `&mut self` only, `g_threads = 1`.
+unsafe impl Send for RtcEncoderContext {}
+
+impl RtcEncoderContext {
+    /// Opens the encoder.
+    pub fn new(s: RtcSettings) -> Result<Self, CodecError> {
+        // SAFETY: vpx_codec_vp8_cx returns a pointer to a static interface description.
+        let iface = unsafe { sys::vpx_codec_vp8_cx() };
+        let mut cfg = std::mem::MaybeUninit::<sys::vpx_codec_enc_cfg_t>::uninit();
+        // SAFETY: iface is valid and cfg points to writable storage that a successful call
+        // fills completely.
+        check("vpx_codec_enc_config_default", unsafe {
+            sys::vpx_codec_enc_config_default(iface, cfg.as_mut_ptr(), 0)
+        })?;
+        // SAFETY: initialised by the successful call above.
+        let mut cfg = unsafe { cfg.assume_init() };
+        cfg.g_w = s.width;
+        cfg.g_h = s.height;
+        cfg.g_threads = 1;
+        // Microsecond timestamps: pts and durations are capture times.
+        cfg.g_timebase = sys::vpx_rational {
+            num: 1,
+            den: 1_000_000,
+        };
+        cfg.g_error_resilient = 0;
+        cfg.g_lag_in_frames = 0;
+        cfg.g_pass = sys::vpx_enc_pass::VPX_RC_ONE_PASS;
+        cfg.rc_dropframe_thresh = s.dropframe_thresh;
+        cfg.rc_resize_allowed = 0;
+        cfg.rc_end_usage = sys::vpx_rc_mode::VPX_CBR;
+        cfg.rc_target_bitrate = s.target_kbps.max(1);
+        cfg.rc_min_quantizer = s.min_quantizer;
+        cfg.rc_max_quantizer = s.max_quantizer;
+        cfg.rc_undershoot_pct = s.undershoot_pct;
+        cfg.rc_overshoot_pct = s.overshoot_pct;
+        cfg.rc_buf_initial_sz = s.buffer_ms[0];
+        cfg.rc_buf_optimal_sz = s.buffer_ms[1];
+        cfg.rc_buf_sz = s.buffer_ms[2];
+        cfg.kf_mode = sys::vpx_kf_mode::VPX_KF_AUTO;
+        cfg.kf_min_dist = 0;
+        cfg.kf_max_dist = s.keyframe_max_dist;
+        // SAFETY: an all-zero context is the documented "uninitialised" state init expects.
+        let mut ctx: Box<sys::vpx_codec_ctx_t> = Box::new(unsafe { std::mem::zeroed() });
+        // SAFETY: ctx, iface and cfg are valid; the ABI version is the bindings' own.
+        let res = unsafe {
+            sys::vpx_codec_enc_init_ver(
+                &mut *ctx,
+                iface,
+                &cfg,
+                0,
+                sys::VPX_ENCODER_ABI_VERSION as c_int,
+            )
+        };
+        if res != sys::vpx_codec_err_t::VPX_CODEC_OK {
+            return Err(vpx_error("vpx_codec_enc_init", &mut ctx, res));
+        }
+        let mut enc = RtcEncoderContext {
+            ctx,
+            cfg,
+            last_pts: None,
+        };
+        use sys::vp8e_enc_control_id as id;
+        for (control, value) in [
+            (id::VP8E_SET_CPUUSED, s.cpu_used),
+            (id::VP8E_SET_STATIC_THRESHOLD, s.static_threshold as c_int),
+            (id::VP8E_SET_NOISE_SENSITIVITY, 0),
+            (id::VP8E_SET_TOKEN_PARTITIONS, 0),
+            (
+                id::VP8E_SET_MAX_INTRA_BITRATE_PCT,
+                s.max_intra_bitrate_pct as c_int,
+            ),
+        ] {
+            // SAFETY: each id is an integer-valued VP8 encoder control, so libvpx reads
+            // exactly one `int` from the variadic arguments.
+            let res = unsafe { sys::vpx_codec_control_(&mut *enc.ctx, control as c_int, value) };
+            check_ctx("vpx_codec_control", &mut enc.ctx, res)?;
+        }
+        Ok(enc)
+    }
+
+    /// Changes the rate control's target (kb/s), effective from the next frame.
+    pub fn set_target_bitrate(&mut self, kbps: u32) -> Result<(), CodecError> {
+        let kbps = kbps.max(1);
+        if self.cfg.rc_target_bitrate == kbps {
+            return Ok(());
+        }
+        self.cfg.rc_target_bitrate = kbps;
+        // SAFETY: ctx is an initialised encoder and cfg a complete config for it.
+        let res = unsafe { sys::vpx_codec_enc_config_set(&mut *self.ctx, &self.cfg) };
+        check_ctx("vpx_codec_enc_config_set", &mut self.ctx, res)
+    }
+
+    /// Encodes a picture captured at `pts_us` (microseconds, increasing). Returns `None` when
+    /// the rate control dropped the frame.
+    pub fn encode(
+        &mut self,
+        image: &Image,
+        pts_us: i64,
+        force_keyframe: bool,
+    ) -> Result<Option<EncodedBytes>, CodecError> {
+        if (image.width(), image.height()) != (self.cfg.g_w, self.cfg.g_h) {
+            return Err(CodecError::InvalidInput(format!(
+                "{}x{} picture for a {}x{} encoder",
+                image.width(),
+                image.height(),
+                self.cfg.g_w,
+                self.cfg.g_h
+            )));
+        }
+        // libvpx needs strictly increasing timestamps; its rate control budgets each frame
+        // from the time since the previous one.
+        let pts = match self.last_pts {
+            Some(last) => pts_us.max(last + 1),
+            None => pts_us,
+        };
+        let duration = self.last_pts.map_or(33_333, |last| pts - last).max(1);
+        self.last_pts = Some(pts);
+        let flags = if force_keyframe {
+            sys::VPX_EFLAG_FORCE_KF
+        } else {
+            0
+        };
+        // SAFETY (of the pointer casts inside): the view is only read by vpx_codec_encode.
+        let view = unsafe { image_view(image, image.width(), image.height()) };
+        // SAFETY: ctx is an initialised encoder; view points into `image`, which outlives the
+        // call and matches the configured size; libvpx copies the samples before returning.
+        let res = unsafe {
+            sys::vpx_codec_encode(
+                &mut *self.ctx,
+                &view,
+                pts,
+                duration as c_ulong,
+                flags as c_long,
+                c_ulong::from(sys::VPX_DL_REALTIME),
+            )
+        };
+        check_ctx("vpx_codec_encode", &mut self.ctx, res)?;
+        let mut out = EncodedBytes {
+            data: Vec::new(),
+            keyframe: false,
+        };
+        let mut iter: sys::vpx_codec_iter_t = ptr::null();
+        loop {
+            // SAFETY: ctx is an initialised encoder and iter the iterator it hands out.
+            let pkt = unsafe { sys::vpx_codec_get_cx_data(&mut *self.ctx, &mut iter) };
+            if pkt.is_null() {
+                break;
+            }
+            // SAFETY: a non-null packet is valid until the next call into the context.
+            let pkt = unsafe { &*pkt };
+            if pkt.kind != sys::vpx_codec_cx_pkt_kind::VPX_CODEC_CX_FRAME_PKT {
+                continue;
+            }
+            // SAFETY: for frame packets the `frame` member of the union is the active one,
+            // and buf/sz describe a buffer libvpx owns until the next call.
+            let (buf, sz, flags) = unsafe {
+                let f = &pkt.data.frame;
+                (f.buf as *const u8, f.sz as usize, f.flags)
+            };
+            if sz > 0 {
+                // SAFETY: buf is non-null and holds sz bytes whenever sz > 0 (see above).
+                out.data
+                    .extend_from_slice(unsafe { std::slice::from_raw_parts(buf, sz) });
+            }
+            out.keyframe |= flags & sys::VPX_FRAME_IS_KEY != 0;
+        }
+        Ok((!out.data.is_empty()).then_some(out))
+    }
+
+    /// The VP8 quantizer index (0..=127) of the last frame coded.
+    pub fn last_quantizer(&mut self) -> Result<u8, CodecError> {
+        let mut q: c_int = 0;
+        // SAFETY: VP8E_GET_LAST_QUANTIZER takes an `int *`, which points to a live local.
+        let res = unsafe {
+            sys::vpx_codec_control_(
+                &mut *self.ctx,
+                sys::vp8e_enc_control_id::VP8E_GET_LAST_QUANTIZER as c_int,
+                &mut q as *mut c_int,
+            )
+        };
+        check_ctx("VP8E_GET_LAST_QUANTIZER", &mut self.ctx, res)?;
+        Ok(q.clamp(0, 127) as u8)
+    }
+}
+
+impl Drop for RtcEncoderContext {
+    fn drop(&mut self) {
+        // SAFETY: ctx was initialised by vpx_codec_enc_init and is destroyed exactly once.
+        unsafe { sys::vpx_codec_destroy(&mut *self.ctx) };
+    }
+}

@@ -1,0 +1,149 @@
+//! The conventional (WebRTC-style) sender: GCC sets a target bit rate; libvpx's own CBR rate
+//! control encodes every camera picture at that rate; a pacer sends at 2.5x the target;
+//! pictures are dropped before encoding while the pacer queue is longer than
+//! [`GccConfig::max_pacer_queue`] at the target rate; NACKed packets are retransmitted and a
+//! PLI forces a keyframe.
+
+use salsify_time::Instant;
+
+use crate::core::{Core, Incoming, Picture};
+use crate::endpoint::{
+    DropReason, EncodeJob, EncodedFrame, SenderEvent, SenderOutput, SenderStats,
+};
+use crate::gcc::{Gcc, GccConfig};
+use crate::rate::Bitrate;
+
+/// The WebRTC-style sender.
+#[derive(Debug)]
+pub struct GccSender {
+    config: GccConfig,
+    core: Core,
+    gcc: Gcc,
+    /// The newest picture that arrived while the encoder was busy.
+    waiting: Option<Picture>,
+}
+
+impl GccSender {
+    /// A sender; the configuration is checked.
+    pub fn new(config: GccConfig) -> Result<Self, String> {
+        config.validate()?;
+        let mut core = Core::new();
+        core.pacer
+            .set_rate(config.start.mul_f64(config.pacing_factor));
+        core.stats.target = config.start;
+        Ok(GccSender {
+            gcc: Gcc::new(&config),
+            config,
+            core,
+            waiting: None,
+        })
+    }
+
+    /// The estimator (for logs and tests).
+    pub fn gcc(&self) -> &Gcc {
+        &self.gcc
+    }
+
+    /// The current target rate.
+    pub fn target(&self) -> Bitrate {
+        self.gcc.target()
+    }
+
+    /// A camera picture.
+    pub fn handle_frame(&mut self, now: Instant, picture: u64, captured: Instant) {
+        self.core.stats.pictures += 1;
+        let p = Picture { picture, captured };
+        if self.core.encoding.is_some() {
+            if let Some(old) = self.waiting.replace(p) {
+                self.core.dropped(now, old, DropReason::EncoderBusy);
+            }
+            return;
+        }
+        self.start_encode(now, p);
+    }
+
+    fn start_encode(&mut self, now: Instant, p: Picture) {
+        let target = self.gcc.target();
+        if self.core.pacer.queue_time(target) > self.config.max_pacer_queue {
+            self.core.dropped(now, p, DropReason::PacerQueue);
+            return;
+        }
+        let keyframe = self.core.keyframe_owed;
+        self.core.request(p, EncodeJob::Cbr { target, keyframe });
+    }
+
+    /// The encoder's result for request `id` (`None`: its rate control dropped the frame).
+    pub fn handle_encoded(&mut self, now: Instant, id: u64, frame: Option<EncodedFrame>) {
+        let Some(p) = self.core.finish_encode(id) else {
+            return;
+        };
+        match frame {
+            Some(f) => {
+                self.core.queue_frame(now, p, &f);
+            }
+            None => self.core.dropped(now, p, DropReason::RateControl),
+        }
+        if let Some(next) = self.waiting.take() {
+            self.start_encode(now, next);
+        }
+    }
+
+    /// The runtime could not encode request `id`.
+    pub fn handle_encode_failed(&mut self, now: Instant, id: u64) {
+        if let Some(p) = self.core.finish_encode(id) {
+            self.core.dropped(now, p, DropReason::Failed);
+        }
+    }
+
+    /// A datagram from the receiver.
+    pub fn handle_datagram(&mut self, now: Instant, datagram: &[u8]) {
+        if let Incoming::Feedback(results) = self.core.handle_datagram(now, datagram) {
+            if results.is_empty() {
+                return;
+            }
+            let rtt = self
+                .core
+                .srtt
+                .unwrap_or(salsify_time::Duration::from_millis(100));
+            let before = self.gcc.target();
+            let target = self.gcc.on_feedback(now, &results, rtt);
+            self.core
+                .pacer
+                .set_rate(target.mul_f64(self.config.pacing_factor));
+            self.core.stats.target = target;
+            if target != before {
+                self.core.event(SenderEvent::Target {
+                    at: now,
+                    encoder: target,
+                    pacing: self.core.pacer.rate(),
+                });
+            }
+        }
+    }
+
+    /// Time passed.
+    pub fn handle_timeout(&mut self, _now: Instant) {}
+
+    /// The next output; ends with `Timeout`.
+    pub fn poll_output(&mut self, now: Instant) -> SenderOutput {
+        if let Some(o) = self.core.out.pop_front() {
+            return o;
+        }
+        if let Some(q) = self.core.pacer.pop(now) {
+            self.core.transmit(now, q);
+            if let Some(o) = self.core.out.pop_front() {
+                return o;
+            }
+        }
+        SenderOutput::Timeout(if self.core.pacer.is_empty() {
+            Instant::FAR_FUTURE
+        } else {
+            self.core.pacer.next_send().max(now)
+        })
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> SenderStats {
+        self.core.stats
+    }
+}

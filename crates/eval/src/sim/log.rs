@@ -10,9 +10,56 @@ use salsify_transport::{Choice as SentChoice, SentFrame};
 
 use crate::metrics::{psnr_luma, ssim_luma, ssim_to_db, Choice, FrameRecord, MetricsError};
 
+/// Scores shown pictures against their sources on another thread, so scoring overlaps the
+/// simulation's decoding and encoding (the scores do not depend on when they are computed).
+struct Scorer {
+    jobs: Option<std::sync::mpsc::Sender<(u64, Arc<Image>, Image)>>,
+    results: std::sync::mpsc::Receiver<(u64, Result<(f64, f64), MetricsError>)>,
+}
+
+impl Scorer {
+    fn new() -> Scorer {
+        let (jobs, job_rx) = std::sync::mpsc::channel::<(u64, Arc<Image>, Image)>();
+        let (result_tx, results) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for (index, source, shown) in job_rx {
+                let score = ssim_luma(&source, &shown)
+                    .and_then(|ssim| Ok((ssim, psnr_luma(&source, &shown)?)));
+                if result_tx.send((index, score)).is_err() {
+                    break;
+                }
+            }
+        });
+        Scorer {
+            jobs: Some(jobs),
+            results,
+        }
+    }
+
+    fn submit(&self, index: u64, source: Arc<Image>, shown: Image) {
+        if let Some(jobs) = &self.jobs {
+            // The thread only stops if this side is gone; nothing to do if it did.
+            let _ = jobs.send((index, source, shown));
+        }
+    }
+
+    /// Every score submitted, once the thread has finished them.
+    fn finish(mut self) -> Vec<(u64, Result<(f64, f64), MetricsError>)> {
+        self.jobs = None; // closing the channel ends the thread's loop
+        self.results.iter().collect()
+    }
+}
+
+impl Default for Scorer {
+    fn default() -> Self {
+        Scorer::new()
+    }
+}
+
 /// Records by picture, plus what is needed to fill them in as the run goes.
 #[derive(Default)]
 pub struct FrameLog {
+    scorer: Scorer,
     records: Vec<FrameRecord>,
     /// Wire frame number -> picture, for frames sent.
     picture_of_frame: HashMap<u32, u64>,
@@ -47,32 +94,21 @@ impl FrameLog {
         }
     }
 
-    /// The receiver showed wire frame `frame` at `at`; scores it against its source.
+    /// The receiver showed wire frame `frame` at `at`; it is scored against its source in
+    /// the background (see [`FrameLog::into_records`]).
     ///
     /// Returns the picture index shown, or `None` for a frame the sender never reported.
-    pub fn on_display(
-        &mut self,
-        frame: u32,
-        at: Instant,
-        picture: &Image,
-    ) -> Result<Option<u64>, MetricsError> {
-        let Some(&index) = self.picture_of_frame.get(&frame) else {
-            return Ok(None);
-        };
-        let Some(source) = self.sources.get(&index) else {
-            return Ok(None);
-        };
-        let ssim = ssim_luma(source, picture)?;
-        let psnr = psnr_luma(source, picture)?;
+    pub fn on_display(&mut self, frame: u32, at: Instant, picture: Image) -> Option<u64> {
+        let &index = self.picture_of_frame.get(&frame)?;
+        let source = self.sources.get(&index)?.clone();
         if let Some(r) = self.records.get_mut(index as usize) {
             r.display = Some(at);
-            r.ssim = Some(ssim);
-            r.psnr_db = Some(psnr);
         }
+        self.scorer.submit(index, source, picture);
         // Nothing older will be shown now: the receiver only moves forwards.
         self.sources = self.sources.split_off(&(index + 1));
         self.picture_of_frame.retain(|_, p| *p > index);
-        Ok(Some(index))
+        Some(index)
     }
 
     /// The sender will never send `picture` (skipped or dropped): its source is not needed.
@@ -97,14 +133,17 @@ impl FrameLog {
         self.sources.len()
     }
 
-    /// The records so far.
-    pub fn records(&self) -> &[FrameRecord] {
-        &self.records
-    }
-
-    /// The records, consumed.
-    pub fn into_records(self) -> Vec<FrameRecord> {
-        self.records
+    /// The records, consumed, with every shown frame's scores filled in.
+    pub fn into_records(self) -> Result<Vec<FrameRecord>, MetricsError> {
+        let mut records = self.records;
+        for (index, score) in self.scorer.finish() {
+            let (ssim, psnr) = score?;
+            if let Some(r) = records.get_mut(index as usize) {
+                r.ssim = Some(ssim);
+                r.psnr_db = Some(psnr);
+            }
+        }
+        Ok(records)
     }
 }
 
@@ -135,4 +174,17 @@ pub fn write_frames_csv(records: &[FrameRecord], mut out: impl Write) -> io::Res
         )?;
     }
     Ok(())
+}
+
+impl FrameLog {
+    /// A single-encode scheme (the baselines) committed picture `picture` as wire frame
+    /// `frame`.
+    pub fn on_sent_single(&mut self, frame: u32, picture: u64, bytes: usize, quality: u8) {
+        self.picture_of_frame.insert(frame, picture);
+        if let Some(r) = self.records.get_mut(picture as usize) {
+            r.size_bytes = bytes as u64;
+            r.quality = Some(u32::from(quality));
+            r.choice = Choice::Single;
+        }
+    }
 }

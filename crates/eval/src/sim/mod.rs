@@ -6,14 +6,18 @@
 //! encodes and decodes every frame), but its time is charged from a [`CostModel`], and every
 //! source of randomness is seeded, so the same configuration gives the same per-frame log.
 
+mod baseline;
 mod cost;
 mod encode;
 mod log;
+mod scheme;
 mod video;
 
 pub use cost::CostModel;
 pub use encode::{BackgroundEncoder, EncodeWorker, Parallelism};
+pub use baseline::BaselineOutput;
 pub use log::{write_frames_csv, FrameLog};
+pub use scheme::Scheme;
 pub use video::{LoopedClip, SyntheticVideo, VideoSource};
 
 use salsify_codec::{CodecError, Image, State};
@@ -29,6 +33,9 @@ use crate::metrics::{summarize, FrameRecord, LinkUsage, MetricsError, RunInfo, S
 /// Everything a run depends on besides the video.
 #[derive(Clone, Debug)]
 pub struct SimConfig {
+    /// Which system runs. Default [`Scheme::Salsify`], configured by `sender` and
+    /// `parallelism`; the baselines carry their own configuration.
+    pub scheme: Scheme,
     /// The sender's parameters (Salsify or one of its ablations).
     pub sender: SenderConfig,
     /// The receiver's parameters.
@@ -52,6 +59,7 @@ pub struct SimConfig {
 impl Default for SimConfig {
     fn default() -> Self {
         SimConfig {
+            scheme: Scheme::Salsify,
             sender: SenderConfig::default(),
             receiver: ReceiverConfig::default(),
             parallelism: Parallelism::Parallel,
@@ -86,10 +94,12 @@ pub struct SimOutput {
     pub records: Vec<FrameRecord>,
     /// The paper's summary of the run.
     pub summary: Summary,
-    /// The sender's counters at the end.
+    /// The Salsify sender's counters at the end (all zero for a baseline scheme).
     pub sender: SenderStats,
-    /// The receiver's counters at the end.
+    /// The Salsify receiver's counters at the end (all zero for a baseline scheme).
     pub receiver: ReceiverStats,
+    /// A baseline scheme's counters and rate log (`None` for Salsify).
+    pub baseline: Option<BaselineOutput>,
     /// The data link's counters at the end.
     pub data_link: LinkStats,
     /// Every event of the data link, if [`SimConfig::record_packets`] was set.
@@ -125,6 +135,9 @@ pub fn simulate(
     video: &mut dyn VideoSource,
     progress: &mut dyn FnMut(Duration),
 ) -> Result<SimOutput, SimError> {
+    if config.scheme != Scheme::Salsify {
+        return baseline::run(config, video, progress);
+    }
     let mut sim = Sim::new(config, video)?;
     let end = Instant::ZERO + config.duration;
     let mut last_report = Instant::ZERO;
@@ -290,7 +303,7 @@ impl<'a> Sim<'a> {
                 }
                 ReceiverOutput::Event(ReceiverEvent::Display {
                     frame, at, picture, ..
-                }) => self.display(frame, at, &picture)?,
+                }) => self.display(frame, at, picture)?,
                 ReceiverOutput::Event(ReceiverEvent::FramesLost { through, .. }) => {
                     self.log.on_lost_through(through)
                 }
@@ -304,11 +317,11 @@ impl<'a> Sim<'a> {
     }
 
     /// Shows a decoded frame once the (modelled) decoder has finished with it.
-    fn display(&mut self, frame: u32, at: Instant, picture: &Image) -> Result<(), SimError> {
+    fn display(&mut self, frame: u32, at: Instant, picture: Image) -> Result<(), SimError> {
         let start = at.max(self.decoder_free);
         let shown = start + self.config.cost.decode(self.size.0, self.size.1);
         self.decoder_free = shown;
-        self.log.on_display(frame, shown, picture)?;
+        self.log.on_display(frame, shown, picture);
         Ok(())
     }
 
@@ -319,28 +332,59 @@ impl<'a> Sim<'a> {
                 self.packet_events.push(e);
             }
         }
-        let link = self.data_link.stats();
-        let capacity_bytes = self
-            .data_link
-            .trace()
-            .opportunities_until(self.config.duration)
-            * u64::from(self.data_link.opportunity_bytes());
-        let records = self.log.into_records();
-        let run = RunInfo {
-            duration: self.config.duration,
-            link: Some(LinkUsage {
-                delivered_bytes: link.bytes_delivered,
-                capacity_bytes,
-            }),
-        };
-        let summary = summarize(&records, &run)?;
-        Ok(SimOutput {
-            records,
-            summary,
-            sender: self.sender.stats(),
-            receiver: self.receiver.stats(),
-            data_link: link,
-            packet_events: self.packet_events,
-        })
+        let salsify = (self.sender.stats(), self.receiver.stats());
+        finish_output(
+            self.config,
+            &self.data_link,
+            self.log,
+            self.packet_events,
+            Some(salsify),
+            None,
+        )
     }
+}
+
+/// Scores a finished run. `salsify` holds Salsify's endpoint counters; a baseline run passes
+/// `None` (zero counters are reported) and its own output.
+fn finish_output(
+    config: &SimConfig,
+    data_link: &Link<Vec<u8>>,
+    log: FrameLog,
+    packet_events: Vec<LinkEvent>,
+    salsify: Option<(SenderStats, ReceiverStats)>,
+    baseline: Option<BaselineOutput>,
+) -> Result<SimOutput, SimError> {
+    let link = data_link.stats();
+    let capacity_bytes = data_link.trace().opportunities_until(config.duration)
+        * u64::from(data_link.opportunity_bytes());
+    let records = log.into_records()?;
+    let run = RunInfo {
+        duration: config.duration,
+        link: Some(LinkUsage {
+            delivered_bytes: link.bytes_delivered,
+            capacity_bytes,
+        }),
+    };
+    let summary = summarize(&records, &run)?;
+    let (sender, receiver) = match salsify {
+        Some(stats) => stats,
+        None => {
+            // Counters of endpoints that never ran: the struct's zero values.
+            let bad = |e: &dyn std::fmt::Display| SimError::Config(e.to_string());
+            let s: Sender<salsify_codec::EncodedFrame> =
+                Sender::new(config.sender.clone(), State::initial()).map_err(|e| bad(&e))?;
+            let r = salsify_transport::Receiver::new(config.receiver.clone(), Vp8Decoder::new()?)
+                .map_err(|e| bad(&e))?;
+            (s.stats(), r.stats())
+        }
+    };
+    Ok(SimOutput {
+        records,
+        summary,
+        sender,
+        receiver,
+        baseline,
+        data_link: link,
+        packet_events,
+    })
 }

@@ -10,11 +10,14 @@ use salsify_transport::{Choice as SentChoice, SentFrame};
 
 use crate::metrics::{psnr_luma, ssim_luma, ssim_to_db, Choice, FrameRecord, MetricsError};
 
+/// A shown picture's (SSIM, PSNR dB) against its source, by picture index.
+type Score = (u64, Result<(f64, f64), MetricsError>);
+
 /// Scores shown pictures against their sources on another thread, so scoring overlaps the
 /// simulation's decoding and encoding (the scores do not depend on when they are computed).
 struct Scorer {
     jobs: Option<std::sync::mpsc::Sender<(u64, Arc<Image>, Image)>>,
-    results: std::sync::mpsc::Receiver<(u64, Result<(f64, f64), MetricsError>)>,
+    results: std::sync::mpsc::Receiver<Score>,
 }
 
 impl Scorer {
@@ -44,7 +47,7 @@ impl Scorer {
     }
 
     /// Every score submitted, once the thread has finished them.
-    fn finish(mut self) -> Vec<(u64, Result<(f64, f64), MetricsError>)> {
+    fn finish(mut self) -> Vec<Score> {
         self.jobs = None; // closing the channel ends the thread's loop
         self.results.iter().collect()
     }

@@ -203,6 +203,63 @@ fn decimate(image: &Image, size: (u32, u32)) -> Result<Image, CodecError> {
     Ok(out)
 }
 
+/// An [`EncodeWorker`] on its own thread, so the simulator can decode and score pictures
+/// while encodes run (the results are the same whatever the timing: each encoder instance
+/// sees the same calls in the same order).
+pub struct BackgroundEncoder {
+    jobs: std::sync::mpsc::Sender<(EncodeRequest<State>, std::sync::Arc<Image>)>,
+    results: std::sync::mpsc::Receiver<Result<EncodeResult, CodecError>>,
+    busy: bool,
+    /// A result already collected, handed out by the next [`Self::wait`].
+    ready: Option<EncodeResult>,
+}
+
+impl BackgroundEncoder {
+    /// Moves `worker` to a new thread.
+    pub fn new(mut worker: EncodeWorker) -> Self {
+        let (jobs, job_rx) =
+            std::sync::mpsc::channel::<(EncodeRequest<State>, std::sync::Arc<Image>)>();
+        let (result_tx, results) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for (request, image) in job_rx {
+                if result_tx.send(worker.run(&request, &image)).is_err() {
+                    break;
+                }
+            }
+        });
+        BackgroundEncoder {
+            jobs,
+            results,
+            busy: false,
+            ready: None,
+        }
+    }
+
+    /// Starts a job; at most one runs at a time.
+    pub fn submit(&mut self, request: EncodeRequest<State>, image: std::sync::Arc<Image>) {
+        assert!(!self.busy && self.ready.is_none(), "one encode at a time"); // a simulator bug
+        self.busy = self.jobs.send((request, image)).is_ok();
+    }
+
+    /// Keeps a result collected early, for the next [`Self::wait`].
+    pub fn submit_ready(&mut self, result: EncodeResult) {
+        self.ready = Some(result);
+    }
+
+    /// Waits for the job started last.
+    pub fn wait(&mut self) -> Result<EncodeResult, CodecError> {
+        if let Some(result) = self.ready.take() {
+            return Ok(result);
+        }
+        self.busy = false;
+        self.results.recv().unwrap_or_else(|_| {
+            Err(CodecError::InvalidInput(
+                "the encoder thread stopped".into(),
+            ))
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -269,62 +326,5 @@ mod tests {
         let small = decimate(&img, (2, 2)).unwrap();
         assert_eq!(small.y().row(0), &[0, 200]);
         assert_eq!(small.y().row(1), &[0, 200]);
-    }
-}
-
-/// An [`EncodeWorker`] on its own thread, so the simulator can decode and score pictures
-/// while encodes run (the results are the same whatever the timing: each encoder instance
-/// sees the same calls in the same order).
-pub struct BackgroundEncoder {
-    jobs: std::sync::mpsc::Sender<(EncodeRequest<State>, std::sync::Arc<Image>)>,
-    results: std::sync::mpsc::Receiver<Result<EncodeResult, CodecError>>,
-    busy: bool,
-    /// A result already collected, handed out by the next [`Self::wait`].
-    ready: Option<EncodeResult>,
-}
-
-impl BackgroundEncoder {
-    /// Moves `worker` to a new thread.
-    pub fn new(mut worker: EncodeWorker) -> Self {
-        let (jobs, job_rx) =
-            std::sync::mpsc::channel::<(EncodeRequest<State>, std::sync::Arc<Image>)>();
-        let (result_tx, results) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for (request, image) in job_rx {
-                if result_tx.send(worker.run(&request, &image)).is_err() {
-                    break;
-                }
-            }
-        });
-        BackgroundEncoder {
-            jobs,
-            results,
-            busy: false,
-            ready: None,
-        }
-    }
-
-    /// Starts a job; at most one runs at a time.
-    pub fn submit(&mut self, request: EncodeRequest<State>, image: std::sync::Arc<Image>) {
-        assert!(!self.busy && self.ready.is_none(), "one encode at a time"); // a simulator bug
-        self.busy = self.jobs.send((request, image)).is_ok();
-    }
-
-    /// Keeps a result collected early, for the next [`Self::wait`].
-    pub fn submit_ready(&mut self, result: EncodeResult) {
-        self.ready = Some(result);
-    }
-
-    /// Waits for the job started last.
-    pub fn wait(&mut self) -> Result<EncodeResult, CodecError> {
-        if let Some(result) = self.ready.take() {
-            return Ok(result);
-        }
-        self.busy = false;
-        self.results.recv().unwrap_or_else(|_| {
-            Err(CodecError::InvalidInput(
-                "the encoder thread stopped".into(),
-            ))
-        })
     }
 }

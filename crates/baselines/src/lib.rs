@@ -30,6 +30,7 @@ pub mod oracle;
 pub mod pacer;
 pub mod rate;
 pub mod receiver;
+pub mod sender;
 pub mod vidaptive;
 pub mod wire;
 
@@ -42,4 +43,5 @@ pub use gcc::GccConfig;
 pub use oracle::{LinkForecast, OracleConfig, OracleSender};
 pub use rate::Bitrate;
 pub use receiver::{Receiver, ReceiverConfig};
+pub use sender::Sender;
 pub use vidaptive::{VidaptiveConfig, VidaptiveSender};

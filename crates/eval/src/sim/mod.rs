@@ -13,9 +13,9 @@ mod log;
 mod scheme;
 mod video;
 
+pub use baseline::BaselineOutput;
 pub use cost::CostModel;
 pub use encode::{BackgroundEncoder, EncodeWorker, Parallelism};
-pub use baseline::BaselineOutput;
 pub use log::{write_frames_csv, FrameLog};
 pub use scheme::Scheme;
 pub use video::{LoopedClip, SyntheticVideo, VideoSource};

@@ -1,0 +1,372 @@
+//! The simulator loop for the comparison schemes (crate `salsify-baselines`): the same
+//! camera, links, cost model and per-frame log as Salsify's loop, with the schemes' own
+//! encoders (libvpx CBR for conventional and Vidaptive-style, the functional codec searched
+//! for the largest frame that fits for the oracle) and a plain in-order VP8 decoder.
+
+use salsify_baselines::{
+    EncodeJob, EncodeRequest, EncodedFrame, GccSender, LinkForecast, OracleSender, Receiver,
+    ReceiverConfig, ReceiverEvent, ReceiverOutput, Sender, SenderEvent, SenderOutput,
+    VidaptiveSender,
+};
+use salsify_codec::{
+    CbrConfig, CbrEncoder, Encoder, EncoderConfig, Image, PlainDecoder, Quality, State,
+};
+use salsify_netem::{Link, LinkEvent};
+use salsify_time::{duration_micros, Duration, Instant};
+
+use super::{FrameLog, Scheme, SimConfig, SimError, VideoSource};
+
+/// What a baseline run adds to [`super::SimOutput`].
+#[derive(Debug, Clone, Default)]
+pub struct BaselineOutput {
+    /// The sender's counters.
+    pub sender: salsify_baselines::SenderStats,
+    /// The receiver's counters.
+    pub receiver: salsify_baselines::ReceiverStats,
+    /// Every change of the encoder target and pacing rate: (time, encoder, pacing).
+    pub rates: Vec<(
+        Instant,
+        salsify_baselines::Bitrate,
+        salsify_baselines::Bitrate,
+    )>,
+}
+
+/// The encoder a scheme asks for.
+enum SimEncoder {
+    Cbr(CbrEncoder),
+    /// The oracle's functional encoder and the state of the last frame sent.
+    Search(Box<Encoder>, State),
+}
+
+impl SimEncoder {
+    fn run(
+        &mut self,
+        req: &EncodeRequest,
+        image: &Image,
+    ) -> Result<Option<EncodedFrame>, SimError> {
+        match (self, req.job) {
+            (SimEncoder::Cbr(enc), EncodeJob::Cbr { target, keyframe }) => {
+                enc.set_target_bitrate(u32::try_from(target.as_kbps()).unwrap_or(u32::MAX))?;
+                let at = req.captured.as_micros();
+                Ok(enc.encode(image, at, keyframe)?.map(|f| EncodedFrame {
+                    data: f.data,
+                    keyframe: f.keyframe,
+                    quality: f.quality,
+                }))
+            }
+            (SimEncoder::Search(enc, state), EncodeJob::MaxSize { bytes }) => {
+                // Binary search for the finest quantizer whose frame fits (sizes fall as the
+                // index rises); each trial is a real encode from the same state.
+                let (mut lo, mut hi) = (0u8, 127u8);
+                let mut best = None;
+                let coarsest = enc.encode(state, image, Quality::WORST)?;
+                if coarsest.vp8().len() > bytes {
+                    return Ok(None);
+                }
+                best.get_or_insert(coarsest);
+                while lo < hi {
+                    let mid = lo + (hi - lo) / 2;
+                    let f = enc.encode(state, image, Quality::new(mid)?)?;
+                    if f.vp8().len() <= bytes {
+                        hi = mid;
+                        best = Some(f);
+                    } else {
+                        lo = mid + 1;
+                    }
+                }
+                let f = best.expect("the coarsest fits");
+                *state = f.target.clone();
+                Ok(Some(EncodedFrame {
+                    data: f.vp8().to_vec(),
+                    keyframe: f.keyframe,
+                    quality: f.quality.index(),
+                }))
+            }
+            _ => Err(SimError::Config("encode job for another encoder".into())),
+        }
+    }
+}
+
+struct BaselineSim<'a> {
+    config: &'a SimConfig,
+    video: &'a mut dyn VideoSource,
+    size: (u32, u32),
+    sender: Sender,
+    receiver: Receiver,
+    encoder: SimEncoder,
+    decoder: PlainDecoder,
+    data_link: Link<Vec<u8>>,
+    feedback_link: Link<Vec<u8>>,
+    log: FrameLog,
+    /// An encode under way: when it is done, and its result.
+    encoding: Option<(Instant, u64, Option<EncodedFrame>)>,
+    next_capture: (u64, Instant),
+    fps: f64,
+    sender_deadline: Instant,
+    receiver_deadline: Instant,
+    decoder_free: Instant,
+    packet_events: Vec<LinkEvent>,
+    rates: Vec<(
+        Instant,
+        salsify_baselines::Bitrate,
+        salsify_baselines::Bitrate,
+    )>,
+}
+
+/// Runs a baseline scheme; the caller turns the pieces into a [`super::SimOutput`].
+pub(super) fn run(
+    config: &SimConfig,
+    video: &mut dyn VideoSource,
+    progress: &mut dyn FnMut(Duration),
+) -> Result<super::SimOutput, SimError> {
+    let mut sim = BaselineSim::new(config, video)?;
+    let end = Instant::ZERO + config.duration;
+    let mut last_report = Instant::ZERO;
+    while let Some(now) = sim.next_event().filter(|&t| t < end) {
+        sim.step(now)?;
+        if now - last_report >= Duration::from_millis(500) {
+            progress(now.since_epoch());
+            last_report = now;
+        }
+    }
+    progress(config.duration);
+    sim.finish(end)
+}
+
+impl<'a> BaselineSim<'a> {
+    fn new(config: &'a SimConfig, video: &'a mut dyn VideoSource) -> Result<Self, SimError> {
+        let bad = |e: &dyn std::fmt::Display| SimError::Config(e.to_string());
+        config.cost.validate().map_err(|e| bad(&e))?;
+        let fps = video.fps();
+        if !(fps.is_finite() && fps > 0.0) {
+            return Err(SimError::Config(format!("frame rate {fps}")));
+        }
+        let size = video.size();
+        let (w, h) = size;
+        let cbr = || {
+            CbrEncoder::new(
+                w,
+                h,
+                CbrConfig {
+                    cpu_used: config.cpu_used,
+                    max_fps: fps.round().max(1.0) as u32,
+                    ..CbrConfig::default()
+                },
+            )
+        };
+        let (sender, receiver, encoder) = match &config.scheme {
+            Scheme::Salsify => return Err(SimError::Config("not a baseline scheme".into())),
+            Scheme::Conventional(gcc) => (
+                Sender::Conventional(GccSender::new(*gcc).map_err(|e| bad(&e))?),
+                ReceiverConfig {
+                    feedback_interval: Some(gcc.feedback_interval),
+                    ..ReceiverConfig::default()
+                },
+                SimEncoder::Cbr(cbr()?),
+            ),
+            Scheme::Vidaptive(v) => (
+                Sender::Vidaptive(VidaptiveSender::new(*v).map_err(|e| bad(&e))?),
+                // Copa needs an ACK per packet.
+                ReceiverConfig {
+                    feedback_interval: None,
+                    ..ReceiverConfig::default()
+                },
+                SimEncoder::Cbr(cbr()?),
+            ),
+            Scheme::Oracle(o) => {
+                let trace = config.data_link.trace.clone();
+                let millis: Vec<u64> = trace.millis().to_vec();
+                let period_us = duration_micros(trace.period());
+                let len = millis.len() as u64;
+                let forecast = LinkForecast {
+                    opportunity: Box::new(move |n| {
+                        Instant::from_micros(
+                            (n / len).saturating_mul(period_us) + millis[(n % len) as usize] * 1000,
+                        )
+                    }),
+                    opportunity_bytes: config.data_link.opportunity_bytes,
+                    propagation: config.data_link.propagation_delay,
+                };
+                let oracle = salsify_baselines::OracleConfig {
+                    encode_time: config.cost.encode(w, h),
+                    ..*o
+                };
+                let enc = Encoder::with_config(EncoderConfig {
+                    cpu_used: config.cpu_used,
+                    ..EncoderConfig::new(w, h)
+                })?;
+                (
+                    Sender::Oracle(OracleSender::new(oracle, forecast).map_err(|e| bad(&e))?),
+                    ReceiverConfig::default(),
+                    SimEncoder::Search(Box::new(enc), State::initial()),
+                )
+            }
+        };
+        let mut data = config.data_link.clone();
+        data.record_events = config.record_packets;
+        Ok(BaselineSim {
+            config,
+            size,
+            sender,
+            receiver: Receiver::new(receiver),
+            encoder,
+            decoder: PlainDecoder::new(w, h)?,
+            data_link: Link::new(data, Instant::ZERO).map_err(|e| bad(&e))?,
+            feedback_link: Link::new(config.feedback_link.clone(), Instant::ZERO)
+                .map_err(|e| bad(&e))?,
+            video,
+            log: FrameLog::default(),
+            encoding: None,
+            next_capture: (0, Instant::ZERO),
+            fps,
+            sender_deadline: Instant::FAR_FUTURE,
+            receiver_deadline: Instant::FAR_FUTURE,
+            decoder_free: Instant::ZERO,
+            packet_events: Vec::new(),
+            rates: Vec::new(),
+        })
+    }
+
+    fn capture_time(&self, index: u64) -> Instant {
+        Instant::from_micros((index as f64 * 1e6 / self.fps).round() as u64)
+    }
+
+    fn next_event(&self) -> Option<Instant> {
+        [
+            Some(self.next_capture.1),
+            self.encoding.as_ref().map(|e| e.0),
+            self.data_link.poll_timeout(),
+            self.feedback_link.poll_timeout(),
+            Some(self.sender_deadline),
+            Some(self.receiver_deadline),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+
+    fn step(&mut self, now: Instant) -> Result<(), SimError> {
+        if self.encoding.as_ref().is_some_and(|e| e.0 <= now) {
+            let (_, id, frame) = self.encoding.take().expect("checked above");
+            self.sender.handle_encoded(now, id, frame);
+        }
+        if self.next_capture.1 <= now {
+            let (index, at) = self.next_capture;
+            self.log.on_capture(index, at, self.video.picture(index));
+            self.sender.handle_frame(now, index, at);
+            self.next_capture = (index + 1, self.capture_time(index + 1));
+        }
+        while let Some(d) = self.data_link.poll_delivery(now) {
+            self.receiver.handle_datagram(now, &d.payload);
+        }
+        while let Some(d) = self.feedback_link.poll_delivery(now) {
+            self.sender.handle_datagram(now, &d.payload);
+        }
+        if self.sender_deadline <= now {
+            self.sender.handle_timeout(now);
+        }
+        if self.receiver_deadline <= now {
+            self.receiver.handle_timeout(now);
+        }
+        self.drain_sender(now)?;
+        self.drain_receiver(now)?;
+        if self.config.record_packets {
+            while let Some(e) = self.data_link.poll_event() {
+                self.packet_events.push(e);
+            }
+        }
+        Ok(())
+    }
+
+    fn drain_sender(&mut self, now: Instant) -> Result<(), SimError> {
+        loop {
+            match self.sender.poll_output(now) {
+                SenderOutput::Encode(req) => {
+                    let Some(image) = self.log.source(req.picture).cloned() else {
+                        self.sender.handle_encode_failed(now, req.id);
+                        continue;
+                    };
+                    let frame = self.encoder.run(&req, &image)?;
+                    let busy = self.config.cost.encode(self.size.0, self.size.1);
+                    self.encoding = Some((now + busy, req.id, frame));
+                }
+                SenderOutput::Transmit(datagram) => {
+                    let len = datagram.len();
+                    let _ = self.data_link.handle_packet(now, datagram, len);
+                }
+                SenderOutput::Event(SenderEvent::FrameSent {
+                    frame,
+                    picture,
+                    bytes,
+                    quality,
+                    ..
+                }) => self.log.on_sent_single(frame, picture, bytes, quality),
+                SenderOutput::Event(SenderEvent::PictureDropped { picture, .. }) => {
+                    self.log.on_not_sent(picture)
+                }
+                SenderOutput::Event(SenderEvent::Target {
+                    at,
+                    encoder,
+                    pacing,
+                }) => self.rates.push((at, encoder, pacing)),
+                SenderOutput::Event(_) => {}
+                SenderOutput::Timeout(t) => {
+                    self.sender_deadline = t;
+                    return Ok(());
+                }
+            }
+        }
+    }
+
+    fn drain_receiver(&mut self, now: Instant) -> Result<(), SimError> {
+        loop {
+            match self.receiver.poll_output() {
+                ReceiverOutput::Transmit(datagram) => {
+                    let len = datagram.len();
+                    let _ = self.feedback_link.handle_packet(now, datagram, len);
+                }
+                ReceiverOutput::Event(ReceiverEvent::Frame {
+                    frame, at, data, ..
+                }) => match self.decoder.decode(&data) {
+                    Ok(picture) => {
+                        let start = at.max(self.decoder_free);
+                        let shown = start + self.config.cost.decode(self.size.0, self.size.1);
+                        self.decoder_free = shown;
+                        self.log.on_display(frame, shown, picture);
+                    }
+                    Err(_) => self.receiver.handle_decode_failed(now),
+                },
+                ReceiverOutput::Event(ReceiverEvent::FramesLost { through, .. }) => {
+                    self.log.on_lost_through(through)
+                }
+                ReceiverOutput::Event(_) => {}
+                ReceiverOutput::Timeout(t) => {
+                    self.receiver_deadline = t;
+                    return Ok(());
+                }
+            }
+        }
+    }
+
+    fn finish(mut self, end: Instant) -> Result<super::SimOutput, SimError> {
+        self.data_link.handle_timeout(end);
+        if self.config.record_packets {
+            while let Some(e) = self.data_link.poll_event() {
+                self.packet_events.push(e);
+            }
+        }
+        let baseline = BaselineOutput {
+            sender: self.sender.stats(),
+            receiver: self.receiver.stats(),
+            rates: self.rates,
+        };
+        super::finish_output(
+            self.config,
+            &self.data_link,
+            self.log,
+            self.packet_events,
+            None,
+            Some(baseline),
+        )
+    }
+}

@@ -2,7 +2,13 @@
 
 mod bench_codec;
 mod codec_demo;
+mod demo;
 mod input;
+mod link;
+mod monitor;
+mod recv;
+mod runtime;
+mod send;
 mod sim_cmd;
 
 use anyhow::Result;
@@ -10,7 +16,8 @@ use clap::{Parser, Subcommand};
 
 /// Low-latency Internet video: a functional VP8 codec fused with a video-aware transport.
 ///
-/// With no command, runs `salsify codec-demo`.
+/// With no command, runs `salsify demo`: sender, emulated cellular link and receiver on
+/// loopback for 30 s.
 #[derive(Parser, Debug)]
 #[command(name = "salsify", version, about, long_about = None)]
 struct Cli {
@@ -20,6 +27,16 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Real-time Salsify on loopback: receiver, link relay (a built-in cellular-like link) and
+    /// sender with a synthetic source; a live line per second, a summary, and the received
+    /// video and logs in an output folder.
+    Demo(Box<demo::DemoArgs>),
+    /// Stream video to a receiver over UDP (Salsify sender).
+    Send(Box<send::SendArgs>),
+    /// Receive, decode and "display" a stream (Salsify receiver).
+    Recv(recv::RecvArgs),
+    /// A UDP relay between sender and receiver that applies an emulated link in real time.
+    Link(Box<link::LinkArgs>),
     /// Encode and decode a clip with the functional codec, choosing between two qualities per
     /// frame as Salsify does, and print per-frame sizes and quality.
     CodecDemo(codec_demo::CodecDemoArgs),
@@ -47,7 +64,11 @@ fn main() {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        None => codec_demo::run(&codec_demo::CodecDemoArgs::default()),
+        None => demo::run(&demo::DemoArgs::default()),
+        Some(Command::Demo(args)) => demo::run(&args),
+        Some(Command::Send(args)) => send::run(&args),
+        Some(Command::Recv(args)) => recv::run(&args),
+        Some(Command::Link(args)) => link::run(&args),
         Some(Command::CodecDemo(args)) => codec_demo::run(&args),
         Some(Command::Sim(args)) => sim_cmd::run(&args),
         Some(Command::Bench(BenchCommand::Codec(args))) => bench_codec::run(&args),

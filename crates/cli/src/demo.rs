@@ -1,0 +1,210 @@
+//! `salsify demo`: receiver, link relay and sender on loopback in one process, with a live
+//! line per second and a final summary. Needs no data files.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::thread::JoinHandle;
+
+use anyhow::{anyhow, Context, Result};
+use clap::Args;
+use salsify_time::Duration;
+
+use crate::link::{relay_config, LinkFlags};
+use crate::monitor::{DemoSummary, Monitor, MonitorConfig};
+use crate::runtime::display::DisplayConfig;
+use crate::runtime::observe::{Observation, Observer};
+use crate::runtime::receiver_loop::{self, ReceiverLoopConfig};
+use crate::runtime::sender_loop::{self, SenderLoopConfig};
+use crate::runtime::{self, clock, relay, udp};
+use crate::send::{SchemeArgs, SourceArgs};
+
+/// Flags of `salsify demo`.
+#[derive(Args, Debug, Clone)]
+pub struct DemoArgs {
+    /// Seconds to run.
+    #[arg(long, default_value = "30", value_parser = runtime::parse_seconds)]
+    pub duration: Duration,
+    /// Folder for the received video and the logs.
+    #[arg(long, default_value = "salsify-demo-out")]
+    pub out: PathBuf,
+    /// Also write every shown picture to OUT/received.y4m (large: about 10 MB/s at 640x360).
+    #[arg(long)]
+    pub y4m: bool,
+    /// Do not score shown pictures with SSIM (saves CPU at large sizes).
+    #[arg(long)]
+    pub no_ssim: bool,
+    #[command(flatten)]
+    pub source: SourceArgs,
+    #[command(flatten)]
+    pub scheme: SchemeArgs,
+    #[command(flatten)]
+    pub path: LinkFlags,
+}
+
+impl Default for DemoArgs {
+    fn default() -> Self {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Wrapper {
+            #[command(flatten)]
+            args: DemoArgs,
+        }
+        // Panic = bug: the defaults above parse.
+        Wrapper::try_parse_from(["salsify"])
+            .expect("demo defaults parse")
+            .args
+    }
+}
+
+/// Runs the demo.
+pub fn run(args: &DemoArgs) -> Result<()> {
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("cannot create folder '{}'", args.out.display()))?;
+    let loopback = "127.0.0.1:0".parse().expect("literal address");
+    let recv_socket = udp::bind(loopback)?;
+    let relay_socket = udp::bind(loopback)?;
+    let relay = relay_config(&args.path, recv_socket.local_addr()?, Some(&args.out))?;
+    let receiver = ReceiverLoopConfig {
+        display: DisplayConfig {
+            y4m: args.y4m.then(|| args.out.join("received.y4m")),
+            ivf: Some(args.out.join("received.ivf")),
+            log: Some(args.out.join("receiver.csv")),
+            fps: args.source.fps.round().max(1.0) as u32,
+        },
+        ..ReceiverLoopConfig::default()
+    };
+    let sender = SenderLoopConfig {
+        camera: args.source.camera()?,
+        sender: args.scheme.sender_config()?,
+        mode: args.scheme.mode,
+        cpu_used: args.scheme.cpu_used,
+        reset_after: args.scheme.reset_after,
+        log: Some(args.out.join("sender.csv")),
+        ..SenderLoopConfig::new(relay_socket.local_addr()?)
+    };
+    let monitor = MonitorConfig {
+        ssim: !args.no_ssim,
+        link: relay.video.link.clone(),
+        outage_at: (args.path.link == "dropout" && args.path.trace.is_none())
+            .then(|| Duration::from_secs_f64(args.path.dropout_at)),
+    };
+    let stop = runtime::stop_on_ctrl_c()?;
+    let (tx, rx) = mpsc::channel();
+    let threads = [
+        spawn("receiver", &stop, {
+            let (stop, obs) = (stop.clone(), Observer::new(tx.clone()));
+            move || receiver_loop::run(receiver, recv_socket, stop, obs).map(drop)
+        })?,
+        spawn("link", &stop, {
+            let (stop, obs) = (stop.clone(), Observer::new(tx.clone()));
+            move || relay::run(relay, relay_socket, stop, obs).map(drop)
+        })?,
+        spawn("sender", &stop, {
+            let (stop, obs) = (stop.clone(), Observer::new(tx.clone()));
+            move || sender_loop::run(sender, stop, obs).map(drop)
+        })?,
+    ];
+    drop(tx);
+    print_setup(args);
+    let summary = watch(&rx, &stop, args, monitor)?;
+    let mut failed = None;
+    for t in threads {
+        if let Ok(Err(e)) | Err(e) = t.join().map_err(|_| anyhow!("a thread panicked")) {
+            failed.get_or_insert(e);
+        }
+    }
+    print_summary(&summary, args);
+    failed.map_or(Ok(()), Err)
+}
+
+/// Runs `f` on a named thread; an error stops the others.
+fn spawn(
+    name: &str,
+    stop: &Arc<AtomicBool>,
+    f: impl FnOnce() -> Result<()> + Send + 'static,
+) -> Result<JoinHandle<Result<()>>> {
+    let stop = stop.clone();
+    let label = name.to_string();
+    std::thread::Builder::new()
+        .name(label.clone())
+        .spawn(move || {
+            let result = f().with_context(|| format!("{label} failed"));
+            stop.store(true, Ordering::SeqCst);
+            result
+        })
+        .with_context(|| format!("cannot start the {name} thread"))
+}
+
+/// Feeds observations to the monitor and prints its line each second until the end.
+fn watch(
+    rx: &mpsc::Receiver<Observation>,
+    stop: &AtomicBool,
+    args: &DemoArgs,
+    config: MonitorConfig,
+) -> Result<DemoSummary> {
+    let start = clock::now();
+    let end = start + args.duration;
+    let mut monitor = Monitor::new(config, start);
+    loop {
+        let now = clock::now();
+        if now >= end {
+            stop.store(true, Ordering::SeqCst);
+        }
+        if let Some(line) = monitor.tick(now) {
+            println!("{line}");
+            let _ = std::io::stdout().flush();
+        }
+        match rx.recv_timeout(Duration::from_millis(20)) {
+            Ok(o) => monitor.observe(o),
+            Err(mpsc::RecvTimeoutError::Timeout) if stop.load(Ordering::Relaxed) => {}
+            Err(mpsc::RecvTimeoutError::Timeout) => continue,
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    let summary = monitor.summary(clock::now().min(end))?;
+    monitor.write_frames_csv(&args.out.join("frames.csv"))?;
+    Ok(summary)
+}
+
+fn print_setup(args: &DemoArgs) {
+    let s = &args.source;
+    println!(
+        "salsify demo: {} ({} at {} fps) -> link '{}' -> receiver, all on 127.0.0.1, {:.0} s, mode {:?}",
+        s.input,
+        s.size,
+        s.fps,
+        args.path.trace_name(),
+        args.duration.as_secs_f64(),
+        args.scheme.mode,
+    );
+}
+
+fn print_summary(s: &DemoSummary, args: &DemoArgs) {
+    println!("---");
+    println!(
+        "shown {} of {} pictures in {:.1} s ({:.1} frames/s); sent {:.2} Mb/s",
+        s.shown,
+        s.pictures,
+        s.seconds,
+        s.shown as f64 / s.seconds.max(1e-3),
+        s.sent_bytes as f64 * 8.0 / 1e6 / s.seconds.max(1e-3),
+    );
+    if let Some((mean, p95)) = s.delay_ms {
+        println!(
+            "delay (capture to display, the paper's metric): mean {mean:.1} ms, p95 {p95:.1} ms"
+        );
+    }
+    if let Some(db) = s.ssim_db {
+        println!("quality: mean SSIM {db:.2} dB");
+    }
+    if let Some(ms) = s.outage_recovery_ms {
+        println!("outage: first frame shown {ms:.0} ms after the link came back");
+    }
+    let out = args.out.display();
+    println!(
+        "written to {out}/: received.ivf (ffplay {out}/received.ivf){}, frames.csv, sender.csv, receiver.csv, video.log / ack.log (mm-link format)",
+        if args.y4m { ", received.y4m" } else { "" }
+    );
+}

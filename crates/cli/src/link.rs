@@ -1,0 +1,172 @@
+//! `salsify link`: a user-space UDP relay applying the emulated link in real time.
+
+use std::path::PathBuf;
+
+use anyhow::{anyhow, Result};
+use clap::Args;
+use salsify_eval::experiment::{Experiment, LinkSpec};
+use salsify_netem::{LinkConfig, LossModel};
+use salsify_time::Duration;
+
+use crate::runtime::observe::Observer;
+use crate::runtime::relay::{self, DirectionConfig, RelayConfig};
+use crate::runtime::{self, udp};
+
+/// The emulated path, shared by `salsify link` and `salsify demo`.
+#[derive(Args, Debug, Clone)]
+pub struct LinkFlags {
+    /// Mahimahi trace: PREFIX (video over PREFIX.down, ACKs over PREFIX.up) or one file for
+    /// both directions. Overrides --link.
+    #[arg(long)]
+    pub trace: Option<PathBuf>,
+    /// Synthetic link when no trace is given: cellular (built-in cellular-like, about
+    /// 5 Mb/s), intermittent, wifi, ramp, dropout (500 kb/s with a one-second outage at
+    /// --dropout-at), constant:KBPS, or none (no emulation: forward at once).
+    #[arg(long, default_value = "cellular")]
+    pub link: String,
+    /// DropTail queue in packets, each direction (0 = unlimited).
+    #[arg(long, default_value_t = 256)]
+    pub queue: u32,
+    /// One-way propagation delay in milliseconds, each direction.
+    #[arg(long, default_value_t = 20)]
+    pub delay_ms: u64,
+    /// I.i.d. loss probability on the video direction.
+    #[arg(long, default_value_t = 0.0)]
+    pub loss: f64,
+    /// For --link dropout: seconds after the relay starts when the outage begins.
+    #[arg(long, default_value_t = 10.0)]
+    pub dropout_at: f64,
+    /// ACK direction: another preset (as --link) instead of the video direction's.
+    #[arg(long)]
+    pub ack_link: Option<String>,
+    /// ACK direction: another one-way delay in milliseconds.
+    #[arg(long)]
+    pub ack_delay_ms: Option<u64>,
+    /// ACK direction: i.i.d. loss probability (default none).
+    #[arg(long, default_value_t = 0.0)]
+    pub ack_loss: f64,
+    /// Seed of the link's random choices (loss, synthetic traces).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+impl LinkFlags {
+    /// The video-direction and ACK-direction links (`None`: no emulation).
+    pub fn build(&self) -> Result<(Option<LinkConfig>, Option<LinkConfig>)> {
+        let (video, mut ack) = self.pair(&self.link)?;
+        if let Some(preset) = &self.ack_link {
+            ack = self.pair(preset)?.1;
+        }
+        if let Some(ack) = &mut ack {
+            if let Some(ms) = self.ack_delay_ms {
+                ack.propagation_delay = Duration::from_millis(ms);
+            }
+            if self.ack_loss > 0.0 {
+                if self.ack_loss > 1.0 {
+                    return Err(anyhow!("--ack-loss {} is not a probability", self.ack_loss));
+                }
+                ack.loss.push(LossModel::iid(self.ack_loss));
+            }
+        }
+        Ok((video, ack))
+    }
+
+    fn pair(&self, preset: &str) -> Result<(Option<LinkConfig>, Option<LinkConfig>)> {
+        if preset == "none" && self.trace.is_none() {
+            return Ok((None, None));
+        }
+        let experiment = Experiment {
+            seed: self.seed,
+            link: LinkSpec {
+                trace: self.trace.clone(),
+                preset: preset.to_string(),
+                queue_packets: self.queue,
+                delay_ms: self.delay_ms,
+                loss: self.loss,
+                dropout_at_s: self.dropout_at,
+            },
+            ..Experiment::default()
+        };
+        let c = experiment.sim_config().map_err(|e| anyhow!("link: {e}"))?;
+        Ok((Some(c.data_link), Some(c.feedback_link)))
+    }
+
+    /// A name for the trace in log headers.
+    pub fn trace_name(&self) -> String {
+        match &self.trace {
+            Some(p) => p.display().to_string(),
+            None => format!("synthetic {}", self.link),
+        }
+    }
+}
+
+/// Flags of `salsify link`.
+#[derive(Args, Debug, Clone)]
+pub struct LinkArgs {
+    /// Where the sender sends to, HOST:PORT.
+    #[arg(long)]
+    pub listen: String,
+    /// Where the receiver listens, HOST:PORT.
+    #[arg(long)]
+    pub to: String,
+    #[command(flatten)]
+    pub path: LinkFlags,
+    /// Write per-packet logs in Mahimahi's mm-link format here: video.log (sender to
+    /// receiver) and ack.log (back); `mm-delay-graph video.log` plots them.
+    #[arg(long)]
+    pub log_dir: Option<PathBuf>,
+    /// Stop after this many seconds (default: until Ctrl-C).
+    #[arg(long, value_parser = runtime::parse_seconds)]
+    pub duration: Option<Duration>,
+}
+
+/// The relay configuration for `path`, forwarding to `to`, logging into `log_dir`.
+pub fn relay_config(
+    path: &LinkFlags,
+    to: std::net::SocketAddr,
+    log_dir: Option<&std::path::Path>,
+) -> Result<RelayConfig> {
+    let (video, ack) = path.build()?;
+    if let Some(dir) = log_dir {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| anyhow!("cannot create folder '{}': {e}", dir.display()))?;
+    }
+    let direction = |link: Option<LinkConfig>, file: &str| DirectionConfig {
+        log: log_dir.filter(|_| link.is_some()).map(|d| d.join(file)),
+        link,
+        trace_name: path.trace_name(),
+    };
+    Ok(RelayConfig {
+        to,
+        video: direction(video, "video.log"),
+        ack: direction(ack, "ack.log"),
+    })
+}
+
+/// Runs `salsify link`.
+pub fn run(args: &LinkArgs) -> Result<()> {
+    let to = udp::resolve(&args.to)?;
+    let config = relay_config(&args.path, to, args.log_dir.as_deref())?;
+    let socket = udp::bind(udp::resolve(&args.listen)?)?;
+    let stop = runtime::stop_on_ctrl_c()?;
+    runtime::stop_after(&stop, args.duration);
+    eprintln!(
+        "salsify link: {} -> {to}, link {}",
+        socket.local_addr()?,
+        args.path.trace_name()
+    );
+    let totals = relay::run(config, socket, stop, Observer::default())?;
+    for (name, d) in [("video", totals.video), ("ack", totals.ack)] {
+        let dropped = d
+            .link
+            .map_or(0, |l| l.packets_in.saturating_sub(l.packets_delivered));
+        eprintln!(
+            "salsify link: {name}: {} in, {} out ({dropped} dropped or still queued)",
+            d.packets_in, d.packets_out
+        );
+    }
+    if let Some(dir) = &args.log_dir {
+        eprintln!("salsify link: mm-link logs in {}", dir.display());
+    }
+    Ok(())
+}

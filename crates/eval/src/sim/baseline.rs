@@ -33,7 +33,7 @@ pub struct BaselineOutput {
 
 /// The encoder a scheme asks for.
 enum SimEncoder {
-    Cbr(CbrEncoder),
+    Cbr(Box<CbrEncoder>),
     /// The oracle's functional encoder and the state of the last frame sent.
     Search(Box<Encoder>, State),
 }
@@ -162,7 +162,7 @@ impl<'a> BaselineSim<'a> {
                     feedback_interval: Some(gcc.feedback_interval),
                     ..ReceiverConfig::default()
                 },
-                SimEncoder::Cbr(cbr()?),
+                SimEncoder::Cbr(Box::new(cbr()?)),
             ),
             Scheme::Vidaptive(v) => (
                 Sender::Vidaptive(VidaptiveSender::new(*v).map_err(|e| bad(&e))?),
@@ -171,7 +171,7 @@ impl<'a> BaselineSim<'a> {
                     feedback_interval: None,
                     ..ReceiverConfig::default()
                 },
-                SimEncoder::Cbr(cbr()?),
+                SimEncoder::Cbr(Box::new(cbr()?)),
             ),
             Scheme::Oracle(o) => {
                 let trace = config.data_link.trace.clone();

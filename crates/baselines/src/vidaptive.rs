@@ -256,8 +256,10 @@ impl VidaptiveSender {
             }
             let pacer_ok = self.core.pacer.may_send(now);
             if !self.core.pacer.is_empty() {
-                // Video waits: send if the window and the pacer allow.
-                if pacer_ok && self.window_open(1) {
+                // Video waits: the pacer sends it at CC-Rate. (Gating video on the window
+                // as well would make each frame wait for the ACKs of the padding sent
+                // before it; the window limits only the padding.)
+                if pacer_ok {
                     if let Some(q) = self.core.pacer.pop(now) {
                         let frame = q.header.frame;
                         let last = q.header.fragment + 1 == q.header.count;
@@ -316,8 +318,7 @@ impl VidaptiveSender {
         let mut t = Instant::FAR_FUTURE;
         let slot = self.core.pacer.next_send();
         if !self.core.pacer.is_empty() {
-            // With a closed window, feedback reopens it (an input), so no timer then.
-            if self.window_open(1) && slot > now {
+            if slot > now {
                 t = slot;
             }
         } else if let Some(last) = self.last_capture {

@@ -118,6 +118,12 @@ fn switch(secs: u64) {
         let mut video = SyntheticVideo::new(320, 180, 30, 1).unwrap();
         let wall = WallClock::now();
         let out = simulate(&config, &mut video, &mut |_| {}).unwrap();
+        if let Ok(dir) = std::env::var("BASELINES_CSV_DIR") {
+            let path = format!("{dir}/switch-{}.csv", scheme.name());
+            let file = std::fs::File::create(&path).expect("create the CSV");
+            salsify_eval::sim::write_frames_csv(&out.records, std::io::BufWriter::new(file))
+                .expect("write the CSV");
+        }
         let b = out.baseline.as_ref().unwrap();
         // The controller's rate: GCC's target; Copa's CC-Rate (= the pacing rate).
         let rate_at = |t: Instant| -> Rate {
@@ -174,6 +180,18 @@ fn switch(secs: u64) {
             })
             .collect();
         println!("  rate (kb/s) every 2 s from 80 s: {}", trail.join(" "));
+        let ratios: Vec<f64> = b
+            .rates
+            .iter()
+            .filter(|r| r.2.as_bps() > 0)
+            .map(|r| r.1.as_f64() / r.2.as_f64())
+            .collect();
+        println!(
+            "  encoder target / pacing rate: mean {:.2} over {} changes; sender {:?}",
+            ratios.iter().sum::<f64>() / ratios.len().max(1) as f64,
+            ratios.len(),
+            b.sender
+        );
         println!(
             "  summary: ssim {:.2} dB delay mean {:.0} p95 {:.0} ms",
             out.summary.ssim_db_mean.unwrap_or(f64::NAN),

@@ -1,8 +1,9 @@
 //! The receiver's loop: the sans-IO [`Receiver`] driven by a UDP socket, one session at a time.
 //!
 //! A session is a (sender address, connection id) pair. Datagrams of any other session are
-//! ignored while the current one is alive; after `session_timeout` of silence (no datagram
-//! the receiver accepted) the next sender's data takes over with a fresh state machine.
+//! ignored while the current one is alive; after `session_timeout` without a frame shown
+//! (from its start, or since its last frame) the next sender's data takes over with a fresh
+//! state machine.
 //! A keyframe fragment from the current sender's address under a new connection id also takes
 //! over at once: that sender has restarted its session (see the sender loop), and waiting
 //! would only add delay. Garbage is counted and dropped; it neither keeps a session alive nor
@@ -72,7 +73,9 @@ struct Session {
     peer: SocketAddr,
     connection_id: u16,
     receiver: Receiver<ShowingDecoder>,
-    last_heard: Instant,
+    /// When it last showed a frame (or started): a session is alive while it shows frames,
+    /// so datagrams that parse but never decode cannot keep a stale or forged one alive.
+    last_shown: Instant,
 }
 
 struct Loop {
@@ -159,7 +162,7 @@ impl Loop {
         let current = self
             .session
             .as_ref()
-            .map(|s| (s.peer, s.connection_id, s.last_heard));
+            .map(|s| (s.peer, s.connection_id, s.last_shown));
         let belongs = match (current, data) {
             (Some((peer, id, _)), Some((cid, _))) => peer == d.from && id == cid,
             (Some((peer, ..)), None) => peer == d.from, // garbage from the peer: counted there
@@ -185,9 +188,7 @@ impl Loop {
             }
         }
         let s = self.session.as_mut().expect("a session exists here"); // set just above
-        if s.receiver.handle_datagram(d.at, &d.bytes).is_ok() {
-            s.last_heard = s.last_heard.max(d.at);
-        }
+        let _ = s.receiver.handle_datagram(d.at, &d.bytes); // bad ones are counted there
     }
 
     fn start_session(&mut self, peer: SocketAddr, connection_id: u16, now: Instant) -> Result<()> {
@@ -205,7 +206,7 @@ impl Loop {
             peer,
             connection_id,
             receiver,
-            last_heard: now,
+            last_shown: now,
         });
         Ok(())
     }
@@ -239,6 +240,7 @@ impl Loop {
                         bytes,
                         picture,
                     };
+                    s.last_shown = s.last_shown.max(shown.at);
                     self.totals.shown += 1;
                     self.status.on_shown(bytes);
                     self.observer.report(Observation::Shown {

@@ -1,0 +1,317 @@
+//! End-to-end tests of the real-time runtime: `salsify recv`, `link` and `send` as separate
+//! processes on loopback, small pictures, a few seconds each. Assertions are generous floors
+//! (frames shown, SSIM against the source), never timings.
+
+use std::collections::HashMap;
+use std::net::UdpSocket;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+
+use salsify_codec::synthetic::SyntheticSource;
+use salsify_codec::y4m::Y4mReader;
+use salsify_codec::Image;
+use salsify_eval::metrics::ssim_luma;
+use salsify_transport::wire::DataFragment;
+
+const SIZE: (u32, u32) = (160, 96);
+const FPS: u32 = 30;
+
+fn salsify(args: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_salsify"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the salsify binary runs")
+}
+
+fn finish(child: Child, what: &str) -> Output {
+    let out = child.wait_with_output().expect("wait for salsify");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "{what} failed: {}\n{stderr}",
+        out.status
+    );
+    out
+}
+
+/// A loopback address with a port free right now.
+fn free_addr() -> String {
+    let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+    s.local_addr().unwrap().to_string()
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("salsify-rt-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn csv_rows(path: &Path) -> Vec<Vec<String>> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines()
+        .skip(1)
+        .map(|l| l.split(',').map(str::to_string).collect())
+        .collect()
+}
+
+fn sender_args<'a>(to: &'a str, log: &'a str, seconds: &'a str) -> Vec<&'a str> {
+    vec![
+        "send",
+        "--to",
+        to,
+        "--size",
+        "160x96",
+        "--fps",
+        "30",
+        "--duration",
+        seconds,
+        "--log",
+        log,
+        "-q",
+    ]
+}
+
+/// (session, frame) -> picture, from a sender log.
+fn pictures_sent(log: &Path) -> HashMap<(String, String), u64> {
+    csv_rows(log)
+        .into_iter()
+        .filter(|r| r[8] != "skipped")
+        .map(|r| ((r[0].clone(), r[1].clone()), r[2].parse().unwrap()))
+        .collect()
+}
+
+/// The source pictures 0..n of the synthetic input the sender plays.
+fn source_pictures(n: u64) -> Vec<Image> {
+    let mut source = SyntheticSource::new(SIZE.0, SIZE.1, FPS, 1).unwrap();
+    (0..n).map(|_| source.next_frame().image).collect()
+}
+
+#[test]
+fn video_crosses_a_lossy_relay_and_matches_its_source() {
+    let dir = temp_dir("e2e");
+    let (recv_addr, link_addr) = (free_addr(), free_addr());
+    let (y4m, recv_log, send_log) = (
+        dir.join("out.y4m"),
+        dir.join("recv.csv"),
+        dir.join("send.csv"),
+    );
+    let recv = salsify(&[
+        "recv",
+        "--listen",
+        &recv_addr,
+        "-o",
+        y4m.to_str().unwrap(),
+        "--log",
+        recv_log.to_str().unwrap(),
+        "--duration",
+        "6",
+        "-q",
+    ]);
+    let link = salsify(&[
+        "link",
+        "--listen",
+        &link_addr,
+        "--to",
+        &recv_addr,
+        "--link",
+        "constant:4000",
+        "--loss",
+        "0.03",
+        "--delay-ms",
+        "10",
+        "--duration",
+        "6",
+        "--log-dir",
+        dir.to_str().unwrap(),
+    ]);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let send = salsify(&sender_args(&link_addr, send_log.to_str().unwrap(), "4"));
+    finish(send, "send");
+    finish(link, "link");
+    finish(recv, "recv");
+
+    let sent = pictures_sent(&send_log);
+    let shown = csv_rows(&recv_log);
+    assert!(
+        shown.len() >= 40,
+        "only {} frames shown in 4 s",
+        shown.len()
+    );
+    let mut reader = Y4mReader::new(std::fs::File::open(&y4m).unwrap()).unwrap();
+    let pictures: Vec<u64> = shown
+        .iter()
+        .map(|r| sent[&(r[0].clone(), r[1].clone())])
+        .collect();
+    let sources = source_pictures(pictures.iter().max().unwrap() + 1);
+    let mut ssims = Vec::new();
+    for picture in pictures {
+        let image = reader
+            .next_frame()
+            .unwrap()
+            .expect("a Y4M frame per logged frame");
+        ssims.push(ssim_luma(&sources[picture as usize], &image).unwrap());
+    }
+    let mean = ssims.iter().sum::<f64>() / ssims.len() as f64;
+    let worst = ssims.iter().copied().fold(1.0, f64::min);
+    assert!(
+        mean > 0.9 && worst > 0.7,
+        "mean SSIM {mean:.3}, worst {worst:.3}"
+    );
+    // The relay logged every packet in mm-link format, drops included.
+    let log = std::fs::read_to_string(dir.join("video.log")).unwrap();
+    assert!(
+        log.starts_with("# mahimahi mm-link"),
+        "{}",
+        &log[..log.len().min(200)]
+    );
+    assert!(
+        log.lines().any(|l| l.contains(" d ")),
+        "3% loss shows as drops in the log"
+    );
+}
+
+#[test]
+fn a_flood_of_bad_datagrams_does_not_stop_the_receiver() {
+    let dir = temp_dir("flood");
+    let recv_addr = free_addr();
+    let (recv_log, send_log) = (dir.join("recv.csv"), dir.join("send.csv"));
+    let recv = salsify(&[
+        "recv",
+        "--listen",
+        &recv_addr,
+        "--log",
+        recv_log.to_str().unwrap(),
+        "--duration",
+        "5",
+        "-q",
+    ]);
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let send = salsify(&sender_args(&recv_addr, send_log.to_str().unwrap(), "4"));
+    // Let the session start, then flood it for most of its life.
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    let flooder = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let mut forged = Vec::new();
+    DataFragment {
+        connection_id: 7,
+        frame: 1_000_000,
+        index: 0,
+        count: 1,
+        source: salsify_codec::StateHash::INITIAL,
+        target: salsify_codec::StateHash(42),
+        grace: std::time::Duration::ZERO,
+        sent_at: salsify_time::Instant::ZERO,
+        payload: &[1, 2, 3],
+    }
+    .emit(&mut forged)
+    .unwrap();
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut sent = 0;
+    let end = std::time::Instant::now() + std::time::Duration::from_millis(2800);
+    while std::time::Instant::now() < end {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let len = (x % 1600) as usize;
+        let garbage: Vec<u8> = (0..len).map(|i| (x >> (i % 56)) as u8).collect();
+        let _ = flooder.send_to(&garbage, &recv_addr);
+        let _ = flooder.send_to(&forged, &recv_addr); // another session's "keyframe"
+        let _ = flooder.send_to(&forged[..forged.len() / 2], &recv_addr);
+        sent += 3;
+        if sent % 300 == 0 {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+    finish(send, "send");
+    let out = finish(recv, "recv");
+    let shown = csv_rows(&recv_log);
+    assert!(sent > 1000, "flooded with {sent} datagrams");
+    assert!(
+        shown.len() >= 40,
+        "only {} frames shown under the flood",
+        shown.len()
+    );
+    let sessions: std::collections::HashSet<&str> = shown.iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(sessions.len(), 1, "the forged session never took over");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("ignored"), "{stderr}");
+}
+
+#[test]
+fn a_restarted_sender_takes_over_after_the_old_one_falls_silent() {
+    let dir = temp_dir("restart");
+    let recv_addr = free_addr();
+    let recv_log = dir.join("recv.csv");
+    let recv = salsify(&[
+        "recv",
+        "--listen",
+        &recv_addr,
+        "--log",
+        recv_log.to_str().unwrap(),
+        "--duration",
+        "6",
+        "--session-timeout",
+        "1",
+        "-q",
+    ]);
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let first_log = dir.join("send1.csv");
+    let first = salsify(&sender_args(&recv_addr, first_log.to_str().unwrap(), "2"));
+    finish(first, "first send");
+    let second_log = dir.join("send2.csv");
+    let second = salsify(&sender_args(&recv_addr, second_log.to_str().unwrap(), "3"));
+    finish(second, "second send");
+    finish(recv, "recv");
+    let shown = csv_rows(&recv_log);
+    let mut per_session: Vec<(String, usize)> = Vec::new();
+    for r in &shown {
+        match per_session.last_mut() {
+            Some((s, n)) if *s == r[0] => *n += 1,
+            _ => per_session.push((r[0].clone(), 1)),
+        }
+    }
+    assert_eq!(per_session.len(), 2, "{per_session:?}");
+    assert!(per_session.iter().all(|(_, n)| *n >= 15), "{per_session:?}");
+}
+
+#[test]
+fn bad_addresses_busy_ports_and_missing_inputs_are_clear_errors() {
+    let busy = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let busy_addr = busy.local_addr().unwrap().to_string();
+    let cases: [(&[&str], &str); 4] = [
+        (&["recv", "--listen", "nonsense"], "not a usable HOST:PORT"),
+        (&["recv", "--listen", &busy_addr, "--duration", "1"], "busy"),
+        (
+            &[
+                "send",
+                "--to",
+                "127.0.0.1:9",
+                "--input",
+                "/nonexistent/x.y4m",
+            ],
+            "cannot open video",
+        ),
+        (
+            &[
+                "link",
+                "--listen",
+                "127.0.0.1:0",
+                "--to",
+                "127.0.0.1:9",
+                "--link",
+                "nope",
+            ],
+            "preset",
+        ),
+    ];
+    for (args, message) in cases {
+        let out = salsify(args).wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(stderr.contains(message), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+}

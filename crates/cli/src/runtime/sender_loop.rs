@@ -174,7 +174,10 @@ pub const SENDER_CSV_HEADER: &str =
 impl Loop {
     fn run(&mut self, rx: &mpsc::Receiver<Input>, stop: &AtomicBool) -> Result<SenderTotals> {
         let mut camera_done = false;
-        while !stop.load(Ordering::Relaxed) && !(camera_done && self.encoding.is_empty()) {
+        loop {
+            if stop.load(Ordering::Relaxed) || (camera_done && self.encoding.is_empty()) {
+                break;
+            }
             let now = clock::now();
             let deadline = self.drain(now)?;
             self.check_session(now)?;

@@ -173,7 +173,7 @@ pub fn spawn_reader<T: Send + 'static>(
     socket
         .set_read_timeout(Some(STOP_POLL))
         .context("cannot set the socket's read timeout")?;
-    Ok(std::thread::Builder::new()
+    std::thread::Builder::new()
         .name("udp-reader".into())
         .spawn(move || {
             let mut buf = vec![0u8; MAX_DATAGRAM];
@@ -194,7 +194,7 @@ pub fn spawn_reader<T: Send + 'static>(
                 }
             }
         })
-        .context("cannot start the UDP reader thread")?)
+        .context("cannot start the UDP reader thread")
 }
 
 /// Sends `bytes` to `to`; a failure is counted by the caller, never fatal (UDP is lossy anyway,

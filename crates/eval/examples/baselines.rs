@@ -180,6 +180,18 @@ fn switch(secs: u64) {
             })
             .collect();
         println!("  rate (kb/s) every 2 s from 80 s: {}", trail.join(" "));
+        if std::env::var("BASELINES_TRAIL").is_ok() {
+            for r in b
+                .rates
+                .iter()
+                .filter(|r| {
+                    r.0 >= Instant::from_millis(18_000) && r.0 <= Instant::from_millis(30_000)
+                })
+                .step_by(10)
+            {
+                println!("    {:?} encoder {} pacing {}", r.0, r.1, r.2);
+            }
+        }
         let ratios: Vec<f64> = b
             .rates
             .iter()

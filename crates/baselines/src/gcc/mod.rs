@@ -147,3 +147,59 @@ impl Gcc {
         self.target
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Feedback every 100 ms for packets of 1200 bytes sent every 10 ms (0.96 Mb/s), whose
+    /// one-way delay grows by `growth_us` per packet. Returns the target after `reports`.
+    fn run(
+        gcc: &mut Gcc,
+        start_ms: u64,
+        reports: u64,
+        growth_us: i64,
+        base_delay: &mut i64,
+    ) -> Bitrate {
+        let mut seq = (start_ms / 10) as u32;
+        let mut target = gcc.target();
+        for r in 0..reports {
+            let mut results = Vec::new();
+            for _ in 0..10 {
+                let sent = Instant::from_millis(u64::from(seq) * 10);
+                *base_delay = (*base_delay + growth_us).max(20_000);
+                results.push(PacketResult {
+                    seq,
+                    sent,
+                    size: 1200,
+                    arrival: Some(sent + Duration::from_micros(*base_delay as u64)),
+                });
+                seq += 1;
+            }
+            let now = Instant::from_millis(start_ms + (r + 1) * 100 + 30);
+            target = gcc.on_feedback(now, &results, Duration::from_millis(50));
+        }
+        target
+    }
+
+    #[test]
+    fn stable_delay_increases_growing_delay_decreases_draining_holds() {
+        let mut gcc = Gcc::new(&GccConfig {
+            start: Bitrate::kbps(1000),
+            ..GccConfig::default()
+        });
+        let mut delay = 20_000;
+        let up = run(&mut gcc, 0, 30, 0, &mut delay);
+        assert!(up > Bitrate::kbps(1100), "normal -> increase: {up}");
+        let down = run(&mut gcc, 3000, 10, 600, &mut delay);
+        assert_eq!(gcc.usage(), BandwidthUsage::Overusing);
+        assert!(down < up, "overuse -> decrease: {down} after {up}");
+        let held = run(&mut gcc, 4000, 3, -800, &mut delay);
+        assert_eq!(gcc.usage(), BandwidthUsage::Underusing);
+        // (The first report or two may still read "normal" while the trend turns.)
+        assert!(held < down.mul_f64(1.02), "{held} after {down}");
+        let still = run(&mut gcc, 4300, 2, -800, &mut delay);
+        assert_eq!(gcc.usage(), BandwidthUsage::Underusing);
+        assert_eq!(still, held, "underuse -> hold");
+    }
+}

@@ -13,7 +13,7 @@ fn main() {
     let kbps: u32 = arg(1).map_or(2000, |s| s.parse().expect("kbps"));
     let dropframe_thresh: u32 = arg(2).map_or(30, |s| s.parse().expect("threshold"));
     let mode = arg(3).unwrap_or_else(|| "c".into());
-    let mut src = SyntheticSource::new(320, 180, 30, 1).expect("source");
+    let src = SyntheticSource::new(320, 180, 30, 1).expect("source");
     let config = CbrConfig {
         dropframe_thresh,
         ..CbrConfig::default()

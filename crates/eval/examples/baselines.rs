@@ -302,7 +302,11 @@ fn table(secs: u64, traces: &str, clip: &str) {
     );
     println!("| scheme | SSIM dB mean | SSIM dB p25 | delay mean ms | delay p95 ms | frames shown | video kb/s | wall s |");
     println!("|---|---|---|---|---|---|---|---|");
+    let only = std::env::var("BASELINES_ONLY").ok();
     for (name, (scheme, sender, parallelism)) in rows {
+        if only.as_ref().is_some_and(|o| !name.contains(o.as_str())) {
+            continue;
+        }
         let config = SimConfig {
             scheme,
             sender,
@@ -327,5 +331,18 @@ fn table(secs: u64, traces: &str, clip: &str) {
             sent as f64 * 8.0 / secs as f64 / 1000.0,
             wall.elapsed().as_secs_f64(),
         );
+        if let Some(b) = &out.baseline {
+            if only.is_some() {
+                println!("  sender {:?}\n  receiver {:?}", b.sender, b.receiver);
+                let at = |t: u64| {
+                    let i = b
+                        .rates
+                        .partition_point(|r| r.0 <= Instant::from_millis(t * 1000));
+                    b.rates.get(i.wrapping_sub(1)).map_or(0, |r| r.1.as_kbps())
+                };
+                let trail: Vec<String> = (0..secs).step_by(5).map(|t| at(t).to_string()).collect();
+                println!("  encoder target every 5 s (kb/s): {}", trail.join(" "));
+            }
+        }
     }
 }

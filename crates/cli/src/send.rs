@@ -77,6 +77,10 @@ pub struct SchemeArgs {
     /// The delay target d of the budget MTU x (d / tau - N), in milliseconds.
     #[arg(long, default_value_t = 100)]
     pub delay_target_ms: u64,
+    /// Finest VP8 quantizer index the sender may ask for (0..=127; lower is finer). On an
+    /// unconstrained path Salsify climbs to the finest, whose encodes are the slowest.
+    #[arg(long, default_value_t = 3)]
+    pub finest_quality: u8,
     /// libvpx speed, -16..=-1 (more negative is faster and coarser).
     #[arg(long, default_value_t = -8, allow_hyphen_values = true)]
     pub cpu_used: i32,
@@ -101,14 +105,19 @@ impl SchemeArgs {
             },
             _ => SenderMode::Salsify,
         };
+        let min_quality = salsify_codec::Quality::new(self.finest_quality)
+            .map_err(|e| anyhow::anyhow!("--finest-quality: {e}"))?;
         let config = SenderConfig {
+            min_quality,
             connection_id: self.connection_id.unwrap_or_else(fresh_connection_id),
             delay_target: Duration::from_millis(self.delay_target_ms),
             grace_period: !self.no_grace_period,
             mode,
             ..SenderConfig::default()
         };
-        config.validate()?;
+        config
+            .validate()
+            .map_err(|e| anyhow::anyhow!("sender settings: {e}"))?;
         Ok(config)
     }
 }

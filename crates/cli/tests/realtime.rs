@@ -174,6 +174,44 @@ fn video_crosses_a_lossy_relay_and_matches_its_source() {
     );
 }
 
+/// Sends garbage, truncated datagrams and another session's forged keyframe fragment to
+/// `to` for `how_long`; returns how many datagrams.
+fn flood(to: &str, how_long: std::time::Duration) -> u64 {
+    let flooder = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let mut forged = Vec::new();
+    DataFragment {
+        connection_id: 7,
+        frame: 1_000_000,
+        index: 0,
+        count: 1,
+        source: salsify_codec::StateHash::INITIAL,
+        target: salsify_codec::StateHash(42),
+        grace: std::time::Duration::ZERO,
+        sent_at: salsify_time::Instant::ZERO,
+        payload: &[1, 2, 3],
+    }
+    .emit(&mut forged)
+    .unwrap();
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut sent = 0;
+    let end = std::time::Instant::now() + how_long;
+    while std::time::Instant::now() < end {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let len = (x % 1600) as usize;
+        let garbage: Vec<u8> = (0..len).map(|i| (x >> (i % 56)) as u8).collect();
+        let _ = flooder.send_to(&garbage, to);
+        let _ = flooder.send_to(&forged, to); // another session's "keyframe"
+        let _ = flooder.send_to(&forged[..forged.len() / 2], to);
+        sent += 3;
+        if sent % 300 == 0 {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+    sent
+}
+
 #[test]
 fn a_flood_of_bad_datagrams_does_not_stop_the_receiver() {
     let dir = temp_dir("flood");
@@ -193,38 +231,7 @@ fn a_flood_of_bad_datagrams_does_not_stop_the_receiver() {
     let send = salsify(&sender_args(&recv_addr, send_log.to_str().unwrap(), "4"));
     // Let the session start, then flood it for most of its life.
     std::thread::sleep(std::time::Duration::from_millis(700));
-    let flooder = UdpSocket::bind("127.0.0.1:0").unwrap();
-    let mut forged = Vec::new();
-    DataFragment {
-        connection_id: 7,
-        frame: 1_000_000,
-        index: 0,
-        count: 1,
-        source: salsify_codec::StateHash::INITIAL,
-        target: salsify_codec::StateHash(42),
-        grace: std::time::Duration::ZERO,
-        sent_at: salsify_time::Instant::ZERO,
-        payload: &[1, 2, 3],
-    }
-    .emit(&mut forged)
-    .unwrap();
-    let mut x = 0x9e37_79b9_7f4a_7c15u64;
-    let mut sent = 0;
-    let end = std::time::Instant::now() + std::time::Duration::from_millis(2800);
-    while std::time::Instant::now() < end {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        let len = (x % 1600) as usize;
-        let garbage: Vec<u8> = (0..len).map(|i| (x >> (i % 56)) as u8).collect();
-        let _ = flooder.send_to(&garbage, &recv_addr);
-        let _ = flooder.send_to(&forged, &recv_addr); // another session's "keyframe"
-        let _ = flooder.send_to(&forged[..forged.len() / 2], &recv_addr);
-        sent += 3;
-        if sent % 300 == 0 {
-            std::thread::sleep(std::time::Duration::from_millis(5));
-        }
-    }
+    let sent = flood(&recv_addr, std::time::Duration::from_millis(2800));
     finish(send, "send");
     let out = finish(recv, "recv");
     let shown = csv_rows(&recv_log);
@@ -314,4 +321,50 @@ fn bad_addresses_busy_ports_and_missing_inputs_are_clear_errors() {
         assert!(stderr.contains(message), "{args:?}: {stderr}");
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
     }
+}
+
+#[test]
+fn a_restarted_receiver_gets_a_keyframe_without_help() {
+    let dir = temp_dir("recv-restart");
+    let recv_addr = free_addr();
+    let (first_log, second_log) = (dir.join("recv1.csv"), dir.join("recv2.csv"));
+    let first = salsify(&[
+        "recv",
+        "--listen",
+        &recv_addr,
+        "--log",
+        first_log.to_str().unwrap(),
+        "--duration",
+        "2",
+        "-q",
+    ]);
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let send_log = dir.join("send.csv");
+    let send = salsify(&sender_args(&recv_addr, send_log.to_str().unwrap(), "6"));
+    finish(first, "first recv");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let second = salsify(&[
+        "recv",
+        "--listen",
+        &recv_addr,
+        "--log",
+        second_log.to_str().unwrap(),
+        "--duration",
+        "3.5",
+        "-q",
+    ]);
+    finish(second, "second recv");
+    finish(send, "send");
+    let (before, after) = (csv_rows(&first_log), csv_rows(&second_log));
+    assert!(before.len() >= 15, "first receiver showed {}", before.len());
+    assert!(
+        after.len() >= 15,
+        "the restarted receiver showed {}",
+        after.len()
+    );
+    assert_eq!(
+        after[0][5], "0000000000000000",
+        "it starts from a keyframe: {:?}",
+        after[0]
+    );
 }

@@ -19,7 +19,11 @@ pub fn now() -> Instant {
 pub fn from_realtime(stamp: std::time::Duration) -> Option<Instant> {
     let mono = now();
     let real = Duration::from_micros(read(libc::CLOCK_REALTIME));
-    let age = real.checked_sub(stamp)?;
+    if stamp > real + Duration::from_millis(1) {
+        return None;
+    }
+    // Sub-microsecond stamps may be a little after `real`, which is truncated to µs.
+    let age = real.saturating_sub(stamp);
     if age > Duration::from_secs(1) {
         return None;
     }

@@ -115,6 +115,7 @@ pub struct Display {
     ivf: Option<IvfWriter<Sink>>,
     log: Option<CsvLog>,
     first_shown: Option<Instant>,
+    last_pts: Option<u64>,
     wrong_size: u64,
 }
 
@@ -131,6 +132,7 @@ impl Display {
             ivf: None,
             log,
             first_shown: None,
+            last_pts: None,
             wrong_size: 0,
         })
     }
@@ -167,7 +169,10 @@ impl Display {
         }
         if let Some(w) = &mut self.ivf {
             let first = *self.first_shown.get_or_insert(s.at);
-            let pts = s.at.saturating_duration_since(first).as_millis() as u64;
+            // Millisecond timestamps, strictly increasing as players require.
+            let ms = s.at.saturating_duration_since(first).as_millis() as u64;
+            let pts = self.last_pts.map_or(ms, |last| ms.max(last + 1));
+            self.last_pts = Some(pts);
             w.write_frame(pts, &s.picture.vp8)
                 .context("writing the IVF output")?;
         }

@@ -6,8 +6,9 @@
 //! are carried out — datagrams sent, encode requests handed to the encoder thread with the
 //! picture they name — and the loop waits on the channel until the sender's deadline.
 //!
-//! Sessions: if no valid ACK arrives for `reset_after` while the sender is sending (the
-//! receiver was restarted, or never answered), the sender starts over: a fresh state machine
+//! Sessions: if no new ACK arrives for `reset_after` while the sender is sending (the
+//! receiver never answered), or only stale ones (a restarted receiver numbers its ACKs from
+//! zero again), the sender starts over: a fresh state machine
 //! under the next connection id, whose first frame is a keyframe any receiver can decode.
 
 use std::collections::VecDeque;
@@ -29,6 +30,10 @@ use super::csv_log::CsvLog;
 use super::encoder::{EncodeMode, Encoded, EncoderThread};
 use super::observe::{Observation, Observer};
 use super::udp::{self, Received};
+
+/// Stale ACKs in a row, with no fresh one, that mean the receiver restarted (reordering
+/// makes a few; a restarted receiver's counter makes one per fragment).
+const RESTARTED_RECEIVER_STALE_ACKS: u64 = 64;
 
 /// Longest the loop sleeps before looking at its stop flag.
 const MAX_WAIT: Duration = Duration::from_millis(50);
@@ -109,8 +114,11 @@ struct Loop {
     /// The newest picture: the only one the sender can ask for next.
     latest: Option<(u64, Arc<Image>)>,
     captured: u64,
+    /// (ACKs applied, when that count last changed).
     last_ack: (u64, Instant),
     sent_at_last_ack: u64,
+    /// Stale ACKs counted when the last fresh one was applied.
+    stale_base: u64,
     log: Option<CsvLog>,
     observer: Observer,
     status: super::status::SenderStatus,
@@ -158,6 +166,7 @@ pub fn run(
         captured: 0,
         last_ack: (0, now),
         sent_at_last_ack: 0,
+        stale_base: 0,
         log,
         observer,
         status: super::status::SenderStatus::new(now, config.status),
@@ -312,16 +321,23 @@ impl Loop {
         Ok(())
     }
 
-    /// Starts a new session when the receiver has been silent too long while we send.
+    /// Starts a new session when the receiver has been silent too long while we send, or
+    /// answers only with ACKs older than ones already used (a restarted receiver counts its
+    /// ACKs from zero again).
     fn check_session(&mut self, now: Instant) -> Result<()> {
         let stats = self.sender.stats();
-        if stats.acks != self.last_ack.0 {
-            self.last_ack = (stats.acks, now);
+        let applied = stats.acks - stats.stale_acks;
+        if applied != self.last_ack.0 {
+            self.last_ack = (applied, now);
             self.sent_at_last_ack = stats.fragments_sent;
+            self.stale_base = stats.stale_acks;
             return Ok(());
         }
         let silent = now.saturating_duration_since(self.last_ack.1);
-        if silent < self.config.reset_after || stats.fragments_sent == self.sent_at_last_ack {
+        let stale_streak = stats.stale_acks - self.stale_base;
+        let quiet =
+            silent >= self.config.reset_after && stats.fragments_sent > self.sent_at_last_ack;
+        if !quiet && stale_streak < RESTARTED_RECEIVER_STALE_ACKS {
             return Ok(());
         }
         self.connection_id = self.connection_id.wrapping_add(1);
@@ -333,12 +349,13 @@ impl Loop {
         self.sessions += 1;
         self.last_ack = (0, now);
         self.sent_at_last_ack = 0;
+        self.stale_base = 0;
         self.observer.report(Observation::SenderSession {
             connection_id: self.connection_id,
         });
         if self.config.status {
             eprintln!(
-                "salsify send: no ACK for {:.1} s; new session {} (keyframe)",
+                "salsify send: no new ACK for {:.1} s ({stale_streak} stale); new session {} (keyframe)",
                 silent.as_secs_f64(),
                 self.connection_id
             );

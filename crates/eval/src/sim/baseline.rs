@@ -186,7 +186,7 @@ impl<'a> BaselineSim<'a> {
                     feedback_interval: None,
                     ..ReceiverConfig::default()
                 },
-                SimEncoder::Cbr(Box::new(cbr(CbrConfig::default().dropframe_thresh)?), None),
+                SimEncoder::Cbr(Box::new(cbr(0)?), None),
             ),
             Scheme::Oracle(o) => {
                 let trace = config.data_link.trace.clone();

@@ -81,6 +81,10 @@ pub struct SchemeArgs {
     /// unconstrained path Salsify climbs to the finest, whose encodes are the slowest.
     #[arg(long, default_value_t = 3)]
     pub finest_quality: u8,
+    /// Smallest gap between fragments in µs (the pacer's floor: 1400 B per gap caps the
+    /// sending rate, 22 Mb/s at the default 500).
+    #[arg(long, default_value_t = 500)]
+    pub pacing_min_gap_us: u64,
     /// libvpx speed, -16..=-1 (more negative is faster and coarser).
     #[arg(long, default_value_t = -8, allow_hyphen_values = true)]
     pub cpu_used: i32,
@@ -107,13 +111,23 @@ impl SchemeArgs {
         };
         let min_quality = salsify_codec::Quality::new(self.finest_quality)
             .map_err(|e| anyhow::anyhow!("--finest-quality: {e}"))?;
+        let defaults = SenderConfig::default();
+        let pacing = salsify_transport::PacingConfig {
+            min_gap: Duration::from_micros(self.pacing_min_gap_us),
+            max_gap: defaults
+                .pacing
+                .max_gap
+                .max(Duration::from_micros(self.pacing_min_gap_us)),
+            ..defaults.pacing
+        };
         let config = SenderConfig {
             min_quality,
+            pacing,
             connection_id: self.connection_id.unwrap_or_else(fresh_connection_id),
             delay_target: Duration::from_millis(self.delay_target_ms),
             grace_period: !self.no_grace_period,
             mode,
-            ..SenderConfig::default()
+            ..defaults
         };
         config
             .validate()

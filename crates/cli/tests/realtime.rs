@@ -90,6 +90,26 @@ fn source_pictures(n: u64) -> Vec<Image> {
     (0..n).map(|_| source.next_frame().image).collect()
 }
 
+/// SSIM of each frame of `y4m` (one per row of the receiver log `shown`) against the source
+/// picture the sender log says it encodes.
+fn score(y4m: &Path, shown: &[Vec<String>], sent: &HashMap<(String, String), u64>) -> Vec<f64> {
+    let mut reader = Y4mReader::new(std::fs::File::open(y4m).unwrap()).unwrap();
+    let pictures: Vec<u64> = shown
+        .iter()
+        .map(|r| sent[&(r[0].clone(), r[1].clone())])
+        .collect();
+    let sources = source_pictures(pictures.iter().max().unwrap() + 1);
+    let mut ssims = Vec::new();
+    for picture in pictures {
+        let image = reader
+            .next_frame()
+            .unwrap()
+            .expect("a Y4M frame per logged frame");
+        ssims.push(ssim_luma(&sources[picture as usize], &image).unwrap());
+    }
+    ssims
+}
+
 #[test]
 fn video_crosses_a_lossy_relay_and_matches_its_source() {
     let dir = temp_dir("e2e");
@@ -141,20 +161,7 @@ fn video_crosses_a_lossy_relay_and_matches_its_source() {
         "only {} frames shown in 4 s",
         shown.len()
     );
-    let mut reader = Y4mReader::new(std::fs::File::open(&y4m).unwrap()).unwrap();
-    let pictures: Vec<u64> = shown
-        .iter()
-        .map(|r| sent[&(r[0].clone(), r[1].clone())])
-        .collect();
-    let sources = source_pictures(pictures.iter().max().unwrap() + 1);
-    let mut ssims = Vec::new();
-    for picture in pictures {
-        let image = reader
-            .next_frame()
-            .unwrap()
-            .expect("a Y4M frame per logged frame");
-        ssims.push(ssim_luma(&sources[picture as usize], &image).unwrap());
-    }
+    let ssims = score(&y4m, &shown, &sent);
     let mean = ssims.iter().sum::<f64>() / ssims.len() as f64;
     let worst = ssims.iter().copied().fold(1.0, f64::min);
     assert!(

@@ -180,14 +180,16 @@ fn switch(secs: u64) {
             })
             .collect();
         println!("  rate (kb/s) every 2 s from 80 s: {}", trail.join(" "));
-        if std::env::var("BASELINES_TRAIL").is_ok() {
+        if let Ok(window) = std::env::var("BASELINES_TRAIL") {
+            // "from_s,to_s"
+            let (from, to) = window.split_once(',').expect("from,to");
+            let from = Instant::from_millis(from.parse::<u64>().expect("s") * 1000);
+            let to = Instant::from_millis(to.parse::<u64>().expect("s") * 1000);
             for r in b
                 .rates
                 .iter()
-                .filter(|r| {
-                    r.0 >= Instant::from_millis(18_000) && r.0 <= Instant::from_millis(30_000)
-                })
-                .step_by(10)
+                .filter(|r| r.0 >= from && r.0 <= to)
+                .step_by(3)
             {
                 println!("    {:?} encoder {} pacing {}", r.0, r.1, r.2);
             }

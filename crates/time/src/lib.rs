@@ -117,13 +117,19 @@ mod tests {
         assert_eq!(t - Duration::from_secs(1), Instant::ZERO);
         assert_eq!(Instant::ZERO - t, Duration::ZERO);
         assert_eq!(t - Instant::ZERO, Duration::from_millis(5));
-        assert_eq!(Instant::FAR_FUTURE + Duration::from_secs(1), Instant::FAR_FUTURE);
+        assert_eq!(
+            Instant::FAR_FUTURE + Duration::from_secs(1),
+            Instant::FAR_FUTURE
+        );
         assert_eq!(Instant::ZERO.checked_duration_since(t), None);
         assert_eq!(t.checked_sub(Duration::from_millis(6)), None);
     }
 
     #[test]
     fn debug_shows_seconds_with_microseconds() {
-        assert_eq!(format!("{:?}", Instant::from_micros(1_234_567)), "1.234567s");
+        assert_eq!(
+            format!("{:?}", Instant::from_micros(1_234_567)),
+            "1.234567s"
+        );
     }
 }

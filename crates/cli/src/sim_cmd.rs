@@ -26,7 +26,7 @@ pub struct SimArgs {
     #[arg(long)]
     config: Option<PathBuf>,
     /// Scheme: salsify-2c, salsify-1c, salsify-no-grace, salsify-conventional-codec,
-    /// salsify-conventional-transport.
+    /// salsify-conventional-transport, conventional (GCC + libvpx CBR), vidaptive, oracle.
     #[arg(long)]
     scheme: Option<String>,
     /// Video: `synthetic`, or a .y4m or other video file (held in memory, played forwards

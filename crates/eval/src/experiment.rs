@@ -3,7 +3,8 @@
 //!
 //! ```toml
 //! scheme = "salsify-2c"          # salsify-1c, salsify-no-grace, salsify-conventional-codec,
-//!                                # salsify-conventional-transport
+//!                                # salsify-conventional-transport, conventional (GCC + CBR),
+//!                                # vidaptive, oracle
 //! video = "synthetic"            # or a .y4m / .mp4 path (played forwards and backwards)
 //! size = "1280x720"              # synthetic source only
 //! fps = 60                       # synthetic source only
@@ -26,7 +27,9 @@ use salsify_time::Duration;
 use salsify_transport::{SenderConfig, SenderMode};
 use serde::{Deserialize, Serialize};
 
-use crate::sim::{CostModel, Parallelism, SimConfig};
+use salsify_baselines::{GccConfig, OracleConfig, VidaptiveConfig};
+
+use crate::sim::{CostModel, Parallelism, Scheme, SimConfig};
 
 /// The schemes `salsify sim` can run.
 pub const SCHEMES: &[&str] = &[
@@ -35,6 +38,9 @@ pub const SCHEMES: &[&str] = &[
     "salsify-no-grace",
     "salsify-conventional-codec",
     "salsify-conventional-transport",
+    "conventional",
+    "vidaptive",
+    "oracle",
 ];
 
 /// The link presets a [`LinkSpec`] can name.
@@ -154,9 +160,10 @@ impl Experiment {
             return fail("cpu_used", format!("{} is not in -16..=-1", self.cpu_used));
         }
         self.cost.validate().or_else(|e| fail("cost", e))?;
-        let (sender, parallelism) = scheme(&self.scheme)?;
+        let (scheme, sender, parallelism) = scheme(&self.scheme)?;
         let (data_link, feedback_link) = self.link.build(self.seed)?;
         Ok(SimConfig {
+            scheme,
             sender,
             parallelism,
             data_link,
@@ -169,8 +176,17 @@ impl Experiment {
     }
 }
 
-/// The sender configuration and core use of a named scheme.
-fn scheme(name: &str) -> Result<(SenderConfig, Parallelism), ExperimentError> {
+/// The scheme, Salsify sender configuration and core use of a named scheme.
+fn scheme(name: &str) -> Result<(Scheme, SenderConfig, Parallelism), ExperimentError> {
+    let baseline = match name {
+        "conventional" => Some(Scheme::Conventional(GccConfig::default())),
+        "vidaptive" => Some(Scheme::Vidaptive(VidaptiveConfig::default())),
+        "oracle" => Some(Scheme::Oracle(OracleConfig::default())),
+        _ => None,
+    };
+    if let Some(scheme) = baseline {
+        return Ok((scheme, SenderConfig::default(), Parallelism::Serial));
+    }
     let base = SenderConfig::default();
     let (sender, parallelism) = match name {
         "salsify-2c" => (base, Parallelism::Parallel),
@@ -205,7 +221,7 @@ fn scheme(name: &str) -> Result<(SenderConfig, Parallelism), ExperimentError> {
             )
         }
     };
-    Ok((sender, parallelism))
+    Ok((Scheme::Salsify, sender, parallelism))
 }
 
 impl LinkSpec {

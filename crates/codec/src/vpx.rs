@@ -194,35 +194,7 @@ impl EncoderContext {
     }
 
     fn collect_packets(&mut self) -> Result<EncodedBytes, CodecError> {
-        let mut out = EncodedBytes {
-            data: Vec::new(),
-            keyframe: false,
-        };
-        let mut iter: sys::vpx_codec_iter_t = ptr::null();
-        loop {
-            // SAFETY: ctx is an initialised encoder and iter the iterator it hands out.
-            let pkt = unsafe { sys::vpx_codec_get_cx_data(&mut *self.ctx, &mut iter) };
-            if pkt.is_null() {
-                break;
-            }
-            // SAFETY: a non-null packet is valid until the next call into the context.
-            let pkt = unsafe { &*pkt };
-            if pkt.kind != sys::vpx_codec_cx_pkt_kind::VPX_CODEC_CX_FRAME_PKT {
-                continue;
-            }
-            // SAFETY: for frame packets the `frame` member of the union is the active one,
-            // and buf/sz describe a buffer libvpx owns until the next call.
-            let (buf, sz, flags) = unsafe {
-                let f = &pkt.data.frame;
-                (f.buf as *const u8, f.sz as usize, f.flags)
-            };
-            // SAFETY: see above; buf is non-null whenever sz > 0.
-            if sz > 0 {
-                out.data
-                    .extend_from_slice(unsafe { std::slice::from_raw_parts(buf, sz) });
-            }
-            out.keyframe |= flags & sys::VPX_FRAME_IS_KEY != 0;
-        }
+        let out = collect_frame_packets(&mut self.ctx);
         if out.data.is_empty() {
             return Err(CodecError::Vpx {
                 call: "vpx_codec_get_cx_data",
@@ -336,6 +308,40 @@ impl Drop for DecoderContext {
         // SAFETY: ctx was initialised by vpx_codec_dec_init and is destroyed exactly once.
         unsafe { sys::vpx_codec_destroy(&mut *self.ctx) };
     }
+}
+
+/// Gathers the frame packets an encode produced (empty if the encoder dropped the frame).
+fn collect_frame_packets(ctx: &mut sys::vpx_codec_ctx_t) -> EncodedBytes {
+    let mut out = EncodedBytes {
+        data: Vec::new(),
+        keyframe: false,
+    };
+    let mut iter: sys::vpx_codec_iter_t = ptr::null();
+    loop {
+        // SAFETY: ctx is an initialised encoder and iter the iterator it hands out.
+        let pkt = unsafe { sys::vpx_codec_get_cx_data(ctx, &mut iter) };
+        if pkt.is_null() {
+            break;
+        }
+        // SAFETY: a non-null packet is valid until the next call into the context.
+        let pkt = unsafe { &*pkt };
+        if pkt.kind != sys::vpx_codec_cx_pkt_kind::VPX_CODEC_CX_FRAME_PKT {
+            continue;
+        }
+        // SAFETY: for frame packets the `frame` member of the union is the active one, and
+        // buf/sz describe a buffer libvpx owns until the next call.
+        let (buf, sz, flags) = unsafe {
+            let f = &pkt.data.frame;
+            (f.buf as *const u8, f.sz as usize, f.flags)
+        };
+        if sz > 0 {
+            // SAFETY: buf is non-null and holds sz bytes whenever sz > 0 (see above).
+            out.data
+                .extend_from_slice(unsafe { std::slice::from_raw_parts(buf, sz) });
+        }
+        out.keyframe |= flags & sys::VPX_FRAME_IS_KEY != 0;
+    }
+    out
 }
 
 /// Copies the visible area of a decoded libvpx picture into `out`.
@@ -657,35 +663,7 @@ impl RtcEncoderContext {
             )
         };
         check_ctx("vpx_codec_encode", &mut self.ctx, res)?;
-        let mut out = EncodedBytes {
-            data: Vec::new(),
-            keyframe: false,
-        };
-        let mut iter: sys::vpx_codec_iter_t = ptr::null();
-        loop {
-            // SAFETY: ctx is an initialised encoder and iter the iterator it hands out.
-            let pkt = unsafe { sys::vpx_codec_get_cx_data(&mut *self.ctx, &mut iter) };
-            if pkt.is_null() {
-                break;
-            }
-            // SAFETY: a non-null packet is valid until the next call into the context.
-            let pkt = unsafe { &*pkt };
-            if pkt.kind != sys::vpx_codec_cx_pkt_kind::VPX_CODEC_CX_FRAME_PKT {
-                continue;
-            }
-            // SAFETY: for frame packets the `frame` member of the union is the active one,
-            // and buf/sz describe a buffer libvpx owns until the next call.
-            let (buf, sz, flags) = unsafe {
-                let f = &pkt.data.frame;
-                (f.buf as *const u8, f.sz as usize, f.flags)
-            };
-            if sz > 0 {
-                // SAFETY: buf is non-null and holds sz bytes whenever sz > 0 (see above).
-                out.data
-                    .extend_from_slice(unsafe { std::slice::from_raw_parts(buf, sz) });
-            }
-            out.keyframe |= flags & sys::VPX_FRAME_IS_KEY != 0;
-        }
+        let out = collect_frame_packets(&mut self.ctx);
         Ok((!out.data.is_empty()).then_some(out))
     }
 

@@ -93,6 +93,17 @@ pub struct SenderConfig {
     pub max_consecutive_skips: u32,
     /// How long loss-recovery mode lasts after the last loss report. Default 5 s.
     pub recovery_duration: Duration,
+    /// Silence that means an outage: when fragments are in flight and no ACK has come for
+    /// this long (or four mean inter-arrival times, if longer), the sender presumes what is in
+    /// flight lost and, like in loss-recovery mode, encodes from the newest state the receiver
+    /// acknowledged, so the first frame to get through after the outage is decodable at once
+    /// instead of waiting a round trip for the receiver's loss report. Default 250 ms.
+    pub outage_timeout: Duration,
+    /// While an outage is suspected, the worse option is sent anyway once this long has passed
+    /// since the last frame sent, even before `max_consecutive_skips` — a probe, so the sender
+    /// hears soon after the link comes back (at 30 frames/s four skips are 167 ms, most of
+    /// a 200 ms recovery target). Default 80 ms: every third picture at 30 frames/s.
+    pub outage_probe_interval: Duration,
     /// Fragment pacing.
     pub pacing: PacingConfig,
     /// Most encoder states kept (oldest dropped first). Default 64.
@@ -117,6 +128,8 @@ impl Default for SenderConfig {
             max_quality: q(127),
             max_consecutive_skips: 4,
             recovery_duration: Duration::from_secs(5),
+            outage_timeout: Duration::from_millis(250),
+            outage_probe_interval: Duration::from_millis(80),
             pacing: PacingConfig::default(),
             max_states: 64,
             grace_period: true,
@@ -139,6 +152,9 @@ impl SenderConfig {
         }
         if self.start_quality < self.min_quality || self.start_quality > self.max_quality {
             return invalid("start_quality", "outside min_quality..=max_quality");
+        }
+        if self.outage_timeout.is_zero() {
+            return invalid("outage_timeout", "must be positive");
         }
         if self.max_states == 0 {
             return invalid("max_states", "must keep at least the last state sent");

@@ -38,6 +38,14 @@ impl InterArrivalEstimator {
         self.last_arrival = Some(self.last_arrival.map_or(now, |l| l.max(now)));
     }
 
+    /// Records a packet arriving at `now` whose predecessor on the wire never arrived (or
+    /// arrived out of order): the gap since the last arrival spans the time the missing
+    /// packets took, or an outage, so it says nothing about the link's rate. Only the arrival
+    /// time is kept, as the base for the next sample.
+    pub fn on_arrival_after_gap(&mut self, now: Instant) {
+        self.last_arrival = Some(self.last_arrival.map_or(now, |l| l.max(now)));
+    }
+
     /// The mean inter-arrival time, once there has been a sample.
     pub fn mean(&self) -> Option<Duration> {
         self.mean_micros
@@ -69,5 +77,10 @@ mod tests {
         // A packet "from the past" (clock jitter) counts as a zero sample, not a panic.
         e.on_arrival(t, Duration::ZERO);
         assert_eq!(e.mean(), Some(Duration::from_micros(770)));
+        // A one-second hole (an outage) is not a sample; the next gap is.
+        e.on_arrival_after_gap(t + Duration::from_secs(1));
+        assert_eq!(e.mean(), Some(Duration::from_micros(770)));
+        e.on_arrival(t + Duration::from_micros(1_001_000), Duration::ZERO);
+        assert_eq!(e.mean(), Some(Duration::from_micros(793)));
     }
 }

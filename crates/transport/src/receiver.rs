@@ -183,6 +183,8 @@ pub struct Receiver<D: FrameDecoder> {
     resolved_below: u64,
     estimator: InterArrivalEstimator,
     highest: Option<FragmentId>,
+    /// The last fragment accepted and its frame's fragment count.
+    last_arrival: Option<(FragmentId, u16)>,
     ack_number: u32,
     transmits: VecDeque<Vec<u8>>,
     events: VecDeque<ReceiverEvent<D::Picture>>,
@@ -204,6 +206,7 @@ impl<D: FrameDecoder> Receiver<D> {
             current: StateHash::INITIAL,
             resolved_below: 0,
             highest: None,
+            last_arrival: None,
             ack_number: 0,
             transmits: VecDeque::new(),
             events: VecDeque::new(),
@@ -229,7 +232,12 @@ impl<D: FrameDecoder> Receiver<D> {
             self.count_rejection(&why);
             return Err(why);
         }
-        self.estimator.on_arrival(now, fragment.grace);
+        if self.follows_last_arrival(&fragment) {
+            self.estimator.on_arrival(now, fragment.grace);
+        } else {
+            self.estimator.on_arrival_after_gap(now);
+        }
+        self.last_arrival = Some((fragment.id(), fragment.count));
         self.highest = self.highest.max(Some(fragment.id()));
         self.process_pending(now);
         self.send_ack(fragment.id());
@@ -273,6 +281,22 @@ impl<D: FrameDecoder> Receiver<D> {
     /// The receiver's inter-arrival estimate.
     pub fn mean_interarrival(&self) -> Option<Duration> {
         self.estimator.mean()
+    }
+
+    /// True if `f` is the fragment the sender sent right after the last one accepted (the
+    /// next index of the same frame, or the first of the next frame). Otherwise packets in
+    /// between were lost or reordered, and the time since the last arrival — which may span
+    /// a whole outage — is no inter-arrival sample: one such gap of a second would otherwise
+    /// add 100 ms to tau and shut the budget for many packets after the link comes back.
+    fn follows_last_arrival(&self, f: &DataFragment<'_>) -> bool {
+        let Some((last, count)) = self.last_arrival else {
+            return true;
+        };
+        if f.frame == last.frame {
+            f.index == last.index.wrapping_add(1)
+        } else {
+            f.frame == last.frame.wrapping_add(1) && f.index == 0 && last.index + 1 == count
+        }
     }
 
     fn count_rejection(&mut self, why: &DatagramRejected) {

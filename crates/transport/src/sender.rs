@@ -11,7 +11,10 @@
 //!
 //! Source state: the target of the last frame sent; in loss-recovery mode (5 s after the
 //! receiver's ACKs report a lost frame) the newest state the receiver says it holds; a
-//! keyframe when there is no such state.
+//! keyframe when there is no such state. The same acknowledged state is used while an outage
+//! is suspected — fragments in flight and no ACK for [`SenderConfig::outage_timeout`] — so
+//! the first frame through after an outage decodes at once, without waiting a round trip for
+//! the receiver to report the frames lost in it.
 //!
 //! Drive it like this: `handle_*` inputs, then drain [`Sender::poll_output`] until it returns
 //! [`SenderOutput::Timeout`]; call again at that time or on the next input. Encoding is work
@@ -202,6 +205,8 @@ pub struct SenderStats {
     pub rejected_datagrams: u64,
     /// Times loss-recovery mode was entered.
     pub recoveries: u64,
+    /// Pictures encoded from an acknowledged state because the ACKs had gone silent (an outage).
+    pub outage_frames: u64,
     /// States held now.
     pub states_held: usize,
     /// Most states held at once.
@@ -271,6 +276,10 @@ pub struct Sender<F: EncodedFrame> {
     frame_records: VecDeque<(u32, u64, u16)>,
     view: ReceiverView,
     recovery_until: Option<Instant>,
+    /// When the last frame was committed.
+    last_sent_at: Option<Instant>,
+    /// Since when fragments have been in flight with no ACK coming back (None: not silent).
+    silent_since: Option<Instant>,
     in_flight: Option<InFlightEncode>,
     waiting_picture: Option<(u64, Instant)>,
     next_request_id: u64,
@@ -299,6 +308,8 @@ impl<F: EncodedFrame> Sender<F> {
             frame_records: VecDeque::new(),
             view: ReceiverView::default(),
             recovery_until: None,
+            last_sent_at: None,
+            silent_since: None,
             in_flight: None,
             waiting_picture: None,
             next_request_id: 0,
@@ -319,6 +330,7 @@ impl<F: EncodedFrame> Sender<F> {
                 stale_acks: 0,
                 rejected_datagrams: 0,
                 recoveries: 0,
+                outage_frames: 0,
                 states_held: 0,
                 max_states_held: 0,
                 mean_interarrival: None,
@@ -392,6 +404,8 @@ impl<F: EncodedFrame> Sender<F> {
         };
         self.stats.acks += 1;
         self.note_received(ack.highest);
+        // The ACKs are flowing: the silence clock restarts for whatever is still in flight.
+        self.silent_since = (self.fragments_in_flight() > 0).then_some(now);
         if self.view.ack_number.is_some_and(|n| ack.ack_number <= n) {
             self.stats.stale_acks += 1;
             return Ok(());
@@ -439,6 +453,17 @@ impl<F: EncodedFrame> Sender<F> {
         self.recovery_until.is_some_and(|until| now < until)
     }
 
+    /// True when fragments are in flight and the receiver has been silent for the outage
+    /// timeout (see [`SenderConfig::outage_timeout`]): what is in flight is presumed lost.
+    pub fn outage_suspected(&self, now: Instant) -> bool {
+        let Some(since) = self.silent_since else {
+            return false;
+        };
+        let tau = self.view.mean_interarrival.unwrap_or(Duration::ZERO);
+        let timeout = self.config.outage_timeout.max(4 * tau);
+        self.fragments_in_flight() > 0 && now >= since + timeout
+    }
+
     /// A snapshot of the counters.
     pub fn stats(&self) -> SenderStats {
         SenderStats {
@@ -477,7 +502,7 @@ impl<F: EncodedFrame> Sender<F> {
 
     /// The state to encode from now, and whether that is a loss-recovery choice.
     fn choose_source(&self, now: Instant) -> (F::State, bool) {
-        if self.in_recovery(now) {
+        if self.in_recovery(now) || self.outage_suspected(now) {
             let acknowledged = self
                 .view
                 .held_states
@@ -492,6 +517,9 @@ impl<F: EncodedFrame> Sender<F> {
 
     fn start_encode(&mut self, now: Instant, picture: u64, captured: Instant) {
         let (source, recovery) = self.choose_source(now);
+        if recovery && !self.in_recovery(now) {
+            self.stats.outage_frames += 1;
+        }
         let Some(job) = self.job_for(now) else {
             self.skip(now, picture, captured, Some(0));
             return;
@@ -569,7 +597,7 @@ impl<F: EncodedFrame> Sender<F> {
         let choice = if frames.len() == 1 {
             Some((0, Choice::Only))
         } else {
-            self.choose(&frames, budget)
+            self.choose(&frames, budget, self.probe_due(now))
         };
         match choice {
             Some((index, choice)) => {
@@ -581,7 +609,12 @@ impl<F: EncodedFrame> Sender<F> {
     }
 
     /// Index and kind of the frame to send from `[better, worse]`, or `None` to skip.
-    fn choose(&self, frames: &[F], budget: Option<usize>) -> Option<(usize, Choice)> {
+    fn choose(
+        &self,
+        frames: &[F],
+        budget: Option<usize>,
+        probe_due: bool,
+    ) -> Option<(usize, Choice)> {
         let fits = |f: &F| budget.is_none_or(|b| f.len() <= b);
         let largest_fitting = (0..frames.len())
             .filter(|&i| fits(&frames[i]))
@@ -589,11 +622,20 @@ impl<F: EncodedFrame> Sender<F> {
         match largest_fitting {
             Some(0) => Some((0, Choice::Better)),
             Some(i) => Some((i, Choice::Worse)),
-            None if self.consecutive_skips >= self.config.max_consecutive_skips => {
+            None if probe_due || self.consecutive_skips >= self.config.max_consecutive_skips => {
                 Some((frames.len() - 1, Choice::ForcedWorse))
             }
             None => None,
         }
+    }
+
+    /// During a suspected outage: time for a probe frame (see
+    /// [`SenderConfig::outage_probe_interval`]).
+    fn probe_due(&self, now: Instant) -> bool {
+        self.outage_suspected(now)
+            && self
+                .last_sent_at
+                .is_none_or(|t| now >= t + self.config.outage_probe_interval)
     }
 
     fn skip(&mut self, now: Instant, picture: u64, captured: Instant, budget: Option<usize>) {
@@ -644,6 +686,7 @@ impl<F: EncodedFrame> Sender<F> {
         self.last_target = Some(target);
         self.quality = frame.quality();
         self.consecutive_skips = 0;
+        self.last_sent_at = Some(now);
         self.interval_quality.on_sent(frame.len());
         self.count_choice(choice);
         self.events.push_back(SenderEvent::FrameSent(SentFrame {
@@ -673,6 +716,7 @@ impl<F: EncodedFrame> Sender<F> {
     }
 
     fn emit_fragment(&mut self, now: Instant, f: QueuedFragment, grace: Duration) -> Vec<u8> {
+        self.silent_since.get_or_insert(now);
         let fragment = DataFragment {
             connection_id: self.config.connection_id,
             frame: f.frame,

@@ -370,6 +370,15 @@ fn loss_report_switches_to_the_newest_acknowledged_state_for_five_seconds() {
     // Five seconds after the last report, back to chaining from the last frame sent.
     let later = t + Duration::from_secs(5);
     assert!(!s.in_recovery(later));
+    // The receiver has been heard from meanwhile: five silent seconds with frames in flight
+    // would be an outage, during which the sender also encodes from an acknowledged state.
+    let last = FragmentId {
+        frame: key.frame,
+        index: key.fragments - 1,
+    };
+    s.handle_datagram(later, &ack(3, last, Some(0), 2, &[key.target]))
+        .unwrap();
+    assert!(!s.outage_suspected(later));
     let (request, _, _) = offer(&mut s, &enc, 13, later);
     assert_eq!(request.source.0, key.target);
 }

@@ -24,7 +24,8 @@ pub struct CbrConfig {
     pub cpu_used: i32,
     /// Initial target in kb/s. Default 300 (libwebrtc's default start bit rate).
     pub start_kbps: u32,
-    /// The frame rate the source is expected to have (for the intra-frame cap). Default 30.
+    /// The frame rate the source is expected to have (for the intra-frame cap, and the
+    /// nominal duration given to every frame). Default 30.
     pub max_fps: u32,
     /// `rc_dropframe_thresh`; 0 disables libvpx's own frame dropping. Default 30.
     pub dropframe_thresh: u32,
@@ -94,6 +95,7 @@ impl CbrEncoder {
             keyframe_max_dist: 3000,
             max_intra_bitrate_pct: intra,
             static_threshold: 1,
+            max_fps: config.max_fps,
         })?;
         Ok(CbrEncoder {
             ctx,
@@ -187,5 +189,41 @@ mod tests {
         // A higher target gives more bytes (30 frames = 1 s at each rate).
         assert!(bytes[1] > bytes[0] * 2, "{bytes:?}");
         assert!(dec.decode(&[1, 2, 3]).is_err());
+    }
+
+    /// The output follows the target whatever the frame rate and however many pictures are
+    /// skipped before encoding (libvpx derives its per-frame budget from the timestamps; a
+    /// wrong `duration` once doubled the output at 60 fps and starved the stream when
+    /// pictures were skipped).
+    #[test]
+    fn cbr_output_matches_the_target_at_60_fps_and_with_skips() {
+        let (w, h) = (160, 96);
+        let source = SyntheticSource::new(w, h, 60, 1).unwrap();
+        for every in [1u64, 2, 3] {
+            let mut enc = CbrEncoder::new(
+                w,
+                h,
+                CbrConfig {
+                    max_fps: 60,
+                    ..CbrConfig::default()
+                },
+            )
+            .unwrap();
+            enc.set_target_bitrate(200).unwrap();
+            let mut bytes = 0;
+            for i in (0..240u64).step_by(every as usize) {
+                let f = enc
+                    .encode(&source.frame(i), i * 1_000_000 / 60, i == 0)
+                    .unwrap();
+                if i >= 120 {
+                    bytes += f.map_or(0, |f| f.data.len());
+                }
+            }
+            let kbps = bytes * 8 / 2 / 1000;
+            assert!(
+                (150..=250).contains(&kbps),
+                "every {every}: {kbps} kb/s for 200"
+            );
+        }
     }
 }

@@ -516,6 +516,8 @@ pub struct RtcSettings {
     pub max_intra_bitrate_pct: u32,
     /// `VP8E_SET_STATIC_THRESHOLD`.
     pub static_threshold: u32,
+    /// The nominal frame rate: every frame is given a duration of one interval at it.
+    pub max_fps: u32,
 }
 
 /// An owned libvpx VP8 encoder in real-time CBR mode: normal golden/altref use, not error
@@ -524,6 +526,7 @@ pub struct RtcEncoderContext {
     ctx: Box<sys::vpx_codec_ctx_t>,
     cfg: sys::vpx_codec_enc_cfg_t,
     last_pts: Option<i64>,
+    frame_duration_us: i64,
 }
 
 // SAFETY: as for EncoderContext: no thread affinity, `&mut self` only, `g_threads = 1`.
@@ -586,6 +589,7 @@ impl RtcEncoderContext {
             ctx,
             cfg,
             last_pts: None,
+            frame_duration_us: (1_000_000 / i64::from(s.max_fps.max(1))).max(1),
         };
         use sys::vp8e_enc_control_id as id;
         for (control, value) in [
@@ -636,12 +640,19 @@ impl RtcEncoderContext {
             )));
         }
         // libvpx needs strictly increasing timestamps; its rate control budgets each frame
-        // from the time since the previous one.
+        // from the time since the previous one: it estimates the frame rate from the gaps
+        // between successive `pts + duration` (vp8 `vp8_get_compressed_data`), jumping to the
+        // instantaneous rate whenever that gap changes by 10 %. So `duration` must be the
+        // same for every frame (libwebrtc passes one nominal interval, 90 kHz / max frame
+        // rate); the gaps are then the capture gaps. (Passing the gap since the previous
+        // frame instead made the estimate `gap + previous gap - the one before`, wrong by up
+        // to 2x whenever pictures are skipped before encoding, and the output was half or
+        // twice the target.)
         let pts = match self.last_pts {
             Some(last) => pts_us.max(last + 1),
             None => pts_us,
         };
-        let duration = self.last_pts.map_or(33_333, |last| pts - last).max(1);
+        let duration = self.frame_duration_us;
         self.last_pts = Some(pts);
         let flags = if force_keyframe {
             sys::VPX_EFLAG_FORCE_KF

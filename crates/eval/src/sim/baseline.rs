@@ -385,3 +385,37 @@ impl<'a> BaselineSim<'a> {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use salsify_baselines::GccConfig;
+    use salsify_netem::{generators, Bitrate, LinkConfig};
+    use salsify_time::Duration;
+
+    use crate::sim::{simulate, Scheme, SimConfig, SyntheticVideo};
+
+    /// At 60 fps the CBR encoder once misread the frame rate (it was given the gap since the
+    /// previous picture as each frame's duration) and starved the stream: half the pictures
+    /// dropped by its rate control, 66 kb/s sent while GCC asked for 300.
+    #[test]
+    fn conventional_gcc_at_60_fps_sends_what_gcc_asks_for() {
+        let secs = 6;
+        let config = SimConfig {
+            scheme: Scheme::Conventional(GccConfig::default()),
+            data_link: LinkConfig::with_trace(generators::constant(Bitrate::kbps(2000)).unwrap()),
+            feedback_link: LinkConfig::with_trace(
+                generators::constant(Bitrate::kbps(2000)).unwrap(),
+            ),
+            duration: Duration::from_secs(secs),
+            ..SimConfig::default()
+        };
+        let mut video = SyntheticVideo::new(160, 96, 60, 1).unwrap();
+        let out = simulate(&config, &mut video, &mut |_| {}).unwrap();
+        let b = out.baseline.as_ref().unwrap();
+        assert!(b.sender.dropped * 20 < b.sender.pictures, "{:?}", b.sender);
+        let sent: u64 = out.records.iter().map(|r| r.size_bytes).sum();
+        let kbps = sent * 8 / secs / 1000;
+        // GCC starts at 300 kb/s and climbs 8 %/s.
+        assert!(kbps >= 250, "{kbps} kb/s sent; {:?}", b.sender);
+    }
+}

@@ -59,16 +59,7 @@ unsafe impl Send for EncoderContext {}
 impl EncoderContext {
     /// Opens an encoder for frames of the given visible size.
     pub fn new(settings: EncoderSettings) -> Result<Self, CodecError> {
-        // SAFETY: vpx_codec_vp8_cx returns a pointer to a static interface description.
-        let iface = unsafe { sys::vpx_codec_vp8_cx() };
-        let mut cfg = std::mem::MaybeUninit::<sys::vpx_codec_enc_cfg_t>::uninit();
-        // SAFETY: iface is valid and cfg points to writable storage for one config, which
-        // vpx_codec_enc_config_default fills completely on success.
-        check("vpx_codec_enc_config_default", unsafe {
-            sys::vpx_codec_enc_config_default(iface, cfg.as_mut_ptr(), 0)
-        })?;
-        // SAFETY: initialised by the successful call above.
-        let mut cfg = unsafe { cfg.assume_init() };
+        let mut cfg = default_vp8_config()?;
         cfg.g_w = settings.width;
         cfg.g_h = settings.height;
         cfg.g_threads = 1;
@@ -83,23 +74,7 @@ impl EncoderContext {
         cfg.rc_min_quantizer = 32;
         cfg.rc_max_quantizer = 32;
 
-        // SAFETY: an all-zero context is the documented "uninitialised" state init expects.
-        let mut ctx: Box<sys::vpx_codec_ctx_t> = Box::new(unsafe { std::mem::zeroed() });
-        // SAFETY: ctx, iface and cfg are valid; the ABI version is the one the bindings
-        // were generated for.
-        let res = unsafe {
-            sys::vpx_codec_enc_init_ver(
-                &mut *ctx,
-                iface,
-                &cfg,
-                0,
-                sys::VPX_ENCODER_ABI_VERSION as c_int,
-            )
-        };
-        if res != sys::vpx_codec_err_t::VPX_CODEC_OK {
-            // libvpx leaves nothing to free when init fails.
-            return Err(vpx_error("vpx_codec_enc_init", &mut ctx, res));
-        }
+        let ctx = open_vp8_encoder(&cfg)?;
         let mut enc = EncoderContext { ctx, cfg, pts: 0 };
         enc.control(
             sys::vp8e_enc_control_id::VP8E_SET_CPUUSED as c_int,
@@ -308,6 +283,44 @@ impl Drop for DecoderContext {
         // SAFETY: ctx was initialised by vpx_codec_dec_init and is destroyed exactly once.
         unsafe { sys::vpx_codec_destroy(&mut *self.ctx) };
     }
+}
+
+/// libvpx's default VP8 encoder configuration, for the caller to adjust.
+fn default_vp8_config() -> Result<sys::vpx_codec_enc_cfg_t, CodecError> {
+    // SAFETY: vpx_codec_vp8_cx returns a pointer to a static interface description.
+    let iface = unsafe { sys::vpx_codec_vp8_cx() };
+    let mut cfg = std::mem::MaybeUninit::<sys::vpx_codec_enc_cfg_t>::uninit();
+    // SAFETY: iface is valid and cfg points to writable storage for one config, which
+    // vpx_codec_enc_config_default fills completely on success.
+    check("vpx_codec_enc_config_default", unsafe {
+        sys::vpx_codec_enc_config_default(iface, cfg.as_mut_ptr(), 0)
+    })?;
+    // SAFETY: initialised by the successful call above.
+    Ok(unsafe { cfg.assume_init() })
+}
+
+/// Opens a VP8 encoder context with `cfg`, boxed so its address never changes.
+fn open_vp8_encoder(
+    cfg: &sys::vpx_codec_enc_cfg_t,
+) -> Result<Box<sys::vpx_codec_ctx_t>, CodecError> {
+    // SAFETY: an all-zero context is the documented "uninitialised" state init expects.
+    let mut ctx: Box<sys::vpx_codec_ctx_t> = Box::new(unsafe { std::mem::zeroed() });
+    // SAFETY: ctx and cfg are valid, the interface pointer is static, and the ABI version is
+    // the one the bindings were generated for.
+    let res = unsafe {
+        sys::vpx_codec_enc_init_ver(
+            &mut *ctx,
+            sys::vpx_codec_vp8_cx(),
+            cfg,
+            0,
+            sys::VPX_ENCODER_ABI_VERSION as c_int,
+        )
+    };
+    if res != sys::vpx_codec_err_t::VPX_CODEC_OK {
+        // libvpx leaves nothing to free when init fails.
+        return Err(vpx_error("vpx_codec_enc_init", &mut ctx, res));
+    }
+    Ok(ctx)
 }
 
 /// Gathers the frame packets an encode produced (empty if the encoder dropped the frame).
@@ -535,16 +548,7 @@ unsafe impl Send for RtcEncoderContext {}
 impl RtcEncoderContext {
     /// Opens the encoder.
     pub fn new(s: RtcSettings) -> Result<Self, CodecError> {
-        // SAFETY: vpx_codec_vp8_cx returns a pointer to a static interface description.
-        let iface = unsafe { sys::vpx_codec_vp8_cx() };
-        let mut cfg = std::mem::MaybeUninit::<sys::vpx_codec_enc_cfg_t>::uninit();
-        // SAFETY: iface is valid and cfg points to writable storage that a successful call
-        // fills completely.
-        check("vpx_codec_enc_config_default", unsafe {
-            sys::vpx_codec_enc_config_default(iface, cfg.as_mut_ptr(), 0)
-        })?;
-        // SAFETY: initialised by the successful call above.
-        let mut cfg = unsafe { cfg.assume_init() };
+        let mut cfg = default_vp8_config()?;
         cfg.g_w = s.width;
         cfg.g_h = s.height;
         cfg.g_threads = 1;
@@ -570,21 +574,7 @@ impl RtcEncoderContext {
         cfg.kf_mode = sys::vpx_kf_mode::VPX_KF_AUTO;
         cfg.kf_min_dist = 0;
         cfg.kf_max_dist = s.keyframe_max_dist;
-        // SAFETY: an all-zero context is the documented "uninitialised" state init expects.
-        let mut ctx: Box<sys::vpx_codec_ctx_t> = Box::new(unsafe { std::mem::zeroed() });
-        // SAFETY: ctx, iface and cfg are valid; the ABI version is the bindings' own.
-        let res = unsafe {
-            sys::vpx_codec_enc_init_ver(
-                &mut *ctx,
-                iface,
-                &cfg,
-                0,
-                sys::VPX_ENCODER_ABI_VERSION as c_int,
-            )
-        };
-        if res != sys::vpx_codec_err_t::VPX_CODEC_OK {
-            return Err(vpx_error("vpx_codec_enc_init", &mut ctx, res));
-        }
+        let ctx = open_vp8_encoder(&cfg)?;
         let mut enc = RtcEncoderContext {
             ctx,
             cfg,

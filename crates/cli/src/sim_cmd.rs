@@ -175,29 +175,41 @@ fn progress_bar(seconds: f64, quiet: bool) -> ProgressBar {
 /// The experiment's video: the synthetic source, or a file read into memory.
 fn open_video(e: &Experiment) -> Result<Box<dyn VideoSource>> {
     if e.video == "synthetic" {
-        let size: Size = e.size.parse().map_err(anyhow::Error::msg).context("size")?;
-        return Ok(Box::new(SyntheticVideo::new(
-            size.width,
-            size.height,
-            e.fps,
-            e.seed,
-        )?));
+        return synthetic_video(e);
     }
+    Ok(Box::new(read_clip(&e.video, frames_needed(e))?))
+}
+
+/// The built-in source at the experiment's size, rate and seed.
+pub(crate) fn synthetic_video(e: &Experiment) -> Result<Box<dyn VideoSource>> {
+    let size: Size = e.size.parse().map_err(anyhow::Error::msg).context("size")?;
+    Ok(Box::new(SyntheticVideo::new(
+        size.width,
+        size.height,
+        e.fps,
+        e.seed,
+    )?))
+}
+
+/// Distinct pictures a run of `e` can show (at 60 fps; a clip's own rate may need fewer).
+pub(crate) fn frames_needed(e: &Experiment) -> usize {
+    (e.duration_s * 60.0).ceil() as usize + 1
+}
+
+/// Up to `needed` frames of a clip (at most 3600: a longer clip is cut, a shorter one
+/// looped forwards and backwards).
+pub(crate) fn read_clip(spec: &str, needed: usize) -> Result<LoopedClip> {
     let mut input = VideoInput::open(
-        &e.video,
+        spec,
         Size {
             width: 2,
             height: 2,
         },
         30.0,
     )?;
-    // Enough distinct frames for the run; a longer clip is cut, a shorter one looped.
-    let needed = (e.duration_s * input.fps).ceil() as usize + 1;
     let frames = input.read_frames(needed.min(3600))?;
     eprintln!("read {} frames of {}", frames.len(), input.name);
-    let clip =
-        LoopedClip::new(frames, input.fps, input.name.clone()).map_err(anyhow::Error::msg)?;
-    Ok(Box::new(clip))
+    LoopedClip::new(frames, input.fps, input.name.clone()).map_err(anyhow::Error::msg)
 }
 
 fn write_outputs(out: &Path, e: &Experiment, o: &SimOutput, queue: &QueueLimit) -> Result<()> {

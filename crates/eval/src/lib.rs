@@ -1,5 +1,6 @@
 //! Virtual-time simulator, metrics, summaries and reports for Salsify and the comparison schemes.
 
+pub mod campaign;
 pub mod experiment;
 pub mod metrics;
 pub mod sim;

@@ -56,6 +56,7 @@ impl VideoSource for SyntheticVideo {
 
 /// A clip held in memory, played forwards then backwards and so on, so the loop has no cut
 /// (a cut would cost a large frame the source never had).
+#[derive(Clone)]
 pub struct LoopedClip {
     frames: Vec<Arc<Image>>,
     fps: f64,

@@ -1,0 +1,526 @@
+//! The experiment matrix: groups of schemes x links x videos x seeds x queue sizes x
+//! delays, from a TOML file or the built-in default (the paper's section 5), expanded into
+//! individual runs.
+//!
+//! ```toml
+//! traces = "../shared/traces"        # where `trace:NAME` and `traces:*` links are looked up
+//!
+//! [defaults]                         # any field of an experiment (crates/eval/src/experiment.rs)
+//! video = "synthetic"
+//! size = "1280x720"
+//! fps = 60
+//! duration_s = 60
+//!
+//! [[group]]
+//! name = "cellular"                  # a short id: runs and figures are named after it
+//! title = "Experiment 1: cellular links"
+//! schemes = ["salsify-2c", "conventional"]
+//! links = ["trace:Verizon-LTE-short", "cellular", "constant:500"]
+//! queue_packets = [256]              # optional, default: the defaults' queue
+//! delay_ms = [20]                    # optional, one way each direction
+//! seeds = [1]                        # optional
+//! videos = ["synthetic"]             # optional
+//! duration_s = 140                   # optional, this group only
+//! figures = ["quality-delay", "time-series"]   # also "queue-size"
+//! ```
+//!
+//! A link is a preset of [`crate::experiment::PRESETS`], `trace:NAME` (the prefix NAME in
+//! the traces folder: video over NAME.down, ACKs over NAME.up), `traces:*` (every trace
+//! prefix in that folder, sorted), or a path to a trace prefix.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::experiment::{Experiment, ExperimentError, SCHEMES};
+
+/// A figure the report can draw for a group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Figure {
+    /// SSIM dB against p95 delay, one point per scheme, one chart per link (figure 6).
+    QualityDelay,
+    /// Capacity vs sending rate and per-frame delay over time, one chart per link (7, 8).
+    TimeSeries,
+    /// Delay and SSIM against the queue size, one line per scheme (figure 9).
+    QueueSize,
+}
+
+/// One group of the matrix: every combination of its lists is a run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Group {
+    /// Short id (letters, digits, `-`, `_`).
+    pub name: String,
+    /// Heading in the report.
+    #[serde(default)]
+    pub title: String,
+    /// Schemes (see [`SCHEMES`]).
+    pub schemes: Vec<String>,
+    /// Links: presets, `trace:NAME`, `traces:*` or trace prefix paths.
+    pub links: Vec<String>,
+    /// Queue sizes in packets; empty = the defaults'.
+    #[serde(default)]
+    pub queue_packets: Vec<u32>,
+    /// One-way delays in milliseconds; empty = the defaults'.
+    #[serde(default)]
+    pub delay_ms: Vec<u64>,
+    /// Seeds; empty = the defaults'.
+    #[serde(default)]
+    pub seeds: Vec<u64>,
+    /// Videos; empty = the defaults'.
+    #[serde(default)]
+    pub videos: Vec<String>,
+    /// Simulated seconds for this group; none = the defaults'.
+    #[serde(default)]
+    pub duration_s: Option<f64>,
+    /// Figures the report draws for this group.
+    #[serde(default)]
+    pub figures: Vec<Figure>,
+}
+
+/// A whole matrix.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Matrix {
+    /// Folder of Mahimahi traces for `trace:` and `traces:*` links.
+    #[serde(default)]
+    pub traces: Option<PathBuf>,
+    /// Every run starts from these values.
+    #[serde(default)]
+    pub defaults: Experiment,
+    /// The groups, in report order.
+    #[serde(rename = "group")]
+    pub groups: Vec<Group>,
+}
+
+/// One run of the matrix: the groups that asked for it and the experiment itself.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlannedRun {
+    /// Stable name, also its folder: scheme, link, queue, delay, seed and a content hash.
+    pub id: String,
+    /// Name of the link as the matrix wrote it (a trace's file name for `traces:*`).
+    pub link: String,
+    /// What to run.
+    pub experiment: Experiment,
+}
+
+/// A group's runs, by id, for the report.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlannedGroup {
+    /// The group as written.
+    pub group: Group,
+    /// Its runs' ids (a run shared by two groups is run once).
+    pub runs: Vec<String>,
+}
+
+/// The expanded matrix.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plan {
+    /// Every distinct run, sorted by id.
+    pub runs: Vec<PlannedRun>,
+    /// The groups with their runs.
+    pub groups: Vec<PlannedGroup>,
+}
+
+/// What is wrong with a matrix.
+#[derive(Debug, thiserror::Error)]
+pub enum MatrixError {
+    /// The TOML does not parse or has an unknown field.
+    #[error("matrix file: {0}")]
+    Parse(String),
+    /// A group is malformed.
+    #[error("group '{group}': {message}")]
+    Group {
+        /// The group's name.
+        group: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A run's experiment is invalid.
+    #[error("group '{group}', run {run}: {source}")]
+    Experiment {
+        /// The group's name.
+        group: String,
+        /// The run.
+        run: String,
+        /// Why.
+        source: ExperimentError,
+    },
+}
+
+fn group_error<T>(group: &str, message: impl Into<String>) -> Result<T, MatrixError> {
+    Err(MatrixError::Group {
+        group: group.to_string(),
+        message: message.into(),
+    })
+}
+
+impl Matrix {
+    /// Parses a matrix file's text.
+    pub fn from_toml(text: &str) -> Result<Matrix, MatrixError> {
+        toml::from_str(text).map_err(|e| MatrixError::Parse(e.to_string()))
+    }
+
+    /// The matrix as TOML.
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).expect("a matrix always serialises")
+    }
+
+    /// Every run, checked: each experiment is valid and every file it names exists.
+    pub fn plan(&self) -> Result<Plan, MatrixError> {
+        let mut runs: Vec<PlannedRun> = Vec::new();
+        let mut groups = Vec::new();
+        let mut names = BTreeSet::new();
+        for group in &self.groups {
+            check_group(group)?;
+            if !names.insert(group.name.clone()) {
+                return group_error(&group.name, "two groups have this name");
+            }
+            let mut ids = Vec::new();
+            for run in self.expand(group)? {
+                ids.push(run.id.clone());
+                if !runs.iter().any(|r| r.id == run.id) {
+                    runs.push(run);
+                }
+            }
+            groups.push(PlannedGroup {
+                group: group.clone(),
+                runs: ids,
+            });
+        }
+        runs.sort_by(|a, b| a.id.cmp(&b.id));
+        Ok(Plan { runs, groups })
+    }
+
+    fn expand(&self, group: &Group) -> Result<Vec<PlannedRun>, MatrixError> {
+        let d = &self.defaults;
+        let or = |list: &[u64], default: u64| -> Vec<u64> {
+            if list.is_empty() {
+                vec![default]
+            } else {
+                list.to_vec()
+            }
+        };
+        let queues: Vec<u64> = or(
+            &group.queue_packets.iter().map(|&q| q as u64).collect::<Vec<_>>(),
+            d.link.queue_packets as u64,
+        );
+        let delays = or(&group.delay_ms, d.link.delay_ms);
+        let seeds = or(&group.seeds, d.seed);
+        let videos = if group.videos.is_empty() {
+            vec![d.video.clone()]
+        } else {
+            group.videos.clone()
+        };
+        let links = self.resolve_links(group)?;
+        let mut runs = Vec::new();
+        for scheme in &group.schemes {
+            for (link_name, link_trace, link_preset) in &links {
+                for video in &videos {
+                    for &queue in &queues {
+                        for &delay in &delays {
+                            for &seed in &seeds {
+                                let mut e = d.clone();
+                                e.scheme = scheme.clone();
+                                e.video = video.clone();
+                                e.seed = seed;
+                                e.duration_s = group.duration_s.unwrap_or(d.duration_s);
+                                e.link.trace = link_trace.clone();
+                                e.link.preset = link_preset.clone();
+                                e.link.queue_packets = queue as u32;
+                                e.link.delay_ms = delay;
+                                let id = run_id(&e, link_name);
+                                check_experiment(group, &id, &e)?;
+                                runs.push(PlannedRun {
+                                    id,
+                                    link: link_name.clone(),
+                                    experiment: e,
+                                });
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Ok(runs)
+    }
+
+    /// Each link of a group as (name, trace prefix, preset).
+    fn resolve_links(
+        &self,
+        group: &Group,
+    ) -> Result<Vec<(String, Option<PathBuf>, String)>, MatrixError> {
+        let preset = self.defaults.link.preset.clone();
+        let mut out = Vec::new();
+        for link in &group.links {
+            if link == "traces:*" {
+                let dir = self.traces_dir(group, link)?;
+                let prefixes = trace_prefixes(dir)
+                    .or_else(|e| group_error(&group.name, format!("traces:*: {e}")))?;
+                if prefixes.is_empty() {
+                    return group_error(
+                        &group.name,
+                        format!("traces:*: no NAME.down file in '{}'", dir.display()),
+                    );
+                }
+                for name in prefixes {
+                    out.push((name.clone(), Some(dir.join(&name)), preset.clone()));
+                }
+            } else if let Some(name) = link.strip_prefix("trace:") {
+                let dir = self.traces_dir(group, link)?;
+                out.push((name.to_string(), Some(dir.join(name)), preset.clone()));
+            } else if link.contains('/') {
+                let name = Path::new(link)
+                    .file_name()
+                    .map_or(link.clone(), |n| n.to_string_lossy().into_owned());
+                out.push((name, Some(PathBuf::from(link)), preset.clone()));
+            } else {
+                out.push((link.clone(), None, link.clone()));
+            }
+        }
+        Ok(out)
+    }
+
+    fn traces_dir(&self, group: &Group, link: &str) -> Result<&Path, MatrixError> {
+        match &self.traces {
+            Some(dir) => Ok(dir),
+            None => group_error(
+                &group.name,
+                format!("link '{link}' needs a traces folder: set `traces` in the matrix or pass --traces DIR"),
+            ),
+        }
+    }
+}
+
+fn check_group(group: &Group) -> Result<(), MatrixError> {
+    let valid_name = !group.name.is_empty()
+        && group
+            .name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if !valid_name {
+        return group_error(&group.name, "a name is letters, digits, '-' and '_'");
+    }
+    if group.schemes.is_empty() || group.links.is_empty() {
+        return group_error(&group.name, "needs at least one scheme and one link");
+    }
+    if let Some(s) = group.schemes.iter().find(|s| !SCHEMES.contains(&s.as_str())) {
+        return group_error(
+            &group.name,
+            format!("unknown scheme '{s}'; one of {}", SCHEMES.join(", ")),
+        );
+    }
+    Ok(())
+}
+
+/// Checks the run's experiment before anything runs: a missing file is an error now, not
+/// after an hour of other runs.
+fn check_experiment(group: &Group, id: &str, e: &Experiment) -> Result<(), MatrixError> {
+    let fail = |source| MatrixError::Experiment {
+        group: group.name.clone(),
+        run: id.to_string(),
+        source,
+    };
+    if let Some(prefix) = &e.link.trace {
+        let down = PathBuf::from(format!("{}.down", prefix.display()));
+        if !prefix.is_file() && !down.is_file() {
+            return Err(fail(ExperimentError {
+                field: "link.trace",
+                message: format!(
+                    "neither '{}' nor '{}' is a trace file",
+                    prefix.display(),
+                    down.display()
+                ),
+            }));
+        }
+    }
+    // Every other field is checked as the simulator would (a trace is parsed only when run).
+    let mut without_trace = e.clone();
+    if without_trace.link.trace.take().is_some() {
+        without_trace.link.preset = "constant:1000".into();
+    }
+    without_trace.sim_config().map_err(fail)?;
+    if e.video != "synthetic" && !Path::new(&e.video).is_file() {
+        return Err(fail(ExperimentError {
+            field: "video",
+            message: format!("'{}' is not a file", e.video),
+        }));
+    }
+    Ok(())
+}
+
+/// The trace prefixes in a folder: names `NAME` with a `NAME.down` file, sorted.
+pub fn trace_prefixes(dir: &Path) -> Result<Vec<String>, String> {
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("'{}': {e}", dir.display()))?;
+    let mut names: Vec<String> = entries
+        .filter_map(|entry| entry.ok())
+        .filter_map(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            name.strip_suffix(".down").map(str::to_string)
+        })
+        .collect();
+    names.sort();
+    Ok(names)
+}
+
+/// A run's stable id: readable parts plus a hash of the whole experiment, so two runs that
+/// differ in any field (video, duration, cost model...) never share a folder.
+fn run_id(e: &Experiment, link: &str) -> String {
+    let text = toml::to_string(e).expect("an experiment always serialises");
+    let hash = fnv1a(text.as_bytes());
+    let clean = |s: &str| -> String {
+        s.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' {
+                    c
+                } else {
+                    '-'
+                }
+            })
+            .collect()
+    };
+    format!(
+        "{}__{}__q{}_d{}_s{}__{:08x}",
+        clean(&e.scheme),
+        clean(link),
+        e.link.queue_packets,
+        e.link.delay_ms,
+        e.seed,
+        hash as u32
+    )
+}
+
+/// FNV-1a: a hash fixed by its definition, so ids stay the same across builds and machines.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// Which of `n` shards (counted from 1) to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    /// This shard, 1..=count.
+    pub index: usize,
+    /// How many shards.
+    pub count: usize,
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Shard, String> {
+        let (i, n) = s
+            .split_once('/')
+            .ok_or_else(|| format!("'{s}' is not I/N (e.g. 1/4)"))?;
+        let index: usize = i.trim().parse().map_err(|_| format!("'{i}' is not a number"))?;
+        let count: usize = n.trim().parse().map_err(|_| format!("'{n}' is not a number"))?;
+        if count == 0 || index == 0 || index > count {
+            return Err(format!(
+                "shard {index}/{count}: shards count from 1, so I must be in 1..={count}"
+            ));
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+impl Shard {
+    /// The whole matrix.
+    pub const ALL: Shard = Shard { index: 1, count: 1 };
+
+    /// Whether the run at `position` of the sorted plan belongs to this shard. Runs are
+    /// dealt round-robin, so shards get similar mixes of long and short runs.
+    pub fn takes(&self, position: usize) -> bool {
+        position % self.count == self.index - 1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn matrix(groups: &str) -> Matrix {
+        Matrix::from_toml(&format!(
+            "[defaults]\nsize = \"64x48\"\nduration_s = 2\n{groups}"
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn groups_expand_to_the_product_and_share_identical_runs() {
+        let m = matrix(
+            "[[group]]\nname = \"a\"\nschemes = [\"salsify-2c\", \"conventional\"]\nlinks = [\"constant:500\", \"wifi\"]\nseeds = [1, 2]\n\
+             [[group]]\nname = \"b\"\nschemes = [\"salsify-2c\"]\nlinks = [\"wifi\"]\nseeds = [2]\n",
+        );
+        let plan = m.plan().unwrap();
+        assert_eq!(plan.groups[0].runs.len(), 8);
+        assert_eq!(plan.groups[1].runs.len(), 1);
+        assert_eq!(plan.runs.len(), 8, "group b's run is one of group a's");
+        assert!(plan.groups[0].runs.contains(&plan.groups[1].runs[0]));
+        let mut ids: Vec<_> = plan.runs.iter().map(|r| r.id.clone()).collect();
+        ids.dedup();
+        assert_eq!(ids.len(), 8);
+        assert!(plan.runs.windows(2).all(|w| w[0].id < w[1].id));
+    }
+
+    #[test]
+    fn ids_change_with_any_field() {
+        let a = matrix("[[group]]\nname = \"a\"\nschemes = [\"oracle\"]\nlinks = [\"wifi\"]\n");
+        let mut b = a.clone();
+        b.defaults.duration_s = 3.0;
+        let (ra, rb) = (a.plan().unwrap(), b.plan().unwrap());
+        assert_ne!(ra.runs[0].id, rb.runs[0].id);
+        assert_eq!(ra, a.plan().unwrap(), "planning is deterministic");
+    }
+
+    #[test]
+    fn bad_groups_and_missing_files_are_named() {
+        let cases = [
+            ("schemes = [\"skype\"]\nlinks = [\"wifi\"]", "unknown scheme"),
+            ("schemes = [\"oracle\"]\nlinks = []", "at least one"),
+            ("schemes = [\"oracle\"]\nlinks = [\"trace:X\"]", "traces folder"),
+            ("schemes = [\"oracle\"]\nlinks = [\"/no/such/trace\"]", "trace file"),
+            ("schemes = [\"oracle\"]\nlinks = [\"moon\"]", "unknown preset"),
+            (
+                "schemes = [\"oracle\"]\nlinks = [\"wifi\"]\nvideos = [\"/no/clip.y4m\"]",
+                "not a file",
+            ),
+        ];
+        for (body, expected) in cases {
+            let m = matrix(&format!("[[group]]\nname = \"g\"\n{body}\n"));
+            let err = m.plan().unwrap_err().to_string();
+            assert!(err.contains(expected), "{body}: {err}");
+        }
+        let err = Matrix::from_toml("[[group]]\nname = \"g\"\nschemes = []\nlinks = []\ncolour = 1")
+            .unwrap_err();
+        assert!(err.to_string().contains("colour"), "{err}");
+    }
+
+    #[test]
+    fn shards_partition_the_runs() {
+        for count in 1..6 {
+            let mut seen = vec![0; 23];
+            for index in 1..=count {
+                let shard: Shard = format!("{index}/{count}").parse().unwrap();
+                for (pos, n) in seen.iter_mut().enumerate() {
+                    if shard.takes(pos) {
+                        *n += 1;
+                    }
+                }
+            }
+            assert!(seen.iter().all(|&n| n == 1), "{count}: {seen:?}");
+        }
+        for bad in ["0/3", "4/3", "1/0", "x/2", "3"] {
+            assert!(bad.parse::<Shard>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn round_trips_through_toml() {
+        let m = matrix(
+            "[[group]]\nname = \"q\"\nschemes = [\"salsify-2c\"]\nlinks = [\"wifi\"]\nqueue_packets = [64, 1024]\nfigures = [\"queue-size\"]\n",
+        );
+        assert_eq!(Matrix::from_toml(&m.to_toml()).unwrap(), m);
+    }
+}

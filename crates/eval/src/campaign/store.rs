@@ -1,0 +1,187 @@
+//! Where a matrix's results live on disk, so an interrupted evaluation resumes and shards
+//! run anywhere merge:
+//!
+//! ```text
+//! OUT/matrix.toml              the expanded matrix (what `salsify report` draws from)
+//! OUT/runs/ID/experiment.toml  the run's experiment, exactly as run
+//! OUT/runs/ID/summary.json     the paper's summary; its presence marks the run finished
+//! OUT/runs/ID/run.json         link name, wall time, state counts
+//! OUT/runs/ID/frames.csv       one line per camera picture
+//! OUT/runs/ID/timeseries.csv   capacity, sending rate, delay in 250 ms bins
+//! ```
+//!
+//! A run is written into `runs/.ID.partial` and renamed into place when complete, so a
+//! killed evaluation never leaves a half-written run that looks finished.
+
+use std::fs::{self, File};
+use std::io::{self, BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use salsify_time::Duration;
+use serde::{Deserialize, Serialize};
+
+use super::spec::{Matrix, PlannedRun};
+use super::timeseries::{self, Bin};
+use crate::metrics::Summary;
+use crate::sim::{write_frames_csv, SimOutput};
+
+/// Width of the time-series bins.
+pub const BIN_WIDTH: Duration = Duration::from_millis(250);
+
+/// Facts about a finished run beyond the paper's summary.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunMeta {
+    /// The run's id.
+    pub id: String,
+    /// The link's name in the matrix.
+    pub link: String,
+    /// Wall-clock seconds the simulation took.
+    pub wall_s: f64,
+    /// Most decoder states the Salsify sender held at once (0 for other schemes).
+    pub sender_states_max: usize,
+    /// Most decoder states the Salsify receiver held at once (0 for other schemes).
+    pub receiver_states_max: usize,
+}
+
+/// A finished run read back.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunResult {
+    /// Its facts.
+    pub meta: RunMeta,
+    /// Its summary.
+    pub summary: Summary,
+    /// Its folder.
+    pub dir: PathBuf,
+}
+
+impl RunResult {
+    /// The run's time series.
+    pub fn time_series(&self) -> Result<Vec<Bin>, String> {
+        let path = self.dir.join("timeseries.csv");
+        let file = File::open(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        timeseries::read_csv(BufReader::new(file)).map_err(|e| format!("{}: {e}", path.display()))
+    }
+}
+
+/// An evaluation's output folder.
+#[derive(Clone, Debug)]
+pub struct Store {
+    root: PathBuf,
+}
+
+fn context(path: &Path, e: impl std::fmt::Display) -> io::Error {
+    io::Error::other(format!("{}: {e}", path.display()))
+}
+
+impl Store {
+    /// The store at `root` (created when missing).
+    pub fn create(root: &Path) -> io::Result<Store> {
+        let runs = root.join("runs");
+        fs::create_dir_all(&runs).map_err(|e| context(&runs, e))?;
+        Ok(Store {
+            root: root.to_path_buf(),
+        })
+    }
+
+    /// An existing store; an error if `root` holds no evaluation.
+    pub fn open(root: &Path) -> io::Result<Store> {
+        if !root.join("matrix.toml").is_file() {
+            return Err(io::Error::other(format!(
+                "'{}' holds no evaluation (no matrix.toml): run `salsify eval --out {}` first",
+                root.display(),
+                root.display()
+            )));
+        }
+        Ok(Store {
+            root: root.to_path_buf(),
+        })
+    }
+
+    /// The folder.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// A run's folder.
+    pub fn run_dir(&self, id: &str) -> PathBuf {
+        self.root.join("runs").join(id)
+    }
+
+    /// Whether the run finished in an earlier invocation.
+    pub fn is_done(&self, id: &str) -> bool {
+        self.run_dir(id).join("summary.json").is_file()
+    }
+
+    /// Writes the matrix the runs came from.
+    pub fn write_matrix(&self, matrix: &Matrix) -> io::Result<()> {
+        let path = self.root.join("matrix.toml");
+        fs::write(&path, matrix.to_toml()).map_err(|e| context(&path, e))
+    }
+
+    /// Reads the matrix back.
+    pub fn read_matrix(&self) -> io::Result<Matrix> {
+        let path = self.root.join("matrix.toml");
+        let text = fs::read_to_string(&path).map_err(|e| context(&path, e))?;
+        Matrix::from_toml(&text).map_err(|e| context(&path, e))
+    }
+
+    /// Saves a finished run, atomically.
+    pub fn save(&self, run: &PlannedRun, output: &SimOutput, wall_s: f64) -> io::Result<()> {
+        let dir = self.run_dir(&run.id);
+        let partial = self.root.join("runs").join(format!(".{}.partial", run.id));
+        if partial.exists() {
+            fs::remove_dir_all(&partial).map_err(|e| context(&partial, e))?;
+        }
+        fs::create_dir_all(&partial).map_err(|e| context(&partial, e))?;
+        write_run(&partial, run, output, wall_s).map_err(|e| context(&partial, e))?;
+        if dir.exists() {
+            fs::remove_dir_all(&dir).map_err(|e| context(&dir, e))?;
+        }
+        fs::rename(&partial, &dir).map_err(|e| context(&dir, e))
+    }
+
+    /// A finished run, or `None` if it has not finished.
+    pub fn load(&self, id: &str) -> io::Result<Option<RunResult>> {
+        if !self.is_done(id) {
+            return Ok(None);
+        }
+        let dir = self.run_dir(id);
+        let read_json = |name: &str| -> io::Result<String> {
+            let path = dir.join(name);
+            fs::read_to_string(&path).map_err(|e| context(&path, e))
+        };
+        let summary: Summary = serde_json::from_str(&read_json("summary.json")?)
+            .map_err(|e| context(&dir.join("summary.json"), e))?;
+        let meta: RunMeta = serde_json::from_str(&read_json("run.json")?)
+            .map_err(|e| context(&dir.join("run.json"), e))?;
+        Ok(Some(RunResult { meta, summary, dir }))
+    }
+}
+
+fn write_run(dir: &Path, run: &PlannedRun, output: &SimOutput, wall_s: f64) -> io::Result<()> {
+    let create = |name: &str| File::create(dir.join(name)).map(BufWriter::new);
+    let mut frames = create("frames.csv")?;
+    write_frames_csv(&output.records, &mut frames)?;
+    frames.flush()?;
+    let duration = Duration::from_secs_f64(run.experiment.duration_s);
+    let bins = timeseries::bin_run(&output.packet_events, &output.records, duration, BIN_WIDTH)
+        .map_err(io::Error::other)?;
+    let mut series = create("timeseries.csv")?;
+    timeseries::write_csv(&bins, &mut series)?;
+    series.flush()?;
+    let experiment = toml::to_string(&run.experiment).map_err(io::Error::other)?;
+    fs::write(dir.join("experiment.toml"), experiment)?;
+    let meta = RunMeta {
+        id: run.id.clone(),
+        link: run.link.clone(),
+        wall_s,
+        sender_states_max: output.sender.max_states_held,
+        receiver_states_max: output.receiver.max_states_held,
+    };
+    fs::write(dir.join("run.json"), serde_json::to_string_pretty(&meta)?)?;
+    // Last: its presence is what marks the run finished.
+    fs::write(
+        dir.join("summary.json"),
+        serde_json::to_string_pretty(&output.summary)?,
+    )
+}

@@ -3,10 +3,12 @@
 mod bench_codec;
 mod codec_demo;
 mod demo;
+mod eval_cmd;
 mod input;
 mod link;
 mod monitor;
 mod recv;
+mod report_cmd;
 mod runtime;
 mod send;
 mod sim_cmd;
@@ -43,6 +45,11 @@ enum Command {
     /// Simulate a run in virtual time (real codec, emulated link): per-frame CSV, per-packet
     /// log and summary JSON.
     Sim(Box<sim_cmd::SimArgs>),
+    /// The paper's evaluation (experiments 1-7, or a matrix file) in parallel, resumable and
+    /// shardable, ending with report.html, report.md and figures.
+    Eval(Box<eval_cmd::EvalArgs>),
+    /// The report of one or more `salsify eval` folders (e.g. one per shard), merged.
+    Report(report_cmd::ReportArgs),
     /// Benchmarks (figures per core, measured side by side in one run).
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -71,6 +78,8 @@ fn run(cli: Cli) -> Result<()> {
         Some(Command::Link(args)) => link::run(&args),
         Some(Command::CodecDemo(args)) => codec_demo::run(&args),
         Some(Command::Sim(args)) => sim_cmd::run(&args),
+        Some(Command::Eval(args)) => eval_cmd::run(&args),
+        Some(Command::Report(args)) => report_cmd::run(&args),
         Some(Command::Bench(BenchCommand::Codec(args))) => bench_codec::run(&args),
     }
 }

@@ -96,7 +96,7 @@ pub struct Matrix {
 }
 
 /// One run of the matrix: the groups that asked for it and the experiment itself.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PlannedRun {
     /// Stable name, also its folder: scheme, link, queue, delay, seed and a content hash.
     pub id: String,
@@ -107,7 +107,7 @@ pub struct PlannedRun {
 }
 
 /// A group's runs, by id, for the report.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PlannedGroup {
     /// The group as written.
     pub group: Group,
@@ -116,7 +116,7 @@ pub struct PlannedGroup {
 }
 
 /// The expanded matrix.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
     /// Every distinct run, sorted by id.
     pub runs: Vec<PlannedRun>,

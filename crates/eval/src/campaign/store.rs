@@ -2,7 +2,9 @@
 //! run anywhere merge:
 //!
 //! ```text
-//! OUT/matrix.toml              the expanded matrix (what `salsify report` draws from)
+//! OUT/matrix.toml              the matrix as run (flags applied), to rerun or edit
+//! OUT/plan.json                its runs and groups (what `salsify report` draws from)
+//! OUT/command.txt              the command line, for the report
 //! OUT/runs/ID/experiment.toml  the run's experiment, exactly as run
 //! OUT/runs/ID/summary.json     the paper's summary; its presence marks the run finished
 //! OUT/runs/ID/run.json         link name, wall time, state counts
@@ -20,7 +22,7 @@ use std::path::{Path, PathBuf};
 use salsify_time::Duration;
 use serde::{Deserialize, Serialize};
 
-use super::spec::{Matrix, PlannedRun};
+use super::spec::{Matrix, Plan, PlannedRun};
 use super::timeseries::{self, Bin};
 use crate::metrics::Summary;
 use crate::sim::{write_frames_csv, SimOutput};
@@ -85,9 +87,9 @@ impl Store {
 
     /// An existing store; an error if `root` holds no evaluation.
     pub fn open(root: &Path) -> io::Result<Store> {
-        if !root.join("matrix.toml").is_file() {
+        if !root.join("plan.json").is_file() {
             return Err(io::Error::other(format!(
-                "'{}' holds no evaluation (no matrix.toml): run `salsify eval --out {}` first",
+                "'{}' holds no evaluation (no plan.json): run `salsify eval --out {}` first",
                 root.display(),
                 root.display()
             )));
@@ -118,11 +120,33 @@ impl Store {
         fs::write(&path, matrix.to_toml()).map_err(|e| context(&path, e))
     }
 
-    /// Reads the matrix back.
-    pub fn read_matrix(&self) -> io::Result<Matrix> {
-        let path = self.root.join("matrix.toml");
+    /// Records the command line that produced the runs (shown in the report).
+    pub fn write_command(&self, command: &str) -> io::Result<()> {
+        let path = self.root.join("command.txt");
+        fs::write(&path, format!("{command}\n")).map_err(|e| context(&path, e))
+    }
+
+    /// The recorded command line.
+    pub fn read_command(&self) -> io::Result<String> {
+        let path = self.root.join("command.txt");
+        Ok(fs::read_to_string(&path)
+            .map_err(|e| context(&path, e))?
+            .trim()
+            .to_string())
+    }
+
+    /// Writes the plan the report is drawn from.
+    pub fn write_plan(&self, plan: &Plan) -> io::Result<()> {
+        let path = self.root.join("plan.json");
+        let text = serde_json::to_string_pretty(plan).map_err(io::Error::other)?;
+        fs::write(&path, text).map_err(|e| context(&path, e))
+    }
+
+    /// Reads the plan back.
+    pub fn read_plan(&self) -> io::Result<Plan> {
+        let path = self.root.join("plan.json");
         let text = fs::read_to_string(&path).map_err(|e| context(&path, e))?;
-        Matrix::from_toml(&text).map_err(|e| context(&path, e))
+        serde_json::from_str(&text).map_err(|e| context(&path, e))
     }
 
     /// Saves a finished run, atomically.

@@ -1,0 +1,169 @@
+//! The evaluation report: summary tables, Salsify-2c against the conventional scheme next
+//! to the paper's numbers, and figures, as markdown (figures as SVG files beside it) and as
+//! one self-contained HTML page (figures inline). Built only from finished runs on disk, so
+//! it is the same whichever machines and shards produced them.
+
+pub mod chart;
+pub mod figures;
+pub mod tables;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::campaign::{Figure, Plan, PlannedRun, RunResult};
+use figures::Drawn;
+use tables::{escape, Entry, Table};
+
+/// What the report is about, beyond the runs.
+#[derive(Clone, Debug, Default)]
+pub struct Context {
+    /// The command that produced the runs, as a user would type it.
+    pub command: String,
+    /// The machine it ran on.
+    pub machine: String,
+}
+
+/// One section per matrix group.
+struct Section {
+    title: String,
+    table: Table,
+    figures: Vec<Drawn>,
+    missing: Vec<String>,
+}
+
+/// A built report.
+pub struct Report {
+    /// Markdown, referring to `figures/NAME.svg`.
+    pub markdown: String,
+    /// One HTML page with every figure inline.
+    pub html: String,
+    /// The figures.
+    pub figures: Vec<Drawn>,
+}
+
+/// Builds the report of `plan` from the finished runs in `results` (by run id).
+pub fn build(plan: &Plan, results: &BTreeMap<String, RunResult>, context: &Context) -> Report {
+    let planned: BTreeMap<&str, &PlannedRun> =
+        plan.runs.iter().map(|r| (r.id.as_str(), r)).collect();
+    let entries = |ids: &[String]| -> Vec<Entry> {
+        ids.iter()
+            .filter_map(|id| {
+                Some(Entry {
+                    plan: planned.get(id.as_str())?,
+                    result: results.get(id)?,
+                })
+            })
+            .collect()
+    };
+    let mut sections = Vec::new();
+    let mut comparison_runs = Vec::new();
+    for g in &plan.groups {
+        let runs = entries(&g.runs);
+        if g.group.name == "cellular" || comparison_runs.is_empty() {
+            comparison_runs = runs.clone();
+        }
+        let mut drawn = Vec::new();
+        for figure in &g.group.figures {
+            drawn.extend(match figure {
+                Figure::QualityDelay => figures::quality_delay(&g.group.name, &runs),
+                Figure::TimeSeries => figures::time_series(&g.group.name, &runs),
+                Figure::QueueSize => figures::queue_size(&g.group.name, &runs),
+            });
+        }
+        sections.push(Section {
+            title: if g.group.title.is_empty() {
+                g.group.name.clone()
+            } else {
+                g.group.title.clone()
+            },
+            table: tables::group_table(&runs),
+            figures: drawn,
+            missing: g
+                .runs
+                .iter()
+                .filter(|id| !results.contains_key(*id))
+                .cloned()
+                .collect(),
+        });
+    }
+    let comparison = tables::comparison_table(&comparison_runs);
+    let finished = plan.runs.iter().filter(|r| results.contains_key(&r.id)).count();
+    let status = format!("{finished} of {} runs finished.", plan.runs.len());
+    Report {
+        markdown: markdown(&sections, &comparison, context, &status),
+        html: html(&sections, &comparison, context, &status),
+        figures: sections.into_iter().flat_map(|s| s.figures).collect(),
+    }
+}
+
+const INTRO: &str = "Each run is a virtual-time simulation: the real VP8 codec (libvpx) encodes and \
+decodes every picture, the link replays delivery opportunities with Mahimahi's rules, and codec \
+time is modelled. SSIM is ffmpeg's (luma), in dB; delay is the paper's: display time minus \
+capture time, where a picture never shown counts until the next one is shown. QoE uses the \
+paper's two fitted models (video call, driving). Runs are deterministic: the same matrix and \
+seeds give the same numbers.";
+
+fn markdown(sections: &[Section], comparison: &Table, c: &Context, status: &str) -> String {
+    let mut md = String::from("# Salsify evaluation\n\n");
+    md += &format!("Command: `{}`  \nMachine: {}  \n{status}\n\n{INTRO}\n\n", c.command, c.machine);
+    md += "## Salsify-2c against the conventional scheme (WebRTC-style GCC + libvpx CBR)\n\n";
+    md += &comparison.markdown();
+    for s in sections {
+        md += &format!("\n## {}\n\n", s.title);
+        md += &s.table.markdown();
+        if !s.missing.is_empty() {
+            md += &format!("\nNot finished: {}\n", s.missing.join(", "));
+        }
+        for f in &s.figures {
+            md += &format!("\n![{}](figures/{}.svg)\n\n*{}*\n", f.name, f.name, f.caption);
+        }
+    }
+    md
+}
+
+const STYLE: &str = "body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}\
+table{border-collapse:collapse;margin:1em 0;font-size:90%}th,td{border:1px solid #ccc;padding:3px 7px;text-align:right}\
+th{background:#f3f3f3}td:first-child,td:nth-child(2){text-align:left}figure{margin:1.5em 0}\
+figcaption{font-size:90%;color:#444;max-width:800px}svg{max-width:100%;height:auto}code{background:#f3f3f3}";
+
+fn html(sections: &[Section], comparison: &Table, c: &Context, status: &str) -> String {
+    let mut h = format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>Salsify evaluation</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<h1>Salsify evaluation</h1>\n"
+    );
+    h += &format!(
+        "<p>Command: <code>{}</code><br>Machine: {}<br>{}</p>\n<p>{}</p>\n",
+        escape(&c.command),
+        escape(&c.machine),
+        escape(status),
+        escape(INTRO)
+    );
+    h += "<h2>Salsify-2c against the conventional scheme (WebRTC-style GCC + libvpx CBR)</h2>\n";
+    h += &comparison.html();
+    for s in sections {
+        h += &format!("<h2>{}</h2>\n", escape(&s.title));
+        h += &s.table.html();
+        if !s.missing.is_empty() {
+            h += &format!("<p>Not finished: {}</p>\n", escape(&s.missing.join(", ")));
+        }
+        for f in &s.figures {
+            h += &format!(
+                "<figure id=\"{}\">\n{}\n<figcaption>{}</figcaption>\n</figure>\n",
+                escape(&f.name),
+                f.svg,
+                escape(&f.caption)
+            );
+        }
+    }
+    h + "</body>\n</html>\n"
+}
+
+/// Writes `report.md`, `report.html` and `figures/*.svg` into `dir`.
+pub fn write(report: &Report, dir: &Path) -> std::io::Result<()> {
+    let figures = dir.join("figures");
+    std::fs::create_dir_all(&figures)?;
+    for f in &report.figures {
+        std::fs::write(figures.join(format!("{}.svg", f.name)), &f.svg)?;
+    }
+    std::fs::write(dir.join("report.md"), &report.markdown)?;
+    std::fs::write(dir.join("report.html"), &report.html)
+}

@@ -1,0 +1,250 @@
+//! The report's tables: every run's summary, and Salsify-2c against the conventional scheme
+//! next to the paper's numbers.
+
+use crate::campaign::{PlannedRun, RunResult};
+
+/// A table: header and rows of cells, rendered as markdown or HTML.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Table {
+    /// Column titles.
+    pub header: Vec<String>,
+    /// Rows.
+    pub rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    /// GitHub-flavoured markdown.
+    pub fn markdown(&self) -> String {
+        let line = |cells: &[String]| format!("| {} |\n", cells.join(" | "));
+        let mut out = line(&self.header);
+        out += &line(&vec!["---".to_string(); self.header.len()]);
+        for row in &self.rows {
+            out += &line(row);
+        }
+        out
+    }
+
+    /// An HTML table (cells escaped).
+    pub fn html(&self) -> String {
+        let mut out = String::from("<table>\n<thead><tr>");
+        for h in &self.header {
+            out += &format!("<th>{}</th>", escape(h));
+        }
+        out += "</tr></thead>\n<tbody>\n";
+        for row in &self.rows {
+            out += "<tr>";
+            for cell in row {
+                out += &format!("<td>{}</td>", escape(cell));
+            }
+            out += "</tr>\n";
+        }
+        out + "</tbody>\n</table>\n"
+    }
+}
+
+/// Escapes text for HTML.
+pub fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+fn num(v: Option<f64>, digits: usize) -> String {
+    v.map_or("-".into(), |v| format!("{v:.digits$}"))
+}
+
+/// A finished run with the experiment that made it.
+#[derive(Clone, Copy, Debug)]
+pub struct Entry<'a> {
+    /// What was run.
+    pub plan: &'a PlannedRun,
+    /// What came out.
+    pub result: &'a RunResult,
+}
+
+impl Entry<'_> {
+    /// The run's scheme.
+    pub fn scheme(&self) -> &str {
+        &self.plan.experiment.scheme
+    }
+    /// The run's link name.
+    pub fn link(&self) -> &str {
+        &self.plan.link
+    }
+    /// The run's queue size in packets.
+    pub fn queue(&self) -> u32 {
+        self.plan.experiment.link.queue_packets
+    }
+}
+
+/// Whether the group varies queue, delay or seed (then those columns are shown).
+fn varies(runs: &[Entry], key: impl Fn(&Entry) -> String) -> bool {
+    runs.windows(2).any(|w| key(w[0]) != key(w[1]))
+}
+
+/// Every finished run of a group: SSIM dB mean/p25, delay mean/p95, frame rate, bit rate,
+/// utilisation and both QoE models.
+pub fn group_table(runs: &[Entry]) -> Table {
+    let params = |r: &Entry| {
+        let e = &r.plan.experiment;
+        (e.link.queue_packets, e.link.delay_ms, e.seed)
+    };
+    let show_queue = varies(runs, |r| params(r).0.to_string());
+    let show_delay = varies(runs, |r| params(r).1.to_string());
+    let show_seed = varies(runs, |r| params(r).2.to_string());
+    let mut header: Vec<String> = vec!["link".into(), "scheme".into()];
+    for (show, name) in [
+        (show_queue, "queue (pkts)"),
+        (show_delay, "one-way delay (ms)"),
+        (show_seed, "seed"),
+    ] {
+        if show {
+            header.push(name.into());
+        }
+    }
+    header.extend(
+        [
+            "SSIM dB mean",
+            "SSIM dB p25",
+            "delay ms mean",
+            "delay ms p95",
+            "frames/s shown",
+            "video kbit/s",
+            "utilisation",
+            "QoE call",
+            "QoE driving",
+        ]
+        .map(String::from),
+    );
+    let rows = runs
+        .iter()
+        .map(|r| {
+            let s = &r.result.summary;
+            let (queue, delay, seed) = params(r);
+            let mut row = vec![r.link().to_string(), r.scheme().to_string()];
+            for (show, value) in [
+                (show_queue, queue.to_string()),
+                (show_delay, delay.to_string()),
+                (show_seed, seed.to_string()),
+            ] {
+                if show {
+                    row.push(value);
+                }
+            }
+            row.extend([
+                num(s.ssim_db_mean, 2),
+                num(s.ssim_db_p25, 2),
+                num(s.delay_mean_ms, 0),
+                num(s.delay_p95_ms, 0),
+                format!("{:.1}", s.displayed_fps),
+                format!("{:.0}", s.video_bitrate_bps / 1000.0),
+                num(s.link_utilisation, 2),
+                num(s.qoe_video_call, 2),
+                num(s.qoe_driving, 2),
+            ]);
+            row
+        })
+        .collect();
+    Table { header, rows }
+}
+
+/// The paper's Salsify-2c and WebRTC numbers on a trace (p95 delay ms, SSIM dB mean), by a
+/// name our trace files may carry.
+fn paper_numbers(link: &str) -> Option<(&'static str, (f64, f64), (f64, f64))> {
+    let l = link.to_ascii_lowercase();
+    if l.contains("verizon-lte") || l.contains("verizon lte") {
+        Some(("Verizon LTE", (1257.0, 15.6), (4977.0, 13.7)))
+    } else if l.contains("att-lte") || l.contains("at&t") {
+        Some(("AT&T LTE", (362.0, 15.4), (4730.0, 13.4)))
+    } else if l.contains("tmobile-umts") {
+        Some(("T-Mobile UMTS", (4129.0, 13.3), (8686.0, 11.5)))
+    } else {
+        None
+    }
+}
+
+/// Salsify-2c against the conventional scheme per link: p95 delay ratio and SSIM
+/// difference, beside the paper's where the trace is one the paper used.
+pub fn comparison_table(runs: &[Entry]) -> Table {
+    let header = [
+        "link",
+        "Salsify-2c p95 ms",
+        "conventional p95 ms",
+        "p95 ratio (conv / Salsify)",
+        "Salsify-2c SSIM dB",
+        "conventional SSIM dB",
+        "SSIM diff dB",
+        "paper: p95 ms (Salsify / WebRTC), ratio",
+        "paper: SSIM dB (Salsify / WebRTC), diff",
+    ]
+    .map(String::from)
+    .to_vec();
+    let mut links: Vec<&str> = Vec::new();
+    for r in runs {
+        if !links.contains(&r.link()) {
+            links.push(r.link());
+        }
+    }
+    let find = |link: &str, scheme: &str| {
+        runs.iter()
+            .find(|r| r.link() == link && r.scheme() == scheme)
+    };
+    let mut rows = Vec::new();
+    for link in links {
+        let (Some(s), Some(c)) = (find(link, "salsify-2c"), find(link, "conventional")) else {
+            continue;
+        };
+        let (s, c) = (&s.result.summary, &c.result.summary);
+        let ratio = match (s.delay_p95_ms, c.delay_p95_ms) {
+            (Some(a), Some(b)) if a > 0.0 => Some(b / a),
+            _ => None,
+        };
+        let diff = match (s.ssim_db_mean, c.ssim_db_mean) {
+            (Some(a), Some(b)) => Some(a - b),
+            _ => None,
+        };
+        let (paper_delay, paper_ssim) = match paper_numbers(link) {
+            Some((name, (sd, ss), (wd, ws))) => (
+                format!("{name}: {sd:.0} / {wd:.0}, {:.1}x", wd / sd),
+                format!("{ss:.1} / {ws:.1}, {:+.1}", ss - ws),
+            ),
+            None => ("-".into(), "-".into()),
+        };
+        rows.push(vec![
+            link.to_string(),
+            num(s.delay_p95_ms, 0),
+            num(c.delay_p95_ms, 0),
+            ratio.map_or("-".into(), |r| format!("{r:.2}x")),
+            num(s.ssim_db_mean, 2),
+            num(c.ssim_db_mean, 2),
+            diff.map_or("-".into(), |d| format!("{d:+.2}")),
+            paper_delay,
+            paper_ssim,
+        ]);
+    }
+    Table { header, rows }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tables_render_and_escape() {
+        let t = Table {
+            header: vec!["a".into(), "b<".into()],
+            rows: vec![vec!["1".into(), "x & y".into()]],
+        };
+        assert_eq!(t.markdown(), "| a | b< |\n| --- | --- |\n| 1 | x & y |\n");
+        assert!(t.html().contains("<th>b&lt;</th>"));
+        assert!(t.html().contains("<td>x &amp; y</td>"));
+    }
+
+    #[test]
+    fn paper_traces_are_recognised() {
+        assert_eq!(paper_numbers("Verizon-LTE-short").unwrap().0, "Verizon LTE");
+        assert_eq!(paper_numbers("ATT-LTE-driving").unwrap().0, "AT&T LTE");
+        assert!(paper_numbers("TMobile-LTE-short").is_none());
+    }
+}

@@ -92,6 +92,61 @@ pub struct VidaptiveSender {
     frame_interval: Duration,
     /// Per frame in the pacer: (frame, alpha, enqueue time), to measure pacer delays.
     in_pacer: std::collections::VecDeque<(u32, f64, Instant)>,
+    /// The window's view of the packets in flight.
+    flight: Flight,
+}
+
+/// Packets sent and not yet reported on, as the congestion window counts them.
+///
+/// Feedback comes per packet and in order, so a report on sequence number `n` settles every
+/// packet before `n` as well: one whose own report was lost (the ACK queue overflowed)
+/// must not hold the window shut. Packets with no report for [`Flight::timeout`] are given
+/// up (an ACK-path outage would otherwise close the window for good).
+#[derive(Debug, Default)]
+struct Flight {
+    /// (transport sequence number, send time, bytes), oldest first.
+    packets: std::collections::VecDeque<(u32, Instant, usize)>,
+    bytes: usize,
+    /// The transport sequence number of the next packet sent (mirrors the core's counter).
+    next_seq: u32,
+}
+
+impl Flight {
+    fn sent(&mut self, now: Instant, bytes: usize) {
+        self.packets.push_back((self.next_seq, now, bytes));
+        self.next_seq = self.next_seq.wrapping_add(1);
+        self.bytes += bytes;
+    }
+
+    /// Settles every packet up to and including `seq`.
+    fn reported(&mut self, seq: u32) {
+        while let Some(&(s, _, b)) = self.packets.front() {
+            // Wrapping "s <= seq".
+            if seq.wrapping_sub(s) > u32::MAX / 2 {
+                break;
+            }
+            self.packets.pop_front();
+            self.bytes -= b;
+        }
+    }
+
+    /// Gives up on packets sent before `before`; returns whether there were any.
+    fn expire(&mut self, before: Instant) -> bool {
+        let mut any = false;
+        while let Some(&(_, t, b)) = self.packets.front() {
+            if t >= before {
+                break;
+            }
+            self.packets.pop_front();
+            self.bytes -= b;
+            any = true;
+        }
+        any
+    }
+
+    fn oldest(&self) -> Option<Instant> {
+        self.packets.front().map(|&(_, t, _)| t)
+    }
 }
 
 impl VidaptiveSender {
@@ -111,6 +166,7 @@ impl VidaptiveSender {
             last_capture: None,
             frame_interval: Duration::from_micros(33_333),
             in_pacer: Default::default(),
+            flight: Flight::default(),
         })
     }
 
@@ -122,6 +178,24 @@ impl VidaptiveSender {
     /// The current alpha.
     pub fn alpha(&self) -> f64 {
         self.alpha.alpha()
+    }
+
+    /// Bytes waiting in the pacer.
+    pub fn pacer_bytes(&self) -> usize {
+        self.core.pacer.queued_bytes()
+    }
+
+    /// Bytes in flight as the window counts them.
+    pub fn in_flight(&self) -> usize {
+        self.flight.bytes
+    }
+
+    /// How long a packet may go without a report before the window gives up on it:
+    /// 3 sRTT, at least 300 ms (1 s before the first RTT sample).
+    fn flight_timeout(&self) -> Duration {
+        self.copa.srtt().map_or(Duration::from_secs(1), |s| {
+            (s * 3).max(Duration::from_millis(300))
+        })
     }
 
     /// CC-Rate capped at the maximum video rate.
@@ -228,6 +302,9 @@ impl VidaptiveSender {
     /// A datagram from the receiver.
     pub fn handle_datagram(&mut self, now: Instant, datagram: &[u8]) {
         if let Incoming::Feedback(results) = self.core.handle_datagram(now, datagram) {
+            if let Some(last) = results.last() {
+                self.flight.reported(last.seq);
+            }
             for r in &results {
                 match r.arrival {
                     Some(_) => self.copa.on_ack(now, now - r.sent, r.size),
@@ -245,7 +322,15 @@ impl VidaptiveSender {
     }
 
     fn window_open(&self, bytes: usize) -> bool {
-        (self.core.history.in_flight() + bytes) as f64 <= self.copa.cwnd_bytes()
+        (self.flight.bytes + bytes) as f64 <= self.copa.cwnd_bytes()
+    }
+
+    /// Gives up on packets in flight past the timeout (Copa sees it as a loss).
+    fn expire_flight(&mut self, now: Instant) {
+        let timeout = self.flight_timeout();
+        if now.since_epoch() > timeout && self.flight.expire(now - timeout) {
+            self.copa.on_loss(now);
+        }
     }
 
     /// The next output; ends with `Timeout`.
@@ -254,15 +339,18 @@ impl VidaptiveSender {
             if let Some(o) = self.core.out.pop_front() {
                 return o;
             }
+            self.expire_flight(now);
             let pacer_ok = self.core.pacer.may_send(now);
             if !self.core.pacer.is_empty() {
-                // Video waits: the pacer sends it at CC-Rate. (Gating video on the window
-                // as well would make each frame wait for the ACKs of the padding sent
-                // before it; the window limits only the padding.)
-                if pacer_ok {
+                // Video waits: the pacer sends it at CC-Rate while the window has room
+                // (as WebRTC's pacer with a congestion window: outstanding bytes at or
+                // above the window stop media). One packet may overshoot the window, so a
+                // window smaller than a packet still sends.
+                if pacer_ok && (self.flight.bytes as f64) < self.copa.cwnd_bytes() {
                     if let Some(q) = self.core.pacer.pop(now) {
                         let frame = q.header.frame;
                         let last = q.header.fragment + 1 == q.header.count;
+                        self.flight.sent(now, q.size());
                         self.core.transmit(now, q);
                         if last && !q_retrans_only(&self.in_pacer, frame) {
                             self.frame_left_pacer(now, frame);
@@ -276,6 +364,7 @@ impl VidaptiveSender {
                 && self.window_open(self.config.padding_bytes)
                 && self.padding_allowed(now)
             {
+                self.flight.sent(now, self.config.padding_bytes);
                 self.core.transmit_padding(now, self.config.padding_bytes);
                 self.core.pacer.charge(now, self.config.padding_bytes);
                 continue;
@@ -317,9 +406,14 @@ impl VidaptiveSender {
     fn next_timeout(&self, now: Instant) -> Instant {
         let mut t = Instant::FAR_FUTURE;
         let slot = self.core.pacer.next_send();
+        if let Some(oldest) = self.flight.oldest() {
+            // The window may reopen when the oldest packet times out.
+            t = t.min(oldest + self.flight_timeout() + Duration::from_micros(1));
+        }
         if !self.core.pacer.is_empty() {
-            if slot > now {
-                t = slot;
+            // Window shut: the feedback that opens it is an input of its own.
+            if slot > now && (self.flight.bytes as f64) < self.copa.cwnd_bytes() {
+                t = t.min(slot);
             }
         } else if let Some(last) = self.last_capture {
             let next_capture = last + self.frame_interval;

@@ -122,6 +122,28 @@ struct BaselineSim<'a> {
         salsify_baselines::Bitrate,
         salsify_baselines::Bitrate,
     )>,
+    diag: Option<Diag>,
+}
+
+/// Per-frame diagnostics (env `SALSIFY_BASELINE_TRACE=path`): one CSV line per frame.
+#[derive(Default)]
+struct Diag {
+    path: String,
+    /// frame -> (captured, enqueued, bytes, quality, keyframe, snapshot, last tx, last rx, shown)
+    frames: std::collections::BTreeMap<u32, DiagFrame>,
+}
+
+#[derive(Default, Clone)]
+struct DiagFrame {
+    captured: u64,
+    enq: u64,
+    bytes: usize,
+    quality: u8,
+    keyframe: bool,
+    snap: String,
+    tx: u64,
+    rx: u64,
+    shown: u64,
 }
 
 /// Runs a baseline scheme; the caller turns the pieces into a [`super::SimOutput`].
@@ -239,6 +261,12 @@ impl<'a> BaselineSim<'a> {
             decoder_free: Instant::ZERO,
             packet_events: Vec::new(),
             rates: Vec::new(),
+            diag: std::env::var("SALSIFY_BASELINE_TRACE")
+                .ok()
+                .map(|path| Diag {
+                    path,
+                    ..Diag::default()
+                }),
         })
     }
 
@@ -272,6 +300,15 @@ impl<'a> BaselineSim<'a> {
             self.next_capture = (index + 1, self.capture_time(index + 1));
         }
         while let Some(d) = self.data_link.poll_delivery(now) {
+            if let Some(diag) = &mut self.diag {
+                if let Ok(salsify_baselines::wire::Packet::Media { header, .. }) =
+                    salsify_baselines::wire::Packet::parse(&d.payload)
+                {
+                    if let Some(f) = diag.frames.get_mut(&header.frame) {
+                        f.rx = f.rx.max(now.as_micros());
+                    }
+                }
+            }
             self.receiver.handle_datagram(now, &d.payload);
         }
         while let Some(d) = self.feedback_link.poll_delivery(now) {
@@ -306,6 +343,15 @@ impl<'a> BaselineSim<'a> {
                     self.encoding = Some((now + busy, req.id, frame));
                 }
                 SenderOutput::Transmit(datagram) => {
+                    if let Some(diag) = &mut self.diag {
+                        if let Ok(salsify_baselines::wire::Packet::Media { header, .. }) =
+                            salsify_baselines::wire::Packet::parse(&datagram)
+                        {
+                            if let Some(f) = diag.frames.get_mut(&header.frame) {
+                                f.tx = f.tx.max(now.as_micros());
+                            }
+                        }
+                    }
                     let len = datagram.len();
                     let _ = self.data_link.handle_packet(now, datagram, len);
                 }
@@ -314,8 +360,40 @@ impl<'a> BaselineSim<'a> {
                     picture,
                     bytes,
                     quality,
-                    ..
-                }) => self.log.on_sent_single(frame, picture, bytes, quality),
+                    captured,
+                    at,
+                    keyframe,
+                }) => {
+                    if let Some(diag) = &mut self.diag {
+                        let snap = match &self.sender {
+                            Sender::Vidaptive(v) => format!(
+                                "{:.1},{:.1},{},{:.3},{},{},{},{:?}",
+                                v.copa().cwnd_packets(),
+                                v.copa().srtt().map_or(0.0, |d| d.as_secs_f64() * 1e3),
+                                v.cc_rate().as_kbps(),
+                                v.alpha(),
+                                v.stats().target.as_kbps(),
+                                v.pacer_bytes(),
+                                v.in_flight(),
+                                v.copa().in_slow_start(),
+                            ),
+                            _ => String::new(),
+                        };
+                        diag.frames.insert(
+                            frame,
+                            DiagFrame {
+                                captured: captured.as_micros(),
+                                enq: at.as_micros(),
+                                bytes,
+                                quality,
+                                keyframe,
+                                snap,
+                                ..DiagFrame::default()
+                            },
+                        );
+                    }
+                    self.log.on_sent_single(frame, picture, bytes, quality)
+                }
                 SenderOutput::Event(SenderEvent::PictureDropped { picture, .. }) => {
                     self.log.on_not_sent(picture)
                 }
@@ -347,6 +425,9 @@ impl<'a> BaselineSim<'a> {
                         let start = at.max(self.decoder_free);
                         let shown = start + self.config.cost.decode(self.size.0, self.size.1);
                         self.decoder_free = shown;
+                        if let Some(f) = self.diag.as_mut().and_then(|d| d.frames.get_mut(&frame)) {
+                            f.shown = shown.as_micros();
+                        }
                         self.log.on_display(frame, shown, picture);
                     }
                     Err(_) => self.receiver.handle_decode_failed(now),
@@ -364,6 +445,28 @@ impl<'a> BaselineSim<'a> {
     }
 
     fn finish(mut self, end: Instant) -> Result<super::SimOutput, SimError> {
+        if let Some(diag) = &self.diag {
+            use std::fmt::Write as _;
+            let mut out = String::from(
+                "frame,captured,enq,tx,rx,shown,bytes,quality,key,cwnd,srtt_ms,cc_kbps,alpha,target_kbps,pacer_bytes,in_flight,slow_start\n",
+            );
+            for (n, f) in &diag.frames {
+                let _ = writeln!(
+                    out,
+                    "{n},{},{},{},{},{},{},{},{},{}",
+                    f.captured,
+                    f.enq,
+                    f.tx,
+                    f.rx,
+                    f.shown,
+                    f.bytes,
+                    f.quality,
+                    f.keyframe as u8,
+                    f.snap
+                );
+            }
+            let _ = std::fs::write(&diag.path, out);
+        }
         self.data_link.handle_timeout(end);
         if self.config.record_packets {
             while let Some(e) = self.data_link.poll_event() {
@@ -417,5 +520,55 @@ mod tests {
         let kbps = sent * 8 / secs / 1000;
         // GCC starts at 300 kb/s and climbs 8 %/s.
         assert!(kbps >= 250, "{kbps} kb/s sent; {:?}", b.sender);
+    }
+
+    /// Experiment, not a check: Vidaptive-style on Verizon-LTE-short (the `baselines table`
+    /// setting) for `VIDAPTIVE_SECS` (140) seconds; prints the summary. With
+    /// `SALSIFY_BASELINE_TRACE=path` also writes per-frame diagnostics.
+    /// `cargo test --release -p salsify-eval --lib -- --ignored vidaptive_on_verizon --nocapture`
+    #[test]
+    #[ignore]
+    fn vidaptive_on_verizon() {
+        use crate::sim::LoopedClip;
+        use salsify_baselines::VidaptiveConfig;
+        use salsify_netem::Trace;
+        let secs: u64 = std::env::var("VIDAPTIVE_SECS").map_or(140, |s| s.parse().unwrap());
+        let traces = "/work/shared/traces";
+        let clip = "/work/shared/video/FourPeople_320x180_60_120f.y4m";
+        let down = Trace::from_path(format!("{traces}/Verizon-LTE-short.down")).unwrap();
+        let up = Trace::from_path(format!("{traces}/Verizon-LTE-short.up")).unwrap();
+        let file = std::fs::File::open(clip).unwrap();
+        let mut reader = salsify_codec::Y4mReader::new(std::io::BufReader::new(file)).unwrap();
+        let fps = reader.header().frame_rate.map_or(60.0, |r| r.to_f64());
+        let mut frames = Vec::new();
+        while let Some(f) = reader.next_frame().unwrap() {
+            frames.push(f);
+        }
+        let mut video = LoopedClip::new(frames, fps, clip.into()).unwrap();
+        let config = SimConfig {
+            scheme: Scheme::Vidaptive(VidaptiveConfig::default()),
+            data_link: LinkConfig::with_trace(down),
+            feedback_link: LinkConfig::with_trace(up),
+            duration: Duration::from_secs(secs),
+            ..SimConfig::default()
+        };
+        let out = simulate(&config, &mut video, &mut |_| {}).unwrap();
+        let s = &out.summary;
+        let sent: u64 = out.records.iter().map(|r| r.size_bytes).sum();
+        println!(
+            "ssim dB mean {:.2} p25 {:.2} | delay mean {:.0} median {:.0} p95 {:.0} ms | shown {} | video {:.0} kb/s | {:?}",
+            s.ssim_db_mean.unwrap_or(f64::NAN),
+            s.ssim_db_p25.unwrap_or(f64::NAN),
+            s.delay_mean_ms.unwrap_or(f64::NAN),
+            s.delay_median_ms.unwrap_or(f64::NAN),
+            s.delay_p95_ms.unwrap_or(f64::NAN),
+            s.frames_shown,
+            sent as f64 * 8.0 / secs as f64 / 1000.0,
+            out.baseline.as_ref().map(|b| b.sender),
+        );
+        if let Ok(path) = std::env::var("VIDAPTIVE_FRAMES_CSV") {
+            let file = std::fs::File::create(path).unwrap();
+            crate::sim::write_frames_csv(&out.records, std::io::BufWriter::new(file)).unwrap();
+        }
     }
 }

@@ -33,6 +33,14 @@ pub struct CbrConfig {
     pub min_quantizer: u32,
     /// Coarsest libvpx quantizer (0..=63). Default 56.
     pub max_quantizer: u32,
+    /// The most nominal frame intervals (`1 / max_fps`) libvpx is told passed between two
+    /// encoded pictures; 0: no limit, libvpx sees the capture times (WebRTC's behaviour).
+    /// libvpx budgets each frame by the time since the previous one (its frame-rate
+    /// estimate jumps to the instantaneous rate when a gap changes by 10 %), so the first
+    /// picture after a pause of `n` intervals gets about `n` frames' worth of bits; a sender
+    /// that pauses the encoder because its queue is long (Vidaptive) wants an ordinary
+    /// frame then. Default 0.
+    pub max_gap_frames: u32,
 }
 
 impl Default for CbrConfig {
@@ -44,6 +52,7 @@ impl Default for CbrConfig {
             dropframe_thresh: 30,
             min_quantizer: 2,
             max_quantizer: 56,
+            max_gap_frames: 0,
         }
     }
 }
@@ -63,6 +72,9 @@ pub struct CbrFrame {
 pub struct CbrEncoder {
     ctx: RtcEncoderContext,
     size: (u32, u32),
+    config: CbrConfig,
+    /// The last picture's capture time and the time libvpx was given for it (µs).
+    last: Option<(u64, u64)>,
 }
 
 impl CbrEncoder {
@@ -100,6 +112,8 @@ impl CbrEncoder {
         Ok(CbrEncoder {
             ctx,
             size: (width, height),
+            config,
+            last: None,
         })
     }
 
@@ -121,7 +135,16 @@ impl CbrEncoder {
         at_us: u64,
         force_keyframe: bool,
     ) -> Result<Option<CbrFrame>, CodecError> {
-        let pts = i64::try_from(at_us).unwrap_or(i64::MAX / 2);
+        let stream_us = match self.last {
+            Some((at, given)) if self.config.max_gap_frames > 0 => {
+                let nominal = 1_000_000 / u64::from(self.config.max_fps);
+                let cap = nominal * u64::from(self.config.max_gap_frames);
+                given + at_us.saturating_sub(at).clamp(1, cap.max(1))
+            }
+            _ => at_us,
+        };
+        self.last = Some((at_us, stream_us));
+        let pts = i64::try_from(stream_us).unwrap_or(i64::MAX / 2);
         let Some(out) = self.ctx.encode(image, pts, force_keyframe)? else {
             return Ok(None);
         };
@@ -225,5 +248,38 @@ mod tests {
                 "every {every}: {kbps} kb/s for 200"
             );
         }
+    }
+
+    /// With `max_gap_frames`, the first picture after a pause is an ordinary frame; without,
+    /// libvpx budgets it by the pause (about one frame's bits per interval skipped).
+    #[test]
+    fn capped_gap_keeps_the_frame_after_a_pause_ordinary() {
+        let (w, h) = (160, 96);
+        let source = SyntheticSource::new(w, h, 30, 1).unwrap();
+        let after_pause = |max_gap_frames: u32| {
+            let mut enc = CbrEncoder::new(
+                w,
+                h,
+                CbrConfig {
+                    max_gap_frames,
+                    dropframe_thresh: 0,
+                    ..CbrConfig::default()
+                },
+            )
+            .unwrap();
+            enc.set_target_bitrate(300).unwrap();
+            let mut sizes = vec![];
+            // 3 s at 30 fps, then a 20-interval pause, then 5 frames.
+            for i in (0..90u64).chain(110..115) {
+                let f = enc.encode(&source.frame(i), i * 33_333, i == 0).unwrap();
+                sizes.push(f.map_or(0, |f| f.data.len()));
+            }
+            let normal = sizes[60..90].iter().sum::<usize>() / 30;
+            (normal, sizes[90])
+        };
+        let (normal, first) = after_pause(1);
+        assert!(first < normal * 3, "capped: {first} bytes vs {normal}");
+        let (normal, first) = after_pause(0);
+        assert!(first > normal * 4, "uncapped: {first} bytes vs {normal}");
     }
 }

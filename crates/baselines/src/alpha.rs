@@ -124,6 +124,18 @@ impl AlphaController {
         self.frames.push_back((now, record));
     }
 
+    /// Frames per second sent over the window before `now`; `None` until a full window has
+    /// passed since the first [`AlphaController::update`].
+    pub fn sent_fps(&self, now: Instant) -> Option<f64> {
+        let w = self.config.window;
+        let start = self.started?;
+        if now - start < w {
+            return None;
+        }
+        let n = self.frames.iter().filter(|&&(t, _)| now - t <= w).count();
+        Some(n as f64 / w.as_secs_f64())
+    }
+
     /// Chooses alpha for the frame about to be encoded at `now`.
     pub fn update(&mut self, now: Instant) -> f64 {
         let start = *self.started.get_or_insert(now);

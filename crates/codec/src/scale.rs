@@ -79,7 +79,10 @@ fn weights(src: usize, dst: usize) -> Vec<(usize, Vec<f32>)> {
                 (lo, w)
             } else {
                 // Past the edge (a centre outside the picture): the nearest sample.
-                (centre.round().clamp(0.0, (src - 1) as f64) as usize, vec![1.0])
+                (
+                    centre.round().clamp(0.0, (src - 1) as f64) as usize,
+                    vec![1.0],
+                )
             }
         })
         .collect()
@@ -118,7 +121,9 @@ mod tests {
     #[test]
     fn same_size_is_the_identity() {
         let mut img = Image::new(34, 22).unwrap();
-        fill(&mut img, |id, x, y| (x * 7 + y * 13 + id as usize * 50) as u8);
+        fill(&mut img, |id, x, y| {
+            (x * 7 + y * 13 + id as usize * 50) as u8
+        });
         let out = scale(&img, 34, 22).unwrap();
         assert!(out.visible_eq(&img));
     }

@@ -3,13 +3,14 @@
 //! encoders (libvpx CBR for conventional and Vidaptive-style, the functional codec searched
 //! for the largest frame that fits for the oracle) and a plain in-order VP8 decoder.
 
+use salsify_baselines::vidaptive::ladder_size;
 use salsify_baselines::{
     EncodeJob, EncodeRequest, EncodedFrame, GccSender, LinkForecast, OracleSender, Receiver,
     ReceiverConfig, ReceiverEvent, ReceiverOutput, Sender, SenderEvent, SenderOutput,
     VidaptiveSender,
 };
 use salsify_codec::{
-    CbrConfig, CbrEncoder, Encoder, EncoderConfig, Image, PlainDecoder, Quality, State,
+    scale, CbrConfig, CbrEncoder, Encoder, EncoderConfig, Image, PlainDecoder, Quality, State,
 };
 use salsify_netem::{Link, LinkEvent};
 use salsify_time::{duration_micros, Duration, Instant};
@@ -23,6 +24,10 @@ pub struct BaselineOutput {
     pub sender: salsify_baselines::SenderStats,
     /// The receiver's counters.
     pub receiver: salsify_baselines::ReceiverStats,
+    /// Vidaptive's resolution-ladder changes.
+    pub resolution_changes: u64,
+    /// Frames decoded at each size: (width, height, frames), in order of first appearance.
+    pub decoded_sizes: Vec<(u32, u32, u64)>,
     /// Every change of the encoder target and pacing rate: (time, encoder, pacing).
     pub rates: Vec<(
         Instant,
@@ -40,20 +45,33 @@ const VIDAPTIVE_MAX_GAP_FRAMES: u32 = 2;
 
 /// The encoder a scheme asks for.
 enum SimEncoder {
-    /// The CBR encoder and the target last applied (kb/s).
-    Cbr(Box<CbrEncoder>, Option<u32>),
+    /// The CBR encoder, the target last applied (kb/s), and its settings (to re-open it at
+    /// another size).
+    Cbr(Box<CbrEncoder>, Option<u32>, CbrConfig),
     /// The oracle's functional encoder and the state of the last frame sent.
     Search(Box<Encoder>, State),
 }
 
 impl SimEncoder {
+    /// Re-opens the CBR encoder at `width` x `height` if it has another size (its next frame
+    /// is then a keyframe).
+    fn resize(&mut self, width: u32, height: u32) -> Result<(), SimError> {
+        if let SimEncoder::Cbr(enc, applied, config) = self {
+            if enc.size() != (width, height) {
+                **enc = CbrEncoder::new(width, height, *config)?;
+                *applied = None;
+            }
+        }
+        Ok(())
+    }
+
     fn run(
         &mut self,
         req: &EncodeRequest,
         image: &Image,
     ) -> Result<Option<EncodedFrame>, SimError> {
         match (self, req.job) {
-            (SimEncoder::Cbr(enc, applied), EncodeJob::Cbr { target, keyframe }) => {
+            (SimEncoder::Cbr(enc, applied, _), EncodeJob::Cbr { target, keyframe }) => {
                 let kbps = u32::try_from(target.as_kbps()).unwrap_or(u32::MAX);
                 // libvpx's CBR clamps its buffer to the new (smaller) size on every decrease
                 // and does not give it back on an increase, so a target that swings frame by
@@ -105,6 +123,15 @@ impl SimEncoder {
     }
 }
 
+/// The picture size in a VP8 keyframe's header (RFC 6386 9.1), if `data` is a keyframe.
+fn vp8_keyframe_size(data: &[u8]) -> Option<(u32, u32)> {
+    if data.len() < 10 || data[0] & 1 != 0 || data[3..6] != [0x9d, 0x01, 0x2a] {
+        return None;
+    }
+    let side = |i: usize| u32::from(u16::from_le_bytes([data[i], data[i + 1]]) & 0x3fff);
+    Some((side(6), side(8)))
+}
+
 struct BaselineSim<'a> {
     config: &'a SimConfig,
     video: &'a mut dyn VideoSource,
@@ -113,6 +140,9 @@ struct BaselineSim<'a> {
     receiver: Receiver,
     encoder: SimEncoder,
     decoder: PlainDecoder,
+    /// The size the decoder was opened for (a keyframe of another size re-opens it).
+    decoder_size: (u32, u32),
+    decoded_sizes: Vec<(u32, u32, u64)>,
     data_link: Link<Vec<u8>>,
     feedback_link: Link<Vec<u8>>,
     log: FrameLog,
@@ -186,18 +216,19 @@ impl<'a> BaselineSim<'a> {
         // `dropframe_thresh`: WebRTC's 30; 0 for Vidaptive, whose encoder pause replaces
         // libvpx's frame dropper (with both, a low alpha x CC-Rate makes libvpx drop frames,
         // too few frames per second lower alpha further, and the stream starves).
-        let cbr = |dropframe_thresh: u32, max_gap_frames: u32| {
-            CbrEncoder::new(
-                w,
-                h,
-                CbrConfig {
-                    cpu_used: config.cpu_used,
-                    max_fps: fps.round().max(1.0) as u32,
-                    dropframe_thresh,
-                    max_gap_frames,
-                    ..CbrConfig::default()
-                },
-            )
+        let cbr = |dropframe_thresh: u32, max_gap_frames: u32| -> Result<SimEncoder, SimError> {
+            let c = CbrConfig {
+                cpu_used: config.cpu_used,
+                max_fps: fps.round().max(1.0) as u32,
+                dropframe_thresh,
+                max_gap_frames,
+                ..CbrConfig::default()
+            };
+            Ok(SimEncoder::Cbr(
+                Box::new(CbrEncoder::new(w, h, c)?),
+                None,
+                c,
+            ))
         };
         let (sender, receiver, encoder) = match &config.scheme {
             Scheme::Salsify => return Err(SimError::Config("not a baseline scheme".into())),
@@ -207,13 +238,10 @@ impl<'a> BaselineSim<'a> {
                     feedback_interval: Some(gcc.feedback_interval),
                     ..ReceiverConfig::default()
                 },
-                SimEncoder::Cbr(
-                    Box::new(cbr(
-                        CbrConfig::default().dropframe_thresh,
-                        CbrConfig::default().max_gap_frames,
-                    )?),
-                    None,
-                ),
+                cbr(
+                    CbrConfig::default().dropframe_thresh,
+                    CbrConfig::default().max_gap_frames,
+                )?,
             ),
             Scheme::Vidaptive(v) => (
                 Sender::Vidaptive(VidaptiveSender::new(*v).map_err(|e| bad(&e))?),
@@ -222,7 +250,7 @@ impl<'a> BaselineSim<'a> {
                     feedback_interval: None,
                     ..ReceiverConfig::default()
                 },
-                SimEncoder::Cbr(Box::new(cbr(0, VIDAPTIVE_MAX_GAP_FRAMES)?), None),
+                cbr(0, VIDAPTIVE_MAX_GAP_FRAMES)?,
             ),
             Scheme::Oracle(o) => {
                 let trace = config.data_link.trace.clone();
@@ -262,6 +290,8 @@ impl<'a> BaselineSim<'a> {
             receiver: Receiver::new(receiver),
             encoder,
             decoder: PlainDecoder::new(w, h)?,
+            decoder_size: (w, h),
+            decoded_sizes: Vec::new(),
             data_link: Link::new(data, Instant::ZERO).map_err(|e| bad(&e))?,
             feedback_link: Link::new(config.feedback_link.clone(), Instant::ZERO)
                 .map_err(|e| bad(&e))?,
@@ -348,12 +378,24 @@ impl<'a> BaselineSim<'a> {
         loop {
             match self.sender.poll_output(now) {
                 SenderOutput::Encode(req) => {
-                    let Some(image) = self.log.source(req.picture).cloned() else {
+                    let Some(source) = self.log.source(req.picture) else {
                         self.sender.handle_encode_failed(now, req.id);
                         continue;
                     };
+                    // Vidaptive's resolution ladder: the picture at the requested rung.
+                    let step = match &self.sender {
+                        Sender::Vidaptive(v) => v.encode_step(),
+                        _ => 0,
+                    };
+                    let (w, h) = ladder_size(self.size.0, self.size.1, step);
+                    let image = if (w, h) == self.size {
+                        source.clone()
+                    } else {
+                        std::sync::Arc::new(scale(source, w, h)?)
+                    };
+                    self.encoder.resize(w, h)?;
                     let frame = self.encoder.run(&req, &image)?;
-                    let busy = self.config.cost.encode(self.size.0, self.size.1);
+                    let busy = self.config.cost.encode(w, h);
                     self.encoding = Some((now + busy, req.id, frame));
                 }
                 SenderOutput::Transmit(datagram) => {
@@ -433,11 +475,15 @@ impl<'a> BaselineSim<'a> {
                     let _ = self.feedback_link.handle_packet(now, datagram, len);
                 }
                 ReceiverOutput::Event(ReceiverEvent::Frame {
-                    frame, at, data, ..
-                }) => match self.decoder.decode(&data) {
+                    frame,
+                    at,
+                    data,
+                    keyframe,
+                }) => match self.decode(&data, keyframe) {
                     Ok(picture) => {
                         let start = at.max(self.decoder_free);
-                        let shown = start + self.config.cost.decode(self.size.0, self.size.1);
+                        let (w, h) = self.decoder_size;
+                        let shown = start + self.config.cost.decode(w, h);
                         self.decoder_free = shown;
                         if let Some(f) = self.diag.as_mut().and_then(|d| d.frames.get_mut(&frame)) {
                             f.shown = shown.as_micros();
@@ -455,6 +501,28 @@ impl<'a> BaselineSim<'a> {
                     return Ok(());
                 }
             }
+        }
+    }
+
+    /// Decodes the next frame; a keyframe of another size re-opens the decoder. Pictures
+    /// smaller than the source (Vidaptive's ladder) are scaled up to its size for scoring.
+    fn decode(&mut self, data: &[u8], keyframe: bool) -> Result<Image, SimError> {
+        if let Some(size) = keyframe.then(|| vp8_keyframe_size(data)).flatten() {
+            if size != self.decoder_size {
+                self.decoder = PlainDecoder::new(size.0, size.1)?;
+                self.decoder_size = size;
+            }
+        }
+        let picture = self.decoder.decode(data)?;
+        let (w, h) = (picture.width(), picture.height());
+        match self.decoded_sizes.last_mut() {
+            Some(last) if (last.0, last.1) == (w, h) => last.2 += 1,
+            _ => self.decoded_sizes.push((w, h, 1)),
+        }
+        if (picture.width(), picture.height()) == self.size {
+            Ok(picture)
+        } else {
+            Ok(scale(&picture, self.size.0, self.size.1)?)
         }
     }
 
@@ -488,6 +556,11 @@ impl<'a> BaselineSim<'a> {
             }
         }
         let baseline = BaselineOutput {
+            resolution_changes: match &self.sender {
+                Sender::Vidaptive(v) => v.resolution_changes(),
+                _ => 0,
+            },
+            decoded_sizes: self.decoded_sizes,
             sender: self.sender.stats(),
             receiver: self.receiver.stats(),
             rates: self.rates,
@@ -507,7 +580,7 @@ impl<'a> BaselineSim<'a> {
 mod tests {
     use salsify_baselines::GccConfig;
     use salsify_netem::{generators, Bitrate, LinkConfig};
-    use salsify_time::Duration;
+    use salsify_time::{Duration, Instant};
 
     use crate::sim::{simulate, Scheme, SimConfig, SyntheticVideo};
 
@@ -534,6 +607,51 @@ mod tests {
         let kbps = sent * 8 / secs / 1000;
         // GCC starts at 300 kb/s and climbs 8 %/s.
         assert!(kbps >= 250, "{kbps} kb/s sent; {:?}", b.sender);
+    }
+
+    /// Vidaptive's resolution ladder end to end: a 4 s outage leaves < 5 frames/s sent, so
+    /// the encoder steps down (re-opened at the smaller size, a keyframe); the receiver
+    /// re-opens its decoder and the pictures, scaled back up, are scored against the source.
+    #[test]
+    fn vidaptive_steps_down_the_ladder_in_an_outage_and_pictures_are_scored_full_size() {
+        use salsify_baselines::VidaptiveConfig;
+        let secs = 14;
+        let trace = generators::from_rate_fn(Duration::from_secs(secs), |t| {
+            if (4.0..8.0).contains(&t.as_secs_f64()) {
+                0.0
+            } else {
+                1_000_000.0
+            }
+        })
+        .unwrap();
+        let config = SimConfig {
+            scheme: Scheme::Vidaptive(VidaptiveConfig::default()),
+            data_link: LinkConfig::with_trace(trace),
+            feedback_link: LinkConfig::with_trace(
+                generators::constant(Bitrate::kbps(2000)).unwrap(),
+            ),
+            duration: Duration::from_secs(secs),
+            ..SimConfig::default()
+        };
+        let mut video = SyntheticVideo::new(320, 180, 30, 1).unwrap();
+        let out = simulate(&config, &mut video, &mut |_| {}).unwrap();
+        let b = out.baseline.as_ref().unwrap();
+        assert!(b.resolution_changes >= 1, "{:?}", b.sender);
+        assert!(
+            b.decoded_sizes.iter().any(|&(w, _, n)| w < 320 && n > 0),
+            "{:?}",
+            b.decoded_sizes
+        );
+        // Frames are shown after the outage, every one scored at full size.
+        let after: Vec<_> = out
+            .records
+            .iter()
+            .filter(|r| r.capture >= Instant::from_millis(10_000))
+            .filter_map(|r| r.ssim)
+            .collect();
+        assert!(after.len() > 60, "{} scored after the outage", after.len());
+        let mean = after.iter().sum::<f64>() / after.len() as f64;
+        assert!(mean > 0.8, "SSIM {mean}; {:?}", b.decoded_sizes);
     }
 
     /// Experiment, not a check: Vidaptive-style on Verizon-LTE-short (the `baselines table`

@@ -1,6 +1,7 @@
-//! The Vidaptive-style sender: Copa's window and CC-Rate = cwnd / sRTT drive a pacer; when
-//! the window and the pacer allow sending but no video waits, dummy padding keeps the flow
-//! looking backlogged; the encoder gets alpha x CC-Rate ([`crate::alpha`]), pauses while the
+//! The Vidaptive-style sender: Copa's window and CC-Rate = cwnd / sRTT drive a pacer that
+//! sends video at CC-Rate while the window has room (bytes in flight, padding included,
+//! below cwnd); when the window and the pacer allow sending but no video waits, dummy padding
+//! keeps the flow looking backlogged; the encoder gets alpha x CC-Rate ([`crate::alpha`]), pauses while the
 //! pacer's oldest packet is older than tau, and resets (drain, keyframe) past one second.
 //!
 //! Resolution ladder ([`Ladder`]): the encoder steps down one rung of [`LADDER`] after 15

@@ -748,4 +748,89 @@ mod tests {
         assert_eq!(s.encode_step(), 3, "{steps:?}");
         assert_eq!(s.resolution_changes(), 3);
     }
+
+    /// Drives `s` for `ms` milliseconds from `from` (1 ms steps; 30 fps pictures, each
+    /// encoded at once into `frame_bytes`); returns the datagrams sent with their times.
+    fn drive(
+        s: &mut VidaptiveSender,
+        from: u64,
+        ms: u64,
+        frame_bytes: usize,
+    ) -> Vec<(Instant, Vec<u8>)> {
+        let mut sent = vec![];
+        for t in from..from + ms {
+            let now = at(t);
+            if t % 33 == 0 {
+                s.handle_frame(now, t / 33, now);
+            }
+            s.handle_timeout(now);
+            loop {
+                match s.poll_output(now) {
+                    SenderOutput::Encode(req) => s.handle_encoded(
+                        now,
+                        req.id,
+                        Some(EncodedFrame {
+                            data: vec![0; frame_bytes],
+                            keyframe: true,
+                            quality: 10,
+                        }),
+                    ),
+                    SenderOutput::Transmit(d) => sent.push((now, d)),
+                    SenderOutput::Timeout(_) => break,
+                    SenderOutput::Event(_) => {}
+                }
+            }
+        }
+        sent
+    }
+
+    #[test]
+    fn without_feedback_video_stops_at_the_window_then_feedback_reopens_it() {
+        let mut s = VidaptiveSender::new(VidaptiveConfig::default()).unwrap();
+        // 900 ms at the 300 kb/s start rate would pace 33 KB; the 10-packet window holds 12 KB.
+        let sent = drive(&mut s, 0, 900, 5000);
+        let bytes: usize = sent.iter().map(|(_, d)| d.len()).sum();
+        let window = s.copa().cwnd_bytes() as usize;
+        assert!(
+            bytes <= window + 1500,
+            "{bytes} bytes sent for a {window}-byte window"
+        );
+        assert!(
+            bytes >= window - 1500,
+            "{bytes} bytes sent for a {window}-byte window"
+        );
+        assert!(s.in_flight() >= window - 1500);
+        // Feedback on the last packet settles all of them (earlier reports were lost).
+        let last = sent
+            .iter()
+            .filter_map(|(_, d)| match crate::wire::Packet::parse(d) {
+                Ok(crate::wire::Packet::Media { header, .. }) => Some(header.transport_seq),
+                Ok(crate::wire::Packet::Padding { transport_seq, .. }) => Some(transport_seq),
+                _ => None,
+            })
+            .max()
+            .unwrap();
+        let fb = crate::wire::Packet::Feedback(crate::wire::Feedback {
+            base_seq: last,
+            arrivals: vec![Some(at(880))],
+        })
+        .emit()
+        .unwrap();
+        s.handle_datagram(at(900), &fb);
+        assert_eq!(s.in_flight(), 0);
+        let more = drive(&mut s, 900, 50, 5000);
+        assert!(!more.is_empty(), "the window reopened");
+    }
+
+    #[test]
+    fn packets_without_any_report_are_given_up_after_the_timeout() {
+        let mut s = VidaptiveSender::new(VidaptiveConfig::default()).unwrap();
+        let sent = drive(&mut s, 0, 900, 5000);
+        let stalled_at = sent.last().unwrap().0;
+        // No sRTT yet: packets are given up 1 s after they were sent, and sending resumes.
+        let more = drive(&mut s, 900, 400, 5000);
+        let resumed = more.first().expect("sending resumes").0;
+        assert!(resumed >= stalled_at, "{resumed:?}");
+        assert!(resumed - sent[0].0 >= Duration::from_secs(1), "{resumed:?}");
+    }
 }

@@ -712,6 +712,12 @@ mod tests {
             sent as f64 * 8.0 / secs as f64 / 1000.0,
             out.baseline.as_ref().map(|b| b.sender),
         );
+        if let Some(b) = &out.baseline {
+            println!(
+                "resolution changes {}; decoded sizes {:?}",
+                b.resolution_changes, b.decoded_sizes
+            );
+        }
         if let Ok(path) = std::env::var("VIDAPTIVE_FRAMES_CSV") {
             let file = std::fs::File::create(path).unwrap();
             crate::sim::write_frames_csv(&out.records, std::io::BufWriter::new(file)).unwrap();

@@ -12,10 +12,10 @@ use salsify_baselines::{
 use salsify_codec::{
     scale, CbrConfig, CbrEncoder, Encoder, EncoderConfig, Image, PlainDecoder, Quality, State,
 };
-use salsify_netem::{Link, LinkEvent};
 use salsify_time::{duration_micros, Duration, Instant};
 
-use super::{FrameLog, Scheme, SimConfig, SimError, VideoSource};
+use super::harness::{drive, Harness, Run};
+use super::{Scheme, SimConfig, SimError, VideoSource};
 
 /// What a baseline run adds to [`super::SimOutput`].
 #[derive(Debug, Clone, Default)]
@@ -133,9 +133,7 @@ fn vp8_keyframe_size(data: &[u8]) -> Option<(u32, u32)> {
 }
 
 struct BaselineSim<'a> {
-    config: &'a SimConfig,
-    video: &'a mut dyn VideoSource,
-    size: (u32, u32),
+    h: Harness<'a>,
     sender: Sender,
     receiver: Receiver,
     encoder: SimEncoder,
@@ -143,17 +141,8 @@ struct BaselineSim<'a> {
     /// The size the decoder was opened for (a keyframe of another size re-opens it).
     decoder_size: (u32, u32),
     decoded_sizes: Vec<(u32, u32, u64)>,
-    data_link: Link<Vec<u8>>,
-    feedback_link: Link<Vec<u8>>,
-    log: FrameLog,
     /// An encode under way: when it is done, and its result.
     encoding: Option<(Instant, u64, Option<EncodedFrame>)>,
-    next_capture: (u64, Instant),
-    fps: f64,
-    sender_deadline: Instant,
-    receiver_deadline: Instant,
-    decoder_free: Instant,
-    packet_events: Vec<LinkEvent>,
     rates: Vec<(
         Instant,
         salsify_baselines::Bitrate,
@@ -190,29 +179,57 @@ pub(super) fn run(
     progress: &mut dyn FnMut(Duration),
 ) -> Result<super::SimOutput, SimError> {
     let mut sim = BaselineSim::new(config, video)?;
-    let end = Instant::ZERO + config.duration;
-    let mut last_report = Instant::ZERO;
-    while let Some(now) = sim.next_event().filter(|&t| t < end) {
-        sim.step(now)?;
-        if now - last_report >= Duration::from_millis(500) {
-            progress(now.since_epoch());
-            last_report = now;
-        }
-    }
-    progress(config.duration);
+    let end = drive(&mut sim, config.duration, progress)?;
     sim.finish(end)
+}
+
+impl Run for BaselineSim<'_> {
+    fn next_event(&self) -> Option<Instant> {
+        self.h.next_event(self.encoding.as_ref().map(|e| e.0))
+    }
+
+    fn step(&mut self, now: Instant) -> Result<(), SimError> {
+        if self.encoding.as_ref().is_some_and(|e| e.0 <= now) {
+            let (_, id, frame) = self.encoding.take().expect("checked above");
+            self.sender.handle_encoded(now, id, frame);
+        }
+        if let Some((index, at)) = self.h.capture(now) {
+            self.sender.handle_frame(now, index, at);
+        }
+        while let Some(d) = self.h.data_link.poll_delivery(now) {
+            if let Some(diag) = &mut self.diag {
+                if let Ok(salsify_baselines::wire::Packet::Media { header, .. }) =
+                    salsify_baselines::wire::Packet::parse(&d.payload)
+                {
+                    if let Some(f) = diag.frames.get_mut(&header.frame) {
+                        f.rx = f.rx.max(now.as_micros());
+                    }
+                }
+            }
+            self.receiver.handle_datagram(now, &d.payload);
+        }
+        while let Some(d) = self.h.feedback_link.poll_delivery(now) {
+            self.sender.handle_datagram(now, &d.payload);
+        }
+        if self.h.sender_deadline <= now {
+            self.sender.handle_timeout(now);
+        }
+        if self.h.receiver_deadline <= now {
+            self.receiver.handle_timeout(now);
+        }
+        self.drain_sender(now)?;
+        self.drain_receiver(now)?;
+        self.h.record_events();
+        Ok(())
+    }
 }
 
 impl<'a> BaselineSim<'a> {
     fn new(config: &'a SimConfig, video: &'a mut dyn VideoSource) -> Result<Self, SimError> {
         let bad = |e: &dyn std::fmt::Display| SimError::Config(e.to_string());
-        config.cost.validate().map_err(|e| bad(&e))?;
-        let fps = video.fps();
-        if !(fps.is_finite() && fps > 0.0) {
-            return Err(SimError::Config(format!("frame rate {fps}")));
-        }
-        let size = video.size();
-        let (w, h) = size;
+        let harness = Harness::new(config, video)?;
+        let fps = harness.fps;
+        let (w, h) = harness.size;
         // `dropframe_thresh`: WebRTC's 30; 0 for Vidaptive, whose encoder pause replaces
         // libvpx's frame dropper (with both, a low alpha x CC-Rate makes libvpx drop frames,
         // too few frames per second lower alpha further, and the stream starves).
@@ -281,29 +298,15 @@ impl<'a> BaselineSim<'a> {
                 )
             }
         };
-        let mut data = config.data_link.clone();
-        data.record_events = config.record_packets;
         Ok(BaselineSim {
-            config,
-            size,
+            h: harness,
             sender,
             receiver: Receiver::new(receiver),
             encoder,
             decoder: PlainDecoder::new(w, h)?,
             decoder_size: (w, h),
             decoded_sizes: Vec::new(),
-            data_link: Link::new(data, Instant::ZERO).map_err(|e| bad(&e))?,
-            feedback_link: Link::new(config.feedback_link.clone(), Instant::ZERO)
-                .map_err(|e| bad(&e))?,
-            video,
-            log: FrameLog::default(),
             encoding: None,
-            next_capture: (0, Instant::ZERO),
-            fps,
-            sender_deadline: Instant::FAR_FUTURE,
-            receiver_deadline: Instant::FAR_FUTURE,
-            decoder_free: Instant::ZERO,
-            packet_events: Vec::new(),
             rates: Vec::new(),
             diag: std::env::var("SALSIFY_BASELINE_TRACE")
                 .ok()
@@ -314,71 +317,11 @@ impl<'a> BaselineSim<'a> {
         })
     }
 
-    fn capture_time(&self, index: u64) -> Instant {
-        Instant::from_micros((index as f64 * 1e6 / self.fps).round() as u64)
-    }
-
-    fn next_event(&self) -> Option<Instant> {
-        [
-            Some(self.next_capture.1),
-            self.encoding.as_ref().map(|e| e.0),
-            self.data_link.poll_timeout(),
-            self.feedback_link.poll_timeout(),
-            Some(self.sender_deadline),
-            Some(self.receiver_deadline),
-        ]
-        .into_iter()
-        .flatten()
-        .min()
-    }
-
-    fn step(&mut self, now: Instant) -> Result<(), SimError> {
-        if self.encoding.as_ref().is_some_and(|e| e.0 <= now) {
-            let (_, id, frame) = self.encoding.take().expect("checked above");
-            self.sender.handle_encoded(now, id, frame);
-        }
-        if self.next_capture.1 <= now {
-            let (index, at) = self.next_capture;
-            self.log.on_capture(index, at, self.video.picture(index));
-            self.sender.handle_frame(now, index, at);
-            self.next_capture = (index + 1, self.capture_time(index + 1));
-        }
-        while let Some(d) = self.data_link.poll_delivery(now) {
-            if let Some(diag) = &mut self.diag {
-                if let Ok(salsify_baselines::wire::Packet::Media { header, .. }) =
-                    salsify_baselines::wire::Packet::parse(&d.payload)
-                {
-                    if let Some(f) = diag.frames.get_mut(&header.frame) {
-                        f.rx = f.rx.max(now.as_micros());
-                    }
-                }
-            }
-            self.receiver.handle_datagram(now, &d.payload);
-        }
-        while let Some(d) = self.feedback_link.poll_delivery(now) {
-            self.sender.handle_datagram(now, &d.payload);
-        }
-        if self.sender_deadline <= now {
-            self.sender.handle_timeout(now);
-        }
-        if self.receiver_deadline <= now {
-            self.receiver.handle_timeout(now);
-        }
-        self.drain_sender(now)?;
-        self.drain_receiver(now)?;
-        if self.config.record_packets {
-            while let Some(e) = self.data_link.poll_event() {
-                self.packet_events.push(e);
-            }
-        }
-        Ok(())
-    }
-
     fn drain_sender(&mut self, now: Instant) -> Result<(), SimError> {
         loop {
             match self.sender.poll_output(now) {
                 SenderOutput::Encode(req) => {
-                    let Some(source) = self.log.source(req.picture) else {
+                    let Some(source) = self.h.log.source(req.picture) else {
                         self.sender.handle_encode_failed(now, req.id);
                         continue;
                     };
@@ -387,15 +330,15 @@ impl<'a> BaselineSim<'a> {
                         Sender::Vidaptive(v) => v.encode_step(),
                         _ => 0,
                     };
-                    let (w, h) = ladder_size(self.size.0, self.size.1, step);
-                    let image = if (w, h) == self.size {
+                    let (w, h) = ladder_size(self.h.size.0, self.h.size.1, step);
+                    let image = if (w, h) == self.h.size {
                         source.clone()
                     } else {
                         std::sync::Arc::new(scale(source, w, h)?)
                     };
                     self.encoder.resize(w, h)?;
                     let frame = self.encoder.run(&req, &image)?;
-                    let busy = self.config.cost.encode(w, h);
+                    let busy = self.h.config.cost.encode(w, h);
                     self.encoding = Some((now + busy, req.id, frame));
                 }
                 SenderOutput::Transmit(datagram) => {
@@ -409,7 +352,7 @@ impl<'a> BaselineSim<'a> {
                         }
                     }
                     let len = datagram.len();
-                    let _ = self.data_link.handle_packet(now, datagram, len);
+                    let _ = self.h.data_link.handle_packet(now, datagram, len);
                 }
                 SenderOutput::Event(SenderEvent::FrameSent {
                     frame,
@@ -448,10 +391,10 @@ impl<'a> BaselineSim<'a> {
                             },
                         );
                     }
-                    self.log.on_sent_single(frame, picture, bytes, quality)
+                    self.h.log.on_sent_single(frame, picture, bytes, quality)
                 }
                 SenderOutput::Event(SenderEvent::PictureDropped { picture, .. }) => {
-                    self.log.on_not_sent(picture)
+                    self.h.log.on_not_sent(picture)
                 }
                 SenderOutput::Event(SenderEvent::Target {
                     at,
@@ -460,7 +403,7 @@ impl<'a> BaselineSim<'a> {
                 }) => self.rates.push((at, encoder, pacing)),
                 SenderOutput::Event(_) => {}
                 SenderOutput::Timeout(t) => {
-                    self.sender_deadline = t;
+                    self.h.sender_deadline = t;
                     return Ok(());
                 }
             }
@@ -472,7 +415,7 @@ impl<'a> BaselineSim<'a> {
             match self.receiver.poll_output() {
                 ReceiverOutput::Transmit(datagram) => {
                     let len = datagram.len();
-                    let _ = self.feedback_link.handle_packet(now, datagram, len);
+                    let _ = self.h.feedback_link.handle_packet(now, datagram, len);
                 }
                 ReceiverOutput::Event(ReceiverEvent::Frame {
                     frame,
@@ -481,23 +424,23 @@ impl<'a> BaselineSim<'a> {
                     keyframe,
                 }) => match self.decode(&data, keyframe) {
                     Ok(picture) => {
-                        let start = at.max(self.decoder_free);
+                        let start = at.max(self.h.decoder_free);
                         let (w, h) = self.decoder_size;
-                        let shown = start + self.config.cost.decode(w, h);
-                        self.decoder_free = shown;
+                        let shown = start + self.h.config.cost.decode(w, h);
+                        self.h.decoder_free = shown;
                         if let Some(f) = self.diag.as_mut().and_then(|d| d.frames.get_mut(&frame)) {
                             f.shown = shown.as_micros();
                         }
-                        self.log.on_display(frame, shown, picture);
+                        self.h.log.on_display(frame, shown, picture);
                     }
                     Err(_) => self.receiver.handle_decode_failed(now),
                 },
                 ReceiverOutput::Event(ReceiverEvent::FramesLost { through, .. }) => {
-                    self.log.on_lost_through(through)
+                    self.h.log.on_lost_through(through)
                 }
                 ReceiverOutput::Event(_) => {}
                 ReceiverOutput::Timeout(t) => {
-                    self.receiver_deadline = t;
+                    self.h.receiver_deadline = t;
                     return Ok(());
                 }
             }
@@ -519,10 +462,10 @@ impl<'a> BaselineSim<'a> {
             Some(last) if (last.0, last.1) == (w, h) => last.2 += 1,
             _ => self.decoded_sizes.push((w, h, 1)),
         }
-        if (picture.width(), picture.height()) == self.size {
+        if (picture.width(), picture.height()) == self.h.size {
             Ok(picture)
         } else {
-            Ok(scale(&picture, self.size.0, self.size.1)?)
+            Ok(scale(&picture, self.h.size.0, self.h.size.1)?)
         }
     }
 
@@ -549,12 +492,7 @@ impl<'a> BaselineSim<'a> {
             }
             let _ = std::fs::write(&diag.path, out);
         }
-        self.data_link.handle_timeout(end);
-        if self.config.record_packets {
-            while let Some(e) = self.data_link.poll_event() {
-                self.packet_events.push(e);
-            }
-        }
+        self.h.close(end);
         let baseline = BaselineOutput {
             resolution_changes: match &self.sender {
                 Sender::Vidaptive(v) => v.resolution_changes(),
@@ -566,10 +504,10 @@ impl<'a> BaselineSim<'a> {
             rates: self.rates,
         };
         super::finish_output(
-            self.config,
-            &self.data_link,
-            self.log,
-            self.packet_events,
+            self.h.config,
+            &self.h.data_link,
+            self.h.log,
+            self.h.packet_events,
             None,
             Some(baseline),
         )

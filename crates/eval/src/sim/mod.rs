@@ -9,6 +9,7 @@
 mod baseline;
 mod cost;
 mod encode;
+mod harness;
 mod log;
 mod scheme;
 mod video;
@@ -22,6 +23,8 @@ pub use video::{LoopedClip, SyntheticVideo, VideoSource};
 
 use salsify_codec::{CodecError, Image, State};
 use salsify_netem::{Link, LinkConfig, LinkEvent, LinkStats};
+
+use harness::{config_error, Harness, Run};
 use salsify_time::{Duration, Instant};
 use salsify_transport::{
     EncodeJob, ReceiverConfig, ReceiverEvent, ReceiverOutput, ReceiverStats, Sender, SenderConfig,
@@ -106,27 +109,15 @@ pub struct SimOutput {
     pub packet_events: Vec<LinkEvent>,
 }
 
-/// The moving parts of one run.
+/// The moving parts of one Salsify run.
 struct Sim<'a> {
-    config: &'a SimConfig,
-    video: &'a mut dyn VideoSource,
-    size: (u32, u32),
+    h: Harness<'a>,
     sender: Sender<salsify_codec::EncodedFrame>,
     receiver: salsify_transport::Receiver<Vp8Decoder>,
-    data_link: Link<Vec<u8>>,
-    feedback_link: Link<Vec<u8>>,
     encoder: BackgroundEncoder,
-    log: FrameLog,
     /// An encode under way: when it finishes (virtual time) and its request id. The
     /// frames come from [`BackgroundEncoder::wait`].
     encoding: Option<(Instant, u64)>,
-    next_capture: (u64, Instant),
-    fps: f64,
-    sender_deadline: Instant,
-    receiver_deadline: Instant,
-    /// The receiver's decoder is busy until then (decodes run one at a time).
-    decoder_free: Instant,
-    packet_events: Vec<LinkEvent>,
 }
 
 /// Runs one simulation; `progress` is called now and then with the virtual time reached.
@@ -139,71 +130,13 @@ pub fn simulate(
         return baseline::run(config, video, progress);
     }
     let mut sim = Sim::new(config, video)?;
-    let end = Instant::ZERO + config.duration;
-    let mut last_report = Instant::ZERO;
-    while let Some(now) = sim.next_event().filter(|&t| t < end) {
-        sim.step(now)?;
-        if now - last_report >= Duration::from_millis(500) {
-            progress(now.since_epoch());
-            last_report = now;
-        }
-    }
-    progress(config.duration);
+    let end = harness::drive(&mut sim, config.duration, progress)?;
     sim.finish(end)
 }
 
-impl<'a> Sim<'a> {
-    fn new(config: &'a SimConfig, video: &'a mut dyn VideoSource) -> Result<Self, SimError> {
-        let bad = |e: &dyn std::fmt::Display| SimError::Config(e.to_string());
-        config.cost.validate().map_err(|e| bad(&e))?;
-        let fps = video.fps();
-        if !(fps.is_finite() && fps > 0.0) {
-            return Err(SimError::Config(format!("frame rate {fps}")));
-        }
-        let size = video.size();
-        let mut data = config.data_link.clone();
-        data.record_events = config.record_packets;
-        Ok(Sim {
-            config,
-            size,
-            sender: Sender::new(config.sender.clone(), State::initial()).map_err(|e| bad(&e))?,
-            receiver: salsify_transport::Receiver::new(config.receiver.clone(), Vp8Decoder::new()?)
-                .map_err(|e| bad(&e))?,
-            data_link: Link::new(data, Instant::ZERO).map_err(|e| bad(&e))?,
-            feedback_link: Link::new(config.feedback_link.clone(), Instant::ZERO)
-                .map_err(|e| bad(&e))?,
-            encoder: BackgroundEncoder::new(EncodeWorker::new(size.0, size.1, config.cpu_used)?),
-            video,
-            log: FrameLog::default(),
-            encoding: None,
-            next_capture: (0, Instant::ZERO),
-            fps,
-            sender_deadline: Instant::FAR_FUTURE,
-            receiver_deadline: Instant::FAR_FUTURE,
-            decoder_free: Instant::ZERO,
-            packet_events: Vec::new(),
-        })
-    }
-
-    /// When the camera supplies picture `index` (computed from the index, so no rounding
-    /// error accumulates over a long run).
-    fn capture_time(&self, index: u64) -> Instant {
-        Instant::from_micros((index as f64 * 1e6 / self.fps).round() as u64)
-    }
-
-    /// The earliest time anything happens.
+impl Run for Sim<'_> {
     fn next_event(&self) -> Option<Instant> {
-        [
-            Some(self.next_capture.1),
-            self.encoding.as_ref().map(|e| e.0),
-            self.data_link.poll_timeout(),
-            self.feedback_link.poll_timeout(),
-            Some(self.sender_deadline),
-            Some(self.receiver_deadline),
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        self.h.next_event(self.encoding.map(|e| e.0))
     }
 
     /// Handles everything due at `now`, then drains both endpoints.
@@ -214,51 +147,59 @@ impl<'a> Sim<'a> {
             // An error here means the frames were inconsistent; the sender drops the picture.
             let _ = self.sender.handle_encoded(now, id, frames);
         }
-        if self.next_capture.1 <= now {
-            let (index, at) = self.next_capture;
-            self.log.on_capture(index, at, self.video.picture(index));
+        if let Some((index, at)) = self.h.capture(now) {
             self.sender.handle_frame(now, index, at);
-            self.next_capture = (index + 1, self.capture_time(index + 1));
         }
-        while let Some(d) = self.data_link.poll_delivery(now) {
+        while let Some(d) = self.h.data_link.poll_delivery(now) {
             // Bad datagrams are counted by the receiver; the run goes on.
             let _ = self.receiver.handle_datagram(now, &d.payload);
         }
-        while let Some(d) = self.feedback_link.poll_delivery(now) {
+        while let Some(d) = self.h.feedback_link.poll_delivery(now) {
             let _ = self.sender.handle_datagram(now, &d.payload);
         }
-        if self.sender_deadline <= now {
+        if self.h.sender_deadline <= now {
             self.sender.handle_timeout(now);
         }
-        if self.receiver_deadline <= now {
+        if self.h.receiver_deadline <= now {
             self.receiver.handle_timeout(now);
         }
         self.drain_sender(now)?;
         self.drain_receiver(now)?;
-        if self.config.record_packets {
-            while let Some(e) = self.data_link.poll_event() {
-                self.packet_events.push(e);
-            }
-        }
+        self.h.record_events();
         Ok(())
+    }
+}
+
+impl<'a> Sim<'a> {
+    fn new(config: &'a SimConfig, video: &'a mut dyn VideoSource) -> Result<Self, SimError> {
+        let h = Harness::new(config, video)?;
+        let (w, h_px) = h.size;
+        Ok(Sim {
+            sender: Sender::new(config.sender.clone(), State::initial()).map_err(config_error)?,
+            receiver: salsify_transport::Receiver::new(config.receiver.clone(), Vp8Decoder::new()?)
+                .map_err(config_error)?,
+            encoder: BackgroundEncoder::new(EncodeWorker::new(w, h_px, config.cpu_used)?),
+            encoding: None,
+            h,
+        })
     }
 
     fn drain_sender(&mut self, now: Instant) -> Result<(), SimError> {
         loop {
             match self.sender.poll_output(now) {
                 SenderOutput::Encode(request) => {
-                    let Some(image) = self.log.source(request.picture).cloned() else {
+                    let Some(image) = self.h.log.source(request.picture).cloned() else {
                         let _ = self.sender.handle_encode_failed(now, request.id);
                         continue;
                     };
                     let id = request.id;
-                    let (w, h) = self.size;
-                    let cost = &self.config.cost;
+                    let (w, h) = self.h.size;
+                    let cost = &self.h.config.cost;
                     let busy = match &request.job {
                         // The time is known up front: encode in the background meanwhile.
                         EncodeJob::Qualities(q) => {
                             let busy =
-                                self.config
+                                self.h.config
                                     .parallelism
                                     .encode_time(cost, w, h, q.len() as u32);
                             self.encoder.submit(request, image);
@@ -278,16 +219,16 @@ impl<'a> Sim<'a> {
                 SenderOutput::Transmit(datagram) => {
                     let len = datagram.len();
                     // A refused datagram (too large for the link) is lost like a dropped one.
-                    let _ = self.data_link.handle_packet(now, datagram, len);
+                    let _ = self.h.data_link.handle_packet(now, datagram, len);
                 }
-                SenderOutput::Event(SenderEvent::FrameSent(sent)) => self.log.on_sent(&sent),
+                SenderOutput::Event(SenderEvent::FrameSent(sent)) => self.h.log.on_sent(&sent),
                 SenderOutput::Event(SenderEvent::PictureSkipped { picture, .. })
                 | SenderOutput::Event(SenderEvent::PictureDropped { picture, .. }) => {
-                    self.log.on_not_sent(picture)
+                    self.h.log.on_not_sent(picture)
                 }
                 SenderOutput::Event(_) => {}
                 SenderOutput::Timeout(t) => {
-                    self.sender_deadline = t;
+                    self.h.sender_deadline = t;
                     return Ok(());
                 }
             }
@@ -299,17 +240,17 @@ impl<'a> Sim<'a> {
             match self.receiver.poll_output() {
                 ReceiverOutput::Transmit(ack) => {
                     let len = ack.len();
-                    let _ = self.feedback_link.handle_packet(now, ack, len);
+                    let _ = self.h.feedback_link.handle_packet(now, ack, len);
                 }
                 ReceiverOutput::Event(ReceiverEvent::Display {
                     frame, at, picture, ..
                 }) => self.display(frame, at, picture)?,
                 ReceiverOutput::Event(ReceiverEvent::FramesLost { through, .. }) => {
-                    self.log.on_lost_through(through)
+                    self.h.log.on_lost_through(through)
                 }
                 ReceiverOutput::Event(_) => {}
                 ReceiverOutput::Timeout(t) => {
-                    self.receiver_deadline = t;
+                    self.h.receiver_deadline = t;
                     return Ok(());
                 }
             }
@@ -318,26 +259,21 @@ impl<'a> Sim<'a> {
 
     /// Shows a decoded frame once the (modelled) decoder has finished with it.
     fn display(&mut self, frame: u32, at: Instant, picture: Image) -> Result<(), SimError> {
-        let start = at.max(self.decoder_free);
-        let shown = start + self.config.cost.decode(self.size.0, self.size.1);
-        self.decoder_free = shown;
-        self.log.on_display(frame, shown, picture);
+        let start = at.max(self.h.decoder_free);
+        let shown = start + self.h.config.cost.decode(self.h.size.0, self.h.size.1);
+        self.h.decoder_free = shown;
+        self.h.log.on_display(frame, shown, picture);
         Ok(())
     }
 
     fn finish(mut self, end: Instant) -> Result<SimOutput, SimError> {
-        self.data_link.handle_timeout(end);
-        if self.config.record_packets {
-            while let Some(e) = self.data_link.poll_event() {
-                self.packet_events.push(e);
-            }
-        }
+        self.h.close(end);
         let salsify = (self.sender.stats(), self.receiver.stats());
         finish_output(
-            self.config,
-            &self.data_link,
-            self.log,
-            self.packet_events,
+            self.h.config,
+            &self.h.data_link,
+            self.h.log,
+            self.h.packet_events,
             Some(salsify),
             None,
         )

@@ -1,0 +1,135 @@
+//! What every simulated run shares, whichever scheme it runs: the camera's clock, both
+//! emulated links, the endpoints' deadlines, the frame log, the recorded link events and the
+//! event loop that jumps from one deadline to the next.
+
+use salsify_netem::{Link, LinkEvent};
+use salsify_time::{Duration, Instant};
+
+use super::{FrameLog, SimConfig, SimError, VideoSource};
+
+/// The scheme-independent parts of a run.
+pub(super) struct Harness<'a> {
+    pub config: &'a SimConfig,
+    pub video: &'a mut dyn VideoSource,
+    /// The source's picture size.
+    pub size: (u32, u32),
+    pub fps: f64,
+    pub data_link: Link<Vec<u8>>,
+    pub feedback_link: Link<Vec<u8>>,
+    pub log: FrameLog,
+    /// The next picture the camera supplies, and when.
+    pub next_capture: (u64, Instant),
+    pub sender_deadline: Instant,
+    pub receiver_deadline: Instant,
+    /// The receiver's decoder is busy until then (decodes run one at a time).
+    pub decoder_free: Instant,
+    pub packet_events: Vec<LinkEvent>,
+}
+
+impl<'a> Harness<'a> {
+    /// Checks the configuration and builds both links.
+    pub fn new(config: &'a SimConfig, video: &'a mut dyn VideoSource) -> Result<Self, SimError> {
+        config.cost.validate().map_err(config_error)?;
+        let fps = video.fps();
+        if !(fps.is_finite() && fps > 0.0) {
+            return Err(SimError::Config(format!("frame rate {fps}")));
+        }
+        let mut data = config.data_link.clone();
+        data.record_events = config.record_packets;
+        Ok(Harness {
+            config,
+            size: video.size(),
+            video,
+            fps,
+            data_link: Link::new(data, Instant::ZERO).map_err(config_error)?,
+            feedback_link: Link::new(config.feedback_link.clone(), Instant::ZERO).map_err(config_error)?,
+            log: FrameLog::default(),
+            next_capture: (0, Instant::ZERO),
+            sender_deadline: Instant::FAR_FUTURE,
+            receiver_deadline: Instant::FAR_FUTURE,
+            decoder_free: Instant::ZERO,
+            packet_events: Vec::new(),
+        })
+    }
+
+    /// When the camera supplies picture `index` (computed from the index, so no rounding
+    /// error accumulates over a long run).
+    fn capture_time(&self, index: u64) -> Instant {
+        Instant::from_micros((index as f64 * 1e6 / self.fps).round() as u64)
+    }
+
+    /// The earliest time anything happens, given when the encode under way (if any) ends.
+    pub fn next_event(&self, encode_done: Option<Instant>) -> Option<Instant> {
+        [
+            Some(self.next_capture.1),
+            encode_done,
+            self.data_link.poll_timeout(),
+            self.feedback_link.poll_timeout(),
+            Some(self.sender_deadline),
+            Some(self.receiver_deadline),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+
+    /// The picture the camera supplies at `now`, if one is due: logged, and returned as
+    /// (index, capture time) for the sender.
+    pub fn capture(&mut self, now: Instant) -> Option<(u64, Instant)> {
+        if self.next_capture.1 > now {
+            return None;
+        }
+        let (index, at) = self.next_capture;
+        self.log.on_capture(index, at, self.video.picture(index));
+        self.next_capture = (index + 1, self.capture_time(index + 1));
+        Some((index, at))
+    }
+
+    /// Keeps the video link's events, if the run records them.
+    pub fn record_events(&mut self) {
+        if self.config.record_packets {
+            while let Some(e) = self.data_link.poll_event() {
+                self.packet_events.push(e);
+            }
+        }
+    }
+
+    /// Brings the video link to the end of the run (its capacity counts to the end).
+    pub fn close(&mut self, end: Instant) {
+        self.data_link.handle_timeout(end);
+        self.record_events();
+    }
+}
+
+/// A configuration the run cannot use.
+pub(super) fn config_error(e: impl std::fmt::Display) -> SimError {
+    SimError::Config(e.to_string())
+}
+
+/// A scheme's run, as the event loop drives it.
+pub(super) trait Run {
+    /// The earliest time anything happens.
+    fn next_event(&self) -> Option<Instant>;
+    /// Handles everything due at `now`.
+    fn step(&mut self, now: Instant) -> Result<(), SimError>;
+}
+
+/// Steps `run` from event to event until `duration`, reporting progress every half second
+/// of virtual time.
+pub(super) fn drive(
+    run: &mut impl Run,
+    duration: Duration,
+    progress: &mut dyn FnMut(Duration),
+) -> Result<Instant, SimError> {
+    let end = Instant::ZERO + duration;
+    let mut last_report = Instant::ZERO;
+    while let Some(now) = run.next_event().filter(|&t| t < end) {
+        run.step(now)?;
+        if now - last_report >= Duration::from_millis(500) {
+            progress(now.since_epoch());
+            last_report = now;
+        }
+    }
+    progress(duration);
+    Ok(end)
+}

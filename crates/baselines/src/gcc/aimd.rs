@@ -30,6 +30,15 @@ pub const FRAME_INTERVAL: Duration = Duration::from_micros(33_333);
 pub const PACKET_BYTES: f64 = 1200.0;
 /// Smoothing of the link capacity estimate (libwebrtc: 0.05).
 pub const CAPACITY_ALPHA: f64 = 0.05;
+/// Subtracted from `BETA` x the acknowledged rate at a decrease, when that is above it
+/// (libwebrtc `AimdRateControl::ChangeBitrate`: 5 kb/s, "slightly lower than the measured
+/// throughput to get rid of any self-induced delay").
+pub const DECREASE_MARGIN: Bitrate = Bitrate::kbps(5);
+/// While the detector stays in over-use, the rate is cut again only after this long since the
+/// last change, the RTT clamped to this range (libwebrtc `TimeToReduceFurther`: 10..200 ms),
+/// or at once if the acknowledged rate fell below half the estimate.
+pub const REDUCTION_INTERVAL: (Duration, Duration) =
+    (Duration::from_millis(10), Duration::from_millis(200));
 
 /// EWMA of the acknowledged rate at each over-use, with its deviation (kb/s).
 #[derive(Debug, Default, Clone, Copy)]
@@ -90,7 +99,9 @@ pub struct AimdRateControl {
     max: Bitrate,
     state: RateControlState,
     capacity: LinkCapacity,
-    last_update: Option<Instant>,
+    /// libwebrtc's `time_last_bitrate_change_`: set by increases, decreases and
+    /// `set_estimate`, and to the present when an increase starts after a hold.
+    last_change: Option<Instant>,
     rtt: Duration,
 }
 
@@ -103,7 +114,7 @@ impl AimdRateControl {
             max,
             state: RateControlState::Hold,
             capacity: LinkCapacity::default(),
-            last_update: None,
+            last_change: None,
             // libwebrtc's kDefaultRtt before the first measurement.
             rtt: Duration::from_millis(200),
         }
@@ -126,6 +137,27 @@ impl AimdRateControl {
         self.rtt = rtt;
     }
 
+    /// Sets the rate outright (libwebrtc `SetEstimate`: a probe result, or the halving
+    /// before any acknowledged rate exists).
+    pub fn set_estimate(&mut self, rate: Bitrate, now: Instant) {
+        self.rate = rate.clamp_to(self.min, self.max);
+        self.last_change = Some(now);
+    }
+
+    /// While over-using: whether enough time has passed since the last change (the RTT,
+    /// within [`REDUCTION_INTERVAL`]) to cut again, or the acknowledged rate `acked` fell
+    /// below half the estimate (libwebrtc `TimeToReduceFurther`).
+    pub fn time_to_reduce_further(&self, now: Instant, acked: Bitrate) -> bool {
+        let interval = self.rtt.clamp(REDUCTION_INTERVAL.0, REDUCTION_INTERVAL.1);
+        if self
+            .last_change
+            .is_none_or(|t| now.saturating_duration_since(t) >= interval)
+        {
+            return true;
+        }
+        acked < self.rate.mul_f64(0.5)
+    }
+
     /// One detector verdict with the acknowledged rate; returns the new rate.
     pub fn update(
         &mut self,
@@ -134,13 +166,17 @@ impl AimdRateControl {
         now: Instant,
     ) -> Bitrate {
         self.state = match (usage, self.state) {
-            (BandwidthUsage::Normal, RateControlState::Hold) => RateControlState::Increase,
+            (BandwidthUsage::Normal, RateControlState::Hold) => {
+                // libwebrtc ChangeState: the increase is timed from here, not from the hold.
+                self.last_change = Some(now);
+                RateControlState::Increase
+            }
             (BandwidthUsage::Normal, s) => s,
             (BandwidthUsage::Overusing, _) => RateControlState::Decrease,
             (BandwidthUsage::Underusing, _) => RateControlState::Hold,
         };
         let since = self
-            .last_update
+            .last_change
             .map_or(Duration::ZERO, |t| now.saturating_duration_since(t));
         let mut rate = self.rate;
         match self.state {
@@ -163,10 +199,14 @@ impl AimdRateControl {
                         rate = rate.min(l);
                     }
                 }
+                self.last_change = Some(now);
             }
             RateControlState::Decrease => {
                 if let Some(a) = acked {
                     let mut lower = a.mul_f64(BETA);
+                    if lower > DECREASE_MARGIN {
+                        lower = Bitrate::bps(lower.as_bps() - DECREASE_MARGIN.as_bps());
+                    }
                     if lower > rate {
                         if let Some(c) = self.capacity.estimate() {
                             lower = c.mul_f64(BETA);
@@ -188,10 +228,10 @@ impl AimdRateControl {
                 }
                 // A decrease happens once per over-use signal; then wait (draft: hold).
                 self.state = RateControlState::Hold;
+                self.last_change = Some(now);
             }
         }
         self.rate = rate.clamp_to(self.min, self.max);
-        self.last_update = Some(now);
         self.rate
     }
 
@@ -229,7 +269,11 @@ mod tests {
             "{up}"
         );
         let down = step(&mut c, BandwidthUsage::Overusing, 900, 1100);
-        assert_eq!(down, Bitrate::kbps(765), "0.85 x the acknowledged rate");
+        assert_eq!(
+            down,
+            Bitrate::kbps(760),
+            "0.85 x the acknowledged rate - 5 kb/s"
+        );
         let held = step(&mut c, BandwidthUsage::Underusing, 700, 1200);
         assert_eq!(held, down);
         let held = step(&mut c, BandwidthUsage::Underusing, 700, 1300);

@@ -2,7 +2,11 @@
 //! control encodes every camera picture at that rate; a pacer sends at 2.5x the target;
 //! pictures are dropped before encoding while the pacer queue is longer than
 //! [`GccConfig::max_pacer_queue`] at the target rate; NACKed packets are retransmitted and a
-//! PLI forces a keyframe.
+//! PLI forces a keyframe. GCC's probe clusters go to the pacer, which sends them at the probe
+//! rate (media when queued, padding otherwise); the feedback on their packets goes back to
+//! GCC's probe estimator.
+
+use std::collections::BTreeMap;
 
 use salsify_time::Instant;
 
@@ -10,8 +14,14 @@ use crate::core::{Core, Incoming, Picture};
 use crate::endpoint::{
     DropReason, EncodeJob, EncodedFrame, SenderEvent, SenderOutput, SenderStats,
 };
+use crate::gcc::probe::{ProbeCluster, ProbePacket};
 use crate::gcc::{Gcc, GccConfig};
+use crate::pacer::Paced;
 use crate::rate::Bitrate;
+use crate::wire::Packet;
+
+/// Probe packets remembered for their feedback, at most (older ones are forgotten).
+const MAX_PROBE_PACKETS: usize = 4096;
 
 /// The WebRTC-style sender.
 #[derive(Debug)]
@@ -21,6 +31,8 @@ pub struct GccSender {
     gcc: Gcc,
     /// The newest picture that arrived while the encoder was busy.
     waiting: Option<Picture>,
+    /// Transport sequence numbers of probe packets, with their cluster.
+    probe_packets: BTreeMap<u32, ProbeCluster>,
 }
 
 impl GccSender {
@@ -36,6 +48,7 @@ impl GccSender {
             config,
             core,
             waiting: None,
+            probe_packets: BTreeMap::new(),
         })
     }
 
@@ -106,7 +119,21 @@ impl GccSender {
                 .srtt
                 .unwrap_or(salsify_time::Duration::from_millis(100));
             let before = self.gcc.target();
-            let target = self.gcc.on_feedback(now, &results, rtt);
+            let probes: Vec<ProbePacket> = results
+                .iter()
+                .filter_map(|r| {
+                    let cluster = self.probe_packets.remove(&r.seq)?;
+                    Some(ProbePacket {
+                        cluster,
+                        sent: r.sent,
+                        arrival: r.arrival?,
+                        size: r.size,
+                    })
+                })
+                .collect();
+            let target = self
+                .gcc
+                .on_feedback_with_probes(now, &results, &probes, rtt);
             self.core
                 .pacer
                 .set_rate(target.mul_f64(self.config.pacing_factor));
@@ -129,17 +156,41 @@ impl GccSender {
         if let Some(o) = self.core.out.pop_front() {
             return o;
         }
-        if let Some(q) = self.core.pacer.pop(now) {
-            self.core.transmit(now, q);
+        for cluster in self.gcc.take_probes(now) {
+            self.core.pacer.add_probe(now, cluster);
+        }
+        if let Some((paced, probe)) = self.core.pacer.pop_paced(now) {
+            match paced {
+                Paced::Packet(q) => self.core.transmit(now, q),
+                Paced::Padding(len) => self.core.transmit_padding(now, len),
+            }
+            if let Some(SenderOutput::Transmit(bytes)) = self.core.out.back() {
+                self.gcc.on_sent(now, bytes.len());
+                if let Some(cluster) = probe {
+                    let seq = match Packet::parse(bytes) {
+                        Ok(Packet::Media { header, .. }) => Some(header.transport_seq),
+                        Ok(Packet::Padding { transport_seq, .. }) => Some(transport_seq),
+                        _ => None,
+                    };
+                    if let Some(seq) = seq {
+                        self.probe_packets.insert(seq, cluster);
+                        while self.probe_packets.len() > MAX_PROBE_PACKETS {
+                            self.probe_packets.pop_first();
+                        }
+                    }
+                }
+            }
             if let Some(o) = self.core.out.pop_front() {
                 return o;
             }
         }
-        SenderOutput::Timeout(if self.core.pacer.is_empty() {
-            Instant::FAR_FUTURE
-        } else {
-            self.core.pacer.next_send().max(now)
-        })
+        let pacer = self.core.pacer.next_wake(now);
+        let probe = self.gcc.next_probe_time();
+        let wake = match (pacer, probe) {
+            (Some(a), Some(b)) => a.min(b),
+            (a, b) => a.or(b).unwrap_or(Instant::FAR_FUTURE),
+        };
+        SenderOutput::Timeout(wake.max(now))
     }
 
     /// Counters.

@@ -1,12 +1,30 @@
 //! A leaky-bucket pacer: packets leave no faster than the pacing rate, retransmissions
 //! first (as libwebrtc's `PacingController` prioritises them over new media).
+//!
+//! It also sends probe clusters, as libwebrtc's `BitrateProber`: a cluster waits until a
+//! media packet is queued after it was added (at most [`PROBE_CLUSTER_TIMEOUT`]), then its
+//! packets leave at the probe rate, `started + bytes sent / rate`, queued media first and
+//! padding ([`Pacer::probe_padding_size`]) when none is waiting, until it has sent its
+//! minimum packets and bytes. Probe packets are charged to the pacing bucket too (libwebrtc
+//! counts them as media debt), so media after a probe waits for the pacing rate to catch up.
 
 use std::collections::VecDeque;
 
 use salsify_time::{Duration, Instant};
 
+use crate::gcc::probe::ProbeCluster;
 use crate::rate::Bitrate;
 use crate::wire::MediaHeader;
+
+/// A probe cluster not started within this time is dropped (libwebrtc `BitrateProber`'s
+/// `kProbeClusterTimeout`, 5 s).
+pub const PROBE_CLUSTER_TIMEOUT: Duration = Duration::from_secs(5);
+/// Padding sent for a probe is the probe rate x this (libwebrtc `min_probe_delta`, 2 ms,
+/// `RecommendedMinProbeSize`) ...
+pub const PROBE_PADDING_DELTA: Duration = Duration::from_millis(2);
+/// ... within this range of datagram sizes (libwebrtc's padding packets are at most 224
+/// bytes, its RTX "payload padding" up to a full media packet; 200..1200 here).
+pub const PROBE_PADDING_RANGE: (usize, usize) = (200, 1200);
 
 /// Credit the pacer may bank while idle (libwebrtc's media budget keeps at most one
 /// 5 ms interval: `kDefaultMaxDebtInTime`-style burst limits are of that order).
@@ -32,6 +50,24 @@ impl Queued {
     }
 }
 
+/// What the pacer lets out.
+#[derive(Debug, Clone)]
+pub enum Paced {
+    /// A queued packet.
+    Packet(Queued),
+    /// A padding datagram of this many bytes (a probe with no media waiting).
+    Padding(usize),
+}
+
+#[derive(Debug, Clone, Copy)]
+struct ActiveProbe {
+    cluster: ProbeCluster,
+    created: Instant,
+    started: Option<Instant>,
+    packets: u32,
+    bytes: usize,
+}
+
 /// The pacer.
 #[derive(Debug, Default)]
 pub struct Pacer {
@@ -40,6 +76,9 @@ pub struct Pacer {
     bytes: usize,
     rate: Bitrate,
     next_send: Instant,
+    probes: VecDeque<ActiveProbe>,
+    /// A media packet was queued since the first waiting cluster was added.
+    probe_armed: bool,
 }
 
 impl Pacer {
@@ -55,6 +94,87 @@ impl Pacer {
     pub fn push(&mut self, q: Queued) {
         self.bytes += q.size();
         self.media.push_back(q);
+        if !self.probes.is_empty() {
+            self.probe_armed = true;
+        }
+    }
+    /// Adds a probe cluster, sent after the ones already waiting.
+    pub fn add_probe(&mut self, now: Instant, cluster: ProbeCluster) {
+        if self.probes.is_empty() {
+            self.probe_armed = false;
+        }
+        self.probes.push_back(ActiveProbe {
+            cluster,
+            created: now,
+            started: None,
+            packets: 0,
+            bytes: 0,
+        });
+    }
+    /// Whether a probe cluster is being sent or waits to be.
+    pub fn probing(&self) -> bool {
+        !self.probes.is_empty()
+    }
+    /// The padding datagram size for a probe at `rate`.
+    pub fn probe_padding_size(rate: Bitrate) -> usize {
+        let bytes = (rate.as_f64() * PROBE_PADDING_DELTA.as_secs_f64() / 8.0) as usize;
+        bytes.clamp(PROBE_PADDING_RANGE.0, PROBE_PADDING_RANGE.1)
+    }
+    /// Drops clusters that never started in time; returns the cluster to send now, if any.
+    fn active_probe(&mut self, now: Instant) -> Option<ActiveProbe> {
+        while let Some(p) = self.probes.front() {
+            if p.started.is_none()
+                && now.saturating_duration_since(p.created) > PROBE_CLUSTER_TIMEOUT
+            {
+                self.probes.pop_front();
+            } else {
+                break;
+            }
+        }
+        let p = self.probes.front()?;
+        (p.started.is_some() || self.probe_armed).then_some(*p)
+    }
+    fn probe_time(p: &ActiveProbe, now: Instant) -> Instant {
+        p.started
+            .map_or(now, |s| s + p.cluster.rate.time_for(p.bytes as u64))
+    }
+    /// When the pacer next has something to send (a packet or a probe's padding), if at all.
+    pub fn next_wake(&mut self, now: Instant) -> Option<Instant> {
+        if let Some(p) = self.active_probe(now) {
+            return Some(Self::probe_time(&p, now));
+        }
+        (!self.is_empty()).then_some(self.next_send)
+    }
+    /// The next packet or probe padding allowed at `now`, with the probe cluster it belongs
+    /// to.
+    pub fn pop_paced(&mut self, now: Instant) -> Option<(Paced, Option<ProbeCluster>)> {
+        let Some(p) = self.active_probe(now) else {
+            return self.pop(now).map(|q| (Paced::Packet(q), None));
+        };
+        if now < Self::probe_time(&p, now) {
+            return None;
+        }
+        let out = match self.rtx.pop_front().or_else(|| self.media.pop_front()) {
+            Some(q) => {
+                self.bytes -= q.size();
+                Paced::Packet(q)
+            }
+            None => Paced::Padding(Self::probe_padding_size(p.cluster.rate)),
+        };
+        let size = match &out {
+            Paced::Packet(q) => q.size(),
+            Paced::Padding(n) => *n,
+        };
+        self.charge(now, size);
+        let front = self.probes.front_mut().expect("active above");
+        front.started.get_or_insert(now);
+        front.packets += 1;
+        front.bytes += size;
+        if front.packets >= front.cluster.min_packets && front.bytes >= front.cluster.min_bytes {
+            self.probes.pop_front();
+            self.probe_armed = !self.is_empty();
+        }
+        Some((out, Some(p.cluster)))
     }
     /// Queues a retransmission (ahead of new media).
     pub fn push_retransmission(&mut self, q: Queued) {
@@ -111,6 +231,7 @@ impl Pacer {
         self.rtx.clear();
         self.media.clear();
         self.bytes = 0;
+        self.probe_armed = false;
         frames
     }
 }
@@ -152,5 +273,68 @@ mod tests {
         assert_eq!(p.queue_time(Bitrate::kbps(800)), Duration::from_millis(10));
         assert_eq!(p.drain(), vec![2]);
         assert!(p.is_empty());
+    }
+
+    #[test]
+    fn probe_waits_for_media_then_sends_at_its_rate_padding_when_empty() {
+        let mut p = Pacer::default();
+        p.set_rate(Bitrate::kbps(400));
+        let t = Instant::from_millis;
+        let cluster = ProbeCluster {
+            id: 3,
+            rate: Bitrate::kbps(1600), // 1000 bytes per 5 ms
+            min_packets: 5,
+            min_bytes: 3000,
+        };
+        p.add_probe(t(0), cluster);
+        assert!(
+            p.pop_paced(t(0)).is_none(),
+            "no media queued since: not started"
+        );
+        assert_eq!(p.next_wake(t(0)), None);
+        p.push(q(1, 1000));
+        p.push(q(2, 1000));
+        let mut sent = Vec::new();
+        let mut now = t(10);
+        while p.probing() {
+            let wake = p.next_wake(now).unwrap();
+            now = now.max(wake);
+            let (out, probe) = p.pop_paced(now).unwrap();
+            assert_eq!(probe.map(|c| c.id), Some(3));
+            sent.push((now, out));
+        }
+        assert_eq!(sent.len(), 5, "min packets");
+        let times: Vec<u64> = sent.iter().map(|(t, _)| t.as_micros() / 1000).collect();
+        // 1000, 1000, then padding of 1.6 Mb/s x 2 ms = 400 bytes.
+        assert_eq!(times, vec![10, 15, 20, 22, 24]);
+        assert!(matches!(sent[0].1, Paced::Packet(_)));
+        assert!(matches!(sent[4].1, Paced::Padding(400)));
+        // After the probe the pacing rate resumes, behind the probe's debt.
+        p.push(q(4, 1000));
+        assert!(p.pop_paced(t(25)).is_none());
+        assert!(p.next_wake(t(25)).unwrap() > t(60));
+    }
+
+    #[test]
+    fn unstarted_probe_times_out() {
+        let mut p = Pacer::default();
+        p.set_rate(Bitrate::kbps(400));
+        p.add_probe(
+            Instant::ZERO,
+            ProbeCluster {
+                id: 1,
+                rate: Bitrate::kbps(1000),
+                min_packets: 5,
+                min_bytes: 100,
+            },
+        );
+        p.push(q(1, 1000));
+        let late = Instant::ZERO + PROBE_CLUSTER_TIMEOUT + Duration::from_millis(1);
+        // Armed by the push, so it started... only if polled in time; here it was armed
+        // but the first poll is late: it never started and is dropped.
+        let (out, probe) = p.pop_paced(late).unwrap();
+        assert!(matches!(out, Paced::Packet(_)));
+        assert!(probe.is_none());
+        assert!(!p.probing());
     }
 }

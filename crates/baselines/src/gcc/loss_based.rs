@@ -64,6 +64,14 @@ impl LossBased {
         self.rate
     }
 
+    /// Sets the rate outright and forgets the history the increase starts from, so the new
+    /// rate is not capped by older, lower ones (libwebrtc `SetSendBitrate`, called with a
+    /// probe's result).
+    pub fn set_rate(&mut self, rate: Bitrate) {
+        self.rate = rate.clamp_to(self.min, self.max);
+        self.history.clear();
+    }
+
     /// A feedback report: `lost` of `expected` packets were lost.
     pub fn on_report(&mut self, lost: u32, expected: u32) {
         self.lost += lost;

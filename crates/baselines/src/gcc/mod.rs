@@ -1,19 +1,25 @@
 //! Google Congestion Control, send-side (draft-ietf-rmcat-gcc-02 with libwebrtc's current
 //! structure: `GoogCcNetworkController` = `DelayBasedBwe` (inter-arrival groups, trendline,
 //! over-use detector, AIMD) + `SendSideBandwidthEstimation` (loss-based) + acknowledged-rate
-//! estimation). One concept per file:
-//! [`inter_arrival`], [`trendline`], [`aimd`], [`loss_based`], [`acked_bitrate`].
+//! estimation + `ProbeController` / `ProbeBitrateEstimator` + `AlrDetector`). One concept per
+//! file: [`inter_arrival`], [`trendline`], [`aimd`], [`loss_based`], [`acked_bitrate`],
+//! [`probe`], [`alr`].
 //!
-//! Not modelled: probing (libwebrtc's `ProbeController` sends bursts at 3x and 6x the start
-//! rate at the start of a call and when the configured maximum rises; a capacity that comes
-//! back mid-call is found by the 8 %/s multiplicative increase as here), ALR detection, the
-//! congestion-window pushback field trial, and `LossBasedBweV2`. So the start is slower than
-//! libwebrtc's (about 16 s from 300 kb/s to 1 Mb/s instead of a probe's second or two).
+//! Per feedback report, as libwebrtc's `DelayBasedBwe::MaybeUpdateEstimate`: while the
+//! detector says over-use, the AIMD cuts (again only after an RTT, see
+//! [`aimd::AimdRateControl::time_to_reduce_further`]); otherwise a fresh probe result sets
+//! the estimate outright (and the loss-based rate with it), else the AIMD steps.
+//!
+//! Not modelled: the congestion-window pushback field trial, `LossBasedBweV2`, network-state
+//! estimates, and the probes libwebrtc sends when the application raises its maximum rate
+//! (the maximum here is fixed).
 
 pub mod acked_bitrate;
 pub mod aimd;
+pub mod alr;
 pub mod inter_arrival;
 pub mod loss_based;
+pub mod probe;
 pub mod trendline;
 
 use salsify_time::{Duration, Instant};
@@ -22,8 +28,10 @@ use crate::history::PacketResult;
 use crate::rate::Bitrate;
 use acked_bitrate::AckedBitrate;
 use aimd::AimdRateControl;
+use alr::AlrDetector;
 use inter_arrival::InterArrival;
 use loss_based::LossBased;
+use probe::{ProbeBitrateEstimator, ProbeCluster, ProbeController, ProbePacket};
 use trendline::{BandwidthUsage, Trendline};
 
 /// GCC's parameters.
@@ -44,6 +52,12 @@ pub struct GccConfig {
     /// How often the receiver sends transport feedback. Default 100 ms (libwebrtc
     /// `RemoteEstimatorProxy`'s default send interval).
     pub feedback_interval: Duration,
+    /// Bandwidth probing ([`probe`]): initial exponential probes, further probes, probes
+    /// after a drop around ALR. Default on, as in libwebrtc.
+    pub probing: bool,
+    /// Periodic probes while application-limited. Default off: libwebrtc enables them only
+    /// for streams that ask (`requests_alr_probing`, screen share), not camera video.
+    pub periodic_alr_probing: bool,
 }
 
 impl Default for GccConfig {
@@ -55,6 +69,8 @@ impl Default for GccConfig {
             pacing_factor: 2.5,
             max_pacer_queue: Duration::from_secs(2),
             feedback_interval: Duration::from_millis(100),
+            probing: true,
+            periodic_alr_probing: false,
         }
     }
 }
@@ -84,6 +100,12 @@ pub struct Gcc {
     loss: LossBased,
     acked: AckedBitrate,
     target: Bitrate,
+    probing: bool,
+    probes: ProbeController,
+    probe_estimator: ProbeBitrateEstimator,
+    alr: AlrDetector,
+    pending_probes: Vec<ProbeCluster>,
+    started: bool,
 }
 
 impl Gcc {
@@ -96,7 +118,53 @@ impl Gcc {
             loss: LossBased::new(config.start, config.min, config.max),
             acked: AckedBitrate::default(),
             target: config.start,
+            probing: config.probing,
+            probes: ProbeController::new(config.start, config.max, config.periodic_alr_probing),
+            probe_estimator: ProbeBitrateEstimator::default(),
+            alr: {
+                let mut a = AlrDetector::default();
+                a.set_estimate(config.start);
+                a
+            },
+            pending_probes: Vec::new(),
+            started: false,
         }
+    }
+
+    /// Probe clusters to send now: the initial ones on the first call, then whatever
+    /// feedback, ALR or the timers asked for since the last call.
+    pub fn take_probes(&mut self, now: Instant) -> Vec<ProbeCluster> {
+        if !self.probing {
+            return Vec::new();
+        }
+        if !self.started {
+            self.started = true;
+            let initial = self.probes.on_start(now);
+            self.pending_probes.extend(initial);
+        }
+        let due = self.probes.process(now);
+        self.pending_probes.extend(due);
+        std::mem::take(&mut self.pending_probes)
+    }
+
+    /// When [`Gcc::take_probes`] next has something to give without new input.
+    pub fn next_probe_time(&self) -> Option<Instant> {
+        if self.probing {
+            self.probes.next_alr_probe()
+        } else {
+            None
+        }
+    }
+
+    /// A datagram of `bytes` left at `now` (for ALR detection).
+    pub fn on_sent(&mut self, now: Instant, bytes: usize) {
+        self.alr.on_sent(now, bytes);
+        self.probes.set_alr(now, self.alr.started());
+    }
+
+    /// Whether the sender is application-limited.
+    pub fn in_alr(&self) -> bool {
+        self.alr.started().is_some()
     }
 
     /// The target rate: min(delay-based, loss-based).
@@ -123,28 +191,83 @@ impl Gcc {
         results: &[PacketResult],
         rtt: Duration,
     ) -> Bitrate {
+        self.on_feedback_with_probes(now, results, &[], rtt)
+    }
+
+    /// [`Gcc::on_feedback`] with the received probe packets among `results`.
+    pub fn on_feedback_with_probes(
+        &mut self,
+        now: Instant,
+        results: &[PacketResult],
+        probes: &[ProbePacket],
+        rtt: Duration,
+    ) -> Bitrate {
+        for &p in probes {
+            self.probe_estimator.on_packet(p);
+        }
         let mut received: Vec<&PacketResult> =
             results.iter().filter(|r| r.arrival.is_some()).collect();
         received.sort_by_key(|r| (r.arrival, r.seq));
         let lost = results.len() - received.len();
         let mut usage = self.trendline.state();
         let mut updated = false;
+        let mut recovered_from_overuse = false;
         for r in received {
             let arrival = r.arrival.expect("filtered above");
             self.acked.update(arrival, r.size);
             if let Some(d) = self.inter_arrival.on_packet(r.sent, arrival, r.size) {
+                let before = usage;
                 usage = self
                     .trendline
                     .update(d.send_delta_ms, d.arrival_delta_ms, d.arrival);
+                recovered_from_overuse |=
+                    before == BandwidthUsage::Underusing && usage == BandwidthUsage::Normal;
                 updated = true;
             }
         }
         self.aimd.set_rtt(rtt);
-        if updated {
-            self.aimd.update(usage, self.acked.estimate(), now);
+        let acked = self.acked.estimate();
+        let mut probe = self.probe_estimator.take();
+        if let (Some(p), Some(a)) = (probe, acked) {
+            // libwebrtc (limit_probes_lower_than_throughput_estimate): a probe that read
+            // low backs off no further than 0.85 x the acknowledged rate, and never raises
+            // the estimate through that floor.
+            let floor = self.aimd.rate().min(a.mul_f64(0.85));
+            probe = Some(p.max(floor));
+        }
+        if usage == BandwidthUsage::Overusing {
+            match acked {
+                Some(a) if updated && self.aimd.time_to_reduce_further(now, a) => {
+                    self.aimd.update(usage, acked, now);
+                }
+                // Over-use before any acknowledged rate: halve (libwebrtc
+                // `InitialTimeToReduceFurther`).
+                None if self
+                    .aimd
+                    .time_to_reduce_further(now, self.aimd.rate().mul_f64(0.5)) =>
+                {
+                    let half = self.aimd.rate().mul_f64(0.5);
+                    self.aimd.set_estimate(half, now);
+                }
+                _ => {}
+            }
+        } else if let Some(p) = probe {
+            self.aimd.set_estimate(p, now);
+            self.loss.set_rate(self.aimd.rate());
+        } else if updated {
+            self.aimd.update(usage, acked, now);
         }
         self.loss.on_report(lost as u32, results.len() as u32);
         self.target = self.loss.update(now, self.aimd.rate(), rtt);
+        self.alr.set_estimate(self.target);
+        if self.probing {
+            let further = self.probes.set_estimate(now, self.target);
+            self.pending_probes.extend(further);
+            if recovered_from_overuse {
+                let back = self.probes.on_recovered_from_overuse(now);
+                self.pending_probes.extend(back);
+            }
+        }
         self.target
     }
 }

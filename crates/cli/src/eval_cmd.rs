@@ -139,10 +139,20 @@ pub fn run(args: &EvalArgs) -> Result<()> {
         .collect();
     if args.dry_run {
         for r in &mine {
-            let state = if store.is_done(&r.id) { "done" } else { "to run" };
+            let state = if store.is_done(&r.id) {
+                "done"
+            } else {
+                "to run"
+            };
             println!("{state:7} {}", r.id);
         }
-        println!("{} runs in shard {}/{}, {} to run", mine.len(), shard.index, shard.count, todo.len());
+        println!(
+            "{} runs in shard {}/{}, {} to run",
+            mine.len(),
+            shard.index,
+            shard.count,
+            todo.len()
+        );
         return Ok(());
     }
     store.write_matrix(&matrix)?;
@@ -176,7 +186,10 @@ pub fn run(args: &EvalArgs) -> Result<()> {
         }
     }
     if !failures.is_empty() {
-        bail!("{} runs failed (finished runs are kept; rerun to retry)", failures.len());
+        bail!(
+            "{} runs failed (finished runs are kept; rerun to retry)",
+            failures.len()
+        );
     }
     Ok(())
 }
@@ -234,7 +247,10 @@ fn run_all(
                 let i = next.fetch_add(1, Ordering::SeqCst);
                 let Some(run) = todo.get(i) else { break };
                 if let Err(e) = run_one(store, run, &clips, most_frames, &progress) {
-                    failures.lock().expect("failures lock").push((run.id.clone(), e));
+                    failures
+                        .lock()
+                        .expect("failures lock")
+                        .push((run.id.clone(), e));
                 }
             });
         }
@@ -350,7 +366,9 @@ impl Progress {
 /// This process's command line, quoted where a shell would need it.
 fn command_line() -> String {
     let quote = |a: String| {
-        if a.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,".contains(c)) {
+        if a.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,".contains(c))
+        {
             a
         } else {
             format!("'{}'", a.replace('\'', "'\\''"))

@@ -54,13 +54,15 @@ pub fn write_report(dirs: &[PathBuf], out: &std::path::Path) -> Result<()> {
         }
     }
     let context = Context {
-        command: stores[0].read_command().unwrap_or_else(|_| "salsify eval".into()),
+        command: stores[0]
+            .read_command()
+            .unwrap_or_else(|_| "salsify eval".into()),
         machine: machine_description(),
     };
     let built = report::build(&plan, &results, &context);
-    std::fs::create_dir_all(out)
-        .with_context(|| format!("cannot create '{}'", out.display()))?;
-    report::write(&built, out).with_context(|| format!("writing the report to '{}'", out.display()))?;
+    std::fs::create_dir_all(out).with_context(|| format!("cannot create '{}'", out.display()))?;
+    report::write(&built, out)
+        .with_context(|| format!("writing the report to '{}'", out.display()))?;
     eprintln!(
         "report of {} of {} runs: {} and {} ({} figures)",
         results.len(),
@@ -92,6 +94,8 @@ pub fn machine_description() -> String {
                 .and_then(|l| l.split_whitespace().nth(1))
                 .and_then(|kb| kb.parse::<f64>().ok())
         })
-        .map_or(String::new(), |kb| format!(", {:.0} GiB", kb / 1024.0 / 1024.0));
+        .map_or(String::new(), |kb| {
+            format!(", {:.0} GiB", kb / 1024.0 / 1024.0)
+        });
     format!("{cpu}, {cores} cores{mem_gib} ({})", std::env::consts::OS)
 }

@@ -3,4 +3,5 @@
 pub mod campaign;
 pub mod experiment;
 pub mod metrics;
+pub mod report;
 pub mod sim;

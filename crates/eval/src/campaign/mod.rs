@@ -171,11 +171,7 @@ mod tests {
         let queue = &plan.groups[6].runs;
         assert_eq!(queue.len(), 9);
         assert_eq!(queue.iter().filter(|id| cellular.contains(id)).count(), 3);
-        assert_eq!(
-            plan.runs.len(),
-            5 + 5 + 5 + 3 + 5 + 5 + 6,
-            "distinct runs"
-        );
+        assert_eq!(plan.runs.len(), 5 + 5 + 5 + 3 + 5 + 5 + 6, "distinct runs");
     }
 
     #[test]

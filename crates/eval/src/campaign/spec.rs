@@ -204,7 +204,11 @@ impl Matrix {
             }
         };
         let queues: Vec<u64> = or(
-            &group.queue_packets.iter().map(|&q| q as u64).collect::<Vec<_>>(),
+            &group
+                .queue_packets
+                .iter()
+                .map(|&q| q as u64)
+                .collect::<Vec<_>>(),
             d.link.queue_packets as u64,
         );
         let delays = or(&group.delay_ms, d.link.delay_ms);
@@ -306,7 +310,11 @@ fn check_group(group: &Group) -> Result<(), MatrixError> {
     if group.schemes.is_empty() || group.links.is_empty() {
         return group_error(&group.name, "needs at least one scheme and one link");
     }
-    if let Some(s) = group.schemes.iter().find(|s| !SCHEMES.contains(&s.as_str())) {
+    if let Some(s) = group
+        .schemes
+        .iter()
+        .find(|s| !SCHEMES.contains(&s.as_str()))
+    {
         return group_error(
             &group.name,
             format!("unknown scheme '{s}'; one of {}", SCHEMES.join(", ")),
@@ -414,8 +422,14 @@ impl std::str::FromStr for Shard {
         let (i, n) = s
             .split_once('/')
             .ok_or_else(|| format!("'{s}' is not I/N (e.g. 1/4)"))?;
-        let index: usize = i.trim().parse().map_err(|_| format!("'{i}' is not a number"))?;
-        let count: usize = n.trim().parse().map_err(|_| format!("'{n}' is not a number"))?;
+        let index: usize = i
+            .trim()
+            .parse()
+            .map_err(|_| format!("'{i}' is not a number"))?;
+        let count: usize = n
+            .trim()
+            .parse()
+            .map_err(|_| format!("'{n}' is not a number"))?;
         if count == 0 || index == 0 || index > count {
             return Err(format!(
                 "shard {index}/{count}: shards count from 1, so I must be in 1..={count}"
@@ -477,11 +491,23 @@ mod tests {
     #[test]
     fn bad_groups_and_missing_files_are_named() {
         let cases = [
-            ("schemes = [\"skype\"]\nlinks = [\"wifi\"]", "unknown scheme"),
+            (
+                "schemes = [\"skype\"]\nlinks = [\"wifi\"]",
+                "unknown scheme",
+            ),
             ("schemes = [\"oracle\"]\nlinks = []", "at least one"),
-            ("schemes = [\"oracle\"]\nlinks = [\"trace:X\"]", "traces folder"),
-            ("schemes = [\"oracle\"]\nlinks = [\"/no/such/trace\"]", "trace file"),
-            ("schemes = [\"oracle\"]\nlinks = [\"moon\"]", "unknown preset"),
+            (
+                "schemes = [\"oracle\"]\nlinks = [\"trace:X\"]",
+                "traces folder",
+            ),
+            (
+                "schemes = [\"oracle\"]\nlinks = [\"/no/such/trace\"]",
+                "trace file",
+            ),
+            (
+                "schemes = [\"oracle\"]\nlinks = [\"moon\"]",
+                "unknown preset",
+            ),
             (
                 "schemes = [\"oracle\"]\nlinks = [\"wifi\"]\nvideos = [\"/no/clip.y4m\"]",
                 "not a file",
@@ -492,8 +518,9 @@ mod tests {
             let err = m.plan().unwrap_err().to_string();
             assert!(err.contains(expected), "{body}: {err}");
         }
-        let err = Matrix::from_toml("[[group]]\nname = \"g\"\nschemes = []\nlinks = []\ncolour = 1")
-            .unwrap_err();
+        let err =
+            Matrix::from_toml("[[group]]\nname = \"g\"\nschemes = []\nlinks = []\ncolour = 1")
+                .unwrap_err();
         assert!(err.to_string().contains("colour"), "{err}");
     }
 

@@ -158,13 +158,16 @@ mod tests {
 
     #[test]
     fn bins_count_bytes_frames_and_delay() {
-        let ev = |ms, kind| LinkEvent {
-            time: at(ms),
-            kind,
-        };
+        let ev = |ms, kind| LinkEvent { time: at(ms), kind };
         let events = vec![
             ev(10, LinkEventKind::Opportunity { bytes: 1500 }),
-            ev(20, LinkEventKind::Arrival { seq: 0, size_bytes: 1000 }),
+            ev(
+                20,
+                LinkEventKind::Arrival {
+                    seq: 0,
+                    size_bytes: 1000,
+                },
+            ),
             ev(
                 30,
                 LinkEventKind::Departure {
@@ -200,7 +203,10 @@ mod tests {
         assert_eq!(bins[0].capacity_kbps, 24.0);
         assert_eq!(bins[0].offered_kbps, 16.0);
         assert_eq!(bins[0].delivered_kbps, 16.0);
-        assert_eq!((bins[1].dropped, bins[0].frames_shown, bins[1].frames_shown), (1, 1, 1));
+        assert_eq!(
+            (bins[1].dropped, bins[0].frames_shown, bins[1].frames_shown),
+            (1, 1, 1)
+        );
         assert_eq!(bins[0].delay_mean_ms, Some(50.0));
         assert_eq!(bins[1].delay_max_ms, Some(300.0));
         let mut text = Vec::new();

@@ -1,7 +1,7 @@
 //! The report's figures, drawn from finished runs: quality against delay (the paper's
 //! figure 6), time series (figures 7 and 8) and queue-size sensitivity (figure 9).
 
-use super::chart::{Axis, Chart, Series, Whiskers};
+use super::plot::{Axis, Chart, Series, Whiskers, PALETTE};
 use super::tables::Entry;
 
 /// A figure ready to write: file stem, caption and SVG text.
@@ -32,8 +32,23 @@ fn on_link<'a, 'b>(runs: &'b [Entry<'a>], link: &str) -> Vec<&'b Entry<'a>> {
 
 fn slug(text: &str) -> String {
     text.chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
         .collect()
+}
+
+/// A scheme's colour, the same in every chart.
+fn scheme_color(scheme: &str) -> String {
+    let index = crate::experiment::SCHEMES
+        .iter()
+        .position(|s| *s == scheme)
+        .unwrap_or(PALETTE.len() - 1);
+    PALETTE[index % PALETTE.len()].to_string()
 }
 
 /// A run's label in a legend: its scheme, plus what else varies in the group.
@@ -72,7 +87,8 @@ pub fn quality_delay(group: &str, runs: &[Entry]) -> Vec<Drawn> {
             let name = label(r, &here);
             chart.push(
                 Series::labelled_points(name.clone(), vec![(p95, mean_db)], vec![name])
-                    .with_whiskers(vec![Some(whiskers)]),
+                    .with_whiskers(vec![Some(whiskers)])
+                    .with_color(scheme_color(r.scheme())),
             );
         }
         out.push(Drawn {
@@ -121,12 +137,12 @@ pub fn time_series(group: &str, runs: &[Entry]) -> Vec<Drawn> {
                 .iter()
                 .map(|b| (b.start_s, b.delivered_kbps / 1000.0))
                 .collect();
-            rates.push(Series::line(name.clone(), sent));
+            rates.push(Series::line(name.clone(), sent).with_color(scheme_color(r.scheme())));
             let delay = bins
                 .iter()
                 .filter_map(|b| b.delay_mean_ms.map(|d| (b.start_s, d)))
                 .collect();
-            delays.push(Series::line(name, delay));
+            delays.push(Series::line(name, delay).with_color(scheme_color(r.scheme())));
         }
         let stem = format!("{group}-{}", slug(link));
         out.push(Drawn {
@@ -186,8 +202,8 @@ pub fn queue_size(group: &str, runs: &[Entry]) -> Vec<Drawn> {
                 .iter()
                 .filter_map(|(q, s)| s.ssim_db_mean.map(|v| (*q, v)))
                 .collect();
-            delay.push(Series::line_with_points(scheme.to_string(), d));
-            quality.push(Series::line_with_points(scheme.to_string(), s));
+            delay.push(Series::line_with_points(scheme, d).with_color(scheme_color(scheme)));
+            quality.push(Series::line_with_points(scheme, s).with_color(scheme_color(scheme)));
         }
         let stem = format!("{group}-{}", slug(link));
         out.push(Drawn {

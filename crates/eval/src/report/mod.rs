@@ -3,8 +3,8 @@
 //! one self-contained HTML page (figures inline). Built only from finished runs on disk, so
 //! it is the same whichever machines and shards produced them.
 
-pub mod chart;
 pub mod figures;
+pub mod plot;
 pub mod tables;
 
 use std::collections::BTreeMap;
@@ -87,7 +87,11 @@ pub fn build(plan: &Plan, results: &BTreeMap<String, RunResult>, context: &Conte
         });
     }
     let comparison = tables::comparison_table(&comparison_runs);
-    let finished = plan.runs.iter().filter(|r| results.contains_key(&r.id)).count();
+    let finished = plan
+        .runs
+        .iter()
+        .filter(|r| results.contains_key(&r.id))
+        .count();
     let status = format!("{finished} of {} runs finished.", plan.runs.len());
     Report {
         markdown: markdown(&sections, &comparison, context, &status),
@@ -96,7 +100,8 @@ pub fn build(plan: &Plan, results: &BTreeMap<String, RunResult>, context: &Conte
     }
 }
 
-const INTRO: &str = "Each run is a virtual-time simulation: the real VP8 codec (libvpx) encodes and \
+const INTRO: &str =
+    "Each run is a virtual-time simulation: the real VP8 codec (libvpx) encodes and \
 decodes every picture, the link replays delivery opportunities with Mahimahi's rules, and codec \
 time is modelled. SSIM is ffmpeg's (luma), in dB; delay is the paper's: display time minus \
 capture time, where a picture never shown counts until the next one is shown. QoE uses the \
@@ -105,7 +110,10 @@ seeds give the same numbers.";
 
 fn markdown(sections: &[Section], comparison: &Table, c: &Context, status: &str) -> String {
     let mut md = String::from("# Salsify evaluation\n\n");
-    md += &format!("Command: `{}`  \nMachine: {}  \n{status}\n\n{INTRO}\n\n", c.command, c.machine);
+    md += &format!(
+        "Command: `{}`  \nMachine: {}  \n{status}\n\n{INTRO}\n\n",
+        c.command, c.machine
+    );
     md += "## Salsify-2c against the conventional scheme (WebRTC-style GCC + libvpx CBR)\n\n";
     md += &comparison.markdown();
     for s in sections {
@@ -115,7 +123,10 @@ fn markdown(sections: &[Section], comparison: &Table, c: &Context, status: &str)
             md += &format!("\nNot finished: {}\n", s.missing.join(", "));
         }
         for f in &s.figures {
-            md += &format!("\n![{}](figures/{}.svg)\n\n*{}*\n", f.name, f.name, f.caption);
+            md += &format!(
+                "\n![{}](figures/{}.svg)\n\n*{}*\n",
+                f.name, f.name, f.caption
+            );
         }
     }
     md

@@ -80,7 +80,7 @@ impl Entry<'_> {
 
 /// Whether the group varies queue, delay or seed (then those columns are shown).
 fn varies(runs: &[Entry], key: impl Fn(&Entry) -> String) -> bool {
-    runs.windows(2).any(|w| key(w[0]) != key(w[1]))
+    runs.windows(2).any(|w| key(&w[0]) != key(&w[1]))
 }
 
 /// Every finished run of a group: SSIM dB mean/p25, delay mean/p95, frame rate, bit rate,

@@ -42,7 +42,8 @@ impl<'a> Harness<'a> {
             video,
             fps,
             data_link: Link::new(data, Instant::ZERO).map_err(config_error)?,
-            feedback_link: Link::new(config.feedback_link.clone(), Instant::ZERO).map_err(config_error)?,
+            feedback_link: Link::new(config.feedback_link.clone(), Instant::ZERO)
+                .map_err(config_error)?,
             log: FrameLog::default(),
             next_capture: (0, Instant::ZERO),
             sender_deadline: Instant::FAR_FUTURE,

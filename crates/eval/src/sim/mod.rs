@@ -199,7 +199,8 @@ impl<'a> Sim<'a> {
                         // The time is known up front: encode in the background meanwhile.
                         EncodeJob::Qualities(q) => {
                             let busy =
-                                self.h.config
+                                self.h
+                                    .config
                                     .parallelism
                                     .encode_time(cost, w, h, q.len() as u32);
                             self.encoder.submit(request, image);

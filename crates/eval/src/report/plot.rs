@@ -1,0 +1,709 @@
+//! A small SVG chart renderer for the report: linear and log axes (either reversed), lines,
+//! steps, points with whiskers and labels, a legend. No dependencies, deterministic output
+//! (same chart, same bytes), and no NaN ever reaches the SVG: points that cannot be drawn
+//! (non-finite, or not positive on a log axis) are skipped.
+
+use std::fmt::Write as _;
+
+use super::tables::escape;
+
+/// How an axis maps values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scale {
+    /// Evenly spaced values.
+    Linear,
+    /// Evenly spaced decades.
+    Log10,
+}
+
+/// One axis.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Axis {
+    /// Its label.
+    pub label: String,
+    /// Linear or log.
+    pub scale: Scale,
+    /// High values to the left (x) or bottom (y).
+    pub reversed: bool,
+    /// Fixed range; `None` fits the data.
+    pub range: Option<(f64, f64)>,
+}
+
+impl Axis {
+    /// A linear axis fitted to the data.
+    pub fn linear(label: impl Into<String>) -> Axis {
+        Axis {
+            label: label.into(),
+            scale: Scale::Linear,
+            reversed: false,
+            range: None,
+        }
+    }
+
+    /// A log axis fitted to the data.
+    pub fn log(label: impl Into<String>) -> Axis {
+        Axis {
+            scale: Scale::Log10,
+            ..Axis::linear(label)
+        }
+    }
+
+    /// The same axis, reversed.
+    pub fn reversed(self) -> Axis {
+        Axis {
+            reversed: true,
+            ..self
+        }
+    }
+
+    /// The same axis with a fixed range.
+    pub fn range(self, lo: f64, hi: f64) -> Axis {
+        Axis {
+            range: Some((lo, hi)),
+            ..self
+        }
+    }
+
+    fn drawable(&self, v: f64) -> bool {
+        v.is_finite() && (self.scale == Scale::Linear || v > 0.0)
+    }
+
+    fn transform(&self, v: f64) -> f64 {
+        match self.scale {
+            Scale::Linear => v,
+            Scale::Log10 => v.log10(),
+        }
+    }
+}
+
+/// How a series is drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mark {
+    /// Points joined by straight lines.
+    Line,
+    /// Points joined by horizontal-then-vertical steps (a value held until the next).
+    Step,
+    /// Lines with a marker at each point.
+    LinePoints,
+    /// Markers only, each with its label beside it.
+    LabelledPoints,
+}
+
+/// Error bars of one point: absolute low and high on each axis.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Whiskers {
+    /// Low and high x.
+    pub x: (f64, f64),
+    /// Low and high y.
+    pub y: (f64, f64),
+}
+
+/// One series.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Series {
+    /// Legend entry.
+    pub name: String,
+    /// How it is drawn.
+    pub mark: Mark,
+    /// (x, y) values.
+    pub points: Vec<(f64, f64)>,
+    /// Error bars, one per point (or empty).
+    pub whiskers: Vec<Option<Whiskers>>,
+    /// Text beside each point (for [`Mark::LabelledPoints`]).
+    pub labels: Vec<String>,
+    /// A CSS colour; `None` takes the palette's next.
+    pub color: Option<String>,
+}
+
+impl Series {
+    fn new(name: impl Into<String>, mark: Mark, points: Vec<(f64, f64)>) -> Series {
+        Series {
+            name: name.into(),
+            mark,
+            points,
+            whiskers: Vec::new(),
+            labels: Vec::new(),
+            color: None,
+        }
+    }
+
+    /// A line.
+    pub fn line(name: impl Into<String>, points: Vec<(f64, f64)>) -> Series {
+        Series::new(name, Mark::Line, points)
+    }
+
+    /// A step line.
+    pub fn step(name: impl Into<String>, points: Vec<(f64, f64)>) -> Series {
+        Series::new(name, Mark::Step, points)
+    }
+
+    /// A line with markers.
+    pub fn line_with_points(name: impl Into<String>, points: Vec<(f64, f64)>) -> Series {
+        Series::new(name, Mark::LinePoints, points)
+    }
+
+    /// Markers with labels.
+    pub fn labelled_points(
+        name: impl Into<String>,
+        points: Vec<(f64, f64)>,
+        labels: Vec<String>,
+    ) -> Series {
+        Series {
+            labels,
+            ..Series::new(name, Mark::LabelledPoints, points)
+        }
+    }
+
+    /// The same series with error bars.
+    pub fn with_whiskers(self, whiskers: Vec<Option<Whiskers>>) -> Series {
+        Series { whiskers, ..self }
+    }
+
+    /// The same series in a given colour.
+    pub fn with_color(self, color: impl Into<String>) -> Series {
+        Series {
+            color: Some(color.into()),
+            ..self
+        }
+    }
+}
+
+/// Colours told apart by most readers, colour-blind ones included (Okabe and Ito's palette,
+/// yellow left out for contrast on white, plus two).
+pub const PALETTE: &[&str] = &[
+    "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#8C564B",
+];
+
+/// A chart.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Chart {
+    /// Title above the plot.
+    pub title: String,
+    /// Horizontal axis.
+    pub x: Axis,
+    /// Vertical axis.
+    pub y: Axis,
+    /// Series, drawn in order.
+    pub series: Vec<Series>,
+    /// Size in pixels.
+    pub width: u32,
+    /// Size in pixels.
+    pub height: u32,
+}
+
+const LEFT: f64 = 72.0;
+const RIGHT: f64 = 190.0;
+const TOP: f64 = 36.0;
+const BOTTOM: f64 = 52.0;
+
+/// Where an axis' values land on the page.
+struct Mapping {
+    axis: Axis,
+    lo: f64,
+    hi: f64,
+    start: f64,
+    length: f64,
+}
+
+impl Mapping {
+    /// Page position of `v` (not checked for drawability).
+    fn at(&self, v: f64) -> f64 {
+        let t = (self.axis.transform(v) - self.lo) / (self.hi - self.lo);
+        let t = if self.axis.reversed { 1.0 - t } else { t };
+        self.start + t * self.length
+    }
+}
+
+impl Chart {
+    /// An empty chart, 760 x 420 pixels.
+    pub fn new(title: impl Into<String>, x: Axis, y: Axis) -> Chart {
+        Chart {
+            title: title.into(),
+            x,
+            y,
+            series: Vec::new(),
+            width: 760,
+            height: 420,
+        }
+    }
+
+    /// Adds a series.
+    pub fn push(&mut self, series: Series) -> &mut Chart {
+        self.series.push(series);
+        self
+    }
+
+    /// Every drawable value on one axis, whiskers included.
+    fn values(&self, horizontal: bool) -> Vec<f64> {
+        let axis = if horizontal { &self.x } else { &self.y };
+        let mut out = Vec::new();
+        for s in &self.series {
+            for (i, &(x, y)) in s.points.iter().enumerate() {
+                if !(self.x.drawable(x) && self.y.drawable(y)) {
+                    continue;
+                }
+                out.push(if horizontal { x } else { y });
+                if let Some(Some(w)) = s.whiskers.get(i) {
+                    let (a, b) = if horizontal { w.x } else { w.y };
+                    out.extend([a, b].into_iter().filter(|&v| axis.drawable(v)));
+                }
+            }
+        }
+        out
+    }
+
+    /// The SVG document.
+    pub fn to_svg(&self) -> String {
+        let (w, h) = (f64::from(self.width), f64::from(self.height));
+        let mut svg = format!(
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n",
+            self.width, self.height, self.width, self.height
+        );
+        let _ = writeln!(
+            svg,
+            "<text x=\"{:.1}\" y=\"22\" text-anchor=\"middle\" font-size=\"14\" font-weight=\"bold\">{}</text>",
+            LEFT + (w - LEFT - RIGHT) / 2.0,
+            escape(&self.title)
+        );
+        let (xs, ys) = (self.values(true), self.values(false));
+        let (Some(xm), Some(ym)) = (
+            fit(&self.x, &xs, LEFT, w - LEFT - RIGHT),
+            fit(&self.y, &ys, h - BOTTOM, -(h - TOP - BOTTOM)),
+        ) else {
+            let _ = writeln!(
+                svg,
+                "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" fill=\"#666\">no data</text>",
+                w / 2.0,
+                h / 2.0
+            );
+            return svg + "</svg>\n";
+        };
+        draw_axes(&mut svg, &xm, &ym);
+        let _ = writeln!(
+            svg,
+            "<clipPath id=\"plot\"><rect x=\"{LEFT:.1}\" y=\"{TOP:.1}\" width=\"{:.1}\" height=\"{:.1}\"/></clipPath>",
+            w - LEFT - RIGHT,
+            h - TOP - BOTTOM
+        );
+        svg += "<g clip-path=\"url(#plot)\">\n";
+        for (i, s) in self.series.iter().enumerate() {
+            draw_series(&mut svg, s, &color(s, i), &xm, &ym);
+        }
+        svg += "</g>\n";
+        self.draw_legend(&mut svg, w);
+        svg + "</svg>\n"
+    }
+
+    fn draw_legend(&self, svg: &mut String, width: f64) {
+        let x = width - RIGHT + 14.0;
+        for (i, s) in self.series.iter().enumerate() {
+            let y = TOP + 8.0 + 18.0 * i as f64;
+            let c = color(s, i);
+            if s.mark == Mark::LabelledPoints {
+                let _ = writeln!(
+                    svg,
+                    "<circle cx=\"{:.1}\" cy=\"{y:.1}\" r=\"4\" fill=\"{c}\"/>",
+                    x + 10.0
+                );
+            } else {
+                let _ = writeln!(
+                    svg,
+                    "<line x1=\"{x:.1}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"{c}\" stroke-width=\"2\"/>",
+                    x + 20.0
+                );
+            }
+            let _ = writeln!(
+                svg,
+                "<text x=\"{:.1}\" y=\"{:.1}\">{}</text>",
+                x + 26.0,
+                y + 4.0,
+                escape(&s.name)
+            );
+        }
+    }
+}
+
+fn color(s: &Series, index: usize) -> String {
+    s.color
+        .clone()
+        .unwrap_or_else(|| PALETTE[index % PALETTE.len()].to_string())
+}
+
+/// The axis' range (given, or fitted with a margin) in transformed units; `None` when there
+/// is nothing to draw.
+fn fit(axis: &Axis, values: &[f64], start: f64, length: f64) -> Option<Mapping> {
+    let (lo, hi) = match axis.range {
+        Some((lo, hi)) if axis.drawable(lo) && axis.drawable(hi) && lo < hi => (lo, hi),
+        _ => {
+            let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            if !(lo.is_finite() && hi.is_finite()) {
+                return None;
+            }
+            match axis.scale {
+                Scale::Linear => {
+                    let pad = if hi > lo {
+                        (hi - lo) * 0.06
+                    } else {
+                        lo.abs().max(1.0) * 0.1
+                    };
+                    let lo = if lo >= 0.0 && lo - pad < 0.0 {
+                        0.0
+                    } else {
+                        lo - pad
+                    };
+                    (lo, hi + pad)
+                }
+                Scale::Log10 => (lo / 1.3, hi * 1.3),
+            }
+        }
+    };
+    Some(Mapping {
+        axis: axis.clone(),
+        lo: axis.transform(lo),
+        hi: axis.transform(hi),
+        start,
+        length,
+    })
+}
+
+/// Tick values inside `[lo, hi]` (untransformed): 1-2-5 steps on a linear axis, decades
+/// (with 2 and 5 between when there are few) on a log axis.
+pub fn ticks(scale: Scale, lo: f64, hi: f64) -> Vec<f64> {
+    if !(lo.is_finite() && hi.is_finite() && lo < hi) {
+        return Vec::new();
+    }
+    match scale {
+        Scale::Linear => {
+            let raw = (hi - lo) / 6.0;
+            let magnitude = 10f64.powf(raw.log10().floor());
+            let step = [1.0, 2.0, 5.0, 10.0]
+                .into_iter()
+                .map(|m| m * magnitude)
+                .find(|&s| s >= raw)
+                .unwrap_or(10.0 * magnitude);
+            let first = (lo / step).ceil() as i64;
+            let last = (hi / step).floor() as i64;
+            (first..=last).map(|i| i as f64 * step).collect()
+        }
+        Scale::Log10 => {
+            if lo <= 0.0 {
+                return Vec::new();
+            }
+            let (d0, d1) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
+            let multiples: &[f64] = if d1 - d0 <= 3 {
+                &[1.0, 2.0, 5.0]
+            } else {
+                &[1.0]
+            };
+            (d0..=d1)
+                .flat_map(|d| multiples.iter().map(move |m| m * 10f64.powi(d)))
+                .filter(|&v| v >= lo * (1.0 - 1e-9) && v <= hi * (1.0 + 1e-9))
+                .collect()
+        }
+    }
+}
+
+/// A tick label: as few decimals as the value needs (up to 3).
+fn tick_label(v: f64) -> String {
+    for digits in 0..=3 {
+        let text = format!("{v:.digits$}");
+        if (text.parse::<f64>().unwrap_or(f64::NAN) - v).abs() <= v.abs() * 1e-9 + 1e-12 {
+            return if text == "-0" { "0".into() } else { text };
+        }
+    }
+    format!("{v:.3}")
+}
+
+fn draw_axes(svg: &mut String, x: &Mapping, y: &Mapping) {
+    let (x0, x1) = (x.start, x.start + x.length);
+    let (y0, y1) = (y.start, y.start + y.length);
+    let untransform = |m: &Mapping, v: f64| match m.axis.scale {
+        Scale::Linear => v,
+        Scale::Log10 => 10f64.powf(v),
+    };
+    for v in ticks(x.axis.scale, untransform(x, x.lo), untransform(x, x.hi)) {
+        let px = x.at(v);
+        let _ = writeln!(
+            svg,
+            "<line x1=\"{px:.1}\" y1=\"{y1:.1}\" x2=\"{px:.1}\" y2=\"{y0:.1}\" stroke=\"#e4e4e4\"/>\n<text x=\"{px:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
+            y0 + 16.0,
+            tick_label(v)
+        );
+    }
+    for v in ticks(y.axis.scale, untransform(y, y.lo), untransform(y, y.hi)) {
+        let py = y.at(v);
+        let _ = writeln!(
+            svg,
+            "<line x1=\"{x0:.1}\" y1=\"{py:.1}\" x2=\"{x1:.1}\" y2=\"{py:.1}\" stroke=\"#e4e4e4\"/>\n<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
+            x0 - 6.0,
+            py + 4.0,
+            tick_label(v)
+        );
+    }
+    let _ = writeln!(
+        svg,
+        "<rect x=\"{x0:.1}\" y=\"{y1:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"none\" stroke=\"#444\"/>",
+        x1 - x0,
+        y0 - y1
+    );
+    let _ = writeln!(
+        svg,
+        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
+        (x0 + x1) / 2.0,
+        y0 + 38.0,
+        escape(&x.axis.label)
+    );
+    let (cx, cy) = (18.0, (y0 + y1) / 2.0);
+    let _ = writeln!(
+        svg,
+        "<text x=\"{cx:.1}\" y=\"{cy:.1}\" text-anchor=\"middle\" transform=\"rotate(-90 {cx:.1} {cy:.1})\">{}</text>",
+        escape(&y.axis.label)
+    );
+}
+
+/// Page coordinates of a series' drawable points, in runs broken where a point is missing,
+/// thinned to the smallest and largest value per half pixel so long series stay small.
+fn runs(s: &Series, x: &Mapping, y: &Mapping) -> Vec<Vec<(f64, f64)>> {
+    let mut out: Vec<Vec<(f64, f64)>> = vec![Vec::new()];
+    for &(vx, vy) in &s.points {
+        if !(x.axis.drawable(vx) && y.axis.drawable(vy)) {
+            if !out.last().expect("never empty").is_empty() {
+                out.push(Vec::new());
+            }
+            continue;
+        }
+        out.last_mut()
+            .expect("never empty")
+            .push((x.at(vx), y.at(vy)));
+    }
+    out.retain(|r| !r.is_empty());
+    out.into_iter().map(thin).collect()
+}
+
+fn thin(points: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
+    let mut out: Vec<(f64, f64)> = Vec::with_capacity(points.len());
+    let mut i = 0;
+    while i < points.len() {
+        let column = (points[i].0 * 2.0).round();
+        let mut j = i;
+        while j + 1 < points.len() && (points[j + 1].0 * 2.0).round() == column {
+            j += 1;
+        }
+        let group = &points[i..=j];
+        if group.len() <= 2 {
+            out.extend_from_slice(group);
+        } else {
+            let lowest = group
+                .iter()
+                .copied()
+                .fold(group[0], |a, b| if b.1 < a.1 { b } else { a });
+            let highest = group
+                .iter()
+                .copied()
+                .fold(group[0], |a, b| if b.1 > a.1 { b } else { a });
+            out.push(group[0]);
+            out.push(lowest);
+            out.push(highest);
+            out.push(group[group.len() - 1]);
+        }
+        i = j + 1;
+    }
+    out
+}
+
+fn polyline(svg: &mut String, points: &[(f64, f64)], c: &str) {
+    let coords: Vec<String> = points
+        .iter()
+        .map(|(x, y)| format!("{x:.1},{y:.1}"))
+        .collect();
+    let _ = writeln!(
+        svg,
+        "<polyline fill=\"none\" stroke=\"{c}\" stroke-width=\"1.6\" stroke-linejoin=\"round\" points=\"{}\"/>",
+        coords.join(" ")
+    );
+}
+
+fn draw_series(svg: &mut String, s: &Series, c: &str, x: &Mapping, y: &Mapping) {
+    for run in runs(s, x, y) {
+        match s.mark {
+            Mark::Line | Mark::LinePoints => polyline(svg, &run, c),
+            Mark::Step => {
+                let mut stepped = Vec::with_capacity(run.len() * 2);
+                for (k, &(px, py)) in run.iter().enumerate() {
+                    if k > 0 {
+                        stepped.push((px, run[k - 1].1));
+                    }
+                    stepped.push((px, py));
+                }
+                polyline(svg, &stepped, c);
+            }
+            Mark::LabelledPoints => {}
+        }
+        if matches!(s.mark, Mark::LinePoints | Mark::LabelledPoints) {
+            for (px, py) in &run {
+                let _ = writeln!(
+                    svg,
+                    "<circle cx=\"{px:.1}\" cy=\"{py:.1}\" r=\"4\" fill=\"{c}\"/>"
+                );
+            }
+        }
+    }
+    draw_whiskers(svg, s, c, x, y);
+}
+
+fn draw_whiskers(svg: &mut String, s: &Series, c: &str, x: &Mapping, y: &Mapping) {
+    for (i, &(vx, vy)) in s.points.iter().enumerate() {
+        if !(x.axis.drawable(vx) && y.axis.drawable(vy)) {
+            continue;
+        }
+        let (px, py) = (x.at(vx), y.at(vy));
+        if let Some(Some(w)) = s.whiskers.get(i) {
+            if x.axis.drawable(w.x.0) && x.axis.drawable(w.x.1) {
+                let _ = writeln!(
+                    svg,
+                    "<line x1=\"{:.1}\" y1=\"{py:.1}\" x2=\"{:.1}\" y2=\"{py:.1}\" stroke=\"{c}\" stroke-width=\"1.2\"/>",
+                    x.at(w.x.0),
+                    x.at(w.x.1)
+                );
+            }
+            if y.axis.drawable(w.y.0) && y.axis.drawable(w.y.1) {
+                let _ = writeln!(
+                    svg,
+                    "<line x1=\"{px:.1}\" y1=\"{:.1}\" x2=\"{px:.1}\" y2=\"{:.1}\" stroke=\"{c}\" stroke-width=\"1.2\"/>",
+                    y.at(w.y.0),
+                    y.at(w.y.1)
+                );
+            }
+        }
+        if let (Mark::LabelledPoints, Some(label)) = (s.mark, s.labels.get(i)) {
+            let _ = writeln!(
+                svg,
+                "<text x=\"{:.1}\" y=\"{:.1}\" fill=\"{c}\">{}</text>",
+                px + 7.0,
+                py - 7.0,
+                escape(label)
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every opened tag is closed in order (a tiny well-formedness check).
+    fn balanced(svg: &str) -> bool {
+        let mut stack: Vec<String> = Vec::new();
+        let mut rest = svg;
+        while let Some(open) = rest.find('<') {
+            let close = rest[open..].find('>').expect("tag ends") + open;
+            let tag = &rest[open + 1..close];
+            if let Some(name) = tag.strip_prefix('/') {
+                if stack.pop().as_deref() != Some(name) {
+                    return false;
+                }
+            } else if !tag.ends_with('/') {
+                stack.push(tag.split_whitespace().next().unwrap_or("").to_string());
+            }
+            rest = &rest[close + 1..];
+        }
+        stack.is_empty()
+    }
+
+    fn sample() -> Chart {
+        let mut c = Chart::new(
+            "A & B <test>",
+            Axis::log("delay (ms)").reversed(),
+            Axis::linear("SSIM dB"),
+        );
+        c.push(
+            Series::labelled_points("salsify", vec![(300.0, 15.0)], vec!["salsify".into()])
+                .with_whiskers(vec![Some(Whiskers {
+                    x: (150.0, 300.0),
+                    y: (14.0, 15.0),
+                })]),
+        );
+        c.push(Series::labelled_points(
+            "webrtc",
+            vec![(4000.0, 13.0), (f64::NAN, 1.0), (-5.0, 2.0)],
+            vec!["webrtc".into()],
+        ));
+        c
+    }
+
+    #[test]
+    fn linear_ticks_step_by_1_2_5() {
+        assert_eq!(
+            ticks(Scale::Linear, 0.0, 10.0),
+            vec![0.0, 2.0, 4.0, 6.0, 8.0, 10.0]
+        );
+        assert_eq!(
+            ticks(Scale::Linear, 0.0, 1.0),
+            vec![0.0, 0.2, 0.4, 0.6000000000000001, 0.8, 1.0]
+        );
+        assert_eq!(ticks(Scale::Linear, 13.0, 27.0), vec![15.0, 20.0, 25.0]);
+        assert!(ticks(Scale::Linear, 1.0, 1.0).is_empty());
+    }
+
+    #[test]
+    fn log_ticks_are_decades_with_2_and_5() {
+        assert_eq!(
+            ticks(Scale::Log10, 40.0, 3000.0),
+            vec![50.0, 100.0, 200.0, 500.0, 1000.0, 2000.0]
+        );
+        assert_eq!(
+            ticks(Scale::Log10, 1.0, 1e6),
+            vec![1.0, 10.0, 100.0, 1e3, 1e4, 1e5, 1e6]
+        );
+        assert!(ticks(Scale::Log10, -1.0, 10.0).is_empty());
+        assert_eq!(tick_label(0.6000000000000001), "0.6");
+        assert_eq!(tick_label(2000.0), "2000");
+    }
+
+    #[test]
+    fn reversed_axis_puts_high_values_left() {
+        let m = fit(&Axis::log("x").reversed(), &[100.0, 1000.0], 0.0, 100.0).unwrap();
+        assert!(m.at(1000.0) < m.at(100.0));
+        let m = fit(&Axis::linear("x"), &[0.0, 1.0], 0.0, 100.0).unwrap();
+        assert!(m.at(1.0) > m.at(0.0));
+    }
+
+    #[test]
+    fn svg_is_well_formed_escaped_and_free_of_nan() {
+        let svg = sample().to_svg();
+        assert!(balanced(&svg), "{svg}");
+        assert!(svg.contains("A &amp; B &lt;test&gt;"));
+        assert!(!svg.contains("NaN") && !svg.contains("inf"), "{svg}");
+        assert!(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\""));
+        assert_eq!(svg, sample().to_svg(), "deterministic");
+    }
+
+    #[test]
+    fn empty_chart_says_so() {
+        let svg = Chart::new("t", Axis::linear("x"), Axis::log("y")).to_svg();
+        assert!(svg.contains("no data") && balanced(&svg));
+        let mut only_bad = Chart::new("t", Axis::linear("x"), Axis::log("y"));
+        only_bad.push(Series::line("s", vec![(1.0, 0.0), (2.0, -1.0)]));
+        assert!(only_bad.to_svg().contains("no data"));
+    }
+
+    #[test]
+    fn long_series_are_thinned_but_keep_extremes() {
+        let points: Vec<(f64, f64)> = (0..100_000)
+            .map(|i| (i as f64, if i == 50_000 { 100.0 } else { (i % 7) as f64 }))
+            .collect();
+        let mut c = Chart::new("t", Axis::linear("x"), Axis::linear("y"));
+        c.push(Series::line("s", points));
+        let svg = c.to_svg();
+        assert!(svg.len() < 60_000, "{} bytes", svg.len());
+        // The spike survives thinning: some point sits at the top of the plot.
+        let top = format!(
+            ",{:.1}",
+            fit(&Axis::linear("y"), &[0.0, 100.0], 368.0, -332.0)
+                .unwrap()
+                .at(100.0)
+        );
+        assert!(svg.contains(&top), "spike at {top}");
+    }
+}

@@ -48,8 +48,8 @@ enum SimEncoder {
     /// The CBR encoder, the target last applied (kb/s), and its settings (to re-open it at
     /// another size).
     Cbr(Box<CbrEncoder>, Option<u32>, CbrConfig),
-    /// The oracle's functional encoder and the state of the last frame sent.
-    Search(Box<Encoder>, State),
+    /// The oracle's functional encoder, the state of the last frame sent and its quantizer.
+    Search(Box<Encoder>, State, u8),
 }
 
 impl SimEncoder {
@@ -90,28 +90,12 @@ impl SimEncoder {
                     quality: f.quality,
                 }))
             }
-            (SimEncoder::Search(enc, state), EncodeJob::MaxSize { bytes }) => {
-                // Binary search for the finest quantizer whose frame fits (sizes fall as the
-                // index rises); each trial is a real encode from the same state.
-                let (mut lo, mut hi) = (0u8, 127u8);
-                let mut best = None;
-                let coarsest = enc.encode(state, image, Quality::WORST)?;
-                if coarsest.vp8().len() > bytes {
+            (SimEncoder::Search(enc, state, last), EncodeJob::MaxSize { bytes }) => {
+                let Some(f) = finest_that_fits(enc, state, image, bytes, *last)? else {
                     return Ok(None);
-                }
-                best.get_or_insert(coarsest);
-                while lo < hi {
-                    let mid = lo + (hi - lo) / 2;
-                    let f = enc.encode(state, image, Quality::new(mid)?)?;
-                    if f.vp8().len() <= bytes {
-                        hi = mid;
-                        best = Some(f);
-                    } else {
-                        lo = mid + 1;
-                    }
-                }
-                let f = best.expect("the coarsest fits");
+                };
                 *state = f.target.clone();
+                *last = f.quality.index();
                 Ok(Some(EncodedFrame {
                     data: f.vp8().to_vec(),
                     keyframe: f.keyframe,
@@ -121,6 +105,67 @@ impl SimEncoder {
             _ => Err(SimError::Config("encode job for another encoder".into())),
         }
     }
+}
+
+/// The finest quantizer whose frame (encoded from `state`) fits in `bytes`, found by
+/// galloping from the previous frame's quantizer `start` and then bisecting, since sizes fall
+/// as the index rises. Consecutive frames need similar quantizers, so this takes about half
+/// the encodes of a bisection over the whole range; each trial is a real encode.
+fn finest_that_fits(
+    enc: &mut Encoder,
+    state: &State,
+    image: &Image,
+    bytes: usize,
+    start: u8,
+) -> Result<Option<salsify_codec::EncodedFrame>, SimError> {
+    let mut trial = |q: u8| -> Result<Option<salsify_codec::EncodedFrame>, SimError> {
+        let f = enc.encode(state, image, Quality::new(q)?)?;
+        Ok((f.vp8().len() <= bytes).then_some(f))
+    };
+    // Invariant once both are known: `good` fits (with its frame `best`), `bad` does not,
+    // bad < good.
+    let (mut bad, mut good, mut best): (Option<u8>, u8, _);
+    if let Some(f) = trial(start)? {
+        (good, best) = (start, f);
+        bad = None;
+        let mut step = 4u8;
+        while good > 0 {
+            let q = good.saturating_sub(step);
+            match trial(q)? {
+                Some(f) => (good, best, step) = (q, f, step.saturating_mul(2)),
+                None => {
+                    bad = Some(q);
+                    break;
+                }
+            }
+        }
+    } else {
+        let mut failed = start;
+        let mut step = 4u8;
+        loop {
+            if failed == Quality::WORST.index() {
+                return Ok(None);
+            }
+            let q = failed.saturating_add(step).min(Quality::WORST.index());
+            if let Some(f) = trial(q)? {
+                (good, best, bad) = (q, f, Some(failed));
+                break;
+            }
+            (failed, step) = (q, step.saturating_mul(2));
+        }
+    }
+    let Some(bad) = bad else {
+        return Ok(Some(best));
+    };
+    let (mut lo, mut hi) = (bad + 1, good);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        match trial(mid)? {
+            Some(f) => (hi, best) = (mid, f),
+            None => lo = mid + 1,
+        }
+    }
+    Ok(Some(best))
 }
 
 /// The picture size in a VP8 keyframe's header (RFC 6386 9.1), if `data` is a keyframe.
@@ -294,7 +339,7 @@ impl<'a> BaselineSim<'a> {
                 (
                     Sender::Oracle(OracleSender::new(oracle, forecast).map_err(|e| bad(&e))?),
                     ReceiverConfig::default(),
-                    SimEncoder::Search(Box::new(enc), State::initial()),
+                    SimEncoder::Search(Box::new(enc), State::initial(), 64),
                 )
             }
         };
@@ -521,6 +566,44 @@ mod tests {
     use salsify_time::{Duration, Instant};
 
     use crate::sim::{simulate, Scheme, SimConfig, SyntheticVideo};
+
+    /// The gallop-and-bisect search returns a quantizer that fits while the next finer one
+    /// does not, from any starting point, and nothing when even the coarsest is too big.
+    #[test]
+    fn oracle_search_finds_the_finest_quantizer_that_fits() {
+        use salsify_codec::{Encoder, Quality, State, SyntheticSource};
+        let mut enc = Encoder::new(128, 96).unwrap();
+        let source = SyntheticSource::new(128, 96, 30, 3).unwrap();
+        let key = enc
+            .encode(&State::initial(), &source.frame(0), Quality::new(40).unwrap())
+            .unwrap();
+        let image = source.frame(1);
+        // Size and quantizer actually coded (libvpx's 64 steps: some indices share one).
+        let size_and_q = |enc: &mut Encoder, q: u8| {
+            let f = enc
+                .encode(&key.target, &image, Quality::new(q).unwrap())
+                .unwrap();
+            (f.vp8().len(), f.quality.index())
+        };
+        let size = |enc: &mut Encoder, q: u8| size_and_q(enc, q).0;
+        let smallest = size(&mut enc, 127);
+        assert!(super::finest_that_fits(&mut enc, &key.target, &image, smallest - 1, 64)
+            .unwrap()
+            .is_none());
+        for budget in [smallest, smallest + 50, 400, 1500, 100_000] {
+            for start in [0, 20, 64, 127] {
+                let f = super::finest_that_fits(&mut enc, &key.target, &image, budget, start)
+                    .unwrap()
+                    .unwrap();
+                let q = f.quality.index();
+                assert!(f.vp8().len() <= budget, "budget {budget} start {start}");
+                if q > 0 {
+                    let (finer, coded) = size_and_q(&mut enc, q - 1);
+                    assert!(finer > budget || coded == q, "budget {budget} start {start}: q{q}");
+                }
+            }
+        }
+    }
 
     /// At 60 fps the CBR encoder once misread the frame rate (it was given the gap since the
     /// previous picture as each frame's duration) and starved the stream: half the pictures

@@ -374,12 +374,9 @@ fn command_line() -> String {
             format!("'{}'", a.replace('\'', "'\\''"))
         }
     };
-    let mut args = std::env::args();
-    let program = args.next().map_or("salsify".into(), |p| {
-        Path::new(&p)
-            .file_name()
-            .map_or(p.clone(), |n| n.to_string_lossy().into_owned())
-    });
+    // The program is named as a user types it, wherever the binary lives.
+    let args = std::env::args().skip(1);
+    let program = "salsify".to_string();
     std::iter::once(program)
         .chain(args.map(quote))
         .collect::<Vec<_>>()

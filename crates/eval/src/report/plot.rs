@@ -391,15 +391,22 @@ pub fn ticks(scale: Scale, lo: f64, hi: f64) -> Vec<f64> {
                 return Vec::new();
             }
             let (d0, d1) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
-            let multiples: &[f64] = if d1 - d0 <= 3 {
-                &[1.0, 2.0, 5.0]
-            } else {
-                &[1.0]
+            let within = |multiples: &[f64]| -> Vec<f64> {
+                (d0..=d1)
+                    .flat_map(|d| multiples.iter().map(move |m| m * 10f64.powi(d)))
+                    .filter(|&v| v >= lo * (1.0 - 1e-9) && v <= hi * (1.0 + 1e-9))
+                    .collect()
             };
-            (d0..=d1)
-                .flat_map(|d| multiples.iter().map(move |m| m * 10f64.powi(d)))
-                .filter(|&v| v >= lo * (1.0 - 1e-9) && v <= hi * (1.0 + 1e-9))
-                .collect()
+            if d1 - d0 > 3 {
+                return within(&[1.0]);
+            }
+            // A narrow range gets more steps, so the axis always has a few labels.
+            let ticks = within(&[1.0, 2.0, 5.0]);
+            if ticks.len() >= 4 {
+                ticks
+            } else {
+                within(&[1.0, 1.5, 2.0, 3.0, 5.0, 7.0])
+            }
         }
     }
 }
@@ -657,6 +664,7 @@ mod tests {
             vec![1.0, 10.0, 100.0, 1e3, 1e4, 1e5, 1e6]
         );
         assert!(ticks(Scale::Log10, -1.0, 10.0).is_empty());
+        assert_eq!(ticks(Scale::Log10, 90.0, 270.0), vec![100.0, 150.0, 200.0]);
         assert_eq!(tick_label(0.6000000000000001), "0.6");
         assert_eq!(tick_label(2000.0), "2000");
     }

@@ -575,7 +575,11 @@ mod tests {
         let mut enc = Encoder::new(128, 96).unwrap();
         let source = SyntheticSource::new(128, 96, 30, 3).unwrap();
         let key = enc
-            .encode(&State::initial(), &source.frame(0), Quality::new(40).unwrap())
+            .encode(
+                &State::initial(),
+                &source.frame(0),
+                Quality::new(40).unwrap(),
+            )
             .unwrap();
         let image = source.frame(1);
         // Size and quantizer actually coded (libvpx's 64 steps: some indices share one).
@@ -587,9 +591,11 @@ mod tests {
         };
         let size = |enc: &mut Encoder, q: u8| size_and_q(enc, q).0;
         let smallest = size(&mut enc, 127);
-        assert!(super::finest_that_fits(&mut enc, &key.target, &image, smallest - 1, 64)
-            .unwrap()
-            .is_none());
+        assert!(
+            super::finest_that_fits(&mut enc, &key.target, &image, smallest - 1, 64)
+                .unwrap()
+                .is_none()
+        );
         for budget in [smallest, smallest + 50, 400, 1500, 100_000] {
             for start in [0, 20, 64, 127] {
                 let f = super::finest_that_fits(&mut enc, &key.target, &image, budget, start)
@@ -599,7 +605,10 @@ mod tests {
                 assert!(f.vp8().len() <= budget, "budget {budget} start {start}");
                 if q > 0 {
                     let (finer, coded) = size_and_q(&mut enc, q - 1);
-                    assert!(finer > budget || coded == q, "budget {budget} start {start}: q{q}");
+                    assert!(
+                        finer > budget || coded == q,
+                        "budget {budget} start {start}: q{q}"
+                    );
                 }
             }
         }

@@ -550,4 +550,21 @@ mod tests {
         );
         assert_eq!(Matrix::from_toml(&m.to_toml()).unwrap(), m);
     }
+
+    proptest::proptest! {
+        /// Any text is a matrix or an error, never a panic; a parsed one plans or errs.
+        #[test]
+        fn any_text_parses_or_fails_cleanly(text in "(\\[\\[group\\]\\]\n|name = \"g\"\n|schemes = \\[\"oracle\"\\]\n|links = \\[\"wifi\"\\]\n|seeds = \\[\\]\n|[a-z =\"\\[\\]0-9\n]){0,40}") {
+            if let Ok(m) = Matrix::from_toml(&text) {
+                let _ = m.plan();
+            }
+        }
+
+        #[test]
+        fn shard_text_parses_or_fails_cleanly(text in "[0-9/ x]{0,8}") {
+            if let Ok(shard) = text.parse::<Shard>() {
+                proptest::prop_assert!(shard.index >= 1 && shard.index <= shard.count);
+            }
+        }
+    }
 }

@@ -214,4 +214,13 @@ mod tests {
         assert_eq!(read_csv(&text[..]).unwrap(), bins);
         assert!(read_csv(&b"start_s\n"[..]).is_err());
     }
+
+    proptest::proptest! {
+        /// A damaged time-series file is an error naming a line, never a panic.
+        #[test]
+        fn damaged_csv_fails_cleanly(tail in "[0-9.,\n-]{0,200}") {
+            let text = format!("{HEADER}\n{tail}");
+            let _ = read_csv(text.as_bytes());
+        }
+    }
 }

@@ -3,7 +3,7 @@
 //! bar and ETA; then writes the report. `--shard I/N` runs every N-th run for job arrays.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant as WallInstant;

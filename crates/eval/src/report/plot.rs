@@ -113,6 +113,9 @@ pub struct Series {
     pub labels: Vec<String>,
     /// A CSS colour; `None` takes the palette's next.
     pub color: Option<String>,
+    /// Dashed line (and legend entry): tells apart two series of one colour, e.g. a scheme's
+    /// sending rate and its delivered rate.
+    pub dashed: bool,
 }
 
 impl Series {
@@ -124,6 +127,7 @@ impl Series {
             whiskers: Vec::new(),
             labels: Vec::new(),
             color: None,
+            dashed: false,
         }
     }
 
@@ -157,6 +161,14 @@ impl Series {
     /// The same series with error bars.
     pub fn with_whiskers(self, whiskers: Vec<Option<Whiskers>>) -> Series {
         Series { whiskers, ..self }
+    }
+
+    /// The same series drawn dashed.
+    pub fn dashed(self) -> Series {
+        Series {
+            dashed: true,
+            ..self
+        }
     }
 
     /// The same series in a given colour.
@@ -290,6 +302,7 @@ impl Chart {
             draw_series(&mut svg, s, &color(s, i), &xm, &ym);
         }
         svg += "</g>\n";
+        draw_labels(&mut svg, &self.series, &xm, &ym);
         self.draw_legend(&mut svg, w);
         svg + "</svg>\n"
     }
@@ -308,8 +321,9 @@ impl Chart {
             } else {
                 let _ = writeln!(
                     svg,
-                    "<line x1=\"{x:.1}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"{c}\" stroke-width=\"2\"/>",
-                    x + 20.0
+                    "<line x1=\"{x:.1}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"{c}\" stroke-width=\"2\"{}/>",
+                    x + 20.0,
+                    dash(s.dashed)
                 );
             }
             let _ = writeln!(
@@ -320,6 +334,15 @@ impl Chart {
                 escape(&s.name)
             );
         }
+    }
+}
+
+/// The stroke attribute of a dashed line (nothing for a solid one).
+fn dash(dashed: bool) -> &'static str {
+    if dashed {
+        " stroke-dasharray=\"6 4\""
+    } else {
+        ""
     }
 }
 
@@ -519,14 +542,15 @@ fn thin(points: Vec<(f64, f64)>) -> Vec<(f64, f64)> {
     out
 }
 
-fn polyline(svg: &mut String, points: &[(f64, f64)], c: &str) {
+fn polyline(svg: &mut String, points: &[(f64, f64)], c: &str, dashed: bool) {
     let coords: Vec<String> = points
         .iter()
         .map(|(x, y)| format!("{x:.1},{y:.1}"))
         .collect();
     let _ = writeln!(
         svg,
-        "<polyline fill=\"none\" stroke=\"{c}\" stroke-width=\"1.6\" stroke-linejoin=\"round\" points=\"{}\"/>",
+        "<polyline fill=\"none\" stroke=\"{c}\" stroke-width=\"1.6\" stroke-linejoin=\"round\"{} points=\"{}\"/>",
+        dash(dashed),
         coords.join(" ")
     );
 }
@@ -534,7 +558,7 @@ fn polyline(svg: &mut String, points: &[(f64, f64)], c: &str) {
 fn draw_series(svg: &mut String, s: &Series, c: &str, x: &Mapping, y: &Mapping) {
     for run in runs(s, x, y) {
         match s.mark {
-            Mark::Line | Mark::LinePoints => polyline(svg, &run, c),
+            Mark::Line | Mark::LinePoints => polyline(svg, &run, c, s.dashed),
             Mark::Step => {
                 let mut stepped = Vec::with_capacity(run.len() * 2);
                 for (k, &(px, py)) in run.iter().enumerate() {
@@ -543,7 +567,7 @@ fn draw_series(svg: &mut String, s: &Series, c: &str, x: &Mapping, y: &Mapping) 
                     }
                     stepped.push((px, py));
                 }
-                polyline(svg, &stepped, c);
+                polyline(svg, &stepped, c, s.dashed);
             }
             Mark::LabelledPoints => {}
         }
@@ -583,15 +607,193 @@ fn draw_whiskers(svg: &mut String, s: &Series, c: &str, x: &Mapping, y: &Mapping
                 );
             }
         }
-        if let (Mark::LabelledPoints, Some(label)) = (s.mark, s.labels.get(i)) {
+    }
+}
+
+/// A rectangle on the page: left, top, right, bottom.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Rect {
+    x0: f64,
+    y0: f64,
+    x1: f64,
+    y1: f64,
+}
+
+impl Rect {
+    fn overlap(&self, o: &Rect) -> f64 {
+        let w = (self.x1.min(o.x1) - self.x0.max(o.x0)).max(0.0);
+        let h = (self.y1.min(o.y1) - self.y0.max(o.y0)).max(0.0);
+        w * h
+    }
+
+    fn area(&self) -> f64 {
+        (self.x1 - self.x0) * (self.y1 - self.y0)
+    }
+}
+
+/// Average width of a 12 px sans-serif glyph. Without font metrics (no dependencies) label
+/// boxes are estimates; erring wide reports a near miss as a collision rather than letting
+/// two labels touch.
+const GLYPH_WIDTH: f64 = 7.0;
+
+/// A label's spot: baseline anchor, `text-anchor`, estimated box, and whether it sits away
+/// from its point (then a leader line shows whose it is).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Spot {
+    x: f64,
+    y: f64,
+    anchor: &'static str,
+    bounds: Rect,
+    far: bool,
+}
+
+/// Spots to try for a label of `width` at point (`px`, `py`), nearest first: the four
+/// diagonals, above, below, then the same further out.
+fn spots(px: f64, py: f64, width: f64) -> Vec<Spot> {
+    let mut out = Vec::new();
+    for ring in 0..5 {
+        let step = 13.0 * f64::from(ring);
+        for (dx, dy, anchor) in [
+            (7.0, -7.0 - step, "start"),
+            (7.0, 15.0 + step, "start"),
+            (-7.0, -7.0 - step, "end"),
+            (-7.0, 15.0 + step, "end"),
+            (0.0, -10.0 - step, "middle"),
+            (0.0, 19.0 + step, "middle"),
+        ] {
+            let (x, y) = (px + dx, py + dy);
+            let x0 = match anchor {
+                "start" => x,
+                "end" => x - width,
+                _ => x - width / 2.0,
+            };
+            out.push(Spot {
+                x,
+                y,
+                anchor,
+                bounds: Rect {
+                    x0,
+                    y0: y - 10.0,
+                    x1: x0 + width,
+                    y1: y + 3.0,
+                },
+                far: ring > 0,
+            });
+        }
+    }
+    out
+}
+
+/// Places labels, in order, each on the first spot that covers no marker, no label placed
+/// before it and nothing outside the plot; failing that, on the least-covered spot. Schemes
+/// in the paper's figure 6 sit within a few pixels of each other (the Salsify variants), so
+/// a fixed offset would overprint them. Greedy and in order, so deterministic.
+fn place_labels(labels: &[(f64, f64, f64)], markers: &[Rect], plot: Rect) -> Vec<Spot> {
+    let mut placed: Vec<Spot> = Vec::with_capacity(labels.len());
+    for &(px, py, width) in labels {
+        let cost = |spot: &Spot| -> f64 {
+            let b = &spot.bounds;
+            let covered: f64 = markers.iter().map(|m| b.overlap(m)).sum::<f64>()
+                + placed.iter().map(|p| b.overlap(&p.bounds)).sum::<f64>();
+            covered + 4.0 * (b.area() - b.overlap(&plot))
+        };
+        let mut best: Option<(f64, Spot)> = None;
+        for spot in spots(px, py, width) {
+            let c = cost(&spot);
+            if best.is_none_or(|(b, _)| c < b) {
+                best = Some((c, spot));
+            }
+            if c == 0.0 {
+                break;
+            }
+        }
+        placed.push(best.expect("spots is never empty").1);
+    }
+    placed
+}
+
+/// Thin boxes around a point's drawn whiskers, so labels keep off them too (a label's white
+/// halo would otherwise cut a whisker short).
+fn whisker_rects(w: &Whiskers, px: f64, py: f64, x: &Mapping, y: &Mapping) -> Vec<Rect> {
+    let mut out = Vec::new();
+    if x.axis.drawable(w.x.0) && x.axis.drawable(w.x.1) {
+        let (a, b) = (x.at(w.x.0), x.at(w.x.1));
+        out.push(Rect {
+            x0: a.min(b),
+            y0: py - 1.0,
+            x1: a.max(b),
+            y1: py + 1.0,
+        });
+    }
+    if y.axis.drawable(w.y.0) && y.axis.drawable(w.y.1) {
+        let (a, b) = (y.at(w.y.0), y.at(w.y.1));
+        out.push(Rect {
+            x0: px - 1.0,
+            y0: a.min(b),
+            x1: px + 1.0,
+            y1: a.max(b),
+        });
+    }
+    out
+}
+
+/// The labels of [`Mark::LabelledPoints`] series, drawn last (over lines and whiskers, with a
+/// white halo) and placed so they do not overprint each other.
+fn draw_labels(svg: &mut String, series: &[Series], x: &Mapping, y: &Mapping) {
+    let mut markers = Vec::new();
+    let mut labels = Vec::new();
+    for (i, s) in series.iter().enumerate() {
+        if !matches!(s.mark, Mark::LinePoints | Mark::LabelledPoints) {
+            continue;
+        }
+        for (k, &(vx, vy)) in s.points.iter().enumerate() {
+            if !(x.axis.drawable(vx) && y.axis.drawable(vy)) {
+                continue;
+            }
+            let (px, py) = (x.at(vx), y.at(vy));
+            markers.push(Rect {
+                x0: px - 4.0,
+                y0: py - 4.0,
+                x1: px + 4.0,
+                y1: py + 4.0,
+            });
+            if let Some(Some(w)) = s.whiskers.get(k) {
+                markers.extend(whisker_rects(w, px, py, x, y));
+            }
+            match (s.mark, s.labels.get(k)) {
+                (Mark::LabelledPoints, Some(text)) if !text.is_empty() => {
+                    let width = GLYPH_WIDTH * text.chars().count() as f64;
+                    labels.push((px, py, width, text, color(s, i)));
+                }
+                _ => {}
+            }
+        }
+    }
+    let plot = Rect {
+        x0: x.start.min(x.start + x.length),
+        y0: y.start.min(y.start + y.length),
+        x1: x.start.max(x.start + x.length),
+        y1: y.start.max(y.start + y.length),
+    };
+    let boxes: Vec<(f64, f64, f64)> = labels.iter().map(|l| (l.0, l.1, l.2)).collect();
+    for (spot, (px, py, _, text, c)) in place_labels(&boxes, &markers, plot).iter().zip(&labels) {
+        if spot.far {
+            let b = &spot.bounds;
             let _ = writeln!(
                 svg,
-                "<text x=\"{:.1}\" y=\"{:.1}\" fill=\"{c}\">{}</text>",
-                px + 7.0,
-                py - 7.0,
-                escape(label)
+                "<line x1=\"{px:.1}\" y1=\"{py:.1}\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"{c}\" stroke-width=\"0.8\"/>",
+                px.clamp(b.x0, b.x1),
+                py.clamp(b.y0, b.y1)
             );
         }
+        let _ = writeln!(
+            svg,
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"{}\" fill=\"{c}\" stroke=\"white\" stroke-width=\"3\" stroke-linejoin=\"round\" paint-order=\"stroke\">{}</text>",
+            spot.x,
+            spot.y,
+            spot.anchor,
+            escape(text)
+        );
     }
 }
 
@@ -713,5 +915,64 @@ mod tests {
                 .at(100.0)
         );
         assert!(svg.contains(&top), "spike at {top}");
+    }
+
+    #[test]
+    fn clustered_labels_do_not_overlap_each_other_or_markers() {
+        let points = [(100.0, 100.0), (104.0, 102.0), (98.0, 96.0), (102.0, 99.0)];
+        let markers: Vec<Rect> = points
+            .iter()
+            .map(|&(x, y)| Rect {
+                x0: x - 4.0,
+                y0: y - 4.0,
+                x1: x + 4.0,
+                y1: y + 4.0,
+            })
+            .collect();
+        let labels: Vec<(f64, f64, f64)> = points.iter().map(|&(x, y)| (x, y, 70.0)).collect();
+        let plot = Rect {
+            x0: 0.0,
+            y0: 0.0,
+            x1: 400.0,
+            y1: 300.0,
+        };
+        let placed = place_labels(&labels, &markers, plot);
+        for (i, a) in placed.iter().enumerate() {
+            assert_eq!(a.bounds.overlap(&plot), a.bounds.area(), "inside the plot");
+            assert!(markers.iter().all(|m| a.bounds.overlap(m) == 0.0));
+            for b in &placed[i + 1..] {
+                assert_eq!(a.bounds.overlap(&b.bounds), 0.0, "{a:?} {b:?}");
+            }
+        }
+        // A lone label takes the first spot: right of and above its point.
+        let lone = place_labels(&labels[..1], &markers[..1], plot);
+        assert_eq!(
+            (lone[0].x, lone[0].y, lone[0].anchor),
+            (107.0, 93.0, "start")
+        );
+    }
+
+    #[test]
+    fn labels_near_the_edge_stay_inside_the_plot() {
+        let plot = Rect {
+            x0: 0.0,
+            y0: 0.0,
+            x1: 400.0,
+            y1: 300.0,
+        };
+        let placed = place_labels(&[(398.0, 2.0, 60.0)], &[], plot);
+        assert_eq!(placed[0].bounds.overlap(&plot), placed[0].bounds.area());
+    }
+
+    #[test]
+    fn labels_are_drawn_escaped_and_dashed_series_dashed() {
+        let mut c = sample();
+        c.push(Series::line("a \"quoted\" line", vec![(100.0, 12.0), (200.0, 13.0)]).dashed());
+        let svg = c.to_svg();
+        assert!(balanced(&svg), "{svg}");
+        assert!(svg.contains(">salsify</text>") && svg.contains(">webrtc</text>"));
+        assert!(svg.contains("a &quot;quoted&quot; line"));
+        // The line and its legend entry.
+        assert_eq!(svg.matches("stroke-dasharray").count(), 2, "{svg}");
     }
 }

@@ -149,19 +149,31 @@ pub fn group_table(runs: &[Entry]) -> Table {
     Table { header, rows }
 }
 
-/// The paper's Salsify-2c and WebRTC numbers on a trace (p95 delay ms, SSIM dB mean), by a
-/// name our trace files may carry.
-fn paper_numbers(link: &str) -> Option<(&'static str, (f64, f64), (f64, f64))> {
+/// The paper's figure 11 on one trace: (p95 delay ms, mean SSIM dB) of each system.
+struct PaperResult {
+    trace: &'static str,
+    salsify: (f64, f64),
+    webrtc: (f64, f64),
+}
+
+/// The paper's Salsify-2c and WebRTC numbers on a trace, by a name our trace files may
+/// carry.
+fn paper_numbers(link: &str) -> Option<PaperResult> {
     let l = link.to_ascii_lowercase();
-    if l.contains("verizon-lte") || l.contains("verizon lte") {
-        Some(("Verizon LTE", (1257.0, 15.6), (4977.0, 13.7)))
+    let (trace, salsify, webrtc) = if l.contains("verizon-lte") || l.contains("verizon lte") {
+        ("Verizon LTE", (1257.0, 15.6), (4977.0, 13.7))
     } else if l.contains("att-lte") || l.contains("at&t") {
-        Some(("AT&T LTE", (362.0, 15.4), (4730.0, 13.4)))
+        ("AT&T LTE", (362.0, 15.4), (4730.0, 13.4))
     } else if l.contains("tmobile-umts") {
-        Some(("T-Mobile UMTS", (4129.0, 13.3), (8686.0, 11.5)))
+        ("T-Mobile UMTS", (4129.0, 13.3), (8686.0, 11.5))
     } else {
-        None
-    }
+        return None;
+    };
+    Some(PaperResult {
+        trace,
+        salsify,
+        webrtc,
+    })
 }
 
 /// Salsify-2c against the conventional scheme per link: p95 delay ratio and SSIM
@@ -205,8 +217,12 @@ pub fn comparison_table(runs: &[Entry]) -> Table {
             _ => None,
         };
         let (paper_delay, paper_ssim) = match paper_numbers(link) {
-            Some((name, (sd, ss), (wd, ws))) => (
-                format!("{name}: {sd:.0} / {wd:.0}, {:.1}x", wd / sd),
+            Some(PaperResult {
+                trace,
+                salsify: (sd, ss),
+                webrtc: (wd, ws),
+            }) => (
+                format!("{trace}: {sd:.0} / {wd:.0}, {:.1}x", wd / sd),
                 format!("{ss:.1} / {ws:.1}, {:+.1}", ss - ws),
             ),
             None => ("-".into(), "-".into()),
@@ -243,8 +259,11 @@ mod tests {
 
     #[test]
     fn paper_traces_are_recognised() {
-        assert_eq!(paper_numbers("Verizon-LTE-short").unwrap().0, "Verizon LTE");
-        assert_eq!(paper_numbers("ATT-LTE-driving").unwrap().0, "AT&T LTE");
+        assert_eq!(
+            paper_numbers("Verizon-LTE-short").unwrap().trace,
+            "Verizon LTE"
+        );
+        assert_eq!(paper_numbers("ATT-LTE-driving").unwrap().trace, "AT&T LTE");
         assert!(paper_numbers("TMobile-LTE-short").is_none());
     }
 }

@@ -88,8 +88,9 @@ pub struct SenderConfig {
     pub min_quality: Quality,
     /// Coarsest quantizer ever asked for. Default 127.
     pub max_quality: Quality,
-    /// After this many skips in a row the worse option is sent even if it does not fit.
-    /// Default 4 (the paper; the original code used 3).
+    /// After this many skips in a row, with nothing in flight (so no ACK will come), the
+    /// worse option is sent even if it does not fit, so feedback keeps flowing. Default 4
+    /// (the paper; the original code used 3).
     pub max_consecutive_skips: u32,
     /// How long loss-recovery mode lasts after the last loss report. Default 5 s.
     pub recovery_duration: Duration,

@@ -555,7 +555,7 @@ impl<F: EncodedFrame> Sender<F> {
             ])),
             SenderMode::ConventionalCodec => match self.budget() {
                 None => Some(EncodeJob::Qualities(vec![self.quality])),
-                Some(0) if self.consecutive_skips < self.config.max_consecutive_skips => None,
+                Some(0) if !self.feedback_starved() => None,
                 Some(bytes) => Some(EncodeJob::SizeTarget {
                     bytes,
                     hint: self.quality,
@@ -622,11 +622,22 @@ impl<F: EncodedFrame> Sender<F> {
         match largest_fitting {
             Some(0) => Some((0, Choice::Better)),
             Some(i) => Some((i, Choice::Worse)),
-            None if probe_due || self.consecutive_skips >= self.config.max_consecutive_skips => {
+            None if probe_due || self.feedback_starved() => {
                 Some((frames.len() - 1, Choice::ForcedWorse))
             }
             None => None,
         }
+    }
+
+    /// Skipped `max_consecutive_skips` pictures in a row with nothing in flight: no ACK is
+    /// coming to reopen the budget (d / tau rounds to no fragment when tau > d), so a frame
+    /// must go anyway for feedback to flow. While fragments are in flight their ACKs will
+    /// come; forcing frames then only floods the queue (measured: 720p on a 36 kb/s stretch
+    /// of the Verizon EV-DO trace, a forced 8.6 KB frame every fifth picture offered 850 kb/s
+    /// and built a 15 s queue). A lost flight is covered by the outage probes.
+    fn feedback_starved(&self) -> bool {
+        self.consecutive_skips >= self.config.max_consecutive_skips
+            && self.fragments_in_flight() == 0
     }
 
     /// During a suspected outage: time for a probe frame (see

@@ -103,6 +103,23 @@ fn ack(
     out
 }
 
+/// Acknowledges the newest fragment the sender has sent (after flushing its pacer at `now`),
+/// so nothing is in flight; `datagrams` are those already taken from it.
+fn ack_everything(
+    s: &mut FakeSender,
+    mut datagrams: Vec<Vec<u8>>,
+    number: u32,
+    now: Instant,
+    tau_us: Option<u64>,
+) {
+    datagrams.extend(flush_pacer(s, now).0);
+    let newest = DataFragment::parse(datagrams.last().expect("data was sent"))
+        .unwrap()
+        .id();
+    s.handle_datagram(now, &ack(number, newest, tau_us, 0, &[]))
+        .unwrap();
+}
+
 fn sent(events: &[SenderEvent]) -> Option<SentFrame> {
     events.iter().find_map(|e| match e {
         SenderEvent::FrameSent(f) => Some(*f),
@@ -220,12 +237,14 @@ fn two_options_step_quality_down_17_and_up_23_within_3_to_127() {
     .unwrap();
     let mut worse = Vec::new();
     for picture in 0..5 {
-        let (request, events, _) = offer(&mut s, &enc, picture, Instant::from_millis(picture * 33));
+        let now = Instant::from_millis(picture * 33);
+        let (request, events, datagrams) = offer(&mut s, &enc, picture, now);
         let EncodeJob::Qualities(qs) = request.job else {
             panic!()
         };
         worse.push(qs[1].index());
         assert_eq!(sent(&events).unwrap().choice, Choice::ForcedWorse);
+        ack_everything(&mut s, datagrams, picture as u32 + 1, now, Some(200_000));
     }
     assert_eq!(worse, [87, 110, 127, 127, 127]);
 }
@@ -285,17 +304,14 @@ fn sends_the_larger_option_that_fits_else_skips() {
 fn skips_at_most_max_consecutive_then_forces_the_worse_option() {
     let enc = FakeEncoder::default();
     let mut s = new_sender(SenderConfig::default());
-    let (_, events, _) = offer(&mut s, &enc, 0, Instant::ZERO);
+    let (_, events, datagrams) = offer(&mut s, &enc, 0, Instant::ZERO);
     let mut last_target = sent(&events).unwrap().target;
-    // tau = 200 ms > d: budget 0 whatever is in flight.
-    s.handle_datagram(
-        Instant::ZERO,
-        &ack(0, FragmentId::default(), Some(200_000), 0, &[]),
-    )
-    .unwrap();
+    // tau = 200 ms > d: budget 0 even with nothing in flight.
+    ack_everything(&mut s, datagrams, 0, Instant::ZERO, Some(200_000));
     let mut pattern = String::new();
     for picture in 1..=15 {
-        let (request, events, _) = offer(&mut s, &enc, picture, Instant::from_millis(picture * 33));
+        let now = Instant::from_millis(picture * 33);
+        let (request, events, datagrams) = offer(&mut s, &enc, picture, now);
         // Skipped pictures leave the source alone: always the last frame sent.
         assert_eq!(request.source.0, last_target);
         match sent(&events) {
@@ -307,6 +323,7 @@ fn skips_at_most_max_consecutive_then_forces_the_worse_option() {
                 assert_eq!(f.quality, qs[1], "forced send is the worse option");
                 last_target = f.target;
                 pattern.push('F');
+                ack_everything(&mut s, datagrams, picture as u32, now, Some(200_000));
             }
             None => pattern.push('s'),
         }
@@ -314,6 +331,15 @@ fn skips_at_most_max_consecutive_then_forces_the_worse_option() {
     assert_eq!(pattern, "ssssFssssFssssF");
     assert_eq!(s.stats().skipped, 12);
     assert_eq!(s.stats().sent_forced, 3);
+
+    // Unacknowledged from here: one more forced frame, and while it is in flight (its ACKs
+    // will come) no further forcing.
+    let mut unacked = String::new();
+    for picture in 16..=30 {
+        let (_, events, _) = offer(&mut s, &enc, picture, Instant::from_millis(picture * 33));
+        unacked.push(if sent(&events).is_some() { 'F' } else { 's' });
+    }
+    assert_eq!(unacked, "ssssFssssssssss");
 }
 
 #[test]
@@ -410,6 +436,8 @@ fn fragments_are_paced_and_carry_grace_unless_ablated() {
         }
         // Next frame 40 ms after the last fragment left: 38 ms of idle time beyond the gap.
         let t = t_end + Duration::from_millis(40);
+        // All acknowledged (no estimate yet): nothing in flight, no limit.
+        ack_everything(&mut s, first.clone(), 0, t, None);
         let (_, _, mut second) = offer(&mut s, &enc, 1, t);
         second.extend(flush_pacer(&mut s, t).0);
         let graces: Vec<_> = second

@@ -119,6 +119,11 @@ pub fn time_series(group: &str, runs: &[Entry]) -> Vec<Drawn> {
             Axis::linear("time (s)"),
             Axis::log("delay (ms, log scale), mean over 250 ms"),
         );
+        let mut shown = Chart::new(
+            format!("{link}: frames shown"),
+            Axis::linear("time (s)"),
+            Axis::linear("frames shown per second"),
+        );
         let mut capacity_drawn = false;
         for r in &here {
             let Ok(bins) = r.result.time_series() else {
@@ -142,14 +147,21 @@ pub fn time_series(group: &str, runs: &[Entry]) -> Vec<Drawn> {
                 .iter()
                 .filter_map(|b| b.delay_mean_ms.map(|d| (b.start_s, d)))
                 .collect();
-            delays.push(Series::line(name, delay).with_color(scheme_color(r.scheme())));
+            delays.push(Series::line(name.clone(), delay).with_color(scheme_color(r.scheme())));
+            let width_s = crate::campaign::store::BIN_WIDTH.as_secs_f64();
+            let rate = bins
+                .iter()
+                .map(|b| (b.start_s, f64::from(b.frames_shown) / width_s))
+                .collect();
+            shown.push(Series::line(name, rate).with_color(scheme_color(r.scheme())));
         }
         let stem = format!("{group}-{}", slug(link));
         out.push(Drawn {
             name: format!("{stem}-throughput"),
             caption: format!(
-                "{link}: the link's capacity (grey) and each scheme's throughput through the \
-                 bottleneck, in 250 ms bins."
+                "{link}: the link's capacity (grey: its delivery opportunities; losses and \
+                 outages are not subtracted) and each scheme's throughput through the bottleneck \
+                 (all it sent: video, retransmissions, probes and padding), in 250 ms bins."
             ),
             svg: rates.to_svg(),
         });
@@ -161,6 +173,13 @@ pub fn time_series(group: &str, runs: &[Entry]) -> Vec<Drawn> {
                  each 250 ms bin."
             ),
             svg: delays.to_svg(),
+        });
+        out.push(Drawn {
+            name: format!("{stem}-frames"),
+            caption: format!(
+                "{link}: frames displayed per second by each scheme, counted in 250 ms bins."
+            ),
+            svg: shown.to_svg(),
         });
     }
     out

@@ -83,8 +83,8 @@ fn matrix_runs_resumes_shards_and_reports() {
     let svgs = fs::read_dir(full.join("figures")).unwrap().count();
     assert_eq!(
         svgs,
-        2 + 4 + 2,
-        "2 links x (1 + 2) figures + 2 queue figures"
+        2 + 6 + 2,
+        "2 links x (1 + 3) figures + 2 queue figures"
     );
     for run in fs::read_dir(full.join("runs")).unwrap() {
         let run = run.unwrap().path();

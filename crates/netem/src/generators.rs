@@ -29,32 +29,7 @@ const MAX_GENERATED_PERIOD_MS: u64 = 86_400_000;
 /// rate or period typed in the wrong unit.
 pub const MAX_GENERATED_OPPORTUNITIES: u64 = 20_000_000;
 
-/// A bit rate. Units live in the type so "5" cannot be read as kb/s in one place and Mb/s in
-/// another.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Bitrate(u64);
-
-impl Bitrate {
-    /// `bps` bits per second.
-    pub const fn bps(bps: u64) -> Bitrate {
-        Bitrate(bps)
-    }
-    /// `kbps` thousand bits per second.
-    pub const fn kbps(kbps: u64) -> Bitrate {
-        Bitrate(kbps.saturating_mul(1000))
-    }
-    /// `mbps` million bits per second.
-    pub const fn mbps(mbps: u64) -> Bitrate {
-        Bitrate(mbps.saturating_mul(1_000_000))
-    }
-    /// Bits per second.
-    pub const fn as_bps(self) -> u64 {
-        self.0
-    }
-    fn as_f64(self) -> f64 {
-        self.0 as f64
-    }
-}
+pub use salsify_time::Bitrate;
 
 /// Why a trace could not be generated.
 #[derive(Debug, thiserror::Error)]

@@ -11,6 +11,9 @@ use std::fmt;
 use std::ops::{Add, AddAssign, Sub};
 pub use std::time::Duration;
 
+mod units;
+pub use units::Bitrate;
+
 /// A point in time: microseconds since an arbitrary epoch (the start of a run).
 ///
 /// Microseconds are fine enough for packet timing (a 1500-byte packet at 1 Gb/s takes 12 µs)

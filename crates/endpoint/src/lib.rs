@@ -1,0 +1,76 @@
+//! The one endpoint shape every scheme implements (Salsify and its ablations, the
+//! conventional WebRTC-style scheme, Vidaptive-style, the oracle), after quinn-proto and str0m:
+//!
+//! ```text
+//!            handle_picture / handle_encoded / handle_datagram / handle_timeout
+//!   driver ────────────────────────────────────────────────────────────────▶ SenderEndpoint
+//!   (simulator     ◀── poll_output(now): Encode(job) | Transmit(bytes) | Event | Timeout(t)
+//!    or runtime)
+//!            handle_datagram / handle_timeout
+//!          ────────────────────────────────────────────────────────────────▶ ReceiverEndpoint
+//!                  ◀── poll_output(now): Transmit(bytes) | Event(Display, ...) | Timeout(t)
+//! ```
+//!
+//! "Mutate, then drain `poll_output` until `Timeout`, repeat": no endpoint reads a clock,
+//! owns a socket or a thread. Encoding is work a sender asks for ([`EncodeRequest`]) and takes
+//! back through [`SenderEndpoint::handle_encoded`], so the driver chooses threads (live) or
+//! charges modelled time (simulator). Decoding is done by the decoder a receiver is built with
+//! (see [`ReceiverEndpoint`] for why it is not a request). Each scheme owns its policy and
+//! reports what it did through [`SenderEvent`]s and typed [`SenderStats`] snapshots.
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod encode;
+mod receiver;
+mod sender;
+
+pub use encode::{CbrJob, CbrSettings, EncodeFailed, EncodeJob, EncodeOutcome, EncodeRequest};
+pub use receiver::{
+    DatagramError, Displayed, ReceiverEndpoint, ReceiverEvent, ReceiverOutput, ReceiverStats,
+};
+pub use sender::{
+    Choice, Diagnostic, DropReason, InputError, SenderEndpoint, SenderEvent, SenderOutput,
+    SenderStats, SentFrame,
+};
+pub use salsify_codec::{CbrFrame, EncodedFrame, Image, Quality, State, StateHash};
+pub use salsify_time::{Bitrate, Duration, Instant};
+
+/// Which family of wire protocol a datagram belongs to, read from its first byte, so a
+/// receiver can learn the scheme from the first datagram it gets (or refuse a mismatch).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum WireFamily {
+    /// Salsify's fragments and ACKs (`salsify-transport`).
+    Salsify,
+    /// The baselines' RTP-like media, padding and feedback (`salsify-baselines`).
+    Baseline,
+}
+
+/// First byte of every Salsify datagram (its wire version).
+pub const SALSIFY_WIRE_TAG: u8 = 1;
+/// First byte of every baseline datagram.
+pub const BASELINE_WIRE_TAG: u8 = 0xB1;
+
+impl WireFamily {
+    /// The family of `datagram`, if its first byte names one.
+    pub fn of(datagram: &[u8]) -> Option<WireFamily> {
+        match datagram.first()? {
+            &SALSIFY_WIRE_TAG => Some(WireFamily::Salsify),
+            &BASELINE_WIRE_TAG => Some(WireFamily::Baseline),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wire_families_are_told_apart_by_the_first_byte() {
+        assert_eq!(WireFamily::of(&[1, 1, 0]), Some(WireFamily::Salsify));
+        assert_eq!(WireFamily::of(&[0xB1, 1]), Some(WireFamily::Baseline));
+        assert_eq!(WireFamily::of(&[2]), None);
+        assert_eq!(WireFamily::of(&[]), None);
+    }
+}

@@ -13,6 +13,7 @@ pub mod image;
 pub mod ivf;
 pub mod quality;
 pub mod scale;
+pub mod search;
 pub mod state;
 pub mod synthetic;
 mod vpx;

@@ -18,30 +18,30 @@
 //! queue_packets = 256
 //! delay_ms = 20                  # one way, each direction
 //! loss = 0.0                     # i.i.d. loss on the video direction
+//!
+//! # Optional: the scheme's own parameters, one table per scheme family; only the table of
+//! # the scheme run is used. Every field and its default is documented on the config type
+//! # (salsify-transport SenderConfig / ReceiverConfig, salsify-baselines GccConfig,
+//! # VidaptiveConfig, OracleConfig); an unknown or out-of-range field is an error naming it.
+//! [salsify]
+//! delay_target_ms = 100.0
+//! [conventional]
+//! max_kbps = 2500
 //! ```
 
 use std::path::{Path, PathBuf};
 
 use salsify_netem::{generators, presets, Bitrate, LinkConfig, LossModel, QueueLimit, Trace};
+use salsify_baselines::{GccConfig, OracleConfig, VidaptiveConfig};
+use salsify_schemes::{SchemeConfig, SchemeError, SchemeParams};
 use salsify_time::Duration;
-use salsify_transport::{SenderConfig, SenderMode};
+use salsify_transport::SenderConfig;
 use serde::{Deserialize, Serialize};
 
-use salsify_baselines::{GccConfig, OracleConfig, VidaptiveConfig};
-
-use crate::sim::{CostModel, Parallelism, Scheme, SimConfig};
+use crate::sim::{CostModel, SimConfig};
 
 /// The schemes `salsify sim` can run.
-pub const SCHEMES: &[&str] = &[
-    "salsify-2c",
-    "salsify-1c",
-    "salsify-no-grace",
-    "salsify-conventional-codec",
-    "salsify-conventional-transport",
-    "conventional",
-    "vidaptive",
-    "oracle",
-];
+pub use salsify_schemes::SCHEMES;
 
 /// The link presets a [`LinkSpec`] can name.
 pub const PRESETS: &[&str] = &[
@@ -75,6 +75,23 @@ pub struct Experiment {
     pub cost: CostModel,
     /// The network.
     pub link: LinkSpec,
+    /// `[salsify]`: Salsify's sender parameters (every salsify-* scheme), e.g.
+    /// `delay_target_ms`; defaults are the paper's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub salsify: Option<SenderConfig>,
+    /// `[salsify_receiver]`: Salsify's receiver parameters.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub salsify_receiver: Option<salsify_transport::ReceiverConfig>,
+    /// `[conventional]`: the WebRTC-style scheme's parameters (GCC, pacer, encoder), e.g.
+    /// `max_kbps`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conventional: Option<GccConfig>,
+    /// `[vidaptive]`: the Vidaptive-style scheme's parameters.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vidaptive: Option<VidaptiveConfig>,
+    /// `[oracle]`: the oracle's parameters.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub oracle: Option<OracleConfig>,
 }
 
 impl Default for Experiment {
@@ -89,6 +106,11 @@ impl Default for Experiment {
             cpu_used: -8,
             cost: CostModel::default(),
             link: LinkSpec::default(),
+            salsify: None,
+            salsify_receiver: None,
+            conventional: None,
+            vidaptive: None,
+            oracle: None,
         }
     }
 }
@@ -148,6 +170,17 @@ impl Experiment {
         toml::from_str(text).or_else(|e| fail("file", e.to_string()))
     }
 
+    /// The scheme parameter tables given.
+    pub fn scheme_params(&self) -> SchemeParams {
+        SchemeParams {
+            salsify: self.salsify.clone(),
+            salsify_receiver: self.salsify_receiver.clone(),
+            conventional: self.conventional.clone(),
+            vidaptive: self.vidaptive.clone(),
+            oracle: self.oracle.clone(),
+        }
+    }
+
     /// The simulator configuration for this experiment (the video is opened by the caller).
     pub fn sim_config(&self) -> Result<SimConfig, ExperimentError> {
         if !(self.duration_s.is_finite() && self.duration_s > 0.0 && self.duration_s <= 86_400.0) {
@@ -160,12 +193,19 @@ impl Experiment {
             return fail("cpu_used", format!("{} is not in -16..=-1", self.cpu_used));
         }
         self.cost.validate().or_else(|e| fail("cost", e))?;
-        let (scheme, sender, parallelism) = scheme(&self.scheme)?;
+        let scheme = SchemeConfig::named(&self.scheme, &self.scheme_params()).map_err(|e| {
+            let field = match &e {
+                SchemeError::Invalid { scheme, .. } => scheme,
+                _ => "scheme",
+            };
+            ExperimentError {
+                field,
+                message: e.to_string(),
+            }
+        })?;
         let (data_link, feedback_link) = self.link.build(self.seed)?;
         Ok(SimConfig {
             scheme,
-            sender,
-            parallelism,
             data_link,
             feedback_link,
             duration: Duration::from_secs_f64(self.duration_s),
@@ -174,54 +214,6 @@ impl Experiment {
             ..SimConfig::default()
         })
     }
-}
-
-/// The scheme, Salsify sender configuration and core use of a named scheme.
-fn scheme(name: &str) -> Result<(Scheme, SenderConfig, Parallelism), ExperimentError> {
-    let baseline = match name {
-        "conventional" => Some(Scheme::Conventional(GccConfig::default())),
-        "vidaptive" => Some(Scheme::Vidaptive(VidaptiveConfig::default())),
-        "oracle" => Some(Scheme::Oracle(OracleConfig::default())),
-        _ => None,
-    };
-    if let Some(scheme) = baseline {
-        return Ok((scheme, SenderConfig::default(), Parallelism::Serial));
-    }
-    let base = SenderConfig::default();
-    let (sender, parallelism) = match name {
-        "salsify-2c" => (base, Parallelism::Parallel),
-        "salsify-1c" => (base, Parallelism::Serial),
-        "salsify-no-grace" => (
-            SenderConfig {
-                grace_period: false,
-                ..base
-            },
-            Parallelism::Parallel,
-        ),
-        "salsify-conventional-codec" => (
-            SenderConfig {
-                mode: SenderMode::ConventionalCodec,
-                ..base
-            },
-            Parallelism::Parallel,
-        ),
-        "salsify-conventional-transport" => (
-            SenderConfig {
-                mode: SenderMode::ConventionalTransport {
-                    update_interval: Duration::from_secs(1),
-                },
-                ..base
-            },
-            Parallelism::Parallel,
-        ),
-        other => {
-            return fail(
-                "scheme",
-                format!("unknown scheme '{other}'; one of {}", SCHEMES.join(", ")),
-            )
-        }
-    };
-    Ok((Scheme::Salsify, sender, parallelism))
 }
 
 impl LinkSpec {
@@ -338,7 +330,7 @@ mod tests {
         let e = Experiment::from_toml("").unwrap();
         assert_eq!(e, Experiment::default());
         let c = e.sim_config().unwrap();
-        assert_eq!(c.parallelism, Parallelism::Parallel);
+        assert_eq!(c.scheme.name(), "salsify-2c");
         assert_eq!(c.data_link.queue, QueueLimit::packets(256));
     }
 
@@ -362,7 +354,7 @@ mod tests {
 
     #[test]
     fn schemes_and_presets_build() {
-        for name in SCHEMES {
+        for &name in SCHEMES {
             let e = Experiment {
                 scheme: name.to_string(),
                 ..Experiment::default()

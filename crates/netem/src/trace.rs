@@ -172,6 +172,16 @@ impl Trace {
             .saturating_add(partial)
     }
 
+    /// When opportunity `n` (counted from 0, repetitions included) comes after the trace
+    /// starts: the inverse of [`Self::opportunities_until`], for schemes that read the link's
+    /// future (the oracle).
+    pub fn opportunity_time(&self, n: u64) -> Duration {
+        let len = self.millis.len() as u64;
+        let period_us = self.period_ms() * 1000;
+        let within_us = self.millis[(n % len) as usize] * 1000;
+        Duration::from_micros((n / len).saturating_mul(period_us).saturating_add(within_us))
+    }
+
     /// Writes the trace in Mahimahi's file format (one timestamp per line).
     pub fn write_mahimahi<W: Write>(&self, mut out: W) -> io::Result<()> {
         for ms in self.millis.iter() {
@@ -274,6 +284,21 @@ mod tests {
         assert_eq!(t.opportunities_per_period(), 4);
         // Without a final newline too.
         assert_eq!(Trace::parse("3\n7").unwrap().millis(), &[3, 7]);
+    }
+
+    /// Opportunity `n` happens at the time after which `n + 1` opportunities have come, across
+    /// repetitions of the trace.
+    #[test]
+    fn opportunity_time_inverts_opportunities_until() {
+        let t = Trace::parse("0\n0\n5\n12\n").unwrap();
+        let times: Vec<u64> = (0..9)
+            .map(|n| t.opportunity_time(n).as_millis() as u64)
+            .collect();
+        assert_eq!(times, [0, 0, 5, 12, 12, 12, 17, 24, 24]);
+        for n in 0..40 {
+            let at = t.opportunity_time(n);
+            assert!(t.opportunities_until(at) > n, "n {n} at {at:?}");
+        }
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! The simulator runs the real codec, but charges a modelled time for it, so results do not
 //! depend on how fast or busy the machine running the simulation is.
 
+use salsify_schemes::Work;
 use salsify_time::Duration;
 use serde::{Deserialize, Serialize};
 
@@ -36,6 +37,31 @@ impl CostModel {
     /// One decode of a `width` x `height` picture.
     pub fn decode(&self, width: u32, height: u32) -> Duration {
         scaled(self.decode_us_per_megapixel, width, height)
+    }
+
+    /// The modelled time of an encode job's work: encodes that ran in parallel overlap two
+    /// at a time; prediction work counts in full-size-encode equivalents.
+    pub fn encode_time(&self, work: &Work) -> Duration {
+        match *work {
+            Work::Encodes {
+                count,
+                parallel,
+                width,
+                height,
+            } => {
+                let one = self.encode(width, height);
+                if parallel {
+                    one * count.div_ceil(2)
+                } else {
+                    one * count
+                }
+            }
+            Work::Equivalents {
+                count,
+                width,
+                height,
+            } => self.encode(width, height).mul_f64(count),
+        }
     }
 
     /// Checks that both costs are finite and not negative.
@@ -75,5 +101,29 @@ mod tests {
         }
         .validate()
         .is_err());
+    }
+
+    #[test]
+    fn serial_time_adds_parallel_time_overlaps() {
+        let cost = CostModel {
+            encode_us_per_megapixel: 1000.0,
+            decode_us_per_megapixel: 0.0,
+        };
+        let one = Duration::from_millis(1);
+        let encodes = |count, parallel| Work::Encodes {
+            count,
+            parallel,
+            width: 1000,
+            height: 1000,
+        };
+        assert_eq!(cost.encode_time(&encodes(2, false)), one * 2);
+        assert_eq!(cost.encode_time(&encodes(2, true)), one);
+        assert_eq!(cost.encode_time(&encodes(1, true)), one);
+        let predicted = Work::Equivalents {
+            count: 1.5,
+            width: 1000,
+            height: 1000,
+        };
+        assert_eq!(cost.encode_time(&predicted), Duration::from_micros(1500));
     }
 }

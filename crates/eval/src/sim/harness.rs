@@ -1,9 +1,8 @@
-//! What every simulated run shares, whichever scheme it runs: the camera's clock, both
-//! emulated links, the endpoints' deadlines, the frame log, the recorded link events and the
-//! event loop that jumps from one deadline to the next.
+//! What a simulated run holds besides its endpoints: the camera's clock, both emulated links,
+//! the endpoints' deadlines, the frame log and the recorded link events.
 
 use salsify_netem::{Link, LinkEvent};
-use salsify_time::{Duration, Instant};
+use salsify_time::Instant;
 
 use super::{FrameLog, SimConfig, SimError, VideoSource};
 
@@ -95,6 +94,18 @@ impl<'a> Harness<'a> {
         }
     }
 
+    /// The video link's future, for a scheme that reads it (the oracle): its delivery
+    /// opportunities from netem's own trace arithmetic (the link starts at time zero).
+    pub fn data_link_forecast(&self) -> salsify_baselines::LinkForecast {
+        let link = &self.config.data_link;
+        let trace = link.trace.clone();
+        salsify_baselines::LinkForecast {
+            opportunity: Box::new(move |n| Instant::ZERO + trace.opportunity_time(n)),
+            opportunity_bytes: link.opportunity_bytes,
+            propagation: link.propagation_delay,
+        }
+    }
+
     /// Brings the video link to the end of the run (its capacity counts to the end).
     pub fn close(&mut self, end: Instant) {
         self.data_link.handle_timeout(end);
@@ -105,32 +116,4 @@ impl<'a> Harness<'a> {
 /// A configuration the run cannot use.
 pub(super) fn config_error(e: impl std::fmt::Display) -> SimError {
     SimError::Config(e.to_string())
-}
-
-/// A scheme's run, as the event loop drives it.
-pub(super) trait Run {
-    /// The earliest time anything happens.
-    fn next_event(&self) -> Option<Instant>;
-    /// Handles everything due at `now`.
-    fn step(&mut self, now: Instant) -> Result<(), SimError>;
-}
-
-/// Steps `run` from event to event until `duration`, reporting progress every half second
-/// of virtual time.
-pub(super) fn drive(
-    run: &mut impl Run,
-    duration: Duration,
-    progress: &mut dyn FnMut(Duration),
-) -> Result<Instant, SimError> {
-    let end = Instant::ZERO + duration;
-    let mut last_report = Instant::ZERO;
-    while let Some(now) = run.next_event().filter(|&t| t < end) {
-        run.step(now)?;
-        if now - last_report >= Duration::from_millis(500) {
-            progress(now.since_epoch());
-            last_report = now;
-        }
-    }
-    progress(duration);
-    Ok(end)
 }

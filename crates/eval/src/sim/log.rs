@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use salsify_codec::Image;
 use salsify_time::Instant;
-use salsify_transport::{Choice as SentChoice, SentFrame};
+use salsify_endpoint::{Choice as SentChoice, SentFrame};
 
 use crate::metrics::{psnr_luma, ssim_luma, ssim_to_db, Choice, FrameRecord, MetricsError};
 
@@ -92,7 +92,7 @@ impl FrameLog {
             r.choice = match sent.choice {
                 SentChoice::Better => Choice::Better,
                 SentChoice::Worse | SentChoice::ForcedWorse => Choice::Worse,
-                _ => Choice::Single,
+                SentChoice::Only => Choice::Single,
             };
         }
     }
@@ -178,16 +178,5 @@ pub fn write_frames_csv(records: &[FrameRecord], mut out: impl Write) -> io::Res
     }
     Ok(())
 }
-
-impl FrameLog {
-    /// A single-encode scheme (the baselines) committed picture `picture` as wire frame
-    /// `frame`.
-    pub fn on_sent_single(&mut self, frame: u32, picture: u64, bytes: usize, quality: u8) {
-        self.picture_of_frame.insert(frame, picture);
-        if let Some(r) = self.records.get_mut(picture as usize) {
-            r.size_bytes = bytes as u64;
-            r.quality = Some(u32::from(quality));
-            r.choice = Choice::Single;
-        }
     }
 }

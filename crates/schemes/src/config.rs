@@ -1,0 +1,334 @@
+//! Scheme names, their parameters and the endpoints they build.
+
+use salsify_baselines::{
+    BaselineReceiver, GccConfig, GccSender, LinkForecast, OracleConfig, OracleSender,
+    VidaptiveConfig, VidaptiveSender,
+};
+use salsify_endpoint::{ReceiverEndpoint, SenderEndpoint, WireFamily};
+use salsify_time::Duration;
+use salsify_transport::{SalsifyReceiver, SalsifySender, SenderConfig, SenderMode};
+use serde::{Deserialize, Serialize};
+
+/// Every scheme name, as experiment files and `--scheme` take them.
+pub const SCHEMES: &[&str] = &[
+    "salsify-2c",
+    "salsify-1c",
+    "salsify-no-grace",
+    "salsify-conventional-codec",
+    "salsify-conventional-transport",
+    "conventional",
+    "vidaptive",
+    "oracle",
+];
+
+/// Per-family parameters, each defaulting to the papers' values (see each type's docs).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SchemeParams {
+    /// The Salsify sender (every salsify-* scheme; the name's variant is applied on top).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub salsify: Option<SenderConfig>,
+    /// The Salsify receiver.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub salsify_receiver: Option<salsify_transport::ReceiverConfig>,
+    /// The conventional (WebRTC-style GCC) sender.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conventional: Option<GccConfig>,
+    /// The Vidaptive-style sender.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vidaptive: Option<VidaptiveConfig>,
+    /// The oracle.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub oracle: Option<OracleConfig>,
+}
+
+/// A scheme, fully configured.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum SchemeConfig {
+    /// Salsify or one of its ablations.
+    Salsify {
+        /// The scheme's name (which variant).
+        name: &'static str,
+        /// The sender.
+        sender: SenderConfig,
+        /// The receiver.
+        receiver: salsify_transport::ReceiverConfig,
+        /// The two options are encoded at once on two cores (2c) or in series (1c).
+        parallel: bool,
+    },
+    /// WebRTC-style: GCC + libvpx CBR + pacer + NACK/PLI.
+    Conventional(GccConfig),
+    /// Vidaptive-style: Copa + padding + pause/reset + alpha, libvpx CBR.
+    Vidaptive(VidaptiveConfig),
+    /// The oracle: knows the link's future (simulation only).
+    Oracle(OracleConfig),
+}
+
+/// The picture source a sender encodes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SourceInfo {
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// Frames per second.
+    pub fps: f64,
+}
+
+/// Why a scheme could not be configured or built.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SchemeError {
+    /// No scheme has this name.
+    #[error("unknown scheme '{0}'; one of {list}", list = SCHEMES.join(", "))]
+    Unknown(String),
+    /// A parameter is out of range (the message names the field).
+    #[error("invalid {scheme} parameter: {why}")]
+    Invalid {
+        /// The parameter table.
+        scheme: &'static str,
+        /// What is wrong, naming the field.
+        why: String,
+    },
+    /// The scheme cannot run over a real network.
+    #[error(
+        "the oracle reads the link's future and runs only in the simulator (salsify sim / eval)"
+    )]
+    SimulationOnly,
+}
+
+fn invalid(scheme: &'static str) -> impl Fn(&dyn std::fmt::Display) -> SchemeError {
+    move |e| SchemeError::Invalid {
+        scheme,
+        why: e.to_string(),
+    }
+}
+
+impl SchemeParams {
+    /// Checks every table given.
+    pub fn validate(&self) -> Result<(), SchemeError> {
+        if let Some(c) = &self.salsify {
+            c.validate().map_err(|e| invalid("salsify")(&e))?;
+        }
+        if let Some(c) = &self.salsify_receiver {
+            c.validate().map_err(|e| invalid("salsify_receiver")(&e))?;
+        }
+        if let Some(c) = &self.conventional {
+            c.validate().map_err(|e| invalid("conventional")(&e))?;
+        }
+        if let Some(c) = &self.vidaptive {
+            c.validate().map_err(|e| invalid("vidaptive")(&e))?;
+        }
+        if let Some(c) = &self.oracle {
+            c.validate().map_err(|e| invalid("oracle")(&e))?;
+        }
+        Ok(())
+    }
+}
+
+impl SchemeConfig {
+    /// The scheme called `name`, with `params` for its family.
+    pub fn named(name: &str, params: &SchemeParams) -> Result<SchemeConfig, SchemeError> {
+        params.validate()?;
+        let scheme = match name {
+            "conventional" => {
+                SchemeConfig::Conventional(params.conventional.clone().unwrap_or_default())
+            }
+            "vidaptive" => SchemeConfig::Vidaptive(params.vidaptive.clone().unwrap_or_default()),
+            "oracle" => SchemeConfig::Oracle(params.oracle.clone().unwrap_or_default()),
+            _ => Self::salsify(name, params)?,
+        };
+        scheme.validate()?;
+        Ok(scheme)
+    }
+
+    fn salsify(name: &str, params: &SchemeParams) -> Result<SchemeConfig, SchemeError> {
+        let base = params.salsify.clone().unwrap_or_default();
+        let receiver = params.salsify_receiver.clone().unwrap_or_default();
+        let (name, sender, parallel) = match name {
+            "salsify-2c" => ("salsify-2c", base, true),
+            "salsify-1c" => ("salsify-1c", base, false),
+            "salsify-no-grace" => (
+                "salsify-no-grace",
+                SenderConfig {
+                    grace_period: false,
+                    ..base
+                },
+                true,
+            ),
+            "salsify-conventional-codec" => (
+                "salsify-conventional-codec",
+                SenderConfig {
+                    mode: SenderMode::ConventionalCodec,
+                    ..base
+                },
+                true,
+            ),
+            "salsify-conventional-transport" => (
+                "salsify-conventional-transport",
+                SenderConfig {
+                    mode: SenderMode::ConventionalTransport {
+                        update_interval: Duration::from_secs(1),
+                    },
+                    ..base
+                },
+                true,
+            ),
+            other => return Err(SchemeError::Unknown(other.to_string())),
+        };
+        Ok(SchemeConfig::Salsify {
+            name,
+            sender,
+            receiver,
+            parallel,
+        })
+    }
+
+    /// The scheme's name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            SchemeConfig::Salsify { name, .. } => name,
+            SchemeConfig::Conventional(_) => "conventional",
+            SchemeConfig::Vidaptive(_) => "vidaptive",
+            SchemeConfig::Oracle(_) => "oracle",
+        }
+    }
+
+    /// Checks the parameters.
+    pub fn validate(&self) -> Result<(), SchemeError> {
+        match self {
+            SchemeConfig::Salsify {
+                sender, receiver, ..
+            } => {
+                sender.validate().map_err(|e| invalid("salsify")(&e))?;
+                receiver
+                    .validate()
+                    .map_err(|e| invalid("salsify_receiver")(&e))
+            }
+            SchemeConfig::Conventional(c) => c.validate().map_err(|e| invalid("conventional")(&e)),
+            SchemeConfig::Vidaptive(c) => c.validate().map_err(|e| invalid("vidaptive")(&e)),
+            SchemeConfig::Oracle(c) => c.validate().map_err(|e| invalid("oracle")(&e)),
+        }
+    }
+
+    /// False for the oracle, which reads the link's future.
+    pub fn runs_live(&self) -> bool {
+        !matches!(self, SchemeConfig::Oracle(_))
+    }
+
+    /// The wire protocol its datagrams use.
+    pub fn wire_family(&self) -> WireFamily {
+        match self {
+            SchemeConfig::Salsify { .. } => WireFamily::Salsify,
+            _ => WireFamily::Baseline,
+        }
+    }
+
+    /// The sender, for a session numbered `connection_id` (Salsify tells sessions apart by it).
+    pub fn build_sender(
+        &self,
+        source: &SourceInfo,
+        connection_id: u16,
+    ) -> Result<Box<dyn SenderEndpoint>, SchemeError> {
+        let size = (source.width, source.height);
+        Ok(match self {
+            SchemeConfig::Salsify {
+                sender, parallel, ..
+            } => {
+                let config = SenderConfig {
+                    connection_id,
+                    ..sender.clone()
+                };
+                Box::new(
+                    SalsifySender::new(config, *parallel).map_err(|e| invalid("salsify")(&e))?,
+                )
+            }
+            SchemeConfig::Conventional(c) => Box::new(
+                GccSender::new(c.clone(), size).map_err(|e| invalid("conventional")(&e))?,
+            ),
+            SchemeConfig::Vidaptive(c) => Box::new(
+                VidaptiveSender::new(c.clone(), size).map_err(|e| invalid("vidaptive")(&e))?,
+            ),
+            SchemeConfig::Oracle(_) => return Err(SchemeError::SimulationOnly),
+        })
+    }
+
+    /// The oracle's sender, given the link's future and the modelled encode time.
+    pub fn build_oracle_sender(
+        &self,
+        forecast: LinkForecast,
+        encode_time: Duration,
+    ) -> Result<Box<dyn SenderEndpoint>, SchemeError> {
+        let SchemeConfig::Oracle(c) = self else {
+            return Err(SchemeError::Invalid {
+                scheme: "oracle",
+                why: format!("{} is not the oracle", self.name()),
+            });
+        };
+        let config = OracleConfig {
+            encode_time,
+            ..c.clone()
+        };
+        Ok(Box::new(
+            OracleSender::new(config, forecast).map_err(|e| invalid("oracle")(&e))?,
+        ))
+    }
+
+    /// The receiver.
+    pub fn build_receiver(
+        &self,
+        source: &SourceInfo,
+    ) -> Result<Box<dyn ReceiverEndpoint>, SchemeError> {
+        let size = (source.width, source.height);
+        let baseline = |feedback_interval| {
+            let config = salsify_baselines::ReceiverConfig {
+                feedback_interval,
+                ..salsify_baselines::ReceiverConfig::default()
+            };
+            BaselineReceiver::new(config, size).map_err(|e| invalid("receiver")(&e))
+        };
+        Ok(match self {
+            SchemeConfig::Salsify { receiver, .. } => Box::new(
+                SalsifyReceiver::new(receiver.clone())
+                    .map_err(|e| invalid("salsify_receiver")(&e))?,
+            ),
+            SchemeConfig::Conventional(c) => Box::new(baseline(Some(c.feedback_interval))?),
+            // Copa needs an ACK per packet.
+            SchemeConfig::Vidaptive(_) => Box::new(baseline(None)?),
+            SchemeConfig::Oracle(_) => {
+                Box::new(baseline(salsify_baselines::ReceiverConfig::default().feedback_interval)?)
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_name_builds_and_reports_itself() {
+        for &name in SCHEMES {
+            let s = SchemeConfig::named(name, &SchemeParams::default()).unwrap();
+            assert_eq!(s.name(), name);
+            assert_eq!(s.runs_live(), name != "oracle");
+        }
+        assert!(matches!(
+            SchemeConfig::named("webrtc", &SchemeParams::default()),
+            Err(SchemeError::Unknown(_))
+        ));
+    }
+
+    #[test]
+    fn the_oracle_refuses_to_run_live() {
+        let s = SchemeConfig::named("oracle", &SchemeParams::default()).unwrap();
+        let source = SourceInfo {
+            width: 64,
+            height: 48,
+            fps: 30.0,
+        };
+        let err = s.build_sender(&source, 1).unwrap_err();
+        assert!(err.to_string().contains("simulator"), "{err}");
+    }
+}

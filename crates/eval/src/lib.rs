@@ -1,7 +1,14 @@
-//! Virtual-time simulator, metrics, summaries and reports for Salsify and the comparison schemes.
+//! The paper's evaluation: a matrix of simulated runs ([`campaign`]: expansion, parallel
+//! resumable shardable runs, the run store, time series) and its report ([`report`]: tables,
+//! SVG figures, markdown and HTML).
+//!
+//! The other concerns live in their own crates, re-exported here for convenience:
+//! `salsify-metrics` ([`metrics`]: SSIM, PSNR, the paper's delay, summaries) and `salsify-sim`
+//! ([`sim`]: the simulator; [`experiment`]: experiment files).
 
 pub mod campaign;
-pub mod experiment;
-pub mod metrics;
 pub mod report;
-pub mod sim;
+
+pub use salsify_metrics as metrics;
+pub use salsify_sim as sim;
+pub use salsify_sim::experiment;

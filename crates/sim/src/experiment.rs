@@ -38,7 +38,7 @@ use salsify_time::Duration;
 use salsify_transport::SenderConfig;
 use serde::{Deserialize, Serialize};
 
-use crate::sim::{CostModel, SimConfig};
+use crate::{CostModel, SimConfig};
 
 /// The schemes `salsify sim` can run.
 pub use salsify_schemes::SCHEMES;

@@ -10,6 +10,7 @@
 //! gives the same per-frame log.
 
 mod cost;
+pub mod experiment;
 mod harness;
 mod log;
 mod video;
@@ -29,8 +30,8 @@ use salsify_time::{Duration, Instant};
 
 use harness::Harness;
 
-use crate::metrics::{summarize, LinkUsage, MetricsError, RunInfo, Summary};
-pub use crate::metrics::FrameRecord;
+use salsify_metrics::{summarize, LinkUsage, MetricsError, RunInfo, Summary};
+pub use salsify_metrics::FrameRecord;
 
 /// Everything a run depends on besides the video.
 #[derive(Clone, Debug)]

@@ -6,7 +6,7 @@
 //! not change its speed) with the codec's 16-aligned stride, and reports the median of
 //! several batches so one busy moment on a shared machine does not skew the figure.
 
-use salsify_eval::metrics::{psnr_plane, ssim_plane, PlaneView};
+use salsify_metrics::{psnr_plane, ssim_plane, PlaneView};
 use std::hint::black_box;
 use std::time::Instant;
 

@@ -13,7 +13,7 @@
 //! directory holding `FourPeople_320x180_60_120f.y4m`). Run with
 //! `cargo test -p salsify-eval --test ssim_vs_ffmpeg -- --nocapture` to see the table.
 
-use salsify_eval::metrics::{ssim_plane, PlaneView};
+use salsify_metrics::{ssim_plane, PlaneView};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

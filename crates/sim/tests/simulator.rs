@@ -1,7 +1,7 @@
 //! The simulator end to end with the real codec: frames are shown, quality and delay are sane,
 //! and a run is a pure function of its configuration and seed.
 
-use salsify_eval::sim::{simulate, Parallelism, SimConfig, SyntheticVideo};
+use salsify_sim::{simulate, SimConfig, SyntheticVideo};
 use salsify_netem::{generators, Bitrate, LinkConfig, LossModel};
 use salsify_time::Duration;
 
@@ -15,12 +15,11 @@ fn config(seed: u64, loss: f64) -> SimConfig {
         data_link: data,
         feedback_link: feedback,
         duration: Duration::from_secs(6),
-        parallelism: Parallelism::Parallel,
         ..SimConfig::default()
     }
 }
 
-fn run(seed: u64, loss: f64) -> salsify_eval::sim::SimOutput {
+fn run(seed: u64, loss: f64) -> salsify_sim::SimOutput {
     let mut video = SyntheticVideo::new(160, 96, 30, 1).unwrap();
     simulate(&config(seed, loss), &mut video, &mut |_| {}).unwrap()
 }
@@ -51,7 +50,7 @@ fn same_seed_same_run_different_seed_different_run() {
     let a = run(7, 0.05);
     let b = run(7, 0.05);
     let c = run(8, 0.05);
-    let json = |o: &salsify_eval::sim::SimOutput| serde_json::to_string(&o.summary).unwrap();
+    let json = |o: &salsify_sim::SimOutput| serde_json::to_string(&o.summary).unwrap();
     assert_eq!(json(&a), json(&b));
     assert_eq!(a.records, b.records);
     assert_ne!(json(&a), json(&c));

@@ -19,7 +19,7 @@ use std::time::Instant as WallClock;
 
 use salsify_baselines::{Bitrate as Rate, GccConfig, OracleConfig, VidaptiveConfig};
 use salsify_codec::Y4mReader;
-use salsify_eval::sim::{
+use salsify_sim::{
     simulate, LoopedClip, Parallelism, Scheme, SimConfig, SimOutput, SyntheticVideo, VideoSource,
 };
 use salsify_netem::{generators, Bitrate, LinkConfig, Trace};
@@ -121,7 +121,7 @@ fn switch(secs: u64) {
         if let Ok(dir) = std::env::var("BASELINES_CSV_DIR") {
             let path = format!("{dir}/switch-{}.csv", scheme.name());
             let file = std::fs::File::create(&path).expect("create the CSV");
-            salsify_eval::sim::write_frames_csv(&out.records, std::io::BufWriter::new(file))
+            salsify_sim::write_frames_csv(&out.records, std::io::BufWriter::new(file))
                 .expect("write the CSV");
         }
         let b = out.baseline.as_ref().unwrap();

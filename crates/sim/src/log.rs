@@ -8,7 +8,7 @@ use salsify_codec::Image;
 use salsify_time::Instant;
 use salsify_endpoint::{Choice as SentChoice, SentFrame};
 
-use crate::metrics::{psnr_luma, ssim_luma, ssim_to_db, Choice, FrameRecord, MetricsError};
+use salsify_metrics::{psnr_luma, ssim_luma, ssim_to_db, Choice, FrameRecord, MetricsError};
 
 /// A shown picture's (SSIM, PSNR dB) against its source, by picture index.
 type Score = (u64, Result<(f64, f64), MetricsError>);
@@ -156,7 +156,7 @@ pub fn write_frames_csv(records: &[FrameRecord], mut out: impl Write) -> io::Res
         out,
         "frame,capture_ms,display_ms,delay_ms,ssim,ssim_db,psnr_db,bytes,quality,choice"
     )?;
-    let delays = crate::metrics::record_delays(records)
+    let delays = salsify_metrics::record_delays(records)
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?;
     let ms = |t: Instant| t.as_micros() as f64 / 1000.0;
     let opt = |v: Option<f64>, digits: usize| v.map_or(String::new(), |v| format!("{v:.digits$}"));

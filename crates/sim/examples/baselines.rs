@@ -17,14 +17,15 @@
 
 use std::time::Instant as WallClock;
 
-use salsify_baselines::{Bitrate as Rate, GccConfig, OracleConfig, VidaptiveConfig};
 use salsify_codec::Y4mReader;
-use salsify_sim::{
-    simulate, LoopedClip, Parallelism, Scheme, SimConfig, SimOutput, SyntheticVideo, VideoSource,
-};
 use salsify_netem::{generators, Bitrate, LinkConfig, Trace};
-use salsify_time::{Duration, Instant};
-use salsify_transport::{SenderConfig, SenderMode};
+use salsify_schemes::{SchemeConfig, SchemeParams};
+use salsify_sim::{simulate, LoopedClip, SimConfig, SimOutput, SyntheticVideo, VideoSource};
+use salsify_time::{Bitrate as Rate, Duration, Instant};
+
+fn scheme(name: &str) -> SchemeConfig {
+    SchemeConfig::named(name, &SchemeParams::default()).expect("a scheme")
+}
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -55,11 +56,7 @@ fn mean_quality(out: &SimOutput) -> f64 {
 }
 
 fn constant(kbps: u64, secs: u64) {
-    for scheme in [
-        Scheme::Conventional(GccConfig::default()),
-        Scheme::Vidaptive(VidaptiveConfig::default()),
-        Scheme::Oracle(OracleConfig::default()),
-    ] {
+    for scheme in ["conventional", "vidaptive", "oracle"].map(scheme) {
         let config = SimConfig {
             scheme: scheme.clone(),
             data_link: LinkConfig::with_trace(generators::constant(Bitrate::kbps(kbps)).unwrap()),
@@ -82,7 +79,7 @@ fn constant(kbps: u64, secs: u64) {
             sent as f64 * 8.0 / secs as f64 / 1000.0,
             s.delay_mean_ms.unwrap_or(f64::NAN),
             s.delay_p95_ms.unwrap_or(f64::NAN),
-            out.baseline.as_ref().map(|b| b.sender),
+            out.sender,
         );
     }
 }
@@ -104,10 +101,7 @@ fn switch(secs: u64) {
     data.propagation_delay = Duration::from_millis(25);
     let mut feedback = LinkConfig::with_trace(generators::constant(Bitrate::mbps(2)).unwrap());
     feedback.propagation_delay = Duration::from_millis(25);
-    for scheme in [
-        Scheme::Conventional(GccConfig::default()),
-        Scheme::Vidaptive(VidaptiveConfig::default()),
-    ] {
+    for scheme in ["conventional", "vidaptive"].map(scheme) {
         let config = SimConfig {
             scheme: scheme.clone(),
             data_link: data.clone(),
@@ -124,14 +118,14 @@ fn switch(secs: u64) {
             salsify_sim::write_frames_csv(&out.records, std::io::BufWriter::new(file))
                 .expect("write the CSV");
         }
-        let b = out.baseline.as_ref().unwrap();
+        let b = &out;
         // The controller's rate: GCC's target; Copa's CC-Rate (= the pacing rate).
         let rate_at = |t: Instant| -> Rate {
             let i = b.rates.partition_point(|r| r.0 <= t);
             b.rates
                 .get(i.wrapping_sub(1))
                 .map_or(Rate::ZERO, |r| match scheme {
-                    Scheme::Conventional(_) => r.1,
+                    SchemeConfig::Conventional(_) => r.1,
                     _ => r.2,
                 })
         };
@@ -232,69 +226,18 @@ fn table(secs: u64, traces: &str, clip: &str) {
     let data = LinkConfig::with_trace(down); // 20 ms each way, 256-packet DropTail: defaults
     let feedback = LinkConfig::with_trace(up);
     let mut video = load_clip(clip);
-    let salsify = |mode: SenderMode, grace: bool, p: Parallelism| {
-        (
-            Scheme::Salsify,
-            SenderConfig {
-                mode,
-                grace_period: grace,
-                ..SenderConfig::default()
-            },
-            p,
-        )
-    };
-    let rows: Vec<(&str, (Scheme, SenderConfig, Parallelism))> = vec![
-        (
-            "Salsify-2c",
-            salsify(SenderMode::Salsify, true, Parallelism::Parallel),
-        ),
-        (
-            "Salsify-1c",
-            salsify(SenderMode::Salsify, true, Parallelism::Serial),
-        ),
-        (
-            "no grace period",
-            salsify(SenderMode::Salsify, false, Parallelism::Parallel),
-        ),
-        (
-            "conventional codec",
-            salsify(SenderMode::ConventionalCodec, true, Parallelism::Parallel),
-        ),
-        (
-            "conv. transport+codec",
-            salsify(
-                SenderMode::ConventionalTransport {
-                    update_interval: Duration::from_secs(1),
-                },
-                true,
-                Parallelism::Parallel,
-            ),
-        ),
-        (
-            "conventional (GCC)",
-            (
-                Scheme::Conventional(GccConfig::default()),
-                SenderConfig::default(),
-                Parallelism::Parallel,
-            ),
-        ),
-        (
-            "Vidaptive-style",
-            (
-                Scheme::Vidaptive(VidaptiveConfig::default()),
-                SenderConfig::default(),
-                Parallelism::Parallel,
-            ),
-        ),
-        (
-            "oracle",
-            (
-                Scheme::Oracle(OracleConfig::default()),
-                SenderConfig::default(),
-                Parallelism::Parallel,
-            ),
-        ),
-    ];
+    let rows: Vec<(&str, SchemeConfig)> = [
+        ("Salsify-2c", "salsify-2c"),
+        ("Salsify-1c", "salsify-1c"),
+        ("no grace period", "salsify-no-grace"),
+        ("conventional codec", "salsify-conventional-codec"),
+        ("conv. transport+codec", "salsify-conventional-transport"),
+        ("conventional (GCC)", "conventional"),
+        ("Vidaptive-style", "vidaptive"),
+        ("oracle", "oracle"),
+    ]
+    .map(|(label, name)| (label, scheme(name)))
+    .into();
     println!(
         "Verizon-LTE-short, {secs} s, {} ({}x{} @ {} fps)\n",
         video.name(),
@@ -305,14 +248,12 @@ fn table(secs: u64, traces: &str, clip: &str) {
     println!("| scheme | SSIM dB mean | SSIM dB p25 | delay mean ms | delay p95 ms | frames shown | video kb/s | wall s |");
     println!("|---|---|---|---|---|---|---|---|");
     let only = std::env::var("BASELINES_ONLY").ok();
-    for (name, (scheme, sender, parallelism)) in rows {
+    for (name, scheme) in rows {
         if only.as_ref().is_some_and(|o| !name.contains(o.as_str())) {
             continue;
         }
         let config = SimConfig {
             scheme,
-            sender,
-            parallelism,
             data_link: data.clone(),
             feedback_link: feedback.clone(),
             duration: Duration::from_secs(secs),
@@ -333,7 +274,8 @@ fn table(secs: u64, traces: &str, clip: &str) {
             sent as f64 * 8.0 / secs as f64 / 1000.0,
             wall.elapsed().as_secs_f64(),
         );
-        if let Some(b) = &out.baseline {
+        if !out.rates.is_empty() {
+            let b = &out;
             if only.is_some() {
                 println!("  sender {:?}\n  receiver {:?}", b.sender, b.receiver);
                 let at = |t: u64| {

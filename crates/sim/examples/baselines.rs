@@ -1,9 +1,9 @@
 //! The comparison schemes' bar measurements (issue 7).
 //!
 //! ```text
-//! cargo run --release -p salsify-eval --example baselines -- switch [secs]
-//! cargo run --release -p salsify-eval --example baselines -- table [secs] [trace-dir]
-//! cargo run --release -p salsify-eval --example baselines -- constant <kbps> [secs]
+//! cargo run --release -p salsify-sim --example baselines -- switch [secs]
+//! cargo run --release -p salsify-sim --example baselines -- table [secs] [trace-dir]
+//! cargo run --release -p salsify-sim --example baselines -- constant <kbps> [secs]
 //! ```
 //!
 //! - `switch`: a link alternating 2 Mb/s and 500 kb/s every 40 s, 25 ms each way (50 ms

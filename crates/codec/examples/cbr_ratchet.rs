@@ -1,7 +1,7 @@
 //! libvpx's CBR rate control against a swinging target (why the simulator passes only
 //! target changes above 10 % to the conventional encoder).
 //!
-//! `cargo run --release -p salsify-eval --example cbr_ratchet -- [kbps] [dropframe] [mode]`
+//! `cargo run --release -p salsify-codec --example cbr_ratchet -- [kbps] [dropframe] [mode]`
 //! mode: `c` constant target, `v` +-10 % every frame, `w` alternating kbps and kbps/2 every
 //! 3 frames, `s` every 4th frame skipped. Prints the bit rate and mean quantizer per 5 s of
 //! the synthetic 320x180 source at 30 fps.

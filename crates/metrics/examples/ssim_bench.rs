@@ -1,6 +1,6 @@
 //! Wall time of luma SSIM and PSNR on 1280x720 planes.
 //!
-//! `cargo run --release -p salsify-eval --example ssim_bench [iterations]`
+//! `cargo run --release -p salsify-metrics --example ssim_bench [iterations]`
 //!
 //! Uses synthetic textured planes (the code has no data-dependent branches, so content does
 //! not change its speed) with the codec's 16-aligned stride, and reports the median of

@@ -11,7 +11,7 @@
 //!
 //! Skips with a printed note if ffmpeg or the clip is missing (set `SALSIFY_VIDEO_DIR` to the
 //! directory holding `FourPeople_320x180_60_120f.y4m`). Run with
-//! `cargo test -p salsify-eval --test ssim_vs_ffmpeg -- --nocapture` to see the table.
+//! `cargo test -p salsify-metrics --test ssim_vs_ffmpeg -- --nocapture` to see the table.
 
 use salsify_metrics::{ssim_plane, PlaneView};
 use std::path::{Path, PathBuf};

@@ -63,18 +63,21 @@
 pub mod codec;
 pub mod config;
 mod conventional;
+pub mod endpoint;
 pub mod error;
 pub mod estimator;
 pub mod fake;
 pub mod pacer;
 pub mod receiver;
 pub mod sender;
+mod serde_units;
 pub mod state_store;
 pub mod vp8;
 pub mod wire;
 
 pub use codec::{CodecState, DecodeError, EncodedFrame, FrameDecoder};
 pub use config::{ConfigError, PacingConfig, ReceiverConfig, SenderConfig, SenderMode};
+pub use endpoint::{ReceiverSetupError, SalsifyReceiver, SalsifySender};
 pub use error::{DatagramRejected, SenderError};
 pub use receiver::{Receiver, ReceiverEvent, ReceiverOutput, ReceiverStats};
 pub use sender::{

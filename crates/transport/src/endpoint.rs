@@ -1,0 +1,313 @@
+//! Salsify on the one endpoint shape (`salsify-endpoint`), so the simulator and the real-time
+//! runtime drive it exactly like every other scheme. A thin adapter over the generic
+//! [`Sender`] and [`Receiver`] (which tests drive with the fake codec): it translates requests,
+//! results, events and counters, and adds no policy.
+
+use salsify_codec::{State, StateHash};
+use salsify_endpoint as ep;
+use salsify_time::Instant;
+
+use crate::config::{ConfigError, ReceiverConfig, SenderConfig, SenderMode};
+use crate::receiver::{Receiver, ReceiverEvent, ReceiverOutput};
+use crate::sender::{Choice, EncodeJob, Sender, SenderEvent, SenderOutput};
+use crate::vp8::Vp8Decoder;
+
+/// The Salsify sender (or one of its ablations) as a [`ep::SenderEndpoint`].
+#[derive(Debug)]
+pub struct SalsifySender {
+    inner: Sender<salsify_codec::EncodedFrame>,
+    /// The two options may be encoded at once (Salsify-2c) rather than in series (1c).
+    parallel: bool,
+}
+
+impl SalsifySender {
+    /// A sender whose first frame is a keyframe; `parallel` selects Salsify-2c over -1c.
+    pub fn new(config: SenderConfig, parallel: bool) -> Result<Self, ConfigError> {
+        Ok(SalsifySender {
+            inner: Sender::new(config, State::initial())?,
+            parallel,
+        })
+    }
+
+    /// The state machine inside.
+    pub fn inner(&self) -> &Sender<salsify_codec::EncodedFrame> {
+        &self.inner
+    }
+}
+
+fn choice(c: Choice) -> ep::Choice {
+    match c {
+        Choice::Better => ep::Choice::Better,
+        Choice::Worse => ep::Choice::Worse,
+        Choice::ForcedWorse => ep::Choice::ForcedWorse,
+        Choice::Only => ep::Choice::Only,
+    }
+}
+
+fn sender_event(e: SenderEvent) -> ep::SenderEvent {
+    match e {
+        SenderEvent::FrameSent(f) => ep::SenderEvent::FrameSent(ep::SentFrame {
+            frame: f.frame,
+            picture: f.picture,
+            captured: f.captured,
+            at: f.at,
+            bytes: f.bytes,
+            fragments: f.fragments,
+            quality: f.quality,
+            keyframe: f.source == StateHash::INITIAL,
+            choice: choice(f.choice),
+            budget: f.budget,
+            recovery: f.recovery,
+            states: Some((f.source, f.target)),
+        }),
+        SenderEvent::PictureSkipped {
+            picture,
+            captured,
+            at,
+            budget,
+        } => ep::SenderEvent::PictureSkipped {
+            picture,
+            captured,
+            at,
+            budget,
+        },
+        SenderEvent::PictureDropped { picture, at } => ep::SenderEvent::PictureDropped {
+            picture,
+            at,
+            reason: ep::DropReason::EncoderBusy,
+        },
+        SenderEvent::RecoveryStarted { at, until } => {
+            ep::SenderEvent::RecoveryStarted { at, until }
+        }
+    }
+}
+
+impl ep::SenderEndpoint for SalsifySender {
+    fn scheme(&self) -> &'static str {
+        let c = self.inner.config();
+        match c.mode {
+            SenderMode::ConventionalCodec => "salsify-conventional-codec",
+            SenderMode::ConventionalTransport { .. } => "salsify-conventional-transport",
+            _ if !c.grace_period => "salsify-no-grace",
+            _ if self.parallel => "salsify-2c",
+            _ => "salsify-1c",
+        }
+    }
+
+    fn handle_picture(&mut self, now: Instant, picture: u64, captured: Instant) {
+        self.inner.handle_frame(now, picture, captured);
+    }
+
+    fn handle_encoded(
+        &mut self,
+        now: Instant,
+        id: u64,
+        result: Result<ep::EncodeOutcome, ep::EncodeFailed>,
+    ) -> Result<(), ep::InputError> {
+        let unknown = |_| ep::InputError::UnknownRequest(id);
+        match result {
+            Ok(ep::EncodeOutcome::Functional(frames)) => self
+                .inner
+                .handle_encoded(now, id, frames)
+                .map_err(|e| ep::InputError::WrongResult {
+                    id,
+                    why: e.to_string(),
+                }),
+            Ok(_) => {
+                self.inner.handle_encode_failed(now, id).map_err(unknown)?;
+                Err(ep::InputError::WrongResult {
+                    id,
+                    why: "Salsify needs frames of the functional codec".into(),
+                })
+            }
+            Err(_) => self.inner.handle_encode_failed(now, id).map_err(unknown),
+        }
+    }
+
+    fn handle_datagram(&mut self, now: Instant, datagram: &[u8]) -> Result<(), ep::DatagramError> {
+        self.inner
+            .handle_datagram(now, datagram)
+            .map_err(ep::DatagramError::rejected)
+    }
+
+    fn handle_timeout(&mut self, now: Instant) {
+        self.inner.handle_timeout(now);
+    }
+
+    fn poll_output(&mut self, now: Instant) -> ep::SenderOutput {
+        match self.inner.poll_output(now) {
+            SenderOutput::Encode(r) => {
+                let job = match r.job {
+                    EncodeJob::Qualities(qualities) => ep::EncodeJob::Qualities {
+                        source: r.source,
+                        qualities,
+                        parallel: self.parallel,
+                    },
+                    EncodeJob::SizeTarget { bytes, hint } => ep::EncodeJob::SizeTarget {
+                        source: r.source,
+                        bytes,
+                        hint,
+                    },
+                };
+                ep::SenderOutput::Encode(ep::EncodeRequest {
+                    id: r.id,
+                    picture: r.picture,
+                    captured: r.captured,
+                    job,
+                })
+            }
+            SenderOutput::Transmit(d) => ep::SenderOutput::Transmit(d),
+            SenderOutput::Event(e) => ep::SenderOutput::Event(sender_event(e)),
+            SenderOutput::Timeout(t) => ep::SenderOutput::Timeout(t),
+        }
+    }
+
+    fn stats(&self) -> ep::SenderStats {
+        let s = self.inner.stats();
+        ep::SenderStats {
+            pictures: s.pictures,
+            frames_sent: s.frames_sent(),
+            keyframes: 0,
+            sent_better: s.sent_better,
+            sent_worse: s.sent_worse + s.sent_forced,
+            skipped: s.skipped,
+            dropped: s.dropped,
+            datagrams_sent: s.fragments_sent,
+            feedback: s.acks,
+            bad_datagrams: s.rejected_datagrams,
+            recoveries: s.recoveries,
+            states_held: s.states_held,
+            max_states_held: s.max_states_held,
+            target: None,
+            quality: Some(s.quality),
+        }
+    }
+
+    fn diagnostics(&self) -> Vec<ep::Diagnostic> {
+        let s = self.inner.stats();
+        let mut d = vec![
+            ep::Diagnostic {
+                name: "fragments_in_flight",
+                value: s.fragments_in_flight as f64,
+            },
+            ep::Diagnostic {
+                name: "outage_frames",
+                value: s.outage_frames as f64,
+            },
+        ];
+        if let Some(tau) = s.mean_interarrival {
+            d.push(ep::Diagnostic {
+                name: "mean_interarrival_ms",
+                value: tau.as_secs_f64() * 1000.0,
+            });
+        }
+        if let Some(b) = self.inner.budget() {
+            d.push(ep::Diagnostic {
+                name: "budget_bytes",
+                value: b as f64,
+            });
+        }
+        d
+    }
+}
+
+/// The Salsify receiver, decoding with libvpx, as a [`ep::ReceiverEndpoint`].
+pub struct SalsifyReceiver {
+    inner: Receiver<Vp8Decoder>,
+}
+
+impl std::fmt::Debug for SalsifyReceiver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SalsifyReceiver")
+            .field("stats", &self.inner.stats())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why a receiver could not be built.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReceiverSetupError {
+    /// A parameter is out of range.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// libvpx's decoder could not be opened.
+    #[error("cannot open the VP8 decoder: {0}")]
+    Codec(#[from] salsify_codec::CodecError),
+}
+
+impl SalsifyReceiver {
+    /// A receiver with its own VP8 decoder.
+    pub fn new(config: ReceiverConfig) -> Result<Self, ReceiverSetupError> {
+        Ok(SalsifyReceiver {
+            inner: Receiver::new(config, Vp8Decoder::new()?)?,
+        })
+    }
+
+    /// The state machine inside.
+    pub fn inner(&self) -> &Receiver<Vp8Decoder> {
+        &self.inner
+    }
+}
+
+impl ep::ReceiverEndpoint for SalsifyReceiver {
+    fn scheme(&self) -> &'static str {
+        "salsify"
+    }
+
+    fn handle_datagram(&mut self, now: Instant, datagram: &[u8]) -> Result<(), ep::DatagramError> {
+        self.inner
+            .handle_datagram(now, datagram)
+            .map_err(ep::DatagramError::rejected)
+    }
+
+    fn handle_timeout(&mut self, now: Instant) {
+        self.inner.handle_timeout(now);
+    }
+
+    fn poll_output(&mut self, _now: Instant) -> ep::ReceiverOutput {
+        match self.inner.poll_output() {
+            ReceiverOutput::Transmit(d) => ep::ReceiverOutput::Transmit(d),
+            ReceiverOutput::Event(ReceiverEvent::Display {
+                frame,
+                at,
+                picture,
+                source,
+                target,
+                first_sent_at,
+                bytes,
+            }) => ep::ReceiverOutput::Event(ep::ReceiverEvent::Display(ep::Displayed {
+                frame,
+                at,
+                picture,
+                bytes,
+                keyframe: source == StateHash::INITIAL,
+                first_sent_at: Some(first_sent_at),
+                states: Some((source, target)),
+            })),
+            ReceiverOutput::Event(ReceiverEvent::FramesLost { through, count, at }) => {
+                ep::ReceiverOutput::Event(ep::ReceiverEvent::FramesLost { through, count, at })
+            }
+            ReceiverOutput::Timeout(t) => ep::ReceiverOutput::Timeout(t),
+        }
+    }
+
+    fn stats(&self) -> ep::ReceiverStats {
+        let s = self.inner.stats();
+        ep::ReceiverStats {
+            datagrams: s.datagrams,
+            bad_datagrams: s.malformed
+                + s.foreign
+                + s.stale
+                + s.duplicates
+                + s.inconsistent
+                + s.buffer_full,
+            frames_displayed: s.frames_displayed,
+            frames_lost: u64::from(s.frames_lost),
+            decode_failures: s.decode_failures,
+            feedback_sent: s.acks_sent,
+            states_held: s.states_held,
+            max_states_held: s.max_states_held,
+        }
+    }
+}

@@ -14,11 +14,14 @@ use std::collections::VecDeque;
 use salsify_time::{Duration, Instant};
 
 /// The optimisation's parameters (Vidaptive's values as defaults).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct AlphaConfig {
     /// Frame-delay budget tau. Default 33 ms.
+    #[serde(rename = "tau_ms", with = "crate::serde_units::millis")]
     pub tau: Duration,
     /// Hindsight window T. Default 1 s.
+    #[serde(rename = "window_ms", with = "crate::serde_units::millis")]
     pub window: Duration,
     /// Weight lambda of the frame-rate score. Default 0.5.
     pub lambda: f64,

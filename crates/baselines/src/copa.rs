@@ -33,7 +33,8 @@ pub const MIN_CWND: f64 = 2.0;
 pub const MAX_VELOCITY: f64 = 1024.0;
 
 /// Copa's parameters.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct CopaConfig {
     /// Delta in default mode. Default 0.9 (Vidaptive's choice; Copa's paper uses 0.5).
     pub delta: f64,

@@ -30,7 +30,9 @@ pub mod oracle;
 pub mod pacer;
 pub mod rate;
 pub mod receiver;
+pub mod scheme;
 pub mod sender;
+mod serde_units;
 pub mod vidaptive;
 pub mod wire;
 
@@ -43,5 +45,6 @@ pub use gcc::GccConfig;
 pub use oracle::{LinkForecast, OracleConfig, OracleSender};
 pub use rate::Bitrate;
 pub use receiver::{Receiver, ReceiverConfig};
+pub use scheme::{BaselineReceiver, BaselineSender, SchemeSetupError, VIDAPTIVE_MAX_GAP_FRAMES};
 pub use sender::Sender;
 pub use vidaptive::{VidaptiveConfig, VidaptiveSender};

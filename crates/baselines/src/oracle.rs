@@ -21,12 +21,15 @@ use crate::endpoint::{
 use crate::wire::{MediaHeader, Packet, MAX_FRAGMENTS, MEDIA_HEADER_LEN};
 
 /// The oracle's parameters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct OracleConfig {
     /// Every frame must arrive within this time of its capture. Default 100 ms (Salsify's
     /// delay target).
+    #[serde(rename = "delay_target_ms", with = "crate::serde_units::millis")]
     pub delay_target: Duration,
     /// Time an encode takes, charged before sending (the simulator's cost model).
+    #[serde(rename = "encode_time_ms", with = "crate::serde_units::millis")]
     pub encode_time: Duration,
 }
 
@@ -80,9 +83,20 @@ pub struct OracleSender {
     stats: SenderStats,
 }
 
+impl OracleConfig {
+    /// Checks ranges.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.delay_target.is_zero() {
+            return Err("delay_target_ms must be positive".into());
+        }
+        Ok(())
+    }
+}
+
 impl OracleSender {
     /// An oracle for `link`.
     pub fn new(config: OracleConfig, link: LinkForecast) -> Result<Self, String> {
+        config.validate()?;
         if link.opportunity_bytes as usize <= MEDIA_HEADER_LEN {
             return Err(format!("{}-byte opportunities", link.opportunity_bytes));
         }

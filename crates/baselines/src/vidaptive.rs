@@ -34,7 +34,8 @@ pub fn ladder_size(width: u32, height: u32, step: usize) -> (u32, u32) {
 }
 
 /// The ladder's triggers (Vidaptive's values as defaults).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct LadderConfig {
     /// Step down after this many consecutive pictures with too few frames sent. Default 15.
     pub down_after: u32,
@@ -48,6 +49,7 @@ pub struct LadderConfig {
     /// ... while alpha is above this. Default 0.9.
     pub min_alpha: f64,
     /// At most one change per this long (T). Default 1 s.
+    #[serde(rename = "min_interval_ms", with = "crate::serde_units::millis")]
     pub min_interval: Duration,
 }
 
@@ -161,28 +163,39 @@ impl Ladder {
 }
 
 /// Vidaptive's parameters.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct VidaptiveConfig {
     /// Copa's settings (delta 0.9).
     pub copa: CopaConfig,
     /// Alpha optimisation (tau 33 ms, T 1 s, lambda 0.5).
     pub alpha: AlphaConfig,
     /// Pause encoding while the pacer's oldest packet is older than this. Default 33 ms.
+    #[serde(rename = "pause_after_ms", with = "crate::serde_units::millis")]
     pub pause_after: Duration,
     /// A paused picture is still encoded when the queue drains if it is at most this old.
     /// Default 17 ms (half a frame at 30 fps).
+    #[serde(
+        rename = "paused_picture_max_age_ms",
+        with = "crate::serde_units::millis"
+    )]
     pub paused_picture_max_age: Duration,
     /// Reset (drain the pacer, force a keyframe) past this pacer delay. Default 1 s.
+    #[serde(rename = "reset_after_ms", with = "crate::serde_units::millis")]
     pub reset_after: Duration,
     /// Dummy padding packet size (bytes, <= 200). Default 200.
     pub padding_bytes: usize,
     /// No padding within this time before the next expected capture. Default 5 ms.
+    #[serde(rename = "padding_guard_ms", with = "crate::serde_units::millis")]
     pub padding_guard: Duration,
     /// Cap on the pacing (and padding) rate: the maximum video rate. Default 12 Mb/s.
+    #[serde(rename = "max_rate_kbps", with = "crate::serde_units::kbps")]
     pub max_rate: Bitrate,
     /// Floor of the encoder target. Default 50 kb/s.
+    #[serde(rename = "min_target_kbps", with = "crate::serde_units::kbps")]
     pub min_target: Bitrate,
     /// Pacing rate before the first RTT sample. Default 300 kb/s.
+    #[serde(rename = "start_rate_kbps", with = "crate::serde_units::kbps")]
     pub start_rate: Bitrate,
     /// The resolution ladder's triggers; `None` keeps the source size.
     pub ladder: Option<LadderConfig>,

@@ -3,7 +3,7 @@
 //! much simpler. All integers are big-endian.
 //!
 //! ```text
-//! every datagram: 0 version (1) | 1 kind
+//! every datagram: 0 tag (0xB1) | 1 kind
 //! kind 1 media (header 20 B, then the payload):
 //!   2 transport_seq u32 | 6 media_seq u32 | 10 frame u32 | 14 fragment u16 | 16 count u16
 //!   18 flags u8 (bit 0 keyframe, bit 1 retransmission) | 19 reserved (0)
@@ -21,8 +21,9 @@
 
 use salsify_time::Instant;
 
-/// The format version in the first byte.
-pub const VERSION: u8 = 1;
+/// The first byte of every baseline datagram: tells it from Salsify's (whose first byte is
+/// its version, 1) so a receiver can learn the scheme from its first datagram.
+pub const VERSION: u8 = salsify_endpoint::BASELINE_WIRE_TAG;
 /// Bytes before a media payload.
 pub const MEDIA_HEADER_LEN: usize = 20;
 /// Bytes of a padding datagram's header.

@@ -1,8 +1,7 @@
 //! Scheme names, their parameters and the endpoints they build.
 
 use salsify_baselines::{
-    BaselineReceiver, GccConfig, GccSender, LinkForecast, OracleConfig, OracleSender,
-    VidaptiveConfig, VidaptiveSender,
+    BaselineReceiver, BaselineSender, GccConfig, LinkForecast, OracleConfig, VidaptiveConfig,
 };
 use salsify_endpoint::{ReceiverEndpoint, SenderEndpoint, WireFamily};
 use salsify_time::Duration;
@@ -132,11 +131,9 @@ impl SchemeConfig {
     pub fn named(name: &str, params: &SchemeParams) -> Result<SchemeConfig, SchemeError> {
         params.validate()?;
         let scheme = match name {
-            "conventional" => {
-                SchemeConfig::Conventional(params.conventional.clone().unwrap_or_default())
-            }
-            "vidaptive" => SchemeConfig::Vidaptive(params.vidaptive.clone().unwrap_or_default()),
-            "oracle" => SchemeConfig::Oracle(params.oracle.clone().unwrap_or_default()),
+            "conventional" => SchemeConfig::Conventional(params.conventional.unwrap_or_default()),
+            "vidaptive" => SchemeConfig::Vidaptive(params.vidaptive.unwrap_or_default()),
+            "oracle" => SchemeConfig::Oracle(params.oracle.unwrap_or_default()),
             _ => Self::salsify(name, params)?,
         };
         scheme.validate()?;
@@ -240,16 +237,14 @@ impl SchemeConfig {
                     connection_id,
                     ..sender.clone()
                 };
-                Box::new(
-                    SalsifySender::new(config, *parallel).map_err(|e| invalid("salsify")(&e))?,
-                )
+                Box::new(SalsifySender::new(config, *parallel).map_err(|e| invalid("salsify")(&e))?)
             }
             SchemeConfig::Conventional(c) => Box::new(
-                GccSender::new(c.clone(), size).map_err(|e| invalid("conventional")(&e))?,
+                BaselineSender::conventional(*c, size).map_err(|e| invalid("conventional")(&e))?,
             ),
-            SchemeConfig::Vidaptive(c) => Box::new(
-                VidaptiveSender::new(c.clone(), size).map_err(|e| invalid("vidaptive")(&e))?,
-            ),
+            SchemeConfig::Vidaptive(c) => {
+                Box::new(BaselineSender::vidaptive(*c, size).map_err(|e| invalid("vidaptive")(&e))?)
+            }
             SchemeConfig::Oracle(_) => return Err(SchemeError::SimulationOnly),
         })
     }
@@ -266,12 +261,9 @@ impl SchemeConfig {
                 why: format!("{} is not the oracle", self.name()),
             });
         };
-        let config = OracleConfig {
-            encode_time,
-            ..c.clone()
-        };
+        let config = OracleConfig { encode_time, ..*c };
         Ok(Box::new(
-            OracleSender::new(config, forecast).map_err(|e| invalid("oracle")(&e))?,
+            BaselineSender::oracle(config, forecast).map_err(|e| invalid("oracle")(&e))?,
         ))
     }
 
@@ -296,9 +288,9 @@ impl SchemeConfig {
             SchemeConfig::Conventional(c) => Box::new(baseline(Some(c.feedback_interval))?),
             // Copa needs an ACK per packet.
             SchemeConfig::Vidaptive(_) => Box::new(baseline(None)?),
-            SchemeConfig::Oracle(_) => {
-                Box::new(baseline(salsify_baselines::ReceiverConfig::default().feedback_interval)?)
-            }
+            SchemeConfig::Oracle(_) => Box::new(baseline(
+                salsify_baselines::ReceiverConfig::default().feedback_interval,
+            )?),
         })
     }
 }

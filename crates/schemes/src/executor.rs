@@ -123,7 +123,7 @@ impl Executor {
                 qualities,
                 parallel,
             } => {
-                let frames = self.encode_qualities(source, image, qualities)?;
+                let frames = self.encode_qualities(source, image, qualities, *parallel)?;
                 let work = Work::Encodes {
                     count: frames.len() as u32,
                     parallel: *parallel,
@@ -142,9 +142,10 @@ impl Executor {
             } => {
                 let predictor = match &mut self.predictor {
                     Some(p) => p,
-                    None => self
-                        .predictor
-                        .insert(QualityPredictor::new(width, height, self.cpu_used)?),
+                    None => {
+                        self.predictor
+                            .insert(QualityPredictor::new(width, height, self.cpu_used)?)
+                    }
                 };
                 let (quality, trials) = predictor.predict(image, *bytes, *hint)?;
                 let frame = self.functional[0].encode(source, image, quality)?;
@@ -193,22 +194,30 @@ impl Executor {
         }
     }
 
-    /// One frame per quality; two run on two threads, each on its own encoder instance (so
-    /// each instance sees the same calls in the same order and the output is deterministic).
+    /// One frame per quality. Two options go to two encoder instances, one each, whether they
+    /// run at once on two threads (`parallel`) or one after the other, so each instance sees
+    /// the same calls in the same order and the frames do not depend on the threads.
     fn encode_qualities(
         &mut self,
         source: &State,
         image: &Image,
         qualities: &[Quality],
+        parallel: bool,
     ) -> Result<Vec<salsify_codec::EncodedFrame>, CodecError> {
         match qualities {
+            [a, b] if !parallel => {
+                let [e0, e1] = &mut self.functional;
+                Ok(vec![e0.encode(source, image, *a)?, e1.encode(source, image, *b)?])
+            }
             [a, b] => {
                 let [e0, e1] = &mut self.functional;
                 let (fa, fb) = std::thread::scope(|s| {
                     let other = s.spawn(|| e1.encode(source, image, *b));
                     let first = e0.encode(source, image, *a);
                     let second = other.join().unwrap_or_else(|_| {
-                        Err(CodecError::InvalidInput("the encoder thread panicked".into()))
+                        Err(CodecError::InvalidInput(
+                            "the encoder thread panicked".into(),
+                        ))
                     });
                     (first, second)
                 });
@@ -464,7 +473,10 @@ mod tests {
             sizes.push((target, frames[0].quality.index()));
         }
         // A larger target never gets a coarser quantizer.
-        assert!(sizes[0].1 >= sizes[1].1 && sizes[1].1 >= sizes[2].1, "{sizes:?}");
+        assert!(
+            sizes[0].1 >= sizes[1].1 && sizes[1].1 >= sizes[2].1,
+            "{sizes:?}"
+        );
         assert!(sizes[0].1 > sizes[2].1, "{sizes:?}");
     }
 
@@ -510,7 +522,11 @@ mod tests {
             };
             let mut d = salsify_codec::PlainDecoder::new(w, h).unwrap();
             if frame.keyframe {
-                sizes.push(d.decode(&frame.data).map(|p| (p.width(), p.height())).unwrap());
+                sizes.push(
+                    d.decode(&frame.data)
+                        .map(|p| (p.width(), p.height()))
+                        .unwrap(),
+                );
             }
         }
         // The first frame and the first at the new size are keyframes of their size.

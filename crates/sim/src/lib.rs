@@ -24,7 +24,7 @@ use salsify_endpoint::{
     Bitrate, Diagnostic, Displayed, EncodeFailed, EncodeRequest, ReceiverEndpoint, ReceiverEvent,
     ReceiverOutput, ReceiverStats, SenderEndpoint, SenderEvent, SenderOutput, SenderStats,
 };
-use salsify_netem::{Link, LinkConfig, LinkEvent, LinkStats};
+use salsify_netem::{LinkConfig, LinkEvent, LinkStats};
 use salsify_schemes::{BackgroundExecutor, Executor, SchemeConfig, SchemeError, SourceInfo};
 use salsify_time::{Duration, Instant};
 

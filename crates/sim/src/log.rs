@@ -178,5 +178,3 @@ pub fn write_frames_csv(records: &[FrameRecord], mut out: impl Write) -> io::Res
     }
     Ok(())
 }
-    }
-}

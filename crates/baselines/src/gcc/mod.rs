@@ -35,22 +35,28 @@ use probe::{ProbeBitrateEstimator, ProbeCluster, ProbeController, ProbePacket};
 use trendline::{BandwidthUsage, Trendline};
 
 /// GCC's parameters.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct GccConfig {
     /// Start rate. Default 300 kb/s (libwebrtc's default start bitrate).
+    #[serde(rename = "start_kbps", with = "crate::serde_units::kbps")]
     pub start: Bitrate,
     /// Floor. Default 30 kb/s (libwebrtc `kMinVideoBitrateBps`).
+    #[serde(rename = "min_kbps", with = "crate::serde_units::kbps")]
     pub min: Bitrate,
     /// Ceiling. Default 2.5 Mb/s (libwebrtc's default maximum for a 720p VP8 stream).
+    #[serde(rename = "max_kbps", with = "crate::serde_units::kbps")]
     pub max: Bitrate,
     /// Pacing rate = this x target (libwebrtc `kDefaultPaceMultiplier` 2.5).
     pub pacing_factor: f64,
     /// Drop a camera frame before encoding when the pacer holds more than this much time's
     /// worth of data at the target rate. Default 2 s (libwebrtc's pacer
     /// `kMaxExpectedQueueLength`: beyond it the pacer itself would speed up to drain).
+    #[serde(rename = "max_pacer_queue_ms", with = "crate::serde_units::millis")]
     pub max_pacer_queue: Duration,
     /// How often the receiver sends transport feedback. Default 100 ms (libwebrtc
     /// `RemoteEstimatorProxy`'s default send interval).
+    #[serde(rename = "feedback_interval_ms", with = "crate::serde_units::millis")]
     pub feedback_interval: Duration,
     /// Bandwidth probing ([`probe`]): initial exponential probes, further probes, probes
     /// after a drop around ALR. Default on, as in libwebrtc.

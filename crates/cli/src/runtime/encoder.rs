@@ -2,15 +2,16 @@
 //! are handled while a picture is being encoded.
 //!
 //! Salsify-2c (`s2`) encodes the two options at once on two threads; Salsify-1c (`s1`) one
-//! after the other. The work itself is the simulator's [`EncodeWorker`] (two encoder
-//! instances, and the size-target prediction of the conventional-codec ablation).
+//! after the other. The work itself is `salsify_schemes::Executor` (two encoder instances,
+//! and the size-target prediction of the conventional-codec ablation), as in the simulator.
 
 use std::sync::mpsc;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use salsify_codec::{EncodedFrame, Image, State};
-use salsify_eval::sim::EncodeWorker;
+use salsify_endpoint as ep;
+use salsify_schemes::Executor;
 use salsify_transport::{EncodeJob, EncodeRequest};
 
 /// How the two encodes of a Salsify picture share cores.
@@ -45,8 +46,9 @@ impl EncoderThread {
         mode: EncodeMode,
         deliver: impl Fn(Encoded) -> bool + Send + 'static,
     ) -> Result<EncoderThread> {
-        let mut worker =
-            EncodeWorker::new(width, height, cpu_used).context("cannot create the VP8 encoders")?;
+        // The fps matters only to CBR jobs, which this Salsify encoder thread never gets.
+        let mut worker = Executor::new(width, height, 30.0, cpu_used)
+            .context("cannot create the VP8 encoders")?;
         let (jobs, rx) = mpsc::channel::<(EncodeRequest<State>, Arc<Image>)>();
         std::thread::Builder::new()
             .name("encoder".into())
@@ -72,30 +74,31 @@ impl EncoderThread {
 }
 
 fn run(
-    worker: &mut EncodeWorker,
+    executor: &mut Executor,
     mode: EncodeMode,
     request: &EncodeRequest<State>,
     image: &Image,
 ) -> Result<Vec<EncodedFrame>, String> {
-    let serial_pair = match (&request.job, mode) {
-        (EncodeJob::Qualities(qs), EncodeMode::S1) if qs.len() > 1 => Some(qs.clone()),
-        _ => None,
+    let job = match &request.job {
+        EncodeJob::Qualities(qualities) => ep::EncodeJob::Qualities {
+            source: request.source.clone(),
+            qualities: qualities.clone(),
+            parallel: mode == EncodeMode::S2,
+        },
+        EncodeJob::SizeTarget { bytes, hint } => ep::EncodeJob::SizeTarget {
+            source: request.source.clone(),
+            bytes: *bytes,
+            hint: *hint,
+        },
     };
-    let Some(qualities) = serial_pair else {
-        return worker
-            .run(request, image)
-            .map(|r| r.frames)
-            .map_err(|e| e.to_string());
+    let request = ep::EncodeRequest {
+        id: request.id,
+        picture: request.picture,
+        captured: request.captured,
+        job,
     };
-    // One quality per call: the worker runs a single-quality job on one encoder, in series.
-    let mut frames = Vec::with_capacity(qualities.len());
-    for q in qualities {
-        let one = EncodeRequest {
-            job: EncodeJob::Qualities(vec![q]),
-            ..request.clone()
-        };
-        let mut result = worker.run(&one, image).map_err(|e| e.to_string())?;
-        frames.append(&mut result.frames);
+    match executor.run(&request, image).map_err(|e| e.to_string())?.outcome {
+        ep::EncodeOutcome::Functional(frames) => Ok(frames),
+        _ => Err("the encoder returned frames of another codec".into()),
     }
-    Ok(frames)
 }

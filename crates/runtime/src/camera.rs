@@ -1,0 +1,128 @@
+//! The camera: a thread that plays a picture source at its frame rate, like a webcam.
+//!
+//! It never waits for the consumer: each picture is handed over as soon as it is due (the
+//! sender loop keeps only the newest few, as senders ask for recent pictures). A source that
+//! cannot keep up (a slow pipe) is played as fast as it delivers, without bursts to catch up.
+//!
+//! Where pictures come from is the caller's business ([`PictureSource`]): the runtime knows
+//! files and pipes no more than it knows schemes. [`SyntheticCamera`] is the built-in one.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use salsify_codec::{Image, SyntheticSource};
+use salsify_time::{Duration, Instant};
+
+use crate::clock;
+
+/// Pictures to play, all of one size.
+pub trait PictureSource: Send {
+    /// Picture width and height.
+    fn size(&self) -> (u32, u32);
+    /// Frames per second to play them at.
+    fn fps(&self) -> f64;
+    /// The next picture; `None` at the end.
+    fn next_picture(&mut self) -> Result<Option<Image>>;
+}
+
+/// The codec crate's synthetic moving test pattern, endless.
+pub struct SyntheticCamera {
+    source: SyntheticSource,
+    fps: u32,
+}
+
+impl SyntheticCamera {
+    /// `width` x `height` at `fps` frames per second; `seed` picks the pattern.
+    pub fn new(width: u32, height: u32, fps: u32, seed: u64) -> Result<Self> {
+        let source = SyntheticSource::new(width, height, fps, seed).context("synthetic source")?;
+        Ok(SyntheticCamera { source, fps })
+    }
+}
+
+impl PictureSource for SyntheticCamera {
+    fn size(&self) -> (u32, u32) {
+        (self.source.width(), self.source.height())
+    }
+
+    fn fps(&self) -> f64 {
+        f64::from(self.fps)
+    }
+
+    fn next_picture(&mut self) -> Result<Option<Image>> {
+        Ok(Some(self.source.next_frame().image))
+    }
+}
+
+/// A picture as the camera captured it.
+#[derive(Debug, Clone)]
+pub struct Captured {
+    /// Picture number, from 0.
+    pub id: u64,
+    /// When it was captured (handed over).
+    pub at: Instant,
+    /// The picture.
+    pub image: Arc<Image>,
+}
+
+/// Plays `source` on a new thread until `stop` is set, the source ends, or `deliver` returns
+/// false; `deliver(None)` says the camera stopped.
+pub fn start(
+    source: Box<dyn PictureSource>,
+    stop: Arc<AtomicBool>,
+    deliver: impl FnMut(Option<Captured>) -> bool + Send + 'static,
+) -> Result<std::thread::JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name("camera".into())
+        .spawn(move || {
+            let mut deliver = deliver;
+            if let Err(e) = play(source, &stop, &mut deliver) {
+                eprintln!("salsify: camera stopped: {e:#}");
+            }
+            deliver(None);
+        })
+        .context("cannot start the camera thread")
+}
+
+fn play(
+    mut source: Box<dyn PictureSource>,
+    stop: &AtomicBool,
+    deliver: &mut impl FnMut(Option<Captured>) -> bool,
+) -> Result<()> {
+    let interval = Duration::from_secs_f64(1.0 / source.fps().max(0.1));
+    let mut due = clock::now();
+    let mut id = 0u64;
+    while !stop.load(Ordering::Relaxed) {
+        let Some(image) = source.next_picture()? else {
+            return Ok(());
+        };
+        sleep_until(due, stop);
+        let at = clock::now();
+        if !deliver(Some(Captured {
+            id,
+            at,
+            image: Arc::new(image),
+        })) {
+            return Ok(());
+        }
+        id += 1;
+        // Late by more than a frame: restart the schedule rather than burst.
+        due = if at > due + interval {
+            at + interval
+        } else {
+            due + interval
+        };
+    }
+    Ok(())
+}
+
+/// Sleeps until `deadline`, waking at least every 50 ms to look at `stop`.
+fn sleep_until(deadline: Instant, stop: &AtomicBool) {
+    loop {
+        let left = clock::until(deadline);
+        if left.is_zero() || stop.load(Ordering::Relaxed) {
+            return;
+        }
+        std::thread::sleep(left.min(Duration::from_millis(50)));
+    }
+}

@@ -1,0 +1,178 @@
+//! Per-frame CSV logs, buffered and flushed on finish (and on drop, so an early exit keeps
+//! what was written), written from the endpoint crate's common events, so every scheme's
+//! runs log the same columns.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use salsify_endpoint::{Choice, Displayed, DropReason, SenderEvent};
+use salsify_time::Instant;
+
+/// A CSV file being written.
+pub struct CsvLog {
+    path: PathBuf,
+    out: BufWriter<File>,
+}
+
+impl CsvLog {
+    /// Creates `path` (and its folder) and writes the header line.
+    pub fn create(path: &Path, header: &str) -> Result<CsvLog> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create folder '{}'", dir.display()))?;
+        }
+        let file =
+            File::create(path).with_context(|| format!("cannot create '{}'", path.display()))?;
+        let mut log = CsvLog {
+            path: path.to_owned(),
+            out: BufWriter::new(file),
+        };
+        log.line(format_args!("{header}"))?;
+        Ok(log)
+    }
+
+    /// Writes one line.
+    pub fn line(&mut self, args: std::fmt::Arguments<'_>) -> Result<()> {
+        writeln!(self.out, "{args}").with_context(|| format!("writing '{}'", self.path.display()))
+    }
+
+    /// Flushes the file.
+    pub fn finish(mut self) -> Result<()> {
+        self.out
+            .flush()
+            .with_context(|| format!("writing '{}'", self.path.display()))
+    }
+}
+
+/// Columns of the sender's CSV log: one line per frame sent, picture skipped or picture
+/// dropped (times in µs on the machine's monotonic clock; `session` counts this process's
+/// sessions from 1; empty cells where a scheme has no such notion).
+pub const SENDER_CSV_HEADER: &str =
+    "session,frame,picture,captured_us,sent_us,quality,bytes,fragments,choice,budget,recovery,keyframe";
+
+/// Columns of the receiver's CSV log. `display_us` and `first_sent_us` are µs on the
+/// machine's monotonic clock; `delay_us` is their difference (meaningful when sender and
+/// receiver share a machine; empty where the scheme's wire carries no send time). States
+/// are the functional codec's (empty for other codecs); width and height are the coded size.
+pub const RECEIVER_CSV_HEADER: &str = "session,frame,display_us,first_sent_us,delay_us,\
+source_state,target_state,bytes,keyframe,width,height";
+
+/// The sender's per-frame log, written from the common [`SenderEvent`]s.
+pub struct SenderLog(CsvLog);
+
+impl SenderLog {
+    /// Creates `path` with its header.
+    pub fn create(path: &Path) -> Result<Self> {
+        CsvLog::create(path, SENDER_CSV_HEADER).map(SenderLog)
+    }
+
+    /// Logs `event` of session `session`, if it is about a picture.
+    pub fn event(&mut self, session: u32, event: &SenderEvent) -> Result<()> {
+        let opt = |v: Option<usize>| v.map_or(String::new(), |b| b.to_string());
+        match event {
+            SenderEvent::FrameSent(f) => self.0.line(format_args!(
+                "{session},{},{},{},{},{},{},{},{},{},{},{}",
+                f.frame,
+                f.picture,
+                f.captured.as_micros(),
+                f.at.as_micros(),
+                f.quality.index(),
+                f.bytes,
+                f.fragments,
+                choice(f.choice),
+                opt(f.budget),
+                u8::from(f.recovery),
+                u8::from(f.keyframe),
+            )),
+            SenderEvent::PictureSkipped {
+                picture,
+                captured,
+                at,
+                budget,
+            } => self.0.line(format_args!(
+                "{session},,{picture},{},{},,0,0,skipped,{},0,0",
+                captured.as_micros(),
+                at.as_micros(),
+                opt(*budget),
+            )),
+            SenderEvent::PictureDropped {
+                picture,
+                at,
+                reason,
+            } => self.0.line(format_args!(
+                "{session},,{picture},,{},,0,0,dropped:{},,0,0",
+                at.as_micros(),
+                drop_reason(*reason),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// Flushes the file.
+    pub fn finish(self) -> Result<()> {
+        self.0.finish()
+    }
+}
+
+fn choice(c: Choice) -> &'static str {
+    match c {
+        Choice::Better => "better",
+        Choice::Worse => "worse",
+        Choice::ForcedWorse => "forcedworse",
+        Choice::Only => "only",
+    }
+}
+
+fn drop_reason(r: DropReason) -> &'static str {
+    match r {
+        DropReason::EncoderBusy => "encoder-busy",
+        DropReason::PacerQueue => "pacer-queue",
+        DropReason::RateControl => "rate-control",
+        DropReason::Paused => "paused",
+        DropReason::Reset => "reset",
+        DropReason::WouldBeLate => "would-be-late",
+        DropReason::Failed => "failed",
+        _ => "other",
+    }
+}
+
+/// The receiver's per-frame log, written from the common [`Displayed`].
+pub struct ReceiverLog(CsvLog);
+
+impl ReceiverLog {
+    /// Creates `path` with its header.
+    pub fn create(path: &Path) -> Result<Self> {
+        CsvLog::create(path, RECEIVER_CSV_HEADER).map(ReceiverLog)
+    }
+
+    /// Logs frame `d` of session `session`, shown at `at`.
+    pub fn shown(&mut self, session: u32, at: Instant, d: &Displayed) -> Result<()> {
+        let (sent, delay) = match d.first_sent_at {
+            Some(t) => (
+                t.as_micros().to_string(),
+                at.saturating_duration_since(t).as_micros().to_string(),
+            ),
+            None => (String::new(), String::new()),
+        };
+        let (source, target) = match d.states {
+            Some((s, t)) => (s.to_string(), t.to_string()),
+            None => (String::new(), String::new()),
+        };
+        self.0.line(format_args!(
+            "{session},{},{},{sent},{delay},{source},{target},{},{},{},{}",
+            d.frame,
+            at.as_micros(),
+            d.bytes,
+            u8::from(d.keyframe),
+            d.picture.width(),
+            d.picture.height(),
+        ))
+    }
+
+    /// Flushes the file.
+    pub fn finish(self) -> Result<()> {
+        self.0.finish()
+    }
+}

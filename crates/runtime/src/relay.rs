@@ -1,0 +1,205 @@
+//! The link relay: a user-space UDP hop that applies the sans-IO netem [`Link`] in real time,
+//! one link per direction.
+//!
+//! The relay listens on one socket. Datagrams from the receiver's address are ACKs, sent
+//! back through the ACK link to the sender (the last other address heard from); everything
+//! else is video, sent through the video link to the receiver. A direction without a link
+//! forwards at once (an unconstrained path). Each link can log every packet in Mahimahi's
+//! `mm-link` format.
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::net::{SocketAddr, UdpSocket};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+
+use anyhow::{Context, Result};
+use salsify_netem::{Link, LinkConfig, LinkStats, LogHeader, MahimahiLog};
+use salsify_time::{Duration, Instant};
+
+use crate::clock;
+use crate::observe::{Observation, Observer};
+use crate::udp::{self, Received};
+
+/// Longest the loop sleeps before looking at its stop flag.
+const MAX_WAIT: Duration = Duration::from_millis(50);
+
+/// One direction: its link (`None`: forward at once) and log file.
+#[derive(Debug, Clone, Default)]
+pub struct DirectionConfig {
+    /// The emulated link.
+    pub link: Option<LinkConfig>,
+    /// Where to write its `mm-link` log.
+    pub log: Option<PathBuf>,
+    /// A name for the trace, for the log header.
+    pub trace_name: String,
+}
+
+/// Everything the relay needs.
+#[derive(Debug, Clone)]
+pub struct RelayConfig {
+    /// Where the receiver listens.
+    pub to: SocketAddr,
+    /// Sender to receiver.
+    pub video: DirectionConfig,
+    /// Receiver to sender.
+    pub ack: DirectionConfig,
+}
+
+/// Counters of a finished run.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RelayTotals {
+    /// Video direction.
+    pub video: DirectionTotals,
+    /// ACK direction.
+    pub ack: DirectionTotals,
+}
+
+/// Counters of one direction.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DirectionTotals {
+    /// Datagrams in.
+    pub packets_in: u64,
+    /// Datagrams forwarded.
+    pub packets_out: u64,
+    /// The link's own stats, if it has one.
+    pub link: Option<LinkStats>,
+}
+
+struct Direction {
+    link: Option<Link<Vec<u8>>>,
+    log: Option<MahimahiLog<BufWriter<File>>>,
+    totals: DirectionTotals,
+}
+
+impl Direction {
+    fn new(config: &DirectionConfig, name: &str, now: Instant) -> Result<Direction> {
+        let Some(mut link_config) = config.link.clone() else {
+            return Ok(Direction {
+                link: None,
+                log: None,
+                totals: DirectionTotals::default(),
+            });
+        };
+        link_config.record_events = config.log.is_some();
+        let link = Link::new(link_config, now).with_context(|| format!("{name} link"))?;
+        let log = match &config.log {
+            Some(path) => {
+                let file = File::create(path)
+                    .with_context(|| format!("cannot create '{}'", path.display()))?;
+                let header = LogHeader::for_link(&link, name, &config.trace_name);
+                Some(MahimahiLog::new(BufWriter::new(file), &header)?)
+            }
+            None => None,
+        };
+        Ok(Direction {
+            link: Some(link),
+            log,
+            totals: DirectionTotals::default(),
+        })
+    }
+
+    /// Takes a datagram in; returns it back if it is to be forwarded at once.
+    fn offer(&mut self, now: Instant, bytes: Vec<u8>) -> Option<Vec<u8>> {
+        self.totals.packets_in += 1;
+        match &mut self.link {
+            None => Some(bytes),
+            Some(link) => {
+                let len = bytes.len();
+                let _ = link.handle_packet(now, bytes, len); // drops are the link's business
+                None
+            }
+        }
+    }
+
+    /// Datagrams due by `now`.
+    fn due(&mut self, now: Instant) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        if let Some(link) = &mut self.link {
+            while let Some(d) = link.poll_delivery(now) {
+                out.push(d.payload);
+            }
+        }
+        out
+    }
+
+    fn next(&self) -> Instant {
+        self.link
+            .as_ref()
+            .and_then(|l| l.poll_timeout())
+            .unwrap_or(Instant::FAR_FUTURE)
+    }
+
+    fn write_log(&mut self) -> Result<()> {
+        if let (Some(log), Some(link)) = (&mut self.log, &mut self.link) {
+            log.drain(link).context("writing the link log")?;
+        }
+        Ok(())
+    }
+
+    fn finish(mut self, now: Instant) -> Result<DirectionTotals> {
+        if let Some(link) = &mut self.link {
+            link.handle_timeout(now);
+        }
+        self.write_log()?;
+        if let Some(log) = self.log.take() {
+            log.finish().context("writing the link log")?;
+        }
+        self.totals.link = self.link.as_ref().map(|l| l.stats());
+        Ok(self.totals)
+    }
+}
+
+/// Relays on `socket` until `stop` is set.
+pub fn run(
+    config: RelayConfig,
+    socket: UdpSocket,
+    stop: Arc<AtomicBool>,
+    observer: Observer,
+) -> Result<RelayTotals> {
+    let (tx, rx) = mpsc::channel::<Received>();
+    let _reader = udp::spawn_reader(&socket, stop.clone(), tx, |d| d)?;
+    let start = clock::now();
+    let mut video = Direction::new(&config.video, "Uplink", start)?;
+    let mut ack = Direction::new(&config.ack, "Downlink", start)?;
+    observer.report(Observation::LinkStarted { at: start });
+    let mut sender: Option<SocketAddr> = None;
+    while !stop.load(Ordering::Relaxed) {
+        let now = clock::now();
+        for bytes in video.due(now) {
+            video.totals.packets_out += u64::from(udp::send(&socket, &bytes, config.to));
+        }
+        for bytes in ack.due(now) {
+            if let Some(to) = sender {
+                ack.totals.packets_out += u64::from(udp::send(&socket, &bytes, to));
+            }
+        }
+        video.write_log()?;
+        ack.write_log()?;
+        let deadline = video.next().min(ack.next());
+        let wait = deadline
+            .saturating_duration_since(clock::now())
+            .min(MAX_WAIT);
+        let d = match rx.recv_timeout(wait) {
+            Ok(d) => d,
+            Err(mpsc::RecvTimeoutError::Timeout) => continue,
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        };
+        if d.from == config.to {
+            if let (Some(bytes), Some(to)) = (ack.offer(d.at, d.bytes), sender) {
+                ack.totals.packets_out += u64::from(udp::send(&socket, &bytes, to));
+            }
+        } else {
+            sender = Some(d.from);
+            if let Some(bytes) = video.offer(d.at, d.bytes) {
+                video.totals.packets_out += u64::from(udp::send(&socket, &bytes, config.to));
+            }
+        }
+    }
+    let now = clock::now();
+    Ok(RelayTotals {
+        video: video.finish(now)?,
+        ack: ack.finish(now)?,
+    })
+}

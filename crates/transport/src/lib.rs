@@ -63,6 +63,7 @@
 pub mod codec;
 pub mod config;
 mod conventional;
+pub mod decision;
 pub mod endpoint;
 pub mod error;
 pub mod estimator;
@@ -77,6 +78,10 @@ pub mod wire;
 
 pub use codec::{CodecState, DecodeError, EncodedFrame, FrameDecoder};
 pub use config::{ConfigError, PacingConfig, ReceiverConfig, SenderConfig, SenderMode};
+pub use decision::{
+    choose_frame, choose_paper, feedback_starved, frame_budget, outage_suspected, paper_budget,
+    probe_due, Overrides, PaperDecision,
+};
 pub use endpoint::{ReceiverSetupError, SalsifyReceiver, SalsifySender};
 pub use error::{DatagramRejected, SenderError};
 pub use receiver::{Receiver, ReceiverEvent, ReceiverOutput, ReceiverStats};

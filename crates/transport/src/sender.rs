@@ -26,11 +26,12 @@
 use std::collections::VecDeque;
 
 use salsify_codec::{Quality, StateHash};
-use salsify_time::{duration_micros, Duration, Instant};
+use salsify_time::{Duration, Instant};
 
 use crate::codec::{CodecState, EncodedFrame};
 use crate::config::{ConfigError, SenderConfig, SenderMode};
 use crate::conventional::IntervalQualityController;
+use crate::decision;
 use crate::error::{DatagramRejected, SenderError};
 use crate::pacer::Pacer;
 use crate::state_store::StateStore;
@@ -226,6 +227,15 @@ impl SenderStats {
     }
 }
 
+/// Why a picture was dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DropCause {
+    /// A newer picture arrived while an encode was under way.
+    EncoderBusy,
+    /// The encode failed, came back wrong, or made a frame of too many fragments.
+    Failed,
+}
+
 /// One fragment waiting in the pacer.
 #[derive(Debug)]
 struct QueuedFragment {
@@ -284,7 +294,8 @@ pub struct Sender<F: EncodedFrame> {
     waiting_picture: Option<(u64, Instant)>,
     next_request_id: u64,
     encodes: VecDeque<EncodeRequest<F::State>>,
-    events: VecDeque<SenderEvent>,
+    /// Events to hand out, each dropped picture with why (for [`crate::SalsifySender`]).
+    events: VecDeque<(SenderEvent, Option<DropCause>)>,
     interval_quality: IntervalQualityController,
     stats: SenderStats,
 }
@@ -353,7 +364,7 @@ impl<F: EncodedFrame> Sender<F> {
         self.interval_quality.on_picture(captured);
         if self.in_flight.is_some() {
             if let Some((old, _)) = self.waiting_picture.replace((picture, captured)) {
-                self.drop_picture(now, old);
+                self.drop_picture(now, old, DropCause::EncoderBusy);
             }
             return;
         }
@@ -375,7 +386,7 @@ impl<F: EncodedFrame> Sender<F> {
         let checked = self.check_frames(&request, &frames);
         match checked {
             Ok(()) => self.commit_or_skip(now, &request, frames),
-            Err(_) => self.drop_picture(now, request.picture),
+            Err(_) => self.drop_picture(now, request.picture, DropCause::Failed),
         }
         self.start_waiting_picture(now);
         checked
@@ -387,7 +398,7 @@ impl<F: EncodedFrame> Sender<F> {
             Some(r) => r,
             None => return Err(SenderError::UnknownRequest(id)),
         };
-        self.drop_picture(now, request.picture);
+        self.drop_picture(now, request.picture, DropCause::Failed);
         self.start_waiting_picture(now);
         Ok(())
     }
@@ -419,16 +430,29 @@ impl<F: EncodedFrame> Sender<F> {
 
     /// The next thing to do; ends with [`SenderOutput::Timeout`].
     pub fn poll_output(&mut self, now: Instant) -> SenderOutput<F::State> {
+        self.poll_output_with_cause(now).0
+    }
+
+    /// [`Self::poll_output`], and for a [`SenderEvent::PictureDropped`] why the picture was
+    /// dropped. Kept out of the public event so that event stays exactly as it was.
+    pub(crate) fn poll_output_with_cause(
+        &mut self,
+        now: Instant,
+    ) -> (SenderOutput<F::State>, Option<DropCause>) {
         if let Some(request) = self.encodes.pop_front() {
-            return SenderOutput::Encode(request);
+            return (SenderOutput::Encode(request), None);
         }
-        if let Some(event) = self.events.pop_front() {
-            return SenderOutput::Event(event);
+        if let Some((event, cause)) = self.events.pop_front() {
+            return (SenderOutput::Event(event), cause);
         }
         if let Some((fragment, grace)) = self.pacer.poll(now) {
-            return SenderOutput::Transmit(self.emit_fragment(now, fragment, grace));
+            return (
+                SenderOutput::Transmit(self.emit_fragment(now, fragment, grace)),
+                None,
+            );
         }
-        SenderOutput::Timeout(self.pacer.next_departure().unwrap_or(Instant::FAR_FUTURE))
+        let next = self.pacer.next_departure().unwrap_or(Instant::FAR_FUTURE);
+        (SenderOutput::Timeout(next), None)
     }
 
     /// The budget for the next frame in bytes, `MTU x (d / tau - N)` clamped at zero.
@@ -437,15 +461,14 @@ impl<F: EncodedFrame> Sender<F> {
     /// budget on: `None` (no limit) while nothing is in flight, else zero — one frame at a
     /// time until the first estimate. (The original allowed anything until then, which on a
     /// slow link queues seconds of ever-finer frames before the first ACK returns.)
+    /// See [`decision::frame_budget`] and [`decision::paper_budget`].
     pub fn budget(&self) -> Option<usize> {
-        let Some(tau) = self.view.mean_interarrival else {
-            return (self.fragments_in_flight() > 0).then_some(0);
-        };
-        let tau = duration_micros(tau).max(1);
-        let allowed = duration_micros(self.config.delay_target) / tau;
-        let fragments = allowed.saturating_sub(self.fragments_in_flight());
-        let fragments = usize::try_from(fragments).unwrap_or(usize::MAX);
-        Some(fragments.saturating_mul(self.config.fragment_payload))
+        decision::frame_budget(
+            self.config.fragment_payload,
+            self.config.delay_target,
+            self.view.mean_interarrival,
+            self.fragments_in_flight(),
+        )
     }
 
     /// True while encoding from acknowledged states.
@@ -456,12 +479,13 @@ impl<F: EncodedFrame> Sender<F> {
     /// True when fragments are in flight and the receiver has been silent for the outage
     /// timeout (see [`SenderConfig::outage_timeout`]): what is in flight is presumed lost.
     pub fn outage_suspected(&self, now: Instant) -> bool {
-        let Some(since) = self.silent_since else {
-            return false;
-        };
-        let tau = self.view.mean_interarrival.unwrap_or(Duration::ZERO);
-        let timeout = self.config.outage_timeout.max(4 * tau);
-        self.fragments_in_flight() > 0 && now >= since + timeout
+        decision::outage_suspected(
+            now,
+            self.silent_since,
+            self.view.mean_interarrival,
+            self.config.outage_timeout,
+            self.fragments_in_flight(),
+        )
     }
 
     /// A snapshot of the counters.
@@ -488,10 +512,12 @@ impl<F: EncodedFrame> Sender<F> {
         Err(why)
     }
 
-    fn drop_picture(&mut self, now: Instant, picture: u64) {
+    fn drop_picture(&mut self, now: Instant, picture: u64, cause: DropCause) {
         self.stats.dropped += 1;
-        self.events
-            .push_back(SenderEvent::PictureDropped { picture, at: now });
+        self.events.push_back((
+            SenderEvent::PictureDropped { picture, at: now },
+            Some(cause),
+        ));
     }
 
     fn start_waiting_picture(&mut self, now: Instant) {
@@ -591,73 +617,60 @@ impl<F: EncodedFrame> Sender<F> {
         }
     }
 
-    /// Algorithm 2: send the larger option that fits the budget now, else skip or force.
+    /// Algorithm 2 and this project's additions ([`decision::choose_frame`]): send the larger
+    /// option that fits the budget now, else skip or force.
     fn commit_or_skip(&mut self, now: Instant, request: &InFlightEncode, mut frames: Vec<F>) {
         let budget = self.budget();
-        let choice = if frames.len() == 1 {
-            Some((0, Choice::Only))
-        } else {
-            self.choose(&frames, budget, self.probe_due(now))
+        let choice = match frames.as_slice() {
+            [_] => Some(Choice::Only),
+            [better, worse] => {
+                decision::choose_frame(budget, better.len(), worse.len(), self.overrides(now))
+            }
+            // Cannot happen: every job asks for one or two frames and check_frames made sure
+            // that many came back. Dropped rather than guessed at.
+            _ => return self.drop_picture(now, request.picture, DropCause::Failed),
         };
-        match choice {
-            Some((index, choice)) => {
-                let frame = frames.swap_remove(index);
-                self.send_frame(now, request, frame, choice, budget);
-            }
-            None => self.skip(now, request.picture, request.captured, budget),
+        let Some(choice) = choice else {
+            return self.skip(now, request.picture, request.captured, budget);
+        };
+        // [better, worse]: the better is first; the forced option is the worse.
+        let index = usize::from(matches!(choice, Choice::Worse | Choice::ForcedWorse));
+        let frame = frames.swap_remove(index);
+        self.send_frame(now, request, frame, choice, budget);
+    }
+
+    /// When the sender sends although the paper would skip (see [`decision::Overrides`]).
+    fn overrides(&self, now: Instant) -> decision::Overrides {
+        decision::Overrides {
+            feedback_starved: self.feedback_starved(),
+            probe_due: decision::probe_due(
+                now,
+                self.outage_suspected(now),
+                self.last_sent_at,
+                self.config.outage_probe_interval,
+            ),
         }
     }
 
-    /// Index and kind of the frame to send from `[better, worse]`, or `None` to skip.
-    fn choose(
-        &self,
-        frames: &[F],
-        budget: Option<usize>,
-        probe_due: bool,
-    ) -> Option<(usize, Choice)> {
-        let fits = |f: &F| budget.is_none_or(|b| f.len() <= b);
-        let largest_fitting = (0..frames.len())
-            .filter(|&i| fits(&frames[i]))
-            .max_by_key(|&i| (frames[i].len(), std::cmp::Reverse(i)));
-        match largest_fitting {
-            Some(0) => Some((0, Choice::Better)),
-            Some(i) => Some((i, Choice::Worse)),
-            None if probe_due || self.feedback_starved() => {
-                Some((frames.len() - 1, Choice::ForcedWorse))
-            }
-            None => None,
-        }
-    }
-
-    /// Skipped `max_consecutive_skips` pictures in a row with nothing in flight: no ACK is
-    /// coming to reopen the budget (d / tau rounds to no fragment when tau > d), so a frame
-    /// must go anyway for feedback to flow. While fragments are in flight their ACKs will
-    /// come; forcing frames then only floods the queue (measured: 720p on a 36 kb/s stretch
-    /// of the Verizon EV-DO trace, a forced 8.6 KB frame every fifth picture offered 850 kb/s
-    /// and built a 15 s queue). A lost flight is covered by the outage probes.
+    /// See [`decision::feedback_starved`].
     fn feedback_starved(&self) -> bool {
-        self.consecutive_skips >= self.config.max_consecutive_skips
-            && self.fragments_in_flight() == 0
-    }
-
-    /// During a suspected outage: time for a probe frame (see
-    /// [`SenderConfig::outage_probe_interval`]).
-    fn probe_due(&self, now: Instant) -> bool {
-        self.outage_suspected(now)
-            && self
-                .last_sent_at
-                .is_none_or(|t| now >= t + self.config.outage_probe_interval)
+        decision::feedback_starved(
+            self.consecutive_skips,
+            self.config.max_consecutive_skips,
+            self.fragments_in_flight(),
+        )
     }
 
     fn skip(&mut self, now: Instant, picture: u64, captured: Instant, budget: Option<usize>) {
         self.consecutive_skips += 1;
         self.stats.skipped += 1;
-        self.events.push_back(SenderEvent::PictureSkipped {
+        let skipped = SenderEvent::PictureSkipped {
             picture,
             captured,
             at: now,
             budget,
-        });
+        };
+        self.events.push_back((skipped, None));
     }
 
     /// Commits `frame`: fragments into the pacer, target state into the store.
@@ -673,7 +686,7 @@ impl<F: EncodedFrame> Sender<F> {
         let count = frame.len().div_ceil(payload);
         let count = match u16::try_from(count) {
             Ok(c) if c > 0 && c <= MAX_FRAGMENTS => c,
-            _ => return self.drop_picture(now, request.picture),
+            _ => return self.drop_picture(now, request.picture, DropCause::Failed),
         };
         let number = self.next_frame;
         self.next_frame = self.next_frame.wrapping_add(1);
@@ -700,7 +713,7 @@ impl<F: EncodedFrame> Sender<F> {
         self.last_sent_at = Some(now);
         self.interval_quality.on_sent(frame.len());
         self.count_choice(choice);
-        self.events.push_back(SenderEvent::FrameSent(SentFrame {
+        let sent = SenderEvent::FrameSent(SentFrame {
             frame: number,
             picture: request.picture,
             captured: request.captured,
@@ -713,7 +726,8 @@ impl<F: EncodedFrame> Sender<F> {
             choice,
             budget,
             recovery: request.recovery,
-        }));
+        });
+        self.events.push_back((sent, None));
     }
 
     fn count_choice(&mut self, choice: Choice) {
@@ -787,7 +801,7 @@ impl<F: EncodedFrame> Sender<F> {
             self.recovery_until = Some(until);
             self.stats.recoveries += 1;
             self.events
-                .push_back(SenderEvent::RecoveryStarted { at: now, until });
+                .push_back((SenderEvent::RecoveryStarted { at: now, until }, None));
         }
         self.view.frames_lost = self.view.frames_lost.max(ack.frames_lost);
         // The receiver keeps only states from its newest one the sender can use onward,

@@ -87,10 +87,9 @@ fn run(s: Scenario) -> (u64, SenderStats, ReceiverStats) {
     let mut picture = 0u64;
     let mut encoding: Option<(Instant, EncodeRequest<FakeState>)> = None;
     let mut requests = 0u64;
-    let (mut sender_deadline, mut receiver_deadline) = (Instant::ZERO, Instant::FAR_FUTURE);
     loop {
         // Drain both ends.
-        loop {
+        let sender_deadline = loop {
             match sender.poll_output(now) {
                 SenderOutput::Encode(r) => {
                     d.debug(1, &r);
@@ -107,12 +106,11 @@ fn run(s: Scenario) -> (u64, SenderStats, ReceiverStats) {
                 SenderOutput::Event(e) => d.debug(3, &e),
                 SenderOutput::Timeout(t) => {
                     d.debug(4, &t);
-                    sender_deadline = t;
-                    break;
+                    break t;
                 }
             }
-        }
-        loop {
+        };
+        let receiver_deadline = loop {
             match receiver.poll_output() {
                 ReceiverOutput::Transmit(bytes) => {
                     d.bytes(5, &bytes);
@@ -121,11 +119,10 @@ fn run(s: Scenario) -> (u64, SenderStats, ReceiverStats) {
                 ReceiverOutput::Event(e) => d.debug(6, &e),
                 ReceiverOutput::Timeout(t) => {
                     d.debug(7, &t);
-                    receiver_deadline = t;
-                    break;
+                    break t;
                 }
             }
-        }
+        };
         let next = [
             Some(next_capture),
             encoding.as_ref().map(|(t, _)| *t),

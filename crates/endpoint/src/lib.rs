@@ -54,9 +54,9 @@ pub const BASELINE_WIRE_TAG: u8 = 0xB1;
 impl WireFamily {
     /// The family of `datagram`, if its first byte names one.
     pub fn of(datagram: &[u8]) -> Option<WireFamily> {
-        match datagram.first()? {
-            &SALSIFY_WIRE_TAG => Some(WireFamily::Salsify),
-            &BASELINE_WIRE_TAG => Some(WireFamily::Baseline),
+        match *datagram.first()? {
+            SALSIFY_WIRE_TAG => Some(WireFamily::Salsify),
+            BASELINE_WIRE_TAG => Some(WireFamily::Baseline),
             _ => None,
         }
     }

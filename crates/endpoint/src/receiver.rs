@@ -25,6 +25,9 @@ pub trait ReceiverEndpoint: Send + std::fmt::Debug {
 }
 
 /// What the driver must do next for a receiver.
+// A displayed picture is moved once per frame: boxing it would cost an allocation per frame
+// to save a few hundred bytes of stack while polling.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum ReceiverOutput {
     /// Send this datagram (feedback) to the sender.
@@ -56,6 +59,7 @@ pub struct Displayed {
 }
 
 /// Things a receiver did.
+#[allow(clippy::large_enum_variant)] // see ReceiverOutput
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ReceiverEvent {

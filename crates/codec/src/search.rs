@@ -79,7 +79,9 @@ mod tests {
         let mut enc = Encoder::new(128, 96).unwrap();
         let source = SyntheticSource::new(128, 96, 30, 3).unwrap();
         let q = |i: u8| Quality::new(i).unwrap();
-        let key = enc.encode(&State::initial(), &source.frame(0), q(40)).unwrap();
+        let key = enc
+            .encode(&State::initial(), &source.frame(0), q(40))
+            .unwrap();
         let image = source.frame(1);
         // Size and quantizer actually coded (libvpx's 64 steps: some indices share one).
         let size_and_q = |enc: &mut Encoder, i: u8| {

@@ -29,12 +29,12 @@ pub use encode::{CbrJob, CbrSettings, EncodeFailed, EncodeJob, EncodeOutcome, En
 pub use receiver::{
     DatagramError, Displayed, ReceiverEndpoint, ReceiverEvent, ReceiverOutput, ReceiverStats,
 };
+pub use salsify_codec::{CbrFrame, EncodedFrame, Image, Quality, State, StateHash};
+pub use salsify_time::{Bitrate, Duration, Instant};
 pub use sender::{
     Choice, Diagnostic, DropReason, InputError, SenderEndpoint, SenderEvent, SenderOutput,
     SenderStats, SentFrame,
 };
-pub use salsify_codec::{CbrFrame, EncodedFrame, Image, Quality, State, StateHash};
-pub use salsify_time::{Bitrate, Duration, Instant};
 
 /// Which family of wire protocol a datagram belongs to, read from its first byte, so a
 /// receiver can learn the scheme from the first datagram it gets (or refuse a mismatch).

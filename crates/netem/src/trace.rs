@@ -179,7 +179,11 @@ impl Trace {
         let len = self.millis.len() as u64;
         let period_us = self.period_ms() * 1000;
         let within_us = self.millis[(n % len) as usize] * 1000;
-        Duration::from_micros((n / len).saturating_mul(period_us).saturating_add(within_us))
+        Duration::from_micros(
+            (n / len)
+                .saturating_mul(period_us)
+                .saturating_add(within_us),
+        )
     }
 
     /// Writes the trace in Mahimahi's file format (one timestamp per line).

@@ -207,7 +207,10 @@ impl Executor {
         match qualities {
             [a, b] if !parallel => {
                 let [e0, e1] = &mut self.functional;
-                Ok(vec![e0.encode(source, image, *a)?, e1.encode(source, image, *b)?])
+                Ok(vec![
+                    e0.encode(source, image, *a)?,
+                    e1.encode(source, image, *b)?,
+                ])
             }
             [a, b] => {
                 let [e0, e1] = &mut self.functional;

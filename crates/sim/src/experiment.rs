@@ -31,8 +31,8 @@
 
 use std::path::{Path, PathBuf};
 
-use salsify_netem::{generators, presets, Bitrate, LinkConfig, LossModel, QueueLimit, Trace};
 use salsify_baselines::{GccConfig, OracleConfig, VidaptiveConfig};
+use salsify_netem::{generators, presets, Bitrate, LinkConfig, LossModel, QueueLimit, Trace};
 use salsify_schemes::{SchemeConfig, SchemeError, SchemeParams};
 use salsify_time::Duration;
 use salsify_transport::SenderConfig;

@@ -30,8 +30,8 @@ use salsify_time::{Duration, Instant};
 
 use harness::Harness;
 
-use salsify_metrics::{summarize, LinkUsage, MetricsError, RunInfo, Summary};
 pub use salsify_metrics::FrameRecord;
+use salsify_metrics::{summarize, LinkUsage, MetricsError, RunInfo, Summary};
 
 /// Everything a run depends on besides the video.
 #[derive(Clone, Debug)]
@@ -150,10 +150,9 @@ impl<'a> Sim<'a> {
             fps: h.fps,
         };
         let sender = match &config.scheme {
-            SchemeConfig::Oracle(_) => config.scheme.build_oracle_sender(
-                h.data_link_forecast(),
-                config.cost.encode(width, height),
-            )?,
+            SchemeConfig::Oracle(_) => config
+                .scheme
+                .build_oracle_sender(h.data_link_forecast(), config.cost.encode(width, height))?,
             scheme => scheme.build_sender(&source, 0)?,
         };
         let receiver = config.scheme.build_receiver(&source)?;
@@ -302,7 +301,11 @@ impl<'a> Sim<'a> {
         self.h.close(end);
         let config = self.h.config;
         let link = self.h.data_link.stats();
-        let capacity_bytes = self.h.data_link.trace().opportunities_until(config.duration)
+        let capacity_bytes = self
+            .h
+            .data_link
+            .trace()
+            .opportunities_until(config.duration)
             * u64::from(self.h.data_link.opportunity_bytes());
         let records = self.h.log.into_records()?;
         let run = RunInfo {

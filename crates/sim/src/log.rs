@@ -5,8 +5,8 @@ use std::io::{self, Write};
 use std::sync::Arc;
 
 use salsify_codec::Image;
-use salsify_time::Instant;
 use salsify_endpoint::{Choice as SentChoice, SentFrame};
+use salsify_time::Instant;
 
 use salsify_metrics::{psnr_luma, ssim_luma, ssim_to_db, Choice, FrameRecord, MetricsError};
 

@@ -1,9 +1,9 @@
 //! Every comparison scheme runs end to end in the simulator (the same loop as Salsify's) on a
 //! constant link and shows frames with sane quality and delay.
 
-use salsify_sim::{simulate, SimConfig, SimOutput, SyntheticVideo};
 use salsify_netem::{generators, Bitrate, LinkConfig};
 use salsify_schemes::{SchemeConfig, SchemeParams};
+use salsify_sim::{simulate, SimConfig, SimOutput, SyntheticVideo};
 use salsify_time::{Duration, Instant};
 
 fn scheme(name: &str) -> SchemeConfig {
@@ -60,7 +60,10 @@ fn conventional_gcc_shows_frames_on_a_constant_link() {
     // GCC ramps up from its 300 kb/s start towards the 1 Mb/s link.
     let target = out.sender.target.unwrap();
     assert!(target > Bitrate::kbps(400), "{target:?}");
-    assert!(!out.rates.is_empty(), "target changes are reported as events");
+    assert!(
+        !out.rates.is_empty(),
+        "target changes are reported as events"
+    );
 }
 
 #[test]
@@ -92,7 +95,11 @@ fn conventional_gcc_at_60_fps_sends_what_gcc_asks_for() {
     let secs = 6;
     let data = LinkConfig::with_trace(generators::constant(Bitrate::kbps(2000)).unwrap());
     let out = run_on("conventional", data, (160, 96, 60), secs);
-    assert!(out.sender.dropped * 20 < out.sender.pictures, "{:?}", out.sender);
+    assert!(
+        out.sender.dropped * 20 < out.sender.pictures,
+        "{:?}",
+        out.sender
+    );
     let sent: u64 = out.records.iter().map(|r| r.size_bytes).sum();
     let kbps = sent * 8 / secs / 1000;
     // GCC starts at 300 kb/s and climbs 8 %/s.
@@ -113,7 +120,12 @@ fn vidaptive_steps_down_the_ladder_in_an_outage_and_pictures_are_scored_full_siz
         }
     })
     .unwrap();
-    let out = run_on("vidaptive", LinkConfig::with_trace(trace), (320, 180, 30), secs);
+    let out = run_on(
+        "vidaptive",
+        LinkConfig::with_trace(trace),
+        (320, 180, 30),
+        secs,
+    );
     assert!(
         out.shown_sizes.iter().any(|&(w, _, n)| w < 320 && n > 0),
         "{:?}",

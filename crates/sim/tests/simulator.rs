@@ -1,8 +1,8 @@
 //! The simulator end to end with the real codec: frames are shown, quality and delay are sane,
 //! and a run is a pure function of its configuration and seed.
 
-use salsify_sim::{simulate, SimConfig, SyntheticVideo};
 use salsify_netem::{generators, Bitrate, LinkConfig, LossModel};
+use salsify_sim::{simulate, SimConfig, SyntheticVideo};
 use salsify_time::Duration;
 
 fn config(seed: u64, loss: f64) -> SimConfig {

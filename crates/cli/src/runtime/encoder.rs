@@ -97,7 +97,11 @@ fn run(
         captured: request.captured,
         job,
     };
-    match executor.run(&request, image).map_err(|e| e.to_string())?.outcome {
+    match executor
+        .run(&request, image)
+        .map_err(|e| e.to_string())?
+        .outcome
+    {
         ep::EncodeOutcome::Functional(frames) => Ok(frames),
         _ => Err("the encoder returned frames of another codec".into()),
     }

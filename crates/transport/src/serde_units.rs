@@ -6,9 +6,10 @@ pub mod millis {
     use salsify_time::Duration;
     use serde::{de::Error, Deserialize, Deserializer, Serializer};
 
-    /// Writes milliseconds.
+    /// Writes milliseconds, from whole microseconds (the crate's resolution) so that e.g.
+    /// 500 µs writes exactly `0.5`.
     pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_f64(d.as_secs_f64() * 1000.0)
+        s.serialize_f64(salsify_time::duration_micros(*d) as f64 / 1000.0)
     }
 
     /// Reads milliseconds: finite, not negative, at most a day.
@@ -36,6 +37,7 @@ pub mod quality {
     /// Reads an index 0..=127.
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Quality, D::Error> {
         let i = u8::deserialize(d)?;
-        Quality::new(i).map_err(|e| D::Error::custom(format!("quality {i}: {e}")))
+        Quality::new(i)
+            .map_err(|_| D::Error::custom(format!("{i} is not a VP8 quantizer index (0..=127)")))
     }
 }

@@ -36,7 +36,7 @@ pub mod kbps {
     /// Reads kb/s: finite, not negative.
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Bitrate, D::Error> {
         let kbps = f64::deserialize(d)?;
-        if !(kbps.is_finite() && kbps >= 0.0 && kbps <= 1e9) {
+        if !(kbps.is_finite() && (0.0..=1e9).contains(&kbps)) {
             return Err(D::Error::custom(format!("{kbps} kb/s is not a bit rate")));
         }
         Ok(Bitrate::from_f64(kbps * 1000.0))

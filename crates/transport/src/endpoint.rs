@@ -1,37 +1,50 @@
 //! Salsify on the one endpoint shape (`salsify-endpoint`), so the simulator and the real-time
 //! runtime drive it exactly like every other scheme. A thin adapter over the generic
 //! [`Sender`] and [`Receiver`] (which tests drive with the fake codec): it translates requests,
-//! results, events and counters, and adds no policy.
+//! results, events and counters, and adds no policy — the datagrams, deadlines and decisions
+//! are the inner state machines' own, unchanged.
 
 use salsify_codec::{State, StateHash};
 use salsify_endpoint as ep;
 use salsify_time::Instant;
 
 use crate::config::{ConfigError, ReceiverConfig, SenderConfig, SenderMode};
+use crate::error::DatagramRejected;
 use crate::receiver::{Receiver, ReceiverEvent, ReceiverOutput};
-use crate::sender::{Choice, EncodeJob, Sender, SenderEvent, SenderOutput};
+use crate::sender::{Choice, DropCause, EncodeJob, Sender, SenderEvent, SenderOutput};
 use crate::vp8::Vp8Decoder;
 
-/// The Salsify sender (or one of its ablations) as a [`ep::SenderEndpoint`].
+/// The Salsify sender (or one of its ablations) as a [`ep::SenderEndpoint`], with the real
+/// VP8 codec's frames.
 #[derive(Debug)]
 pub struct SalsifySender {
     inner: Sender<salsify_codec::EncodedFrame>,
     /// The two options may be encoded at once (Salsify-2c) rather than in series (1c).
     parallel: bool,
+    /// Keyframes among the frames handed out so far (the inner sender has no such counter,
+    /// and adding one would change its stats).
+    keyframes: u64,
 }
 
 impl SalsifySender {
-    /// A sender whose first frame is a keyframe; `parallel` selects Salsify-2c over -1c.
+    /// A sender whose first frame is a keyframe (it starts from [`State::initial`]);
+    /// `parallel` selects Salsify-2c (the two options encoded at once) over -1c.
     pub fn new(config: SenderConfig, parallel: bool) -> Result<Self, ConfigError> {
         Ok(SalsifySender {
             inner: Sender::new(config, State::initial())?,
             parallel,
+            keyframes: 0,
         })
     }
 
-    /// The state machine inside.
+    /// The state machine inside (its own stats, budget, recovery state), for tests and logs.
     pub fn inner(&self) -> &Sender<salsify_codec::EncodedFrame> {
         &self.inner
+    }
+
+    /// True for Salsify-2c: encode jobs say the options may run in parallel.
+    pub fn parallel(&self) -> bool {
+        self.parallel
     }
 }
 
@@ -44,7 +57,28 @@ fn choice(c: Choice) -> ep::Choice {
     }
 }
 
-fn sender_event(e: SenderEvent) -> ep::SenderEvent {
+fn drop_reason(cause: Option<DropCause>) -> ep::DropReason {
+    match cause {
+        Some(DropCause::EncoderBusy) => ep::DropReason::EncoderBusy,
+        // The inner sender gives a cause with every drop; `None` cannot happen.
+        Some(DropCause::Failed) | None => ep::DropReason::Failed,
+    }
+}
+
+/// A rejected datagram, told apart from one of another scheme's protocol (which fails
+/// Salsify's parse on its first byte) so a driver can say what went wrong.
+fn datagram_error(datagram: &[u8], why: DatagramRejected) -> ep::DatagramError {
+    match (datagram.first(), &why) {
+        (Some(&first_byte), DatagramRejected::Malformed(_))
+            if ep::WireFamily::of(datagram) == Some(ep::WireFamily::Baseline) =>
+        {
+            ep::DatagramError::OtherProtocol { first_byte }
+        }
+        _ => ep::DatagramError::rejected(why),
+    }
+}
+
+fn sender_event(e: SenderEvent, cause: Option<DropCause>) -> ep::SenderEvent {
     match e {
         SenderEvent::FrameSent(f) => ep::SenderEvent::FrameSent(ep::SentFrame {
             frame: f.frame,
@@ -74,7 +108,7 @@ fn sender_event(e: SenderEvent) -> ep::SenderEvent {
         SenderEvent::PictureDropped { picture, at } => ep::SenderEvent::PictureDropped {
             picture,
             at,
-            reason: ep::DropReason::EncoderBusy,
+            reason: drop_reason(cause),
         },
         SenderEvent::RecoveryStarted { at, until } => {
             ep::SenderEvent::RecoveryStarted { at, until }
@@ -127,7 +161,7 @@ impl ep::SenderEndpoint for SalsifySender {
     fn handle_datagram(&mut self, now: Instant, datagram: &[u8]) -> Result<(), ep::DatagramError> {
         self.inner
             .handle_datagram(now, datagram)
-            .map_err(ep::DatagramError::rejected)
+            .map_err(|why| datagram_error(datagram, why))
     }
 
     fn handle_timeout(&mut self, now: Instant) {
@@ -135,7 +169,8 @@ impl ep::SenderEndpoint for SalsifySender {
     }
 
     fn poll_output(&mut self, now: Instant) -> ep::SenderOutput {
-        match self.inner.poll_output(now) {
+        let (output, cause) = self.inner.poll_output_with_cause(now);
+        match output {
             SenderOutput::Encode(r) => {
                 let job = match r.job {
                     EncodeJob::Qualities(qualities) => ep::EncodeJob::Qualities {
@@ -157,7 +192,12 @@ impl ep::SenderEndpoint for SalsifySender {
                 })
             }
             SenderOutput::Transmit(d) => ep::SenderOutput::Transmit(d),
-            SenderOutput::Event(e) => ep::SenderOutput::Event(sender_event(e)),
+            SenderOutput::Event(e) => {
+                if matches!(e, SenderEvent::FrameSent(f) if f.source == StateHash::INITIAL) {
+                    self.keyframes += 1;
+                }
+                ep::SenderOutput::Event(sender_event(e, cause))
+            }
             SenderOutput::Timeout(t) => ep::SenderOutput::Timeout(t),
         }
     }
@@ -167,7 +207,7 @@ impl ep::SenderEndpoint for SalsifySender {
         ep::SenderStats {
             pictures: s.pictures,
             frames_sent: s.frames_sent(),
-            keyframes: 0,
+            keyframes: self.keyframes,
             sent_better: s.sent_better,
             sent_worse: s.sent_worse + s.sent_forced,
             skipped: s.skipped,
@@ -179,10 +219,13 @@ impl ep::SenderEndpoint for SalsifySender {
             states_held: s.states_held,
             max_states_held: s.max_states_held,
             target: None,
-            quality: Some(s.quality),
+            // The inner sender's quality is the start quality until a frame goes out.
+            quality: (s.frames_sent() > 0).then_some(s.quality),
         }
     }
 
+    /// Fragments in flight (N), outage frames, the quality the next options step from, and
+    /// once known the mean inter-arrival time (tau, ms) and the budget (bytes).
     fn diagnostics(&self) -> Vec<ep::Diagnostic> {
         let s = self.inner.stats();
         let mut d = vec![
@@ -193,6 +236,10 @@ impl ep::SenderEndpoint for SalsifySender {
             ep::Diagnostic {
                 name: "outage_frames",
                 value: s.outage_frames as f64,
+            },
+            ep::Diagnostic {
+                name: "quality",
+                value: f64::from(s.quality.index()),
             },
         ];
         if let Some(tau) = s.mean_interarrival {
@@ -258,7 +305,7 @@ impl ep::ReceiverEndpoint for SalsifyReceiver {
     fn handle_datagram(&mut self, now: Instant, datagram: &[u8]) -> Result<(), ep::DatagramError> {
         self.inner
             .handle_datagram(now, datagram)
-            .map_err(ep::DatagramError::rejected)
+            .map_err(|why| datagram_error(datagram, why))
     }
 
     fn handle_timeout(&mut self, now: Instant) {

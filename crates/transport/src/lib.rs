@@ -52,10 +52,26 @@
 //! assert!(now > Instant::ZERO, "the keyframe's fragments were paced out");
 //! ```
 //!
+//! The simulator and the real-time runtime do not use these generic types directly: they
+//! drive every scheme through the one endpoint shape of `salsify-endpoint`, and
+//! [`SalsifySender`] / [`SalsifyReceiver`] are Salsify in that shape (the VP8 codec, Salsify-2c
+//! or -1c, and the ablations, named by [`salsify_endpoint::SenderEndpoint::scheme`]). They are
+//! thin adapters, so the generic [`Sender`] and [`Receiver`] stay testable with the fake codec
+//! and what they do is exactly what every driver sees.
+//!
+//! What the sender sends is decided by the pure functions of [`decision`], readable against
+//! the paper's pseudo-code: [`paper_budget`] and [`choose_paper`] are Algorithm 2 as
+//! published; [`frame_budget`] and [`choose_frame`] layer this project's additions on top
+//! (no budget before the first estimate, forced sends when feedback is starved, outage probes).
+//!
+//! Parameters come from experiment files: [`SenderConfig`] and [`ReceiverConfig`] read TOML
+//! with durations in milliseconds and qualities as quantizer indices (see [`config`]).
+//!
 //! Modules, one concern each: [`wire`] (byte layout), [`codec`] (the traits the endpoints need
 //! from a codec), [`vp8`] (the real codec behind them), [`fake`] (a size-only codec for tests
 //! and libvpx-free simulation), [`config`], [`estimator`] (inter-arrival EWMA),
-//! [`state_store`], [`pacer`], [`sender`], [`receiver`].
+//! [`state_store`], [`pacer`], [`decision`] (the sender's choice and budget), [`sender`],
+//! [`receiver`], [`endpoint`] (both on the common endpoint traits).
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]

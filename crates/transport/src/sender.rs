@@ -7,7 +7,9 @@
 //! computes the budget `MTU x (d / tau - N)` and sends the larger frame that fits; if neither
 //! fits it skips (the next picture is encoded from the same state) unless it has already
 //! skipped `max_consecutive_skips` pictures in a row, in which case it sends the worse one so
-//! feedback keeps flowing. The quality of the frame sent becomes the new "last".
+//! feedback keeps flowing. The quality of the frame sent becomes the new "last". That choice
+//! and the budget are the pure functions of [`crate::decision`], which this state machine only
+//! feeds.
 //!
 //! Source state: the target of the last frame sent; in loss-recovery mode (5 s after the
 //! receiver's ACKs report a lost frame) the newest state the receiver says it holds; a
@@ -455,13 +457,9 @@ impl<F: EncodedFrame> Sender<F> {
         (SenderOutput::Timeout(next), None)
     }
 
-    /// The budget for the next frame in bytes, `MTU x (d / tau - N)` clamped at zero.
-    ///
-    /// Before the receiver has reported an inter-arrival time there is nothing to base a
-    /// budget on: `None` (no limit) while nothing is in flight, else zero — one frame at a
-    /// time until the first estimate. (The original allowed anything until then, which on a
-    /// slow link queues seconds of ever-finer frames before the first ACK returns.)
-    /// See [`decision::frame_budget`] and [`decision::paper_budget`].
+    /// The budget for the next frame in bytes, `MTU x (d / tau - N)` clamped at zero; `None`
+    /// (no limit) before the first estimate while nothing is in flight. See
+    /// [`decision::frame_budget`] and [`decision::paper_budget`].
     pub fn budget(&self) -> Option<usize> {
         decision::frame_budget(
             self.config.fragment_payload,

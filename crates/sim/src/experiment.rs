@@ -175,9 +175,9 @@ impl Experiment {
         SchemeParams {
             salsify: self.salsify.clone(),
             salsify_receiver: self.salsify_receiver.clone(),
-            conventional: self.conventional.clone(),
-            vidaptive: self.vidaptive.clone(),
-            oracle: self.oracle.clone(),
+            conventional: self.conventional,
+            vidaptive: self.vidaptive,
+            oracle: self.oracle,
         }
     }
 

@@ -1,23 +1,31 @@
 //! The conventional (WebRTC-style) sender: GCC sets a target bit rate; libvpx's own CBR rate
-//! control encodes every camera picture at that rate; a pacer sends at 2.5x the target;
-//! pictures are dropped before encoding while the pacer queue is longer than
+//! control encodes every camera picture at that rate (its frame dropper at WebRTC's
+//! threshold, [`GccConfig::dropframe_thresh`]); a pacer sends at 2.5x the target; pictures
+//! are dropped before encoding while the pacer queue is longer than
 //! [`GccConfig::max_pacer_queue`] at the target rate; NACKed packets are retransmitted and a
 //! PLI forces a keyframe. GCC's probe clusters go to the pacer, which sends them at the probe
 //! rate (media when queued, padding otherwise); the feedback on their packets goes back to
-//! GCC's probe estimator.
+//! GCC's probe estimator. Every encode is a [`CbrJob`] at the source size, with GCC's target
+//! through the 10 % deadband ([`crate::deadband_passes`]).
+//!
+//! [`CbrJob`]: salsify_endpoint::CbrJob
 
 use std::collections::BTreeMap;
 
+use salsify_endpoint::{
+    DatagramError, Diagnostic, DropReason, EncodeFailed, EncodeOutcome, InputError, SenderEndpoint,
+    SenderEvent, SenderOutput, SenderStats,
+};
 use salsify_time::Instant;
 
 use crate::core::{Core, Incoming, Picture};
-use crate::endpoint::{
-    DropReason, EncodeJob, EncodedFrame, SenderEvent, SenderOutput, SenderStats,
-};
+use crate::error::{datagram_error, ConfigError};
 use crate::gcc::probe::{ProbeCluster, ProbePacket};
 use crate::gcc::{Gcc, GccConfig};
 use crate::pacer::Paced;
 use crate::rate::Bitrate;
+use crate::scheme::Scheme;
+use crate::stats::SenderCounters;
 use crate::wire::Packet;
 
 /// Probe packets remembered for their feedback, at most (older ones are forgotten).
@@ -27,6 +35,8 @@ const MAX_PROBE_PACKETS: usize = 4096;
 #[derive(Debug)]
 pub struct GccSender {
     config: GccConfig,
+    /// The source's picture size (every frame is coded at it).
+    source: (u32, u32),
     core: Core,
     gcc: Gcc,
     /// The newest picture that arrived while the encoder was busy.
@@ -36,16 +46,17 @@ pub struct GccSender {
 }
 
 impl GccSender {
-    /// A sender; the configuration is checked.
-    pub fn new(config: GccConfig) -> Result<Self, String> {
+    /// A sender for a `source` = (width, height) camera; the configuration is checked.
+    pub fn new(config: GccConfig, source: (u32, u32)) -> Result<Self, ConfigError> {
         config.validate()?;
-        let mut core = Core::new();
+        let mut core = Core::new(Scheme::Conventional);
         core.pacer
             .set_rate(config.start.mul_f64(config.pacing_factor));
         core.stats.target = config.start;
         Ok(GccSender {
             gcc: Gcc::new(&config),
             config,
+            source,
             core,
             waiting: None,
             probe_packets: BTreeMap::new(),
@@ -62,8 +73,72 @@ impl GccSender {
         self.gcc.target()
     }
 
-    /// A camera picture.
-    pub fn handle_frame(&mut self, now: Instant, picture: u64, captured: Instant) {
+    /// The target last given to the encoder (after the deadband), once an encode ran.
+    pub fn applied_target(&self) -> Option<Bitrate> {
+        self.core.cbr.applied()
+    }
+
+    /// The scheme's own counters.
+    pub fn counters(&self) -> SenderCounters {
+        self.core.stats
+    }
+
+    fn start_encode(&mut self, now: Instant, p: Picture) {
+        let target = self.gcc.target();
+        if self.core.pacer.queue_time(target) > self.config.max_pacer_queue {
+            self.core.dropped(now, p, DropReason::PacerQueue);
+            return;
+        }
+        let keyframe = self.core.keyframe_owed;
+        let job = self
+            .core
+            .cbr
+            .job(target, keyframe, self.source, self.config.cbr_settings());
+        self.core.request_cbr(p, job);
+    }
+
+    fn on_feedback(&mut self, now: Instant, results: &[crate::history::PacketResult]) {
+        if results.is_empty() {
+            return;
+        }
+        let rtt = self
+            .core
+            .srtt
+            .unwrap_or(salsify_time::Duration::from_millis(100));
+        let before = self.gcc.target();
+        let probes: Vec<ProbePacket> = results
+            .iter()
+            .filter_map(|r| {
+                let cluster = self.probe_packets.remove(&r.seq)?;
+                Some(ProbePacket {
+                    cluster,
+                    sent: r.sent,
+                    arrival: r.arrival?,
+                    size: r.size,
+                })
+            })
+            .collect();
+        let target = self.gcc.on_feedback_with_probes(now, results, &probes, rtt);
+        self.core
+            .pacer
+            .set_rate(target.mul_f64(self.config.pacing_factor));
+        self.core.stats.target = target;
+        if target != before {
+            self.core.event(SenderEvent::Target {
+                at: now,
+                encoder: target,
+                pacing: self.core.pacer.rate(),
+            });
+        }
+    }
+}
+
+impl SenderEndpoint for GccSender {
+    fn scheme(&self) -> &'static str {
+        Scheme::Conventional.name()
+    }
+
+    fn handle_picture(&mut self, now: Instant, picture: u64, captured: Instant) {
         self.core.stats.pictures += 1;
         let p = Picture { picture, captured };
         if self.core.encoding.is_some() {
@@ -75,20 +150,16 @@ impl GccSender {
         self.start_encode(now, p);
     }
 
-    fn start_encode(&mut self, now: Instant, p: Picture) {
-        let target = self.gcc.target();
-        if self.core.pacer.queue_time(target) > self.config.max_pacer_queue {
-            self.core.dropped(now, p, DropReason::PacerQueue);
-            return;
-        }
-        let keyframe = self.core.keyframe_owed;
-        self.core.request(p, EncodeJob::Cbr { target, keyframe });
-    }
-
-    /// The encoder's result for request `id` (`None`: its rate control dropped the frame).
-    pub fn handle_encoded(&mut self, now: Instant, id: u64, frame: Option<EncodedFrame>) {
-        let Some(p) = self.core.finish_encode(id) else {
-            return;
+    /// A failed encode drops its picture; a picture waiting meanwhile is encoded after the
+    /// next picture arrives and its encode finishes.
+    fn handle_encoded(
+        &mut self,
+        now: Instant,
+        id: u64,
+        result: Result<EncodeOutcome, EncodeFailed>,
+    ) -> Result<(), InputError> {
+        let Some((p, frame)) = self.core.take_cbr_result(now, id, result)? else {
+            return Ok(());
         };
         match frame {
             Some(f) => {
@@ -99,60 +170,21 @@ impl GccSender {
         if let Some(next) = self.waiting.take() {
             self.start_encode(now, next);
         }
+        Ok(())
     }
 
-    /// The runtime could not encode request `id`.
-    pub fn handle_encode_failed(&mut self, now: Instant, id: u64) {
-        if let Some(p) = self.core.finish_encode(id) {
-            self.core.dropped(now, p, DropReason::Failed);
+    fn handle_datagram(&mut self, now: Instant, datagram: &[u8]) -> Result<(), DatagramError> {
+        match self.core.handle_datagram(now, datagram) {
+            Incoming::Feedback(results) => self.on_feedback(now, &results),
+            Incoming::Other => {}
+            Incoming::Bad(e) => return Err(datagram_error(e)),
         }
+        Ok(())
     }
 
-    /// A datagram from the receiver.
-    pub fn handle_datagram(&mut self, now: Instant, datagram: &[u8]) {
-        if let Incoming::Feedback(results) = self.core.handle_datagram(now, datagram) {
-            if results.is_empty() {
-                return;
-            }
-            let rtt = self
-                .core
-                .srtt
-                .unwrap_or(salsify_time::Duration::from_millis(100));
-            let before = self.gcc.target();
-            let probes: Vec<ProbePacket> = results
-                .iter()
-                .filter_map(|r| {
-                    let cluster = self.probe_packets.remove(&r.seq)?;
-                    Some(ProbePacket {
-                        cluster,
-                        sent: r.sent,
-                        arrival: r.arrival?,
-                        size: r.size,
-                    })
-                })
-                .collect();
-            let target = self
-                .gcc
-                .on_feedback_with_probes(now, &results, &probes, rtt);
-            self.core
-                .pacer
-                .set_rate(target.mul_f64(self.config.pacing_factor));
-            self.core.stats.target = target;
-            if target != before {
-                self.core.event(SenderEvent::Target {
-                    at: now,
-                    encoder: target,
-                    pacing: self.core.pacer.rate(),
-                });
-            }
-        }
-    }
+    fn handle_timeout(&mut self, _now: Instant) {}
 
-    /// Time passed.
-    pub fn handle_timeout(&mut self, _now: Instant) {}
-
-    /// The next output; ends with `Timeout`.
-    pub fn poll_output(&mut self, now: Instant) -> SenderOutput {
+    fn poll_output(&mut self, now: Instant) -> SenderOutput {
         if let Some(o) = self.core.out.pop_front() {
             return o;
         }
@@ -193,8 +225,31 @@ impl GccSender {
         SenderOutput::Timeout(wake.max(now))
     }
 
-    /// Counters.
-    pub fn stats(&self) -> SenderStats {
-        self.core.stats
+    fn stats(&self) -> SenderStats {
+        self.core.stats.common(Some(self.core.stats.target))
+    }
+
+    /// Retransmissions, NACKs and padding (counters); GCC's target, the target applied to
+    /// the encoder, the pacer's rate and queue, and the smoothed RTT (gauges).
+    fn diagnostics(&self) -> Vec<Diagnostic> {
+        let s = &self.core.stats;
+        let d = |name, value: f64| Diagnostic { name, value };
+        vec![
+            d("padding_packets", s.padding_packets as f64),
+            d("padding_bytes", s.padding_bytes as f64),
+            d("retransmissions", s.retransmissions as f64),
+            d("nacked", s.nacked as f64),
+            d("target_kbps", s.target.as_f64() / 1000.0),
+            d(
+                "applied_target_kbps",
+                self.core.cbr.applied().map_or(0.0, |b| b.as_f64() / 1000.0),
+            ),
+            d("pacing_kbps", self.core.pacer.rate().as_f64() / 1000.0),
+            d("pacer_bytes", self.core.pacer.queued_bytes() as f64),
+            d(
+                "srtt_ms",
+                self.core.srtt.map_or(0.0, |t| t.as_secs_f64() * 1e3),
+            ),
+        ]
     }
 }

@@ -1,17 +1,23 @@
 //! The parts a conventional media sender shares between schemes: frame numbering and
 //! fragmentation, transport and media sequence numbers, the send history, the pacer, NACK
-//! and PLI handling, RTT samples and the output queue. The schemes ([`crate::conventional`],
+//! and PLI handling, RTT samples, the output queue, and what the CBR encoder was last told
+//! ([`CbrTarget`]: the 10 % target deadband). The schemes ([`crate::conventional`],
 //! [`crate::vidaptive`]) own one and add their congestion control.
 
 use std::collections::VecDeque;
 
-use salsify_time::{Duration, Instant};
-
-use crate::endpoint::{
-    DropReason, EncodeJob, EncodeRequest, EncodedFrame, SenderEvent, SenderOutput, SenderStats,
+use salsify_codec::{CbrFrame, Quality};
+use salsify_endpoint::{
+    CbrJob, CbrSettings, DropReason, EncodeFailed, EncodeJob, EncodeOutcome, EncodeRequest,
+    InputError, SenderEvent, SenderOutput, SentFrame,
 };
+use salsify_time::{Bitrate, Duration, Instant};
+
+use crate::error::PacketError;
 use crate::history::{PacketResult, SendHistory};
 use crate::pacer::{Pacer, Queued};
+use crate::scheme::Scheme;
+use crate::stats::SenderCounters;
 use crate::wire::{MediaHeader, Packet, MAX_FRAGMENTS};
 
 /// Payload bytes per fragment: 1400, as Salsify's fragments, so datagrams fit the 1500-byte
@@ -27,13 +33,82 @@ pub(crate) struct Picture {
 
 /// What feedback or control a datagram carried, for the scheme to act on.
 pub(crate) enum Incoming {
+    /// Transport feedback: the packets it settled.
     Feedback(Vec<PacketResult>),
+    /// NACK or PLI, handled by the core.
     Other,
+    /// Counted as bad and dropped.
+    Bad(PacketError),
+}
+
+/// Whether a change from the `applied` CBR target to `wanted` is passed on to libvpx: only
+/// changes of more than 10 % (in whole kb/s, as libvpx takes them).
+///
+/// libvpx's CBR clamps its buffer to the new (smaller) size on every decrease and does not
+/// give it back on an increase, so a target that swings frame by frame ratchets the output
+/// below the mean target (measured: a target alternating 2000/1000 kb/s every 3 frames yields
+/// 850 kb/s).
+pub fn deadband_passes(wanted: Bitrate, applied: Bitrate) -> bool {
+    let kbps = |b: Bitrate| b.as_kbps().min(u64::from(u32::MAX));
+    let (w, a) = (kbps(wanted), kbps(applied));
+    w.abs_diff(a) * 10 > a
+}
+
+/// What the driver's CBR encoder was last told: the target applied, for the picture size and
+/// settings it was opened with. A job's target is the applied one unless the scheme's target
+/// moved past the deadband ([`deadband_passes`]); a new size or new settings (the driver
+/// re-opens its encoder) always take the scheme's target.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct CbrTarget {
+    applied: Option<(Bitrate, (u32, u32), CbrSettings)>,
+}
+
+impl CbrTarget {
+    /// The job for a picture the scheme wants at `wanted`, coded at `size` with `settings`.
+    pub fn job(
+        &self,
+        wanted: Bitrate,
+        keyframe: bool,
+        size: (u32, u32),
+        settings: CbrSettings,
+    ) -> CbrJob {
+        let target = match self.applied {
+            Some((a, s, c)) if s == size && c == settings && !deadband_passes(wanted, a) => a,
+            _ => wanted,
+        };
+        CbrJob {
+            target,
+            keyframe,
+            width: size.0,
+            height: size.1,
+            settings,
+        }
+    }
+
+    /// The driver's encoder ran `job` (whether or not its rate control kept the picture).
+    pub fn ran(&mut self, job: &CbrJob) {
+        self.applied = Some((job.target, (job.width, job.height), job.settings));
+    }
+
+    /// The target last applied.
+    pub fn applied(&self) -> Option<Bitrate> {
+        self.applied.map(|a| a.0)
+    }
+}
+
+/// The encode under way.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Encoding {
+    pub id: u64,
+    pub picture: Picture,
+    /// The CBR job asked for (committed to [`CbrTarget`] when it ran).
+    pub cbr: Option<CbrJob>,
 }
 
 /// Shared sender machinery.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Core {
+    scheme: Scheme,
     next_transport_seq: u32,
     next_media_seq: u32,
     next_frame: u32,
@@ -42,21 +117,35 @@ pub(crate) struct Core {
     pub pacer: Pacer,
     pub out: VecDeque<SenderOutput>,
     /// The encode under way.
-    pub encoding: Option<(u64, Picture)>,
+    pub encoding: Option<Encoding>,
+    /// What the CBR encoder was last told.
+    pub cbr: CbrTarget,
     /// A keyframe is owed (start, PLI, reset).
     pub keyframe_owed: bool,
     /// Frames before this are superseded by a keyframe: not worth retransmitting.
     pub oldest_useful_frame: u32,
     /// Smoothed RTT (RFC 6298 gains, 1/8).
     pub srtt: Option<Duration>,
-    pub stats: SenderStats,
+    pub stats: SenderCounters,
 }
 
 impl Core {
-    pub fn new() -> Self {
+    pub fn new(scheme: Scheme) -> Self {
         Core {
+            scheme,
+            next_transport_seq: 0,
+            next_media_seq: 0,
+            next_frame: 0,
+            next_request: 0,
+            history: SendHistory::default(),
+            pacer: Pacer::default(),
+            out: VecDeque::new(),
+            encoding: None,
+            cbr: CbrTarget::default(),
             keyframe_owed: true,
-            ..Core::default()
+            oldest_useful_frame: 0,
+            srtt: None,
+            stats: SenderCounters::default(),
         }
     }
 
@@ -73,33 +162,62 @@ impl Core {
         });
     }
 
-    /// Asks the runtime to encode `p`.
-    pub fn request(&mut self, p: Picture, job: EncodeJob) {
+    /// Asks the driver to encode `p` with the CBR encoder.
+    pub fn request_cbr(&mut self, p: Picture, job: CbrJob) {
         let id = self.next_request;
         self.next_request += 1;
-        self.encoding = Some((id, p));
+        self.encoding = Some(Encoding {
+            id,
+            picture: p,
+            cbr: Some(job),
+        });
         self.out.push_back(SenderOutput::Encode(EncodeRequest {
             id,
             picture: p.picture,
             captured: p.captured,
-            job,
+            job: EncodeJob::Cbr(job),
         }));
     }
 
-    /// Takes the picture of encode `id`, if it is the one under way.
-    pub fn finish_encode(&mut self, id: u64) -> Option<Picture> {
-        match self.encoding {
-            Some((i, p)) if i == id => {
-                self.encoding = None;
-                Some(p)
+    /// Takes the result of CBR encode `id`. `Ok(Some((picture, frame)))`: the encoder ran
+    /// (`frame` `None`: its rate control dropped the picture). `Ok(None)`: the driver could
+    /// not encode; the picture is dropped. A result for another request, or of another codec,
+    /// is an error (the latter also drops the picture).
+    pub fn take_cbr_result(
+        &mut self,
+        now: Instant,
+        id: u64,
+        result: Result<EncodeOutcome, EncodeFailed>,
+    ) -> Result<Option<(Picture, Option<CbrFrame>)>, InputError> {
+        let e = match self.encoding {
+            Some(e) if e.id == id => e,
+            _ => return Err(InputError::UnknownRequest(id)),
+        };
+        self.encoding = None;
+        match result {
+            Ok(EncodeOutcome::Cbr(frame)) => {
+                if let Some(job) = &e.cbr {
+                    self.cbr.ran(job);
+                }
+                Ok(Some((e.picture, frame)))
             }
-            _ => None,
+            Err(_) => {
+                self.dropped(now, e.picture, DropReason::Failed);
+                Ok(None)
+            }
+            Ok(other) => {
+                self.dropped(now, e.picture, DropReason::Failed);
+                Err(InputError::WrongResult {
+                    id,
+                    why: format!("a CBR job answered with {}", outcome_kind(&other)),
+                })
+            }
         }
     }
 
     /// Splits a frame into fragments and queues them; returns the frame number, or `None`
     /// (picture dropped) when it has too many fragments.
-    pub fn queue_frame(&mut self, now: Instant, p: Picture, f: &EncodedFrame) -> Option<u32> {
+    pub fn queue_frame(&mut self, now: Instant, p: Picture, f: &CbrFrame) -> Option<u32> {
         let count = f.data.len().div_ceil(FRAGMENT_PAYLOAD).max(1);
         if count > usize::from(MAX_FRAGMENTS) {
             self.dropped(now, p, DropReason::Failed);
@@ -117,6 +235,7 @@ impl Core {
                 count: count as u16,
                 keyframe: f.keyframe,
                 retransmission: false,
+                scheme: self.scheme,
             };
             self.next_media_seq += 1;
             self.pacer.push(Queued {
@@ -131,16 +250,23 @@ impl Core {
             self.oldest_useful_frame = frame;
             self.stats.keyframes += 1;
         }
+        let quality = cbr_quality(f.quality);
         self.stats.frames_sent += 1;
-        self.event(SenderEvent::FrameSent {
+        self.stats.quality = Some(quality);
+        self.event(SenderEvent::FrameSent(SentFrame {
             frame,
             picture: p.picture,
             captured: p.captured,
             at: now,
             bytes: f.data.len(),
-            quality: f.quality,
+            fragments: count as u16,
+            quality,
             keyframe: f.keyframe,
-        });
+            choice: salsify_endpoint::Choice::Only,
+            budget: None,
+            recovery: false,
+            states: None,
+        }));
         Some(frame)
     }
 
@@ -232,10 +358,67 @@ impl Core {
                 self.keyframe_owed = true;
                 Incoming::Other
             }
-            Ok(_) | Err(_) => {
+            Ok(p) => {
                 self.stats.bad_datagrams += 1;
-                Incoming::Other
+                Incoming::Bad(PacketError::Unexpected { kind: p.kind() })
+            }
+            Err(e) => {
+                self.stats.bad_datagrams += 1;
+                Incoming::Bad(e.into())
             }
         }
+    }
+}
+
+/// A CBR frame's quantizer index as a [`Quality`] (libvpx reports 0..=127).
+pub(crate) fn cbr_quality(index: u8) -> Quality {
+    Quality::new(index).unwrap_or(Quality::WORST)
+}
+
+/// What kind of outcome `o` is, for error messages.
+pub(crate) fn outcome_kind(o: &EncodeOutcome) -> &'static str {
+    match o {
+        EncodeOutcome::Functional(_) => "functional-codec frames",
+        EncodeOutcome::Cbr(_) => "a CBR frame",
+        _ => "an unknown outcome",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SETTINGS: CbrSettings = CbrSettings {
+        dropframe_thresh: 0,
+        max_gap_frames: 2,
+    };
+
+    /// The deadband the simulator applied: changes of 10 % or less (whole kb/s) are not
+    /// passed on; a new size (a fresh encoder) always takes the target; nothing is applied
+    /// until an encode ran.
+    #[test]
+    fn the_deadband_passes_on_only_changes_over_ten_percent_or_a_new_size() {
+        let mut c = CbrTarget::default();
+        let s = (320, 180);
+        let run = |c: &mut CbrTarget, kbps: u64, size| {
+            let job = c.job(Bitrate::kbps(kbps), false, size, SETTINGS);
+            c.ran(&job);
+            job.target.as_kbps()
+        };
+        // Not run: the next job still takes the wanted target.
+        let job = c.job(Bitrate::kbps(900), false, s, SETTINGS);
+        assert_eq!(job.target, Bitrate::kbps(900));
+        assert_eq!(c.applied(), None);
+        assert_eq!(run(&mut c, 1000, s), 1000);
+        assert_eq!(run(&mut c, 1100, s), 1000);
+        assert_eq!(run(&mut c, 901, s), 1000);
+        assert_eq!(run(&mut c, 1101, s), 1101);
+        assert_eq!(run(&mut c, 1050, (160, 90)), 1050);
+        assert_eq!(run(&mut c, 1060, (160, 90)), 1050);
+        // Sub-kb/s differences are judged in whole kb/s, as libvpx takes them.
+        assert!(!deadband_passes(Bitrate::bps(11_999), Bitrate::kbps(10)));
+        assert!(deadband_passes(Bitrate::bps(12_000), Bitrate::kbps(10)));
+        assert!(deadband_passes(Bitrate::kbps(1), Bitrate::ZERO));
+        assert!(!deadband_passes(Bitrate::bps(999), Bitrate::ZERO));
     }
 }

@@ -1,20 +1,28 @@
-//! The systems Salsify is compared with, on the same sans-IO shape as its own endpoints.
+//! The systems Salsify is compared with, each implementing the one endpoint shape of
+//! `salsify-endpoint` ([`salsify_endpoint::SenderEndpoint`],
+//! [`salsify_endpoint::ReceiverEndpoint`]) and owning its policy, so the simulator and the
+//! real-time runtime drive them without knowing which scheme runs.
 //!
-//! - [`conventional::GccSender`]: WebRTC-style. Google Congestion Control ([`gcc`]) sets a
-//!   target bit rate for libvpx's own CBR rate control; a [`pacer`] sends at 2.5x the
-//!   target; NACK retransmission and keyframe requests repair loss.
-//! - [`vidaptive::VidaptiveSender`]: Vidaptive-style. Copa ([`copa`]) sets a window and
-//!   CC-Rate = cwnd / sRTT; the pacer sends at CC-Rate and pads with dummy packets; the
-//!   encoder pauses and resets on pacer delay and gets alpha x CC-Rate, alpha chosen by the
-//!   hindsight optimisation in [`alpha`].
-//! - [`oracle::OracleSender`]: the bound. It knows the link's future delivery opportunities
-//!   and sends, per frame, the finest quality that arrives within the delay target.
+//! - [`conventional::GccSender`] (`"conventional"`): WebRTC-style. Google Congestion Control
+//!   ([`gcc`]) sets a target bit rate for libvpx's own CBR rate control; a [`pacer`] sends at
+//!   2.5x the target; NACK retransmission and keyframe requests repair loss.
+//! - [`vidaptive::VidaptiveSender`] (`"vidaptive"`): Vidaptive-style. Copa ([`copa`]) sets a
+//!   window and CC-Rate = cwnd / sRTT; the pacer sends at CC-Rate and pads with dummy
+//!   packets; the encoder pauses and resets on pacer delay and gets alpha x CC-Rate, alpha
+//!   chosen by the hindsight optimisation in [`alpha`]; a resolution ladder shrinks the
+//!   picture when too few frames get through.
+//! - [`oracle::OracleSender`] (`"oracle"`): the bound. It knows the link's future delivery
+//!   opportunities and sends, per frame, the finest quality that arrives within the delay
+//!   target (a functional-codec search from its own codec state).
 //!
-//! All three share the [`receiver::Receiver`] (feedback, NACK, PLI, in-order jitter buffer)
-//! and the [`wire`] format. Drive every endpoint as Salsify's: `handle_*` inputs, then drain
-//! `poll_output` until it returns `Timeout`; encoding is work the sender asks for
-//! ([`endpoint::SenderOutput::Encode`]), decoding work the receiver hands out
-//! ([`endpoint::ReceiverEvent::Frame`]).
+//! The CBR senders ask for [`salsify_endpoint::EncodeJob::Cbr`] jobs that name everything the
+//! driver's encoder needs: the target (through the shared 10 % deadband,
+//! [`deadband_passes`]), the picture size (the ladder's rung) and the encoder settings
+//! (from each scheme's config). All three share the [`receiver::BaselineReceiver`] (feedback,
+//! NACK, PLI, in-order jitter buffer, VP8 decoder) and the [`wire`] format, whose media
+//! datagrams name the sending [`Scheme`] ([`wire::scheme_of`]). [`BaselineSender`] builds
+//! any sender by scheme. Configurations read from experiment files (serde, durations in ms,
+//! rates in kb/s) and check themselves (`validate`, errors naming the field).
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -23,28 +31,30 @@ pub mod alpha;
 pub mod conventional;
 pub mod copa;
 mod core;
-pub mod endpoint;
+pub mod error;
 pub mod gcc;
 pub mod history;
+mod jitter;
 pub mod oracle;
 pub mod pacer;
 pub mod rate;
 pub mod receiver;
 pub mod scheme;
 pub mod sender;
-mod serde_units;
+pub mod serde_units;
+pub mod stats;
 pub mod vidaptive;
 pub mod wire;
 
 pub use conventional::GccSender;
-pub use endpoint::{
-    DropReason, EncodeJob, EncodeRequest, EncodedFrame, ReceiverEvent, ReceiverOutput,
-    ReceiverStats, SenderEvent, SenderOutput, SenderStats,
-};
+pub use core::deadband_passes;
+pub use error::{ConfigError, PacketError, ReceiverBuildError};
 pub use gcc::GccConfig;
 pub use oracle::{LinkForecast, OracleConfig, OracleSender};
 pub use rate::Bitrate;
-pub use receiver::{Receiver, ReceiverConfig};
-pub use scheme::{BaselineReceiver, BaselineSender, SchemeSetupError, VIDAPTIVE_MAX_GAP_FRAMES};
-pub use sender::Sender;
-pub use vidaptive::{VidaptiveConfig, VidaptiveSender};
+pub use receiver::{BaselineReceiver, ReceiverConfig};
+pub use scheme::Scheme;
+pub use sender::BaselineSender;
+pub use stats::{ReceiverCounters, SenderCounters};
+pub use vidaptive::{LadderConfig, VidaptiveConfig, VidaptiveSender, VIDAPTIVE_MAX_GAP_FRAMES};
+pub use wire::scheme_of;

@@ -6,21 +6,31 @@
 //! it arrives; bytes of an opportunity with nothing queued are lost). For each camera
 //! picture it computes how many bytes would arrive by `captured + delay_target` if sent when
 //! the encode finishes, and asks for the finest quality whose frame is that small
-//! ([`EncodeJob::MaxSize`], answered with the functional codec from the last frame sent).
-//! If nothing fits it skips the picture. Packets go out at once (no pacing needed: the
-//! model already knows when each one will depart), and it ignores feedback.
+//! ([`EncodeJob::FinestFitting`] with the functional codec, from the state of the last frame
+//! it sent and searched from that frame's quantizer; it keeps both). If nothing fits it
+//! skips the picture. Packets go out at once (no pacing needed: the model already knows when
+//! each one will depart), and it ignores feedback.
 
 use std::collections::VecDeque;
 
+use salsify_codec::{EncodedFrame, Quality, State, StateHash};
+use salsify_endpoint::{
+    Choice, DatagramError, DropReason, EncodeFailed, EncodeJob, EncodeOutcome, EncodeRequest,
+    InputError, SenderEndpoint, SenderEvent, SenderOutput, SenderStats, SentFrame,
+};
 use salsify_time::{Duration, Instant};
 
-use crate::core::{Picture, FRAGMENT_PAYLOAD};
-use crate::endpoint::{
-    DropReason, EncodeJob, EncodeRequest, EncodedFrame, SenderEvent, SenderOutput, SenderStats,
-};
+use crate::core::{outcome_kind, Picture, FRAGMENT_PAYLOAD};
+use crate::error::{datagram_error, ConfigError};
+use crate::scheme::Scheme;
+use crate::stats::SenderCounters;
 use crate::wire::{MediaHeader, Packet, MAX_FRAGMENTS, MEDIA_HEADER_LEN};
 
-/// The oracle's parameters.
+/// The quantizer the first search starts from (the middle of the scale).
+pub const FIRST_SEARCH_START: u8 = 64;
+
+/// The oracle's parameters, the `[oracle]` table of an experiment file (durations in ms;
+/// unknown fields refused).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct OracleConfig {
@@ -28,8 +38,9 @@ pub struct OracleConfig {
     /// delay target).
     #[serde(rename = "delay_target_ms", with = "crate::serde_units::millis")]
     pub delay_target: Duration,
-    /// Time an encode takes, charged before sending (the simulator's cost model).
-    #[serde(rename = "encode_time_ms", with = "crate::serde_units::millis")]
+    /// Time an encode takes, charged before sending. Set by the simulator from its cost
+    /// model, so not read from experiment files. Default 0.
+    #[serde(skip)]
     pub encode_time: Duration,
 }
 
@@ -39,6 +50,16 @@ impl Default for OracleConfig {
             delay_target: Duration::from_millis(100),
             encode_time: Duration::ZERO,
         }
+    }
+}
+
+impl OracleConfig {
+    /// Checks ranges; the error names the field.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.delay_target.is_zero() {
+            return Err(ConfigError::invalid("delay_target_ms", "must be above 0"));
+        }
+        Ok(())
     }
 }
 
@@ -79,26 +100,26 @@ pub struct OracleSender {
     next_request: u64,
     encoding: Option<(u64, Picture)>,
     waiting: Option<Picture>,
+    /// The functional codec state of the last frame sent (the receiver's), and its quantizer:
+    /// the next search starts from both.
+    state: State,
+    last_quality: Quality,
     out: VecDeque<SenderOutput>,
-    stats: SenderStats,
-}
-
-impl OracleConfig {
-    /// Checks ranges.
-    pub fn validate(&self) -> Result<(), String> {
-        if self.delay_target.is_zero() {
-            return Err("delay_target_ms must be positive".into());
-        }
-        Ok(())
-    }
+    stats: SenderCounters,
 }
 
 impl OracleSender {
-    /// An oracle for `link`.
-    pub fn new(config: OracleConfig, link: LinkForecast) -> Result<Self, String> {
+    /// An oracle for `link`; the configuration is checked.
+    pub fn new(config: OracleConfig, link: LinkForecast) -> Result<Self, ConfigError> {
         config.validate()?;
         if link.opportunity_bytes as usize <= MEDIA_HEADER_LEN {
-            return Err(format!("{}-byte opportunities", link.opportunity_bytes));
+            return Err(ConfigError::invalid(
+                "opportunity_bytes",
+                format!(
+                    "{}-byte opportunities cannot carry a {MEDIA_HEADER_LEN}-byte header",
+                    link.opportunity_bytes
+                ),
+            ));
         }
         Ok(OracleSender {
             config,
@@ -109,9 +130,16 @@ impl OracleSender {
             next_request: 0,
             encoding: None,
             waiting: None,
+            state: State::initial(),
+            last_quality: Quality::new(FIRST_SEARCH_START).unwrap_or(Quality::WORST),
             out: VecDeque::new(),
-            stats: SenderStats::default(),
+            stats: SenderCounters::default(),
         })
+    }
+
+    /// The scheme's own counters.
+    pub fn counters(&self) -> SenderCounters {
+        self.stats
     }
 
     /// The cursor moved past every opportunity at or before `t` (they pass unused).
@@ -166,19 +194,6 @@ impl OracleSender {
         bytes.saturating_sub(packets * MEDIA_HEADER_LEN as u64) as usize
     }
 
-    /// A camera picture.
-    pub fn handle_frame(&mut self, now: Instant, picture: u64, captured: Instant) {
-        self.stats.pictures += 1;
-        let p = Picture { picture, captured };
-        if self.encoding.is_some() {
-            if let Some(old) = self.waiting.replace(p) {
-                self.drop_picture(now, old, DropReason::EncoderBusy);
-            }
-            return;
-        }
-        self.start(now, p);
-    }
-
     fn start(&mut self, now: Instant, p: Picture) {
         let send_at = now + self.config.encode_time;
         let bytes = self.budget(send_at, p.captured + self.config.delay_target);
@@ -193,7 +208,11 @@ impl OracleSender {
             id,
             picture: p.picture,
             captured: p.captured,
-            job: EncodeJob::MaxSize { bytes },
+            job: EncodeJob::FinestFitting {
+                source: self.state.clone(),
+                bytes,
+                start: self.last_quality,
+            },
         }));
     }
 
@@ -207,41 +226,55 @@ impl OracleSender {
             }));
     }
 
-    /// The encode's result (`None`: nothing fits).
-    pub fn handle_encoded(&mut self, now: Instant, id: u64, frame: Option<EncodedFrame>) {
-        let Some(p) = self.encoding.filter(|e| e.0 == id).map(|e| e.1) else {
-            return;
+    /// The frame the search found (at most one, encoded from the state asked for).
+    fn found(&self, id: u64, outcome: EncodeOutcome) -> Result<Option<EncodedFrame>, InputError> {
+        let wrong = |why: String| InputError::WrongResult { id, why };
+        let mut frames = match outcome {
+            EncodeOutcome::Functional(frames) => frames,
+            other => {
+                return Err(wrong(format!(
+                    "a finest-fitting search answered with {}",
+                    outcome_kind(&other)
+                )))
+            }
         };
-        self.encoding = None;
-        match frame {
-            Some(f) if f.data.len().div_ceil(FRAGMENT_PAYLOAD) <= usize::from(MAX_FRAGMENTS) => {
-                self.send(now, p, &f)
-            }
-            Some(_) => self.drop_picture(now, p, DropReason::Failed),
-            None => self.drop_picture(now, p, DropReason::WouldBeLate),
+        if frames.len() > 1 {
+            return Err(wrong(format!("{} frames for one search", frames.len())));
         }
-        if let Some(next) = self.waiting.take() {
-            self.start(now, next);
-        }
-    }
-
-    /// The runtime could not encode request `id`.
-    pub fn handle_encode_failed(&mut self, now: Instant, id: u64) {
-        if let Some((i, p)) = self.encoding {
-            if i == id {
-                self.encoding = None;
-                self.drop_picture(now, p, DropReason::Failed);
+        let frame = frames.pop();
+        if let Some(f) = &frame {
+            if !f.keyframe && f.source != self.state.hash() {
+                return Err(wrong(format!(
+                    "a frame from state {:?}, not {:?}",
+                    f.source,
+                    self.state.hash()
+                )));
             }
         }
+        Ok(frame)
     }
 
     fn send(&mut self, now: Instant, p: Picture, f: &EncodedFrame) {
-        let count = f.data.len().div_ceil(FRAGMENT_PAYLOAD).max(1);
-        let per = f.data.len().div_ceil(count).max(1);
+        let states = Some((f.source, f.target.hash()));
+        self.send_vp8(now, p, f.vp8(), f.keyframe, f.quality, states);
+    }
+
+    /// Sends VP8 frame `data` at once, booking the link's opportunities it will use.
+    fn send_vp8(
+        &mut self,
+        now: Instant,
+        p: Picture,
+        data: &[u8],
+        keyframe: bool,
+        quality: Quality,
+        states: Option<(StateHash, StateHash)>,
+    ) {
+        let count = data.len().div_ceil(FRAGMENT_PAYLOAD).max(1);
+        let per = data.len().div_ceil(count).max(1);
         let frame = self.next_frame;
         self.next_frame += 1;
         let mut c = self.cursor_at(now);
-        for (i, chunk) in f.data.chunks(per).enumerate() {
+        for (i, chunk) in data.chunks(per).enumerate() {
             let packet = Packet::Media {
                 header: MediaHeader {
                     transport_seq: self.next_seq,
@@ -249,8 +282,9 @@ impl OracleSender {
                     frame,
                     fragment: i as u16,
                     count: count as u16,
-                    keyframe: f.keyframe,
+                    keyframe,
                     retransmission: false,
+                    scheme: Scheme::Oracle,
                 },
                 payload: chunk.to_vec(),
             };
@@ -263,35 +297,110 @@ impl OracleSender {
         }
         self.cursor = c;
         self.stats.frames_sent += 1;
-        self.stats.keyframes += u64::from(f.keyframe);
+        self.stats.keyframes += u64::from(keyframe);
+        self.stats.quality = Some(quality);
         self.out
-            .push_back(SenderOutput::Event(SenderEvent::FrameSent {
+            .push_back(SenderOutput::Event(SenderEvent::FrameSent(SentFrame {
                 frame,
                 picture: p.picture,
                 captured: p.captured,
                 at: now,
-                bytes: f.data.len(),
-                quality: f.quality,
-                keyframe: f.keyframe,
-            }));
+                bytes: data.len(),
+                fragments: count as u16,
+                quality,
+                keyframe,
+                choice: Choice::Only,
+                budget: None,
+                recovery: false,
+                states,
+            })));
+    }
+}
+
+impl SenderEndpoint for OracleSender {
+    fn scheme(&self) -> &'static str {
+        Scheme::Oracle.name()
     }
 
-    /// Feedback is ignored: the oracle already knows everything.
-    pub fn handle_datagram(&mut self, _now: Instant, _datagram: &[u8]) {}
+    fn handle_picture(&mut self, now: Instant, picture: u64, captured: Instant) {
+        self.stats.pictures += 1;
+        let p = Picture { picture, captured };
+        if self.encoding.is_some() {
+            if let Some(old) = self.waiting.replace(p) {
+                self.drop_picture(now, old, DropReason::EncoderBusy);
+            }
+            return;
+        }
+        self.start(now, p);
+    }
 
-    /// Time passed.
-    pub fn handle_timeout(&mut self, _now: Instant) {}
+    /// A frame found becomes the codec state the next search starts from (with its
+    /// quantizer), even if it is then too large to send. A failed encode (or a wrong result)
+    /// drops its picture; a picture waiting meanwhile is encoded after the next picture
+    /// arrives and its encode finishes.
+    fn handle_encoded(
+        &mut self,
+        now: Instant,
+        id: u64,
+        result: Result<EncodeOutcome, EncodeFailed>,
+    ) -> Result<(), InputError> {
+        let p = match self.encoding {
+            Some((i, p)) if i == id => p,
+            _ => return Err(InputError::UnknownRequest(id)),
+        };
+        self.encoding = None;
+        let frame = match result.map(|o| self.found(id, o)) {
+            Ok(Ok(frame)) => frame,
+            Ok(Err(e)) => {
+                self.drop_picture(now, p, DropReason::Failed);
+                return Err(e);
+            }
+            Err(_) => {
+                self.drop_picture(now, p, DropReason::Failed);
+                return Ok(());
+            }
+        };
+        match frame {
+            Some(f) => {
+                self.state = f.target.clone();
+                self.last_quality = f.quality;
+                if f.vp8().len().div_ceil(FRAGMENT_PAYLOAD) <= usize::from(MAX_FRAGMENTS) {
+                    self.send(now, p, &f)
+                } else {
+                    self.drop_picture(now, p, DropReason::Failed)
+                }
+            }
+            None => self.drop_picture(now, p, DropReason::WouldBeLate),
+        }
+        if let Some(next) = self.waiting.take() {
+            self.start(now, next);
+        }
+        Ok(())
+    }
 
-    /// The next output; ends with `Timeout`.
-    pub fn poll_output(&mut self, _now: Instant) -> SenderOutput {
+    /// Feedback is ignored: the oracle already knows everything. Only another protocol's
+    /// datagram is refused.
+    fn handle_datagram(&mut self, _now: Instant, datagram: &[u8]) -> Result<(), DatagramError> {
+        match Packet::parse(datagram) {
+            Ok(_) => Ok(()),
+            Err(e) => Err(datagram_error(e.into())),
+        }
+    }
+
+    fn handle_timeout(&mut self, _now: Instant) {}
+
+    fn poll_output(&mut self, _now: Instant) -> SenderOutput {
         self.out
             .pop_front()
             .unwrap_or(SenderOutput::Timeout(Instant::FAR_FUTURE))
     }
 
-    /// Counters.
-    pub fn stats(&self) -> SenderStats {
-        self.stats
+    fn stats(&self) -> SenderStats {
+        SenderStats {
+            states_held: 1,
+            max_states_held: 1,
+            ..self.stats.common(None)
+        }
     }
 }
 
@@ -327,25 +436,140 @@ mod tests {
     #[test]
     fn a_sent_frame_uses_up_the_budget() {
         let mut o = oracle(100);
-        o.handle_frame(Instant::ZERO, 0, Instant::ZERO);
+        o.handle_picture(Instant::ZERO, 0, Instant::ZERO);
         let SenderOutput::Encode(req) = o.poll_output(Instant::ZERO) else {
             panic!()
         };
-        let EncodeJob::MaxSize { bytes } = req.job else {
+        let EncodeJob::FinestFitting { bytes, .. } = req.job else {
             panic!()
         };
-        o.handle_encoded(
-            Instant::ZERO,
-            req.id,
-            Some(EncodedFrame {
-                data: vec![0; bytes],
-                keyframe: true,
-                quality: 10,
-            }),
-        );
+        o.encoding = None;
+        let p = Picture {
+            picture: 0,
+            captured: Instant::ZERO,
+        };
+        o.send_vp8(Instant::ZERO, p, &vec![0; bytes], true, Quality::BEST, None);
         // The link is booked until 80 ms: a picture at 0 ms has nothing left.
         assert_eq!(o.budget(Instant::ZERO, Instant::from_millis(100)), 0);
         // One captured at 20 ms may use 81..=100 ms.
         assert!(o.budget(Instant::from_millis(20), Instant::from_millis(120)) > 19 * 1400);
+    }
+
+    fn drain(o: &mut OracleSender) -> Vec<SenderOutput> {
+        let mut out = vec![];
+        loop {
+            match o.poll_output(Instant::ZERO) {
+                SenderOutput::Timeout(_) => return out,
+                x => out.push(x),
+            }
+        }
+    }
+
+    /// The oracle keeps its codec state: each search starts from the state and quantizer of
+    /// the last frame found, and its VP8 bytes (not the state-hash header) go on the wire.
+    #[test]
+    fn searches_continue_from_the_last_frame_found() {
+        use salsify_codec::{search, Encoder, SyntheticSource};
+        let (w, h) = (128, 96);
+        let mut enc = Encoder::new(w, h).unwrap();
+        let video = SyntheticSource::new(w, h, 30, 3).unwrap();
+        let mut o = oracle(100);
+        let mut last: Option<EncodedFrame> = None;
+        for i in 0..3u64 {
+            let now = Instant::from_millis(i * 33);
+            o.handle_picture(now, i, now);
+            let out = drain(&mut o);
+            let Some(SenderOutput::Encode(req)) = out.into_iter().next() else {
+                panic!("no request")
+            };
+            let EncodeJob::FinestFitting {
+                source,
+                bytes,
+                start,
+            } = req.job
+            else {
+                panic!("{:?}", req.job)
+            };
+            match &last {
+                None => {
+                    assert!(source.is_initial());
+                    assert_eq!(start.index(), FIRST_SEARCH_START);
+                }
+                Some(f) => {
+                    assert_eq!(source.hash(), f.target.hash());
+                    assert_eq!(start, f.quality);
+                }
+            }
+            let found =
+                search::finest_fitting(&mut enc, &source, &video.frame(i), bytes / 4, start)
+                    .unwrap()
+                    .unwrap();
+            let outcome = EncodeOutcome::Functional(vec![found.clone()]);
+            o.handle_encoded(now, req.id, Ok(outcome)).unwrap();
+            let out = drain(&mut o);
+            let mut payload = vec![];
+            for x in &out {
+                if let SenderOutput::Transmit(d) = x {
+                    let Ok(Packet::Media { header, payload: p }) = Packet::parse(d) else {
+                        panic!()
+                    };
+                    assert_eq!(header.scheme, Scheme::Oracle);
+                    payload.extend_from_slice(&p);
+                }
+            }
+            assert_eq!(payload, found.vp8());
+            let sent = out.iter().find_map(|x| match x {
+                SenderOutput::Event(SenderEvent::FrameSent(s)) => Some(*s),
+                _ => None,
+            });
+            let sent = sent.expect("frame sent");
+            assert_eq!(sent.states, Some((found.source, found.target.hash())));
+            assert_eq!(sent.bytes, found.vp8().len());
+            last = Some(found);
+        }
+        assert_eq!(o.stats().frames_sent, 3);
+    }
+
+    #[test]
+    fn wrong_results_are_refused_and_drop_the_picture() {
+        let mut o = oracle(100);
+        o.handle_picture(Instant::ZERO, 0, Instant::ZERO);
+        let Some(SenderOutput::Encode(req)) = drain(&mut o).into_iter().next() else {
+            panic!()
+        };
+        assert_eq!(
+            o.handle_encoded(Instant::ZERO, req.id + 1, Ok(EncodeOutcome::Cbr(None))),
+            Err(InputError::UnknownRequest(req.id + 1))
+        );
+        assert!(matches!(
+            o.handle_encoded(Instant::ZERO, req.id, Ok(EncodeOutcome::Cbr(None))),
+            Err(InputError::WrongResult { .. })
+        ));
+        assert!(matches!(
+            drain(&mut o)[..],
+            [SenderOutput::Event(SenderEvent::PictureDropped {
+                reason: DropReason::Failed,
+                ..
+            })]
+        ));
+        // Nothing found: the picture would be late.
+        o.handle_picture(Instant::ZERO, 1, Instant::ZERO);
+        let Some(SenderOutput::Encode(req)) = drain(&mut o).into_iter().next() else {
+            panic!()
+        };
+        o.handle_encoded(Instant::ZERO, req.id, Ok(EncodeOutcome::Functional(vec![])))
+            .unwrap();
+        assert!(matches!(
+            drain(&mut o)[..],
+            [SenderOutput::Event(SenderEvent::PictureDropped {
+                reason: DropReason::WouldBeLate,
+                ..
+            })]
+        ));
+        assert_eq!(o.stats().dropped, 2);
+        assert!(matches!(
+            o.handle_datagram(Instant::ZERO, &[1, 2, 3]),
+            Err(DatagramError::OtherProtocol { first_byte: 1 })
+        ));
     }
 }

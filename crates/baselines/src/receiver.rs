@@ -1,42 +1,59 @@
-//! The receiver every baseline shares: transport feedback, NACK, keyframe requests (PLI) and
-//! a jitter buffer that hands out complete frames in order.
+//! The receiver every baseline shares, as a [`ReceiverEndpoint`]: the transport half (in
+//! `jitter.rs`) and a plain VP8 decoder.
 //!
 //! - Feedback: every transport sequence number from the last one reported up to the newest
-//!   received, with its arrival time or "lost" — every `feedback_interval` (GCC), or after
+//!   received, with its arrival time or "lost": every `feedback_interval` (GCC), or after
 //!   each packet (`None`: Copa needs per-packet ACKs).
 //! - NACK: a gap in media sequence numbers is NACKed at once and again every `nack_retry`,
 //!   up to `max_nack_retries` times (libwebrtc `NackRequester`: `kMaxNackRetries` = 10);
-//!   then the receiver gives up on the frame and asks for a keyframe.
-//! - Frames: frame `n` is handed out when complete and `n - 1` was; a complete keyframe
-//!   further ahead lets it skip the frames in between (counted lost). After a decode error or
-//!   a give-up, it waits for a keyframe, repeating the PLI every `pli_interval`.
+//!   then the receiver gives up on the frame and asks for a keyframe. More than
+//!   [`MAX_MISSING`] missing packets at once: a keyframe request at once.
+//! - Frames: frame `n` is decoded when complete and `n - 1` was; a complete keyframe further
+//!   ahead lets it skip the frames in between (counted lost). A keyframe of another size (a
+//!   resolution ladder) re-opens the decoder at that size. After a decode error or a give-up,
+//!   it waits for a keyframe, repeating the PLI every `pli_interval`.
 //!   Simplification: no playout delay from a jitter estimate (libwebrtc's jitter buffer adds
 //!   its Kalman-filtered jitter before rendering), so a frame is shown as soon as it is
-//!   decodable — slightly flattering the conventional schemes' delay.
+//!   decoded, slightly flattering the conventional schemes' delay.
+//!
+//! A frame is decoded when the driver drains it ([`ReceiverEndpoint::poll_output`]), in the
+//! order the jitter buffer releases frames, so a frame that fails to decode asks for a
+//! keyframe behind the outputs already queued.
 
-use std::collections::{BTreeMap, VecDeque};
-
+use salsify_codec::{Image, PlainDecoder};
+use salsify_endpoint::{
+    DatagramError, Displayed, ReceiverEndpoint, ReceiverEvent, ReceiverOutput, ReceiverStats,
+};
 use salsify_time::{Duration, Instant};
 
-use crate::endpoint::{ReceiverEvent, ReceiverOutput, ReceiverStats};
-use crate::wire::{Feedback, MediaHeader, Packet, MAX_FEEDBACK_ENTRIES, MAX_NACK_ENTRIES};
+use crate::error::{datagram_error, ConfigError, ReceiverBuildError};
+use crate::jitter::{JitterReceiver, Output};
+use crate::scheme::Scheme;
+use crate::stats::ReceiverCounters;
 
-/// Most missing packets tracked before giving up and asking for a keyframe (libwebrtc
-/// `kMaxNackPackets` 1000).
-pub const MAX_MISSING: usize = 1000;
+pub use crate::jitter::MAX_MISSING;
 
-/// Receiver parameters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Receiver parameters, as experiment files name them (durations in ms; unknown fields
+/// refused).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct ReceiverConfig {
-    /// Feedback period; `None` = one feedback per packet. Default 100 ms.
+    /// Feedback period; `None` = one feedback per packet (`feedback_interval_ms = 0`).
+    /// Default 100 ms. See [`Scheme::feedback_interval`] for what each scheme needs.
+    #[serde(
+        rename = "feedback_interval_ms",
+        with = "crate::serde_units::opt_millis"
+    )]
     pub feedback_interval: Option<Duration>,
     /// NACK repeat interval. Default 100 ms (libwebrtc repeats after one RTT; the testbed's
     /// round trip is 40-50 ms plus queueing).
+    #[serde(rename = "nack_retry_ms", with = "crate::serde_units::millis")]
     pub nack_retry: Duration,
     /// NACKs per missing packet before giving up. Default 10.
     pub max_nack_retries: u32,
     /// PLI repeat interval while waiting for a keyframe. Default 200 ms (libwebrtc's
     /// `max_wait_for_keyframe`).
+    #[serde(rename = "pli_interval_ms", with = "crate::serde_units::millis")]
     pub pli_interval: Duration,
 }
 
@@ -51,406 +68,171 @@ impl Default for ReceiverConfig {
     }
 }
 
-#[derive(Debug)]
-struct Assembly {
-    frags: Vec<Option<Vec<u8>>>,
-    have: usize,
-    keyframe: bool,
-    /// Media sequence number of fragment 0.
-    first_seq: u32,
-}
-
-impl Assembly {
-    fn complete(&self) -> bool {
-        self.have == self.frags.len()
-    }
-    fn last_seq(&self) -> u32 {
-        self.first_seq + self.frags.len() as u32 - 1
-    }
-}
-
-/// The baseline receiver.
-#[derive(Debug)]
-pub struct Receiver {
-    config: ReceiverConfig,
-    // Feedback.
-    arrivals: BTreeMap<u32, Instant>,
-    next_report: Option<u32>,
-    highest_transport: Option<u32>,
-    next_feedback: Option<Instant>,
-    // NACK.
-    highest_media: Option<u32>,
-    missing: BTreeMap<u32, (u32, Instant)>,
-    // Frames.
-    frames: BTreeMap<u32, Assembly>,
-    next_frame: u32,
-    want_keyframe: bool,
-    next_pli: Option<Instant>,
-    out: VecDeque<ReceiverOutput>,
-    stats: ReceiverStats,
-}
-
-impl Receiver {
-    /// A receiver waiting for the first keyframe.
-    pub fn new(config: ReceiverConfig) -> Self {
-        Receiver {
-            config,
-            arrivals: BTreeMap::new(),
-            next_report: None,
-            highest_transport: None,
-            next_feedback: None,
-            highest_media: None,
-            missing: BTreeMap::new(),
-            frames: BTreeMap::new(),
-            next_frame: 0,
-            want_keyframe: true,
-            next_pli: None,
-            out: VecDeque::new(),
-            stats: ReceiverStats::default(),
-        }
-    }
-
-    /// A datagram from the sender. Bad datagrams are counted and ignored.
-    pub fn handle_datagram(&mut self, now: Instant, datagram: &[u8]) {
-        self.stats.datagrams += 1;
-        match Packet::parse(datagram) {
-            Ok(Packet::Media { header, payload }) => {
-                self.on_transport(now, header.transport_seq);
-                self.on_media(now, header, payload);
-            }
-            Ok(Packet::Padding { transport_seq, .. }) => self.on_transport(now, transport_seq),
-            _ => self.stats.bad_datagrams += 1,
-        }
-        if self.config.feedback_interval.is_none() {
-            self.send_feedback();
-        }
-        self.release(now);
-        self.send_nacks(now);
-    }
-
-    /// Decoding frame data handed out failed: ask for a keyframe.
-    pub fn handle_decode_failed(&mut self, now: Instant) {
-        self.request_keyframe(now);
-    }
-
-    /// Time passed.
-    pub fn handle_timeout(&mut self, now: Instant) {
-        if self.next_feedback.is_some_and(|t| t <= now) {
-            self.send_feedback();
-            self.next_feedback = self
-                .config
-                .feedback_interval
-                .map(|i| now + i)
-                .filter(|_| self.highest_transport.is_some());
-        }
-        if self.want_keyframe && self.next_pli.is_some_and(|t| t <= now) {
-            self.send_pli(now);
-        }
-        self.send_nacks(now);
-        self.release(now);
-    }
-
-    /// The next output; ends with `Timeout`.
-    pub fn poll_output(&mut self) -> ReceiverOutput {
-        if let Some(o) = self.out.pop_front() {
-            return o;
-        }
-        let nack = self.missing.values().map(|&(_, t)| t).min();
-        let pli = self.next_pli.filter(|_| self.want_keyframe);
-        let t = [self.next_feedback, nack, pli]
-            .into_iter()
-            .flatten()
-            .min()
-            .unwrap_or(Instant::FAR_FUTURE);
-        ReceiverOutput::Timeout(t)
-    }
-
-    /// Counters.
-    pub fn stats(&self) -> ReceiverStats {
-        self.stats
-    }
-
-    fn on_transport(&mut self, now: Instant, seq: u32) {
-        self.arrivals.insert(seq, now);
-        if self.highest_transport.is_none_or(|h| seq > h) {
-            self.highest_transport = Some(seq);
-        }
-        if self.next_report.is_none() {
-            self.next_report = Some(seq);
-        }
-        if self.next_feedback.is_none() {
-            self.next_feedback = self.config.feedback_interval.map(|i| now + i);
-        }
-    }
-
-    fn send_feedback(&mut self) {
-        let (Some(mut from), Some(to)) = (self.next_report, self.highest_transport) else {
-            return;
-        };
-        while from <= to {
-            let n = ((to - from) as usize + 1).min(MAX_FEEDBACK_ENTRIES);
-            let arrivals = (0..n as u32)
-                .map(|i| self.arrivals.get(&(from + i)).copied())
-                .collect();
-            if let Ok(bytes) = Packet::Feedback(Feedback {
-                base_seq: from,
-                arrivals,
-            })
-            .emit()
-            {
-                self.stats.feedback += 1;
-                self.out.push_back(ReceiverOutput::Transmit(bytes));
-            }
-            from += n as u32;
-        }
-        self.next_report = Some(from);
-        self.arrivals = self.arrivals.split_off(&from);
-    }
-
-    fn on_media(&mut self, now: Instant, h: MediaHeader, payload: Vec<u8>) {
-        let m = h.media_seq;
-        if self.missing.remove(&m).is_some() {
-            self.stats.recovered += 1;
-        }
-        match self.highest_media {
-            Some(hi) if m > hi => {
-                let gap = (m - hi - 1) as usize;
-                if self.missing.len() + gap > MAX_MISSING {
-                    self.missing.clear();
-                    self.request_keyframe(now);
-                } else {
-                    for s in hi + 1..m {
-                        self.missing.insert(s, (0, now));
-                    }
-                }
-                self.highest_media = Some(m);
-            }
-            None => self.highest_media = Some(m),
-            _ => {}
-        }
-        if h.frame < self.next_frame {
-            return; // already shown or given up on
-        }
-        let a = self.frames.entry(h.frame).or_insert_with(|| Assembly {
-            frags: vec![None; usize::from(h.count)],
-            have: 0,
-            keyframe: h.keyframe,
-            first_seq: m.wrapping_sub(u32::from(h.fragment)),
-        });
-        if a.frags.len() != usize::from(h.count) {
-            self.stats.bad_datagrams += 1; // inconsistent fragment count
-            return;
-        }
-        let slot = &mut a.frags[usize::from(h.fragment)];
-        if slot.is_none() {
-            *slot = Some(payload);
-            a.have += 1;
-        }
-    }
-
-    fn send_nacks(&mut self, now: Instant) {
-        let mut due = Vec::new();
-        let mut give_up = false;
-        for (&seq, entry) in self.missing.iter_mut() {
-            if entry.1 > now {
-                continue;
-            }
-            if entry.0 >= self.config.max_nack_retries {
-                give_up = true;
-                break;
-            }
-            entry.0 += 1;
-            entry.1 = now + self.config.nack_retry;
-            due.push(seq);
-        }
-        if give_up {
-            self.missing.clear();
-            self.request_keyframe(now);
-            return;
-        }
-        for chunk in due.chunks(MAX_NACK_ENTRIES) {
-            if let Ok(bytes) = Packet::Nack(chunk.to_vec()).emit() {
-                self.stats.nacks += chunk.len() as u64;
-                self.out.push_back(ReceiverOutput::Transmit(bytes));
-            }
-        }
-    }
-
-    fn request_keyframe(&mut self, now: Instant) {
-        self.want_keyframe = true;
-        if self.next_pli.is_none_or(|t| t <= now) {
-            self.send_pli(now);
-        }
-    }
-
-    fn send_pli(&mut self, now: Instant) {
-        if let Ok(bytes) = Packet::Pli.emit() {
-            self.stats.plis += 1;
-            self.out.push_back(ReceiverOutput::Transmit(bytes));
-        }
-        self.next_pli = Some(now + self.config.pli_interval);
-    }
-
-    /// Hands out every frame that can be shown now.
-    fn release(&mut self, now: Instant) {
-        loop {
-            let next_ok = !self.want_keyframe
-                && self
-                    .frames
-                    .get(&self.next_frame)
-                    .is_some_and(Assembly::complete);
-            let target = if next_ok {
-                self.next_frame
-            } else {
-                // A complete keyframe at or after next_frame (for a fresh start, after loss).
-                match self
-                    .frames
-                    .iter()
-                    .find(|(_, a)| a.keyframe && a.complete())
-                    .map(|(&f, _)| f)
-                {
-                    Some(k) if k > self.next_frame || self.want_keyframe => k,
-                    _ => return,
-                }
-            };
-            if target > self.next_frame {
-                let count = target - self.next_frame;
-                // Frames never seen at the start (before the first keyframe) are not "lost"
-                // unless something of them arrived; count them all, as the runtime maps
-                // frame numbers to pictures anyway.
-                self.stats.frames_lost += u64::from(count);
-                self.out
-                    .push_back(ReceiverOutput::Event(ReceiverEvent::FramesLost {
-                        through: target - 1,
-                        count,
-                        at: now,
-                    }));
-            }
-            let a = self.frames.remove(&target).expect("chosen above");
-            self.frames = self.frames.split_off(&(target + 1));
-            let last = a.last_seq();
-            self.missing = self.missing.split_off(&(last + 1));
-            self.next_frame = target + 1;
-            if a.keyframe {
-                self.want_keyframe = false;
-                self.next_pli = None;
-            }
-            self.stats.frames += 1;
-            let data = a.frags.into_iter().flatten().flatten().collect();
-            self.out
-                .push_back(ReceiverOutput::Event(ReceiverEvent::Frame {
-                    frame: target,
-                    at: now,
-                    data,
-                    keyframe: a.keyframe,
-                }));
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn media(t: u32, m: u32, frame: u32, fragment: u16, count: u16, key: bool) -> Vec<u8> {
-        Packet::Media {
-            header: MediaHeader {
-                transport_seq: t,
-                media_seq: m,
-                frame,
-                fragment,
-                count,
-                keyframe: key,
-                retransmission: false,
-            },
-            payload: vec![frame as u8; 3],
-        }
-        .emit()
-        .unwrap()
-    }
-
-    fn drain(r: &mut Receiver) -> (Vec<ReceiverEvent>, Vec<Packet>) {
-        let (mut ev, mut tx) = (vec![], vec![]);
-        loop {
-            match r.poll_output() {
-                ReceiverOutput::Event(e) => ev.push(e),
-                ReceiverOutput::Transmit(b) => tx.push(Packet::parse(&b).unwrap()),
-                ReceiverOutput::Timeout(_) => return (ev, tx),
-            }
-        }
-    }
-
-    #[test]
-    fn in_order_frames_nack_on_gap_and_recover() {
-        let mut r = Receiver::new(ReceiverConfig::default());
-        let t = Instant::from_millis;
-        r.handle_datagram(t(0), &media(0, 0, 0, 0, 2, true));
-        r.handle_datagram(t(1), &media(1, 1, 0, 1, 2, true));
-        let (ev, _) = drain(&mut r);
-        assert!(matches!(
-            ev[..],
-            [ReceiverEvent::Frame {
-                frame: 0,
-                keyframe: true,
-                ..
-            }]
-        ));
-        // Media seq 2 (frame 1) lost; frame 2 arrives: NACK 2, frame 2 waits.
-        r.handle_datagram(t(40), &media(3, 3, 2, 0, 1, false));
-        let (ev, tx) = drain(&mut r);
-        assert!(ev.is_empty());
-        assert!(tx.contains(&Packet::Nack(vec![2])));
-        // The retransmission fills the hole: frames 1 and 2 in order.
-        r.handle_datagram(t(80), &media(4, 2, 1, 0, 1, false));
-        let (ev, _) = drain(&mut r);
-        let shown: Vec<u32> = ev
-            .iter()
-            .filter_map(|e| match e {
-                ReceiverEvent::Frame { frame, .. } => Some(*frame),
-                _ => None,
-            })
-            .collect();
-        assert_eq!(shown, [1, 2]);
-        assert_eq!(r.stats().recovered, 1);
-        // Periodic feedback reports every transport seq, transport seq 2 as lost.
-        r.handle_timeout(t(100));
-        let (_, tx) = drain(&mut r);
-        let Some(Packet::Feedback(f)) = tx.into_iter().find(|p| matches!(p, Packet::Feedback(_)))
-        else {
-            panic!("no feedback");
-        };
-        assert_eq!(f.base_seq, 0);
-        assert_eq!(f.arrivals.len(), 5);
-        assert_eq!(f.arrivals[2], None);
-    }
-
-    #[test]
-    fn gives_up_after_retries_and_asks_for_a_keyframe() {
-        let cfg = ReceiverConfig {
-            max_nack_retries: 2,
+impl ReceiverConfig {
+    /// The defaults with the feedback `scheme` needs ([`Scheme::feedback_interval`]).
+    pub fn for_scheme(scheme: Scheme) -> Self {
+        ReceiverConfig {
+            feedback_interval: scheme.feedback_interval(),
             ..ReceiverConfig::default()
-        };
-        let mut r = Receiver::new(cfg);
-        let t = Instant::from_millis;
-        r.handle_datagram(t(0), &media(0, 0, 0, 0, 1, true));
-        r.handle_datagram(t(10), &media(2, 2, 2, 0, 1, false));
-        drain(&mut r);
-        r.handle_timeout(t(110));
-        drain(&mut r);
-        r.handle_timeout(t(210));
-        let (_, tx) = drain(&mut r);
-        assert!(tx.contains(&Packet::Pli), "{tx:?}");
-        // A keyframe (frame 3) lets it continue; frames 1 and 2 are lost.
-        r.handle_datagram(t(300), &media(3, 3, 3, 0, 1, true));
-        let (ev, _) = drain(&mut r);
-        assert!(matches!(
-            ev[0],
-            ReceiverEvent::FramesLost {
-                through: 2,
-                count: 2,
-                ..
+        }
+    }
+
+    /// Checks ranges; the error names the field.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.feedback_interval.is_some_and(|d| d.is_zero()) {
+            return Err(ConfigError::invalid(
+                "feedback_interval_ms",
+                "must be above 0 (per-packet feedback is None)",
+            ));
+        }
+        if self.nack_retry.is_zero() {
+            return Err(ConfigError::invalid("nack_retry_ms", "must be above 0"));
+        }
+        if self.pli_interval.is_zero() {
+            return Err(ConfigError::invalid("pli_interval_ms", "must be above 0"));
+        }
+        Ok(())
+    }
+}
+
+/// The baseline receiver: jitter buffer, feedback, NACK and PLI, and its VP8 decoder.
+pub struct BaselineReceiver {
+    inner: JitterReceiver,
+    decoder: PlainDecoder,
+    /// The size the decoder was opened for (a keyframe of another size re-opens it).
+    decoder_size: (u32, u32),
+    displayed: u64,
+    decode_failures: u64,
+    datagrams_sent: u64,
+}
+
+impl std::fmt::Debug for BaselineReceiver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BaselineReceiver")
+            .field("inner", &self.inner)
+            .field("decoder_size", &self.decoder_size)
+            .finish_non_exhaustive()
+    }
+}
+
+impl BaselineReceiver {
+    /// A receiver expecting `size` = (width, height) pictures (until a keyframe of another
+    /// size arrives); the configuration is checked.
+    pub fn new(config: ReceiverConfig, size: (u32, u32)) -> Result<Self, ReceiverBuildError> {
+        config.validate()?;
+        let decoder =
+            PlainDecoder::new(size.0, size.1).map_err(|source| ReceiverBuildError::Decoder {
+                width: size.0,
+                height: size.1,
+                source,
+            })?;
+        Ok(BaselineReceiver {
+            inner: JitterReceiver::new(config),
+            decoder,
+            decoder_size: size,
+            displayed: 0,
+            decode_failures: 0,
+            datagrams_sent: 0,
+        })
+    }
+
+    /// The scheme named by the first media datagram, once one arrived.
+    pub fn sender_scheme(&self) -> Option<Scheme> {
+        self.inner.scheme()
+    }
+
+    /// The size the decoder is open for.
+    pub fn decoder_size(&self) -> (u32, u32) {
+        self.decoder_size
+    }
+
+    /// The receiver's own counters.
+    pub fn counters(&self) -> ReceiverCounters {
+        ReceiverCounters {
+            frames_displayed: self.displayed,
+            decode_failures: self.decode_failures,
+            datagrams_sent: self.datagrams_sent,
+            ..self.inner.stats()
+        }
+    }
+
+    /// Decodes the next frame; a keyframe of another size re-opens the decoder first.
+    fn decode(&mut self, data: &[u8], keyframe: bool) -> Result<Image, salsify_codec::CodecError> {
+        if let Some(size) = keyframe.then(|| vp8_keyframe_size(data)).flatten() {
+            if size != self.decoder_size {
+                self.decoder = PlainDecoder::new(size.0, size.1)?;
+                self.decoder_size = size;
             }
-        ));
-        assert!(matches!(ev[1], ReceiverEvent::Frame { frame: 3, .. }));
+        }
+        self.decoder.decode(data)
+    }
+}
+
+/// The picture size in a VP8 keyframe's header (RFC 6386 9.1), if `data` is a keyframe.
+pub fn vp8_keyframe_size(data: &[u8]) -> Option<(u32, u32)> {
+    if data.len() < 10 || data[0] & 1 != 0 || data[3..6] != [0x9d, 0x01, 0x2a] {
+        return None;
+    }
+    let side = |i: usize| u32::from(u16::from_le_bytes([data[i], data[i + 1]]) & 0x3fff);
+    Some((side(6), side(8)))
+}
+
+impl ReceiverEndpoint for BaselineReceiver {
+    /// The sending scheme's name once a media datagram named it, `"baseline"` before.
+    fn scheme(&self) -> &'static str {
+        self.inner.scheme().map_or("baseline", Scheme::name)
+    }
+
+    fn handle_datagram(&mut self, now: Instant, datagram: &[u8]) -> Result<(), DatagramError> {
+        self.inner
+            .handle_datagram(now, datagram)
+            .map_err(datagram_error)
+    }
+
+    fn handle_timeout(&mut self, now: Instant) {
+        self.inner.handle_timeout(now);
+    }
+
+    fn poll_output(&mut self, now: Instant) -> ReceiverOutput {
+        loop {
+            return match self.inner.poll_output() {
+                Output::Transmit(d) => {
+                    self.datagrams_sent += 1;
+                    ReceiverOutput::Transmit(d)
+                }
+                Output::Frame {
+                    frame,
+                    at,
+                    data,
+                    keyframe,
+                } => match self.decode(&data, keyframe) {
+                    Ok(picture) => {
+                        self.displayed += 1;
+                        ReceiverOutput::Event(ReceiverEvent::Display(Displayed {
+                            frame,
+                            at,
+                            picture,
+                            bytes: data.len(),
+                            keyframe,
+                            first_sent_at: None,
+                            states: None,
+                        }))
+                    }
+                    Err(_) => {
+                        self.decode_failures += 1;
+                        self.inner.handle_decode_failed(now);
+                        continue;
+                    }
+                },
+                Output::FramesLost { through, count, at } => {
+                    ReceiverOutput::Event(ReceiverEvent::FramesLost { through, count, at })
+                }
+                Output::Timeout(t) => ReceiverOutput::Timeout(t),
+            };
+        }
+    }
+
+    fn stats(&self) -> ReceiverStats {
+        self.counters().common()
     }
 }

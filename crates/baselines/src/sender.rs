@@ -1,13 +1,23 @@
-//! Any baseline sender behind one closed enum, so a runtime drives them all the same way.
+//! Any baseline sender by scheme: [`BaselineSender`] builds the one a scheme name calls for
+//! and forwards the endpoint calls to it. Each sender implements [`SenderEndpoint`] itself;
+//! this only picks one.
 
+use salsify_endpoint::{
+    DatagramError, Diagnostic, EncodeFailed, EncodeOutcome, InputError, SenderEndpoint,
+    SenderOutput, SenderStats,
+};
 use salsify_time::Instant;
 
-use crate::endpoint::{EncodedFrame, SenderOutput, SenderStats};
-use crate::{GccSender, OracleSender, VidaptiveSender};
+use crate::error::ConfigError;
+use crate::scheme::Scheme;
+use crate::{
+    GccConfig, GccSender, LinkForecast, OracleConfig, OracleSender, VidaptiveConfig,
+    VidaptiveSender,
+};
 
 /// One of the baseline senders.
 #[derive(Debug)]
-pub enum Sender {
+pub enum BaselineSender {
     /// WebRTC-style GCC.
     Conventional(GccSender),
     /// Vidaptive-style Copa.
@@ -16,43 +26,85 @@ pub enum Sender {
     Oracle(OracleSender),
 }
 
-macro_rules! each {
-    ($self:ident, $s:ident => $e:expr) => {
-        match $self {
-            Sender::Conventional($s) => $e,
-            Sender::Vidaptive($s) => $e,
-            Sender::Oracle($s) => $e,
+impl BaselineSender {
+    /// The conventional sender for a `source` = (width, height) camera
+    /// ([`GccSender::new`]).
+    pub fn conventional(config: GccConfig, source: (u32, u32)) -> Result<Self, ConfigError> {
+        GccSender::new(config, source).map(BaselineSender::Conventional)
+    }
+
+    /// The Vidaptive-style sender for a `source` = (width, height) camera
+    /// ([`VidaptiveSender::new`]).
+    pub fn vidaptive(config: VidaptiveConfig, source: (u32, u32)) -> Result<Self, ConfigError> {
+        VidaptiveSender::new(config, source).map(BaselineSender::Vidaptive)
+    }
+
+    /// The oracle, reading the link's future from `forecast` ([`OracleSender::new`]).
+    pub fn oracle(config: OracleConfig, forecast: LinkForecast) -> Result<Self, ConfigError> {
+        OracleSender::new(config, forecast).map(BaselineSender::Oracle)
+    }
+
+    /// Which scheme it runs.
+    pub fn kind(&self) -> Scheme {
+        match self {
+            BaselineSender::Conventional(_) => Scheme::Conventional,
+            BaselineSender::Vidaptive(_) => Scheme::Vidaptive,
+            BaselineSender::Oracle(_) => Scheme::Oracle,
         }
-    };
+    }
+
+    fn endpoint(&self) -> &dyn SenderEndpoint {
+        match self {
+            BaselineSender::Conventional(s) => s,
+            BaselineSender::Vidaptive(s) => s,
+            BaselineSender::Oracle(s) => s,
+        }
+    }
+
+    fn endpoint_mut(&mut self) -> &mut dyn SenderEndpoint {
+        match self {
+            BaselineSender::Conventional(s) => s,
+            BaselineSender::Vidaptive(s) => s,
+            BaselineSender::Oracle(s) => s,
+        }
+    }
 }
 
-impl Sender {
-    /// A camera picture `picture` captured at `captured`.
-    pub fn handle_frame(&mut self, now: Instant, picture: u64, captured: Instant) {
-        each!(self, s => s.handle_frame(now, picture, captured))
+impl SenderEndpoint for BaselineSender {
+    fn scheme(&self) -> &'static str {
+        self.endpoint().scheme()
     }
-    /// The result of encode request `id`.
-    pub fn handle_encoded(&mut self, now: Instant, id: u64, frame: Option<EncodedFrame>) {
-        each!(self, s => s.handle_encoded(now, id, frame))
+
+    fn handle_picture(&mut self, now: Instant, picture: u64, captured: Instant) {
+        self.endpoint_mut().handle_picture(now, picture, captured)
     }
-    /// Encode request `id` failed.
-    pub fn handle_encode_failed(&mut self, now: Instant, id: u64) {
-        each!(self, s => s.handle_encode_failed(now, id))
+
+    fn handle_encoded(
+        &mut self,
+        now: Instant,
+        id: u64,
+        result: Result<EncodeOutcome, EncodeFailed>,
+    ) -> Result<(), InputError> {
+        self.endpoint_mut().handle_encoded(now, id, result)
     }
-    /// A datagram from the receiver.
-    pub fn handle_datagram(&mut self, now: Instant, datagram: &[u8]) {
-        each!(self, s => s.handle_datagram(now, datagram))
+
+    fn handle_datagram(&mut self, now: Instant, datagram: &[u8]) -> Result<(), DatagramError> {
+        self.endpoint_mut().handle_datagram(now, datagram)
     }
-    /// Time passed.
-    pub fn handle_timeout(&mut self, now: Instant) {
-        each!(self, s => s.handle_timeout(now))
+
+    fn handle_timeout(&mut self, now: Instant) {
+        self.endpoint_mut().handle_timeout(now)
     }
-    /// The next output; ends with `Timeout`.
-    pub fn poll_output(&mut self, now: Instant) -> SenderOutput {
-        each!(self, s => s.poll_output(now))
+
+    fn poll_output(&mut self, now: Instant) -> SenderOutput {
+        self.endpoint_mut().poll_output(now)
     }
-    /// Counters.
-    pub fn stats(&self) -> SenderStats {
-        each!(self, s => s.stats())
+
+    fn stats(&self) -> SenderStats {
+        self.endpoint().stats()
+    }
+
+    fn diagnostics(&self) -> Vec<Diagnostic> {
+        self.endpoint().diagnostics()
     }
 }

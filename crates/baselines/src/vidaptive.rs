@@ -7,20 +7,38 @@
 //! Resolution ladder ([`Ladder`]): the encoder steps down one rung of [`LADDER`] after 15
 //! consecutive camera pictures during which fewer than 5 frames/s were sent over the last T,
 //! and up after 30 consecutive frames encoded at < 0.9 of the target while alpha > 0.9; at
-//! most one change per T. A change forces a keyframe; the runtime encodes each request at
-//! [`VidaptiveSender::encode_step`] ([`ladder_size`]) and re-opens its encoder at a new size.
+//! most one change per T. A change forces a keyframe; every encode is a [`CbrJob`] at the
+//! rung's size ([`ladder_size`] of the source), and the driver re-opens its encoder at a new
+//! size.
+//!
+//! The CBR encoder runs without libvpx's frame dropper (the encoder pause replaces it) and is
+//! told at most [`VidaptiveConfig::max_gap_frames`] frame intervals passed between pictures;
+//! its target is alpha x CC-Rate through the 10 % deadband ([`crate::deadband_passes`]).
 //!
 //! Simplification: NACK/PLI loss repair as the conventional sender.
+//!
+//! [`CbrJob`]: salsify_endpoint::CbrJob
 
+use salsify_endpoint::{
+    CbrSettings, DatagramError, Diagnostic, DropReason, EncodeFailed, EncodeOutcome, InputError,
+    SenderEndpoint, SenderEvent, SenderOutput, SenderStats,
+};
 use salsify_time::{Duration, Instant};
 
 use crate::alpha::{AlphaConfig, AlphaController, FrameDelay};
 use crate::copa::{Copa, CopaConfig};
 use crate::core::{Core, Incoming, Picture};
-use crate::endpoint::{
-    DropReason, EncodeJob, EncodedFrame, SenderEvent, SenderOutput, SenderStats,
-};
+use crate::error::{datagram_error, ConfigError};
 use crate::rate::Bitrate;
+use crate::scheme::Scheme;
+use crate::stats::SenderCounters;
+
+/// Vidaptive's CBR encoder is told at most two frame intervals passed between pictures: the
+/// first picture after an encoder pause is budgeted as an ordinary frame, not as the whole
+/// pause's worth of bits (measured on Verizon-LTE-short with real capture times: frames after
+/// a 40-100 ms pause were 6.4x the per-frame budget (median), after 100-300 ms 10x, refilling
+/// the pacer and pausing again; delay mean/p95 81/306 ms -> 69/218 ms with this cap).
+pub const VIDAPTIVE_MAX_GAP_FRAMES: u32 = 2;
 
 /// The resolution ladder: fractions (numerator, denominator) of the source width and height.
 pub const LADDER: [(u32, u32); 4] = [(1, 1), (3, 4), (1, 2), (1, 4)];
@@ -33,10 +51,12 @@ pub fn ladder_size(width: u32, height: u32, step: usize) -> (u32, u32) {
     (side(width), side(height))
 }
 
-/// The ladder's triggers (Vidaptive's values as defaults).
+/// The ladder's triggers (Vidaptive's values as defaults), the `[vidaptive.ladder]` table.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LadderConfig {
+    /// Change the resolution at all (`false`: always the source size). Default true.
+    pub enabled: bool,
     /// Step down after this many consecutive pictures with too few frames sent. Default 15.
     pub down_after: u32,
     /// "Too few": below this many frames per second sent over the last T. Default 5.
@@ -56,6 +76,7 @@ pub struct LadderConfig {
 impl Default for LadderConfig {
     fn default() -> Self {
         LadderConfig {
+            enabled: true,
             down_after: 15,
             min_fps: 5.0,
             up_after: 30,
@@ -162,7 +183,9 @@ impl Ladder {
     }
 }
 
-/// Vidaptive's parameters.
+/// Vidaptive's parameters, as the `[vidaptive]` table of an experiment file names them
+/// (durations in ms, rates in kb/s; `[vidaptive.copa]`, `[vidaptive.alpha]` and
+/// `[vidaptive.ladder]` sub-tables; every field optional, unknown fields refused).
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct VidaptiveConfig {
@@ -197,8 +220,16 @@ pub struct VidaptiveConfig {
     /// Pacing rate before the first RTT sample. Default 300 kb/s.
     #[serde(rename = "start_rate_kbps", with = "crate::serde_units::kbps")]
     pub start_rate: Bitrate,
-    /// The resolution ladder's triggers; `None` keeps the source size.
-    pub ladder: Option<LadderConfig>,
+    /// The resolution ladder ([`LadderConfig::enabled`] false keeps the source size).
+    pub ladder: LadderConfig,
+    /// libvpx's frame dropper threshold. Default 0 (never drop): the encoder pause replaces
+    /// the frame dropper (with both, a low alpha x CC-Rate makes libvpx drop frames, too few
+    /// frames per second lower alpha further, and the stream starves).
+    pub dropframe_thresh: u32,
+    /// Most frame intervals libvpx is told passed between two pictures. Default 2
+    /// ([`VIDAPTIVE_MAX_GAP_FRAMES`]: the first picture after a pause gets an ordinary
+    /// frame's budget).
+    pub max_gap_frames: u32,
 }
 
 impl Default for VidaptiveConfig {
@@ -214,27 +245,74 @@ impl Default for VidaptiveConfig {
             max_rate: Bitrate::kbps(12_000),
             min_target: Bitrate::kbps(50),
             start_rate: Bitrate::kbps(300),
-            ladder: Some(LadderConfig::default()),
+            ladder: LadderConfig::default(),
+            dropframe_thresh: 0,
+            max_gap_frames: VIDAPTIVE_MAX_GAP_FRAMES,
         }
     }
 }
 
 impl VidaptiveConfig {
-    /// Checks ranges.
-    pub fn validate(&self) -> Result<(), String> {
-        if !(self.copa.delta > 0.0 && self.copa.delta.is_finite()) {
-            return Err(format!("delta {}", self.copa.delta));
-        }
+    /// Checks ranges; the error names the field.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let positive = |field, v: f64| {
+            if v > 0.0 && v.is_finite() {
+                Ok(())
+            } else {
+                Err(ConfigError::invalid(
+                    field,
+                    format!("{v} is not a finite number above 0"),
+                ))
+            }
+        };
+        positive("copa.delta", self.copa.delta)?;
+        positive("copa.initial_cwnd", self.copa.initial_cwnd)?;
         if !(crate::wire::PADDING_HEADER_LEN..=200).contains(&self.padding_bytes) {
-            return Err(format!("padding {} bytes", self.padding_bytes));
+            return Err(ConfigError::invalid(
+                "padding_bytes",
+                format!(
+                    "{} is not in {}..=200",
+                    self.padding_bytes,
+                    crate::wire::PADDING_HEADER_LEN
+                ),
+            ));
         }
-        if !(0.0..1.0).contains(&self.alpha.lambda) || self.alpha.window.is_zero() {
-            return Err("alpha settings".into());
+        if !(0.0..1.0).contains(&self.alpha.lambda) {
+            return Err(ConfigError::invalid(
+                "alpha.lambda",
+                format!("{} is not in [0, 1)", self.alpha.lambda),
+            ));
         }
-        if self.min_target > self.max_rate || self.start_rate.as_bps() == 0 {
-            return Err("rates".into());
+        if self.alpha.window.is_zero() {
+            return Err(ConfigError::invalid("alpha.window_ms", "must be above 0"));
+        }
+        if self.min_target > self.max_rate {
+            return Err(ConfigError::invalid(
+                "min_target_kbps",
+                format!(
+                    "{} is above max_rate_kbps {}",
+                    self.min_target, self.max_rate
+                ),
+            ));
+        }
+        if self.start_rate.as_bps() == 0 {
+            return Err(ConfigError::invalid("start_rate_kbps", "must be above 0"));
+        }
+        if self.dropframe_thresh > 100 {
+            return Err(ConfigError::invalid(
+                "dropframe_thresh",
+                format!("{} is not a percentage (0..=100)", self.dropframe_thresh),
+            ));
         }
         Ok(())
+    }
+
+    /// The CBR encoder's settings.
+    pub fn cbr_settings(&self) -> CbrSettings {
+        CbrSettings {
+            dropframe_thresh: self.dropframe_thresh,
+            max_gap_frames: self.max_gap_frames,
+        }
     }
 }
 
@@ -242,6 +320,8 @@ impl VidaptiveConfig {
 #[derive(Debug)]
 pub struct VidaptiveSender {
     config: VidaptiveConfig,
+    /// The source's picture size (the ladder's full size).
+    source: (u32, u32),
     core: Core,
     copa: Copa,
     alpha: AlphaController,
@@ -313,16 +393,17 @@ impl Flight {
 }
 
 impl VidaptiveSender {
-    /// A sender; the configuration is checked.
-    pub fn new(config: VidaptiveConfig) -> Result<Self, String> {
+    /// A sender for a `source` = (width, height) camera; the configuration is checked.
+    pub fn new(config: VidaptiveConfig, source: (u32, u32)) -> Result<Self, ConfigError> {
         config.validate()?;
-        let mut core = Core::new();
+        let mut core = Core::new(Scheme::Vidaptive);
         core.pacer.set_rate(config.start_rate);
         core.stats.target = config.start_rate;
         Ok(VidaptiveSender {
             copa: Copa::new(config.copa),
             alpha: AlphaController::new(config.alpha),
             config,
+            source,
             core,
             waiting: None,
             paused: false,
@@ -330,7 +411,10 @@ impl VidaptiveSender {
             frame_interval: Duration::from_micros(33_333),
             in_pacer: Default::default(),
             flight: Flight::default(),
-            ladder: config.ladder.map(|c| Box::new(Ladder::new(c))),
+            ladder: config
+                .ladder
+                .enabled
+                .then(|| Box::new(Ladder::new(config.ladder))),
             encode_step: 0,
         })
     }
@@ -345,8 +429,8 @@ impl VidaptiveSender {
         self.alpha.alpha()
     }
 
-    /// The ladder rung ([`LADDER`]) the last encode request is for: encode its picture at
-    /// [`ladder_size`] of the source (a new rung comes with a keyframe).
+    /// The ladder rung ([`LADDER`]) the last encode request is for (its job names the
+    /// rung's [`ladder_size`]; a new rung comes with a keyframe).
     pub fn encode_step(&self) -> usize {
         self.encode_step
     }
@@ -386,8 +470,17 @@ impl VidaptiveSender {
         self.core.pacer.oldest().map_or(Duration::ZERO, |t| now - t)
     }
 
-    /// A camera picture.
-    pub fn handle_frame(&mut self, now: Instant, picture: u64, captured: Instant) {
+    /// The scheme's own counters.
+    pub fn counters(&self) -> SenderCounters {
+        self.core.stats
+    }
+
+    /// The target last given to the encoder (after the deadband), once an encode ran.
+    pub fn applied_target(&self) -> Option<Bitrate> {
+        self.core.cbr.applied()
+    }
+
+    fn on_picture(&mut self, now: Instant, picture: u64, captured: Instant) {
         self.core.stats.pictures += 1;
         if let Some(last) = self.last_capture {
             if captured > last {
@@ -456,13 +549,22 @@ impl VidaptiveSender {
         }
         let keyframe = self.core.keyframe_owed;
         self.encode_step = self.ladder.as_ref().map_or(0, |l| l.step());
-        self.core.request(p, EncodeJob::Cbr { target, keyframe });
+        let size = ladder_size(self.source.0, self.source.1, self.encode_step);
+        let job = self
+            .core
+            .cbr
+            .job(target, keyframe, size, self.config.cbr_settings());
+        self.core.request_cbr(p, job);
     }
 
-    /// The encoder's result for request `id` (`None`: its rate control dropped the frame).
-    pub fn handle_encoded(&mut self, now: Instant, id: u64, frame: Option<EncodedFrame>) {
-        let Some(p) = self.core.finish_encode(id) else {
-            return;
+    fn on_encoded(
+        &mut self,
+        now: Instant,
+        id: u64,
+        result: Result<EncodeOutcome, EncodeFailed>,
+    ) -> Result<(), InputError> {
+        let Some((p, frame)) = self.core.take_cbr_result(now, id, result)? else {
+            return Ok(());
         };
         match frame {
             Some(f) => {
@@ -479,22 +581,16 @@ impl VidaptiveSender {
             None => self.core.dropped(now, p, DropReason::RateControl),
         }
         self.maybe_encode(now);
+        Ok(())
     }
 
-    /// The runtime could not encode request `id`.
-    pub fn handle_encode_failed(&mut self, now: Instant, id: u64) {
-        if let Some(p) = self.core.finish_encode(id) {
-            self.core.dropped(now, p, DropReason::Failed);
-        }
-    }
-
-    /// A datagram from the receiver.
-    pub fn handle_datagram(&mut self, now: Instant, datagram: &[u8]) {
-        if let Incoming::Feedback(results) = self.core.handle_datagram(now, datagram) {
+    fn on_datagram(&mut self, now: Instant, datagram: &[u8]) -> Result<(), DatagramError> {
+        let incoming = self.core.handle_datagram(now, datagram);
+        if let Incoming::Feedback(results) = &incoming {
             if let Some(last) = results.last() {
                 self.flight.reported(last.seq);
             }
-            for r in &results {
+            for r in results {
                 match r.arrival {
                     Some(_) => self.copa.on_ack(now, now - r.sent, r.size),
                     None => self.copa.on_loss(now),
@@ -503,11 +599,10 @@ impl VidaptiveSender {
             self.core.pacer.set_rate(self.cc_rate());
         }
         self.maybe_encode(now);
-    }
-
-    /// Time passed.
-    pub fn handle_timeout(&mut self, now: Instant) {
-        self.maybe_encode(now);
+        match incoming {
+            Incoming::Bad(e) => Err(datagram_error(e)),
+            _ => Ok(()),
+        }
     }
 
     fn window_open(&self, bytes: usize) -> bool {
@@ -522,8 +617,7 @@ impl VidaptiveSender {
         }
     }
 
-    /// The next output; ends with `Timeout`.
-    pub fn poll_output(&mut self, now: Instant) -> SenderOutput {
+    fn next_output(&mut self, now: Instant) -> SenderOutput {
         loop {
             if let Some(o) = self.core.out.pop_front() {
                 return o;
@@ -629,16 +723,82 @@ fn q_retrans_only(in_pacer: &std::collections::VecDeque<(u32, f64, Instant)>, fr
     !in_pacer.iter().any(|&(f, _, _)| f == frame)
 }
 
-impl VidaptiveSender {
-    /// Counters.
-    pub fn stats(&self) -> SenderStats {
-        self.core.stats
+impl SenderEndpoint for VidaptiveSender {
+    fn scheme(&self) -> &'static str {
+        Scheme::Vidaptive.name()
+    }
+
+    fn handle_picture(&mut self, now: Instant, picture: u64, captured: Instant) {
+        self.on_picture(now, picture, captured);
+    }
+
+    /// A failed encode drops its picture (the encoder is not asked again until the next
+    /// picture or timeout).
+    fn handle_encoded(
+        &mut self,
+        now: Instant,
+        id: u64,
+        result: Result<EncodeOutcome, EncodeFailed>,
+    ) -> Result<(), InputError> {
+        self.on_encoded(now, id, result)
+    }
+
+    fn handle_datagram(&mut self, now: Instant, datagram: &[u8]) -> Result<(), DatagramError> {
+        self.on_datagram(now, datagram)
+    }
+
+    fn handle_timeout(&mut self, now: Instant) {
+        self.maybe_encode(now);
+    }
+
+    fn poll_output(&mut self, now: Instant) -> SenderOutput {
+        self.next_output(now)
+    }
+
+    fn stats(&self) -> SenderStats {
+        self.core.stats.common(Some(self.core.stats.target))
+    }
+
+    /// Padding, retransmissions, pauses and resets (counters), then the gauges the
+    /// simulator's per-frame trace had: Copa's window (packets) and sRTT, CC-Rate, alpha,
+    /// the encoder target (before and after the deadband), the pacer's bytes, the window's
+    /// bytes in flight, slow start (0/1); then the ladder's rung and changes.
+    fn diagnostics(&self) -> Vec<Diagnostic> {
+        let s = &self.core.stats;
+        let d = |name, value: f64| Diagnostic { name, value };
+        let kbps = |b: Bitrate| b.as_f64() / 1000.0;
+        vec![
+            d("padding_packets", s.padding_packets as f64),
+            d("padding_bytes", s.padding_bytes as f64),
+            d("retransmissions", s.retransmissions as f64),
+            d("nacked", s.nacked as f64),
+            d("pauses", s.pauses as f64),
+            d("resets", s.resets as f64),
+            d("cwnd_packets", self.copa.cwnd_packets()),
+            d(
+                "srtt_ms",
+                self.copa.srtt().map_or(0.0, |t| t.as_secs_f64() * 1e3),
+            ),
+            d("cc_rate_kbps", kbps(self.cc_rate())),
+            d("alpha", self.alpha()),
+            d("target_kbps", kbps(s.target)),
+            d(
+                "applied_target_kbps",
+                self.core.cbr.applied().map_or(0.0, kbps),
+            ),
+            d("pacer_bytes", self.pacer_bytes() as f64),
+            d("in_flight_bytes", self.in_flight() as f64),
+            d("slow_start", f64::from(u8::from(self.copa.in_slow_start()))),
+            d("ladder_step", self.encode_step as f64),
+            d("resolution_changes", self.resolution_changes() as f64),
+        ]
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use salsify_endpoint::EncodeJob;
 
     fn at(ms: u64) -> Instant {
         Instant::from_millis(ms)
@@ -739,17 +899,30 @@ mod tests {
 
     #[test]
     fn a_low_frame_rate_sends_the_sender_down_the_ladder() {
-        let mut s = VidaptiveSender::new(VidaptiveConfig::default()).unwrap();
+        let mut s = VidaptiveSender::new(VidaptiveConfig::default(), (320, 180)).unwrap();
         // Pictures at 30 fps whose encodes the rate control always drops: nothing is sent.
         let mut steps = vec![];
         for i in 0..120u64 {
             let now = at(i * 33);
-            s.handle_frame(now, i, now);
+            s.handle_picture(now, i, now);
             loop {
                 match s.poll_output(now) {
                     SenderOutput::Encode(req) => {
                         steps.push(s.encode_step());
-                        s.handle_encoded(now, req.id, None);
+                        // The job names the rung's size, the scheme's encoder settings,
+                        // and a keyframe when the rung changed.
+                        let EncodeJob::Cbr(job) = req.job else {
+                            panic!("{:?}", req.job)
+                        };
+                        let size = ladder_size(320, 180, s.encode_step());
+                        assert_eq!((job.width, job.height), size);
+                        assert_eq!(job.settings.dropframe_thresh, 0);
+                        assert_eq!(job.settings.max_gap_frames, VIDAPTIVE_MAX_GAP_FRAMES);
+                        if steps.len() > 1 && steps[steps.len() - 2] != s.encode_step() {
+                            assert!(job.keyframe);
+                        }
+                        s.handle_encoded(now, req.id, Ok(EncodeOutcome::Cbr(None)))
+                            .unwrap();
                     }
                     SenderOutput::Timeout(_) => break,
                     _ => {}
@@ -760,6 +933,40 @@ mod tests {
         assert_eq!(steps[0], 0);
         assert_eq!(s.encode_step(), 3, "{steps:?}");
         assert_eq!(s.resolution_changes(), 3);
+    }
+
+    #[test]
+    fn a_disabled_ladder_keeps_the_source_size() {
+        let config = VidaptiveConfig {
+            ladder: LadderConfig {
+                enabled: false,
+                ..LadderConfig::default()
+            },
+            ..VidaptiveConfig::default()
+        };
+        let mut s = VidaptiveSender::new(config, (320, 180)).unwrap();
+        let mut encodes = 0;
+        for i in 0..120u64 {
+            let now = at(i * 33);
+            s.handle_picture(now, i, now);
+            loop {
+                match s.poll_output(now) {
+                    SenderOutput::Encode(req) => {
+                        let EncodeJob::Cbr(job) = req.job else {
+                            panic!("{:?}", req.job)
+                        };
+                        assert_eq!((job.width, job.height), (320, 180));
+                        encodes += 1;
+                        s.handle_encoded(now, req.id, Ok(EncodeOutcome::Cbr(None)))
+                            .unwrap();
+                    }
+                    SenderOutput::Timeout(_) => break,
+                    _ => {}
+                }
+            }
+        }
+        assert_eq!(encodes, 120);
+        assert_eq!(s.resolution_changes(), 0);
     }
 
     /// Drives `s` for `ms` milliseconds from `from` (1 ms steps; 30 fps pictures, each
@@ -774,20 +981,22 @@ mod tests {
         for t in from..from + ms {
             let now = at(t);
             if t % 33 == 0 {
-                s.handle_frame(now, t / 33, now);
+                s.handle_picture(now, t / 33, now);
             }
             s.handle_timeout(now);
             loop {
                 match s.poll_output(now) {
-                    SenderOutput::Encode(req) => s.handle_encoded(
-                        now,
-                        req.id,
-                        Some(EncodedFrame {
-                            data: vec![0; frame_bytes],
-                            keyframe: true,
-                            quality: 10,
-                        }),
-                    ),
+                    SenderOutput::Encode(req) => s
+                        .handle_encoded(
+                            now,
+                            req.id,
+                            Ok(EncodeOutcome::Cbr(Some(salsify_codec::CbrFrame {
+                                data: vec![0; frame_bytes],
+                                keyframe: true,
+                                quality: 10,
+                            }))),
+                        )
+                        .unwrap(),
                     SenderOutput::Transmit(d) => sent.push((now, d)),
                     SenderOutput::Timeout(_) => break,
                     SenderOutput::Event(_) => {}
@@ -799,7 +1008,7 @@ mod tests {
 
     #[test]
     fn without_feedback_video_stops_at_the_window_then_feedback_reopens_it() {
-        let mut s = VidaptiveSender::new(VidaptiveConfig::default()).unwrap();
+        let mut s = VidaptiveSender::new(VidaptiveConfig::default(), (320, 180)).unwrap();
         // 900 ms at the 300 kb/s start rate would pace 33 KB; the 10-packet window holds 12 KB.
         let sent = drive(&mut s, 0, 900, 5000);
         let bytes: usize = sent.iter().map(|(_, d)| d.len()).sum();
@@ -829,7 +1038,7 @@ mod tests {
         })
         .emit()
         .unwrap();
-        s.handle_datagram(at(900), &fb);
+        s.handle_datagram(at(900), &fb).unwrap();
         assert_eq!(s.in_flight(), 0);
         let more = drive(&mut s, 900, 50, 5000);
         assert!(!more.is_empty(), "the window reopened");
@@ -837,7 +1046,7 @@ mod tests {
 
     #[test]
     fn packets_without_any_report_are_given_up_after_the_timeout() {
-        let mut s = VidaptiveSender::new(VidaptiveConfig::default()).unwrap();
+        let mut s = VidaptiveSender::new(VidaptiveConfig::default(), (320, 180)).unwrap();
         let sent = drive(&mut s, 0, 900, 5000);
         let stalled_at = sent.last().unwrap().0;
         // No sRTT yet: packets are given up 1 s after they were sent, and sending resumes.

@@ -3,10 +3,11 @@
 //! much simpler. All integers are big-endian.
 //!
 //! ```text
-//! every datagram: 0 tag (0xB1) | 1 kind
+//! every datagram: 0 tag (0xB1, salsify_endpoint::BASELINE_WIRE_TAG) | 1 kind
 //! kind 1 media (header 20 B, then the payload):
 //!   2 transport_seq u32 | 6 media_seq u32 | 10 frame u32 | 14 fragment u16 | 16 count u16
-//!   18 flags u8 (bit 0 keyframe, bit 1 retransmission) | 19 reserved (0)
+//!   18 flags u8 (bit 0 keyframe, bit 1 retransmission)
+//!   19 scheme u8 (1 conventional, 2 vidaptive, 3 oracle: see `scheme_of`)
 //! kind 2 padding: 2 transport_seq u32, then any filler (ignored)
 //! kind 3 feedback: 2 base_seq u32 | 6 count u16 | then `count` arrival times, u64 each:
 //!   microseconds on the receiver's clock of transport_seq base_seq + i, or u64::MAX = not
@@ -18,12 +19,18 @@
 //! Every packet of the transport (media, retransmission, padding) takes the next
 //! `transport_seq`: feedback reports them all, which is what send-side estimation needs.
 //! Retransmissions keep their `media_seq`, so the receiver can tell which holes they fill.
+//!
+//! The first byte tells baseline datagrams from Salsify's (whose first byte is its wire
+//! version, 1; see [`salsify_endpoint::WireFamily`]). Byte 19 of every media datagram names
+//! the sending [`Scheme`], so a receiver learns from the first media datagram which scheme it
+//! serves, and so which feedback that scheme needs: [`scheme_of`], [`Scheme::feedback_interval`].
 
 use salsify_time::Instant;
 
-/// The first byte of every baseline datagram: tells it from Salsify's (whose first byte is
-/// its version, 1) so a receiver can learn the scheme from its first datagram.
-pub const VERSION: u8 = salsify_endpoint::BASELINE_WIRE_TAG;
+use crate::scheme::Scheme;
+
+/// The first byte of every baseline datagram.
+pub const TAG: u8 = salsify_endpoint::BASELINE_WIRE_TAG;
 /// Bytes before a media payload.
 pub const MEDIA_HEADER_LEN: usize = 20;
 /// Bytes of a padding datagram's header.
@@ -58,9 +65,9 @@ pub enum WireError {
         /// Bytes needed.
         need: usize,
     },
-    /// An unknown version.
-    #[error("unknown version {0}")]
-    Version(u8),
+    /// The first byte is not [`TAG`]: not a baseline datagram.
+    #[error("not a baseline datagram (first byte {0:#04x})")]
+    Tag(u8),
     /// An unknown kind.
     #[error("unknown datagram kind {0}")]
     Kind(u8),
@@ -72,9 +79,12 @@ pub enum WireError {
         /// Count.
         count: u16,
     },
-    /// Unknown flag bits or a nonzero reserved byte.
-    #[error("reserved bits set: {0:#04x}")]
+    /// Unknown flag bits.
+    #[error("reserved flag bits set: {0:#04x}")]
     Reserved(u8),
+    /// A media header's scheme byte names no scheme.
+    #[error("unknown scheme {0} in a media header")]
+    Scheme(u8),
     /// A list longer than the format allows.
     #[error("{0} entries is more than the format allows")]
     TooManyEntries(usize),
@@ -100,6 +110,8 @@ pub struct MediaHeader {
     pub keyframe: bool,
     /// This is a retransmission.
     pub retransmission: bool,
+    /// The scheme that sent it.
+    pub scheme: Scheme,
 }
 
 /// Transport feedback: arrival times of consecutive transport sequence numbers.
@@ -161,11 +173,22 @@ fn need(kind: &'static str, b: &[u8], n: usize) -> Result<(), WireError> {
 }
 
 impl Packet {
+    /// Its kind's name (for errors and logs).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Packet::Media { .. } => "media",
+            Packet::Padding { .. } => "padding",
+            Packet::Feedback(_) => "feedback",
+            Packet::Nack(_) => "nack",
+            Packet::Pli => "pli",
+        }
+    }
+
     /// Parses a datagram. Never panics.
     pub fn parse(b: &[u8]) -> Result<Packet, WireError> {
         need("any", b, 2)?;
-        if b[0] != VERSION {
-            return Err(WireError::Version(b[0]));
+        if b[0] != TAG {
+            return Err(WireError::Tag(b[0]));
         }
         match b[1] {
             KIND_MEDIA => {
@@ -178,9 +201,10 @@ impl Packet {
                     });
                 }
                 let flags = b[18];
-                if flags & !(FLAG_KEYFRAME | FLAG_RETRANSMISSION) != 0 || b[19] != 0 {
-                    return Err(WireError::Reserved(flags | b[19]));
+                if flags & !(FLAG_KEYFRAME | FLAG_RETRANSMISSION) != 0 {
+                    return Err(WireError::Reserved(flags));
                 }
+                let scheme = Scheme::from_wire_id(b[19]).ok_or(WireError::Scheme(b[19]))?;
                 Ok(Packet::Media {
                     header: MediaHeader {
                         transport_seq: u32_at(b, 2),
@@ -190,6 +214,7 @@ impl Packet {
                         count,
                         keyframe: flags & FLAG_KEYFRAME != 0,
                         retransmission: flags & FLAG_RETRANSMISSION != 0,
+                        scheme,
                     },
                     payload: b[MEDIA_HEADER_LEN..].to_vec(),
                 })
@@ -250,7 +275,7 @@ impl Packet {
 
     /// The datagram's bytes. Lists longer than the format allows are an error.
     pub fn emit(&self) -> Result<Vec<u8>, WireError> {
-        let mut out = vec![VERSION];
+        let mut out = vec![TAG];
         match self {
             Packet::Media { header, payload } => {
                 if header.count == 0
@@ -276,7 +301,7 @@ impl Packet {
                     flags |= FLAG_RETRANSMISSION;
                 }
                 out.push(flags);
-                out.push(0);
+                out.push(header.scheme.wire_id());
                 out.extend_from_slice(payload);
             }
             Packet::Padding { transport_seq, len } => {
@@ -313,6 +338,18 @@ impl Packet {
     }
 }
 
+/// The scheme that sent `datagram`, if it is a baseline media datagram (tag, kind, a whole
+/// header) whose byte 19 names one. Reads nothing else, so a receiver can learn the scheme
+/// (and so its feedback mode) before it builds its endpoint.
+pub fn scheme_of(datagram: &[u8]) -> Option<Scheme> {
+    match datagram {
+        [TAG, KIND_MEDIA, ..] if datagram.len() >= MEDIA_HEADER_LEN => {
+            Scheme::from_wire_id(datagram[19])
+        }
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -323,21 +360,27 @@ mod tests {
             any::<(u32, u32, u32)>(),
             1u16..=MAX_FRAGMENTS,
             any::<u16>(),
-            any::<(bool, bool)>(),
+            (
+                any::<(bool, bool)>(),
+                proptest::sample::select(Scheme::ALL.to_vec()),
+            ),
             proptest::collection::vec(any::<u8>(), 0..64),
         )
-            .prop_map(|((t, m, f), count, i, (k, r), payload)| Packet::Media {
-                header: MediaHeader {
-                    transport_seq: t,
-                    media_seq: m,
-                    frame: f,
-                    fragment: i % count,
-                    count,
-                    keyframe: k,
-                    retransmission: r,
+            .prop_map(
+                |((t, m, f), count, i, ((k, r), scheme), payload)| Packet::Media {
+                    header: MediaHeader {
+                        transport_seq: t,
+                        media_seq: m,
+                        frame: f,
+                        fragment: i % count,
+                        count,
+                        keyframe: k,
+                        retransmission: r,
+                        scheme,
+                    },
+                    payload,
                 },
-                payload,
-            });
+            );
         let padding = (any::<u32>(), PADDING_HEADER_LEN..300)
             .prop_map(|(transport_seq, len)| Packet::Padding { transport_seq, len });
         let feedback = (
@@ -363,6 +406,24 @@ mod tests {
         #[test]
         fn garbage_never_panics(b in proptest::collection::vec(any::<u8>(), 0..200)) {
             let _ = Packet::parse(&b);
+            let _ = scheme_of(&b);
+        }
+
+        /// Every datagram starts with the baseline tag, and a media datagram's scheme is
+        /// read back by `scheme_of` (nothing else has one).
+        #[test]
+        fn tagged_and_scheme_readable(p in packet()) {
+            let bytes = p.emit().unwrap();
+            prop_assert_eq!(bytes[0], TAG);
+            prop_assert_eq!(
+                salsify_endpoint::WireFamily::of(&bytes),
+                Some(salsify_endpoint::WireFamily::Baseline)
+            );
+            let expected = match &p {
+                Packet::Media { header, .. } => Some(header.scheme),
+                _ => None,
+            };
+            prop_assert_eq!(scheme_of(&bytes), expected);
         }
     }
 
@@ -376,8 +437,9 @@ mod tests {
                 need: 2
             })
         );
-        assert_eq!(Packet::parse(&[2, 1]), Err(WireError::Version(2)));
-        assert_eq!(Packet::parse(&[1, 9]), Err(WireError::Kind(9)));
+        // Salsify's first byte (its version, 1) is not ours.
+        assert_eq!(Packet::parse(&[1, 1]), Err(WireError::Tag(1)));
+        assert_eq!(Packet::parse(&[TAG, 9]), Err(WireError::Kind(9)));
         let mut media = Packet::Media {
             header: MediaHeader {
                 transport_seq: 1,
@@ -387,16 +449,32 @@ mod tests {
                 count: 1,
                 keyframe: true,
                 retransmission: false,
+                scheme: Scheme::Vidaptive,
             },
             payload: vec![7],
         }
         .emit()
         .unwrap();
+        // 20-byte header + 1 payload byte, as before the scheme byte existed.
+        assert_eq!(media.len(), MEDIA_HEADER_LEN + 1);
+        assert_eq!(media[19], 2);
+        assert_eq!(scheme_of(&media), Some(Scheme::Vidaptive));
+        let mut bad_scheme = media.clone();
+        for b in [0, 4, 255] {
+            bad_scheme[19] = b;
+            assert_eq!(Packet::parse(&bad_scheme), Err(WireError::Scheme(b)));
+            assert_eq!(scheme_of(&bad_scheme), None);
+        }
+        assert_eq!(scheme_of(&media[..MEDIA_HEADER_LEN - 1]), None);
+        let mut flags = media.clone();
+        flags[18] = 4;
+        assert_eq!(Packet::parse(&flags), Err(WireError::Reserved(4)));
         media[15] = 1; // fragment 1 of 1
         assert!(matches!(
             Packet::parse(&media),
             Err(WireError::Fragment { .. })
         ));
-        assert_eq!(Packet::parse(&[1, 5, 0]), Err(WireError::Trailing(1)));
+        assert_eq!(Packet::parse(&[TAG, 5, 0]), Err(WireError::Trailing(1)));
+        assert_eq!(scheme_of(&Packet::Pli.emit().unwrap()), None);
     }
 }

@@ -22,8 +22,11 @@ pub mod loss_based;
 pub mod probe;
 pub mod trendline;
 
+use salsify_codec::CbrConfig;
+use salsify_endpoint::CbrSettings;
 use salsify_time::{Duration, Instant};
 
+use crate::error::ConfigError;
 use crate::history::PacketResult;
 use crate::rate::Bitrate;
 use acked_bitrate::AckedBitrate;
@@ -34,7 +37,9 @@ use loss_based::LossBased;
 use probe::{ProbeBitrateEstimator, ProbeCluster, ProbeController, ProbePacket};
 use trendline::{BandwidthUsage, Trendline};
 
-/// GCC's parameters.
+/// The conventional scheme's parameters (GCC, pacer, CBR encoder), as the `[conventional]`
+/// table of an experiment file names them (durations in ms, rates in kb/s; every field
+/// optional, unknown fields refused).
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct GccConfig {
@@ -64,6 +69,12 @@ pub struct GccConfig {
     /// Periodic probes while application-limited. Default off: libwebrtc enables them only
     /// for streams that ask (`requests_alr_probing`, screen share), not camera video.
     pub periodic_alr_probing: bool,
+    /// libvpx's frame dropper threshold (percent of buffer; 0 never drops). Default 30,
+    /// WebRTC's (libvpx's default, `CbrConfig::default`).
+    pub dropframe_thresh: u32,
+    /// Most frame intervals libvpx is told passed between two pictures (0: the real gap).
+    /// Default 0, libvpx's default (`CbrConfig::default`).
+    pub max_gap_frames: u32,
 }
 
 impl Default for GccConfig {
@@ -77,23 +88,60 @@ impl Default for GccConfig {
             feedback_interval: Duration::from_millis(100),
             probing: true,
             periodic_alr_probing: false,
+            dropframe_thresh: CbrConfig::default().dropframe_thresh,
+            max_gap_frames: CbrConfig::default().max_gap_frames,
         }
     }
 }
 
 impl GccConfig {
-    /// Checks ranges.
-    pub fn validate(&self) -> Result<(), String> {
-        if self.min.as_bps() == 0 || self.min > self.max || self.start > self.max {
-            return Err(format!("rates {:?}", (self.min, self.start, self.max)));
+    /// Checks ranges; the error names the field.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.min.as_bps() == 0 {
+            return Err(ConfigError::invalid("min_kbps", "must be above 0"));
+        }
+        if self.min > self.max {
+            return Err(ConfigError::invalid(
+                "min_kbps",
+                format!("{} is above max_kbps {}", self.min, self.max),
+            ));
+        }
+        if self.start > self.max {
+            return Err(ConfigError::invalid(
+                "start_kbps",
+                format!("{} is above max_kbps {}", self.start, self.max),
+            ));
         }
         if !(self.pacing_factor.is_finite() && self.pacing_factor >= 1.0) {
-            return Err(format!("pacing factor {}", self.pacing_factor));
+            return Err(ConfigError::invalid(
+                "pacing_factor",
+                format!(
+                    "{} is not a finite factor of at least 1",
+                    self.pacing_factor
+                ),
+            ));
         }
         if self.feedback_interval.is_zero() {
-            return Err("feedback interval 0".into());
+            return Err(ConfigError::invalid(
+                "feedback_interval_ms",
+                "must be above 0",
+            ));
+        }
+        if self.dropframe_thresh > 100 {
+            return Err(ConfigError::invalid(
+                "dropframe_thresh",
+                format!("{} is not a percentage (0..=100)", self.dropframe_thresh),
+            ));
         }
         Ok(())
+    }
+
+    /// The CBR encoder's settings.
+    pub fn cbr_settings(&self) -> CbrSettings {
+        CbrSettings {
+            dropframe_thresh: self.dropframe_thresh,
+            max_gap_frames: self.max_gap_frames,
+        }
     }
 }
 

@@ -1,0 +1,90 @@
+//! The crate's errors: one `thiserror` enum per operation, each naming what was wrong.
+
+use crate::wire::WireError;
+
+/// A configuration value out of range; `field` is the name in experiment files (with its
+/// table, e.g. `copa.delta`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The field's value cannot be used.
+    #[error("{field}: {why}")]
+    Invalid {
+        /// The field, as experiment files name it.
+        field: &'static str,
+        /// What is wrong with its value.
+        why: String,
+    },
+}
+
+impl ConfigError {
+    /// `field` is invalid because `why`.
+    pub(crate) fn invalid(field: &'static str, why: impl std::fmt::Display) -> Self {
+        ConfigError::Invalid {
+            field,
+            why: why.to_string(),
+        }
+    }
+
+    /// The field named.
+    pub fn field(&self) -> &'static str {
+        match self {
+            ConfigError::Invalid { field, .. } => field,
+        }
+    }
+}
+
+/// Why an endpoint refused a datagram (it is counted and dropped; the session goes on).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PacketError {
+    /// It does not parse.
+    #[error(transparent)]
+    Wire(#[from] WireError),
+    /// A well-formed datagram of a kind this endpoint does not take (e.g. media at a sender).
+    #[error("a {kind} datagram is not for this endpoint")]
+    Unexpected {
+        /// Its kind.
+        kind: &'static str,
+    },
+    /// A fragment whose count disagrees with the other fragments of its frame.
+    #[error("frame {frame}: fragment count {got}, earlier fragments said {expected}")]
+    FragmentCount {
+        /// The frame.
+        frame: u32,
+        /// The count of its first fragment.
+        expected: u16,
+        /// This fragment's count.
+        got: u16,
+    },
+}
+
+/// Why a receiver could not be built.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReceiverBuildError {
+    /// Its configuration is out of range.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The decoder could not be opened at the initial picture size.
+    #[error("decoder for {width}x{height} pictures: {source}")]
+    Decoder {
+        /// Picture width.
+        width: u32,
+        /// Picture height.
+        height: u32,
+        /// What the codec said.
+        source: salsify_codec::CodecError,
+    },
+}
+
+/// The endpoint-level error for a datagram an endpoint refused: another protocol's datagram
+/// (first byte not ours) is told apart from a malformed or unexpected baseline one.
+pub(crate) fn datagram_error(e: PacketError) -> salsify_endpoint::DatagramError {
+    match e {
+        PacketError::Wire(WireError::Tag(first_byte)) => {
+            salsify_endpoint::DatagramError::OtherProtocol { first_byte }
+        }
+        e => salsify_endpoint::DatagramError::rejected(e),
+    }
+}

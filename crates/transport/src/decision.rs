@@ -3,9 +3,9 @@
 //!
 //! Two layers, kept visibly apart:
 //!
-//! 1. **The paper** (Algorithm 2 and §4.2): the budget for the next frame is
-//!    `MTU x (d / tau - N)` ([`paper_budget`]); of the two options encoded from one state, send
-//!    the larger one that fits it, else neither ([`choose_paper`]).
+//! 1. **The paper** (its transport's budget and Algorithm 2): the budget for the next frame
+//!    is `MTU x (d / tau - N)` ([`paper_budget`]); of the two options encoded from one state,
+//!    send the larger one that fits it, else neither ([`choose_paper`]).
 //! 2. **This project's additions** ([`frame_budget`], [`choose_frame`] and the predicates
 //!    [`feedback_starved`], [`outage_suspected`], [`probe_due`]): no budget before the first
 //!    estimate unless something is in flight; the worse option is forced out after

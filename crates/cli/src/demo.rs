@@ -1,5 +1,6 @@
 //! `salsify demo`: receiver, link relay and sender on loopback in one process, with a live
-//! line per second and a final summary. Needs no data files.
+//! line per second and a final summary, for any scheme that runs live (`--scheme`). Needs no
+//! data files.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -9,6 +10,7 @@ use std::thread::JoinHandle;
 
 use anyhow::{anyhow, Context, Result};
 use clap::Args;
+use salsify_schemes::SourceInfo;
 use salsify_time::Duration;
 
 use crate::link::{relay_config, LinkFlags};
@@ -17,7 +19,7 @@ use crate::runtime::display::DisplayConfig;
 use crate::runtime::observe::{Observation, Observer};
 use crate::runtime::receiver_loop::{self, ReceiverLoopConfig};
 use crate::runtime::sender_loop::{self, SenderLoopConfig};
-use crate::runtime::{self, clock, relay, udp};
+use crate::runtime::{self, clock, relay, udp, PictureSource, VideoSource};
 use crate::send::{SchemeArgs, SourceArgs};
 
 /// Flags of `salsify demo`.
@@ -26,7 +28,7 @@ pub struct DemoArgs {
     /// Seconds to run.
     #[arg(long, default_value = "30", value_parser = runtime::parse_seconds)]
     pub duration: Duration,
-    /// Folder for the received video and the logs.
+    /// Folder for the logs (and the received video, with --y4m).
     #[arg(long, default_value = "salsify-demo-out")]
     pub out: PathBuf,
     /// Also write every shown picture to OUT/received.y4m (large: about 10 MB/s at 640x360).
@@ -66,23 +68,26 @@ pub fn run(args: &DemoArgs) -> Result<()> {
     let recv_socket = udp::bind(loopback)?;
     let relay_socket = udp::bind(loopback)?;
     let relay = relay_config(&args.path, recv_socket.local_addr()?, Some(&args.out))?;
+    let sender = SenderLoopConfig {
+        log: Some(args.out.join("sender.csv")),
+        ..args.scheme.loop_config(relay_socket.local_addr()?)?
+    };
+    let source = VideoSource::open(&args.source.camera())?;
+    let (width, height) = source.size();
     let receiver = ReceiverLoopConfig {
+        scheme: Some(sender.scheme.clone()),
+        source: SourceInfo {
+            width,
+            height,
+            fps: source.fps(),
+        },
         display: DisplayConfig {
             y4m: args.y4m.then(|| args.out.join("received.y4m")),
-            ivf: Some(args.out.join("received.ivf")),
+            size: Some((width, height)),
             log: Some(args.out.join("receiver.csv")),
-            fps: args.source.fps.round().max(1.0) as u32,
+            fps: source.fps().round().max(1.0) as u32,
         },
         ..ReceiverLoopConfig::default()
-    };
-    let sender = SenderLoopConfig {
-        camera: args.source.camera()?,
-        sender: args.scheme.sender_config()?,
-        mode: args.scheme.mode,
-        cpu_used: args.scheme.cpu_used,
-        reset_after: args.scheme.reset_after,
-        log: Some(args.out.join("sender.csv")),
-        ..SenderLoopConfig::new(relay_socket.local_addr()?)
     };
     let monitor = MonitorConfig {
         ssim: !args.no_ssim,
@@ -90,6 +95,7 @@ pub fn run(args: &DemoArgs) -> Result<()> {
         outage_at: (args.path.link == "dropout" && args.path.trace.is_none())
             .then(|| Duration::from_secs_f64(args.path.dropout_at)),
     };
+    let scheme = sender.scheme.name();
     let stop = runtime::stop_on_ctrl_c()?;
     let (tx, rx) = mpsc::channel();
     let threads = [
@@ -103,11 +109,11 @@ pub fn run(args: &DemoArgs) -> Result<()> {
         })?,
         spawn("sender", &stop, {
             let (stop, obs) = (stop.clone(), Observer::new(tx.clone()));
-            move || sender_loop::run(sender, stop, obs).map(drop)
+            move || sender_loop::run(sender, Box::new(source), stop, obs).map(drop)
         })?,
     ];
     drop(tx);
-    print_setup(args);
+    print_setup(args, scheme);
     let summary = watch(&rx, &stop, args, monitor)?;
     let mut failed = None;
     for t in threads {
@@ -168,16 +174,15 @@ fn watch(
     Ok(summary)
 }
 
-fn print_setup(args: &DemoArgs) {
+fn print_setup(args: &DemoArgs, scheme: &str) {
     let s = &args.source;
     println!(
-        "salsify demo: {} ({} at {} fps) -> link '{}' -> receiver, all on 127.0.0.1, {:.0} s, mode {:?}",
+        "salsify demo: {scheme}: {} ({} at {} fps) -> link '{}' -> receiver, all on 127.0.0.1, {:.0} s",
         s.input,
         s.size,
         s.fps,
         args.path.trace_name(),
         args.duration.as_secs_f64(),
-        args.scheme.mode,
     );
 }
 
@@ -204,7 +209,7 @@ fn print_summary(s: &DemoSummary, args: &DemoArgs) {
     }
     let out = args.out.display();
     println!(
-        "written to {out}/: received.ivf (ffplay {out}/received.ivf){}, frames.csv, sender.csv, receiver.csv, video.log / ack.log (mm-link format)",
-        if args.y4m { ", received.y4m" } else { "" }
+        "written to {out}/: {}frames.csv, sender.csv, receiver.csv, video.log / ack.log (mm-link format)",
+        if args.y4m { format!("received.y4m (ffplay {out}/received.y4m), ") } else { String::new() }
     );
 }

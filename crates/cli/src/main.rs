@@ -29,13 +29,15 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Real-time Salsify on loopback: receiver, link relay (a built-in cellular-like link) and
-    /// sender with a synthetic source; a live line per second, a summary, and the received
-    /// video and logs in an output folder.
+    /// Real-time video on loopback: receiver, link relay (a built-in cellular-like link) and
+    /// sender with a synthetic source, for any scheme that runs live (--scheme, default
+    /// salsify-2c); a live line per second, a summary, and logs in an output folder.
     Demo(Box<demo::DemoArgs>),
-    /// Stream video to a receiver over UDP (Salsify sender).
+    /// Stream video to a receiver over UDP (--scheme: salsify-2c, salsify-1c, the Salsify
+    /// ablations, conventional or vidaptive).
     Send(Box<send::SendArgs>),
-    /// Receive, decode and "display" a stream (Salsify receiver).
+    /// Receive, decode and "display" a stream of any scheme (learned from the first datagram,
+    /// or fixed with --scheme).
     Recv(recv::RecvArgs),
     /// A UDP relay between sender and receiver that applies an emulated link in real time.
     Link(Box<link::LinkArgs>),

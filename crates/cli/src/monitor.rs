@@ -2,8 +2,10 @@
 //! per-second lines and the paper's per-frame metrics (capture-to-display delay, SSIM).
 //!
 //! Shown frames are matched to camera pictures through the sender's record of which picture
-//! each (session, frame number) encodes. Pictures are kept only until a newer one is shown
-//! (or for two seconds), so memory stays bounded.
+//! each frame number of its current session encodes (a new sender session numbers its frames
+//! afresh, and the receiver follows it). Pictures are kept only until a newer one is shown
+//! (or for two seconds), so memory stays bounded. A picture coded smaller than the source (a
+//! resolution ladder) is scaled up before it is scored.
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
@@ -74,8 +76,8 @@ pub struct Monitor {
     start: Instant,
     captures: Vec<Instant>,
     images: BTreeMap<u64, Arc<Image>>,
-    session: u16,
-    sent: HashMap<(u16, u32), u64>,
+    /// Frame number -> picture, for the sender's current session.
+    sent: HashMap<u32, u64>,
     shown: Vec<ShownRecord>,
     link_start: Option<Instant>,
     sent_bytes: u64,
@@ -91,7 +93,6 @@ impl Monitor {
             start,
             captures: Vec::new(),
             images: BTreeMap::new(),
-            session: 0,
             sent: HashMap::new(),
             shown: Vec::new(),
             link_start: None,
@@ -119,31 +120,24 @@ impl Monitor {
                     }
                 }
             }
-            Observation::SenderSession { connection_id, .. } => self.session = connection_id,
+            Observation::SenderSession { .. } => self.sent.clear(),
             Observation::Sent(f) => {
-                self.sent.insert((self.session, f.frame), f.picture);
+                self.sent.insert(f.frame, f.picture);
                 self.sent_bytes += f.bytes as u64;
                 self.window.sent_bytes += f.bytes as u64;
             }
             Observation::Shown {
-                frame,
-                connection_id,
-                at,
-                image,
-                ..
-            } => self.on_shown(connection_id, frame, at, &image),
+                frame, at, image, ..
+            } => self.on_shown(frame, at, &image),
             Observation::LinkStarted { at } => self.link_start = Some(at),
         }
     }
 
-    fn on_shown(&mut self, session: u16, frame: u32, at: Instant, image: &Image) {
-        let Some(picture) = self.sent.remove(&(session, frame)) else {
+    fn on_shown(&mut self, frame: u32, at: Instant, image: &Image) {
+        let Some(picture) = self.sent.remove(&frame) else {
             return; // a frame of a session this run did not send: not scored
         };
-        let ssim = self
-            .images
-            .get(&picture)
-            .and_then(|src| ssim_luma(src, image).ok());
+        let ssim = self.images.get(&picture).and_then(|src| score(src, image));
         self.images = self.images.split_off(&(picture + 1));
         if let Some(&captured) = self.captures.get(picture as usize) {
             let delay = at.saturating_duration_since(captured);
@@ -252,4 +246,14 @@ impl Monitor {
         out.flush()
             .with_context(|| format!("writing '{}'", path.display()))
     }
+}
+
+/// SSIM of `shown` against `source`, scaling `shown` up first if it was coded smaller.
+fn score(source: &Image, shown: &Image) -> Option<f64> {
+    let size = (source.width(), source.height());
+    if size == (shown.width(), shown.height()) {
+        return ssim_luma(source, shown).ok();
+    }
+    let scaled = salsify_codec::scale(shown, size.0, size.1).ok()?;
+    ssim_luma(source, &scaled).ok()
 }

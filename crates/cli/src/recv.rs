@@ -1,15 +1,18 @@
-//! `salsify recv`: receive, decode and "display" a Salsify stream.
+//! `salsify recv`: receive, decode and "display" a stream of any scheme that runs live.
 
 use std::path::PathBuf;
 
-use anyhow::Result;
+use anyhow::{anyhow, bail, Result};
 use clap::Args;
+use salsify_schemes::{SchemeConfig, SchemeError, SourceInfo};
 use salsify_time::Duration;
 
+use crate::input::Size;
 use crate::runtime::display::DisplayConfig;
 use crate::runtime::observe::Observer;
 use crate::runtime::receiver_loop::{self, ReceiverLoopConfig};
 use crate::runtime::{self, udp};
+use crate::send::read_params;
 
 /// Flags of `salsify recv`.
 #[derive(Args, Debug, Clone)]
@@ -17,15 +20,25 @@ pub struct RecvArgs {
     /// Where to listen, HOST:PORT (e.g. 127.0.0.1:9000, or 0.0.0.0:9000 for every interface).
     #[arg(long)]
     pub listen: String,
+    /// The sender's scheme (as `salsify send --scheme`). Default: learned from each session's
+    /// first datagram. Given, a sender of another scheme is an error that names both.
+    #[arg(long)]
+    pub scheme: Option<String>,
+    /// Scheme parameters: a TOML file with the tables of experiment files (the receiver uses
+    /// [salsify_receiver] and [conventional]).
+    #[arg(long)]
+    pub scheme_params: Option<PathBuf>,
     /// Write the shown pictures as Y4M here; `-` writes to standard output
     /// (`salsify recv ... -o - | ffplay -`).
     #[arg(long, short = 'o')]
     pub output: Option<PathBuf>,
-    /// Write the shown frames' VP8 data as IVF here (plays in ffplay / vpxdec).
+    /// Picture size of the Y4M output: pictures coded at another size (a scheme's resolution
+    /// ladder) are scaled to it. Default: the first shown picture's size. Give the sender's
+    /// source size to score the output against the source frame by frame.
     #[arg(long)]
-    pub ivf: Option<PathBuf>,
-    /// Write a per-frame CSV log here: session, frame, display time, first fragment's send
-    /// time, their difference, source and target state, bytes.
+    pub size: Option<Size>,
+    /// Write a per-frame CSV log here: session, frame, display time, first datagram's send
+    /// time, their difference, source and target state, bytes, keyframe, coded size.
     #[arg(long)]
     pub log: Option<PathBuf>,
     /// Seconds of silence after which another sender may take over the receiver.
@@ -44,33 +57,67 @@ pub struct RecvArgs {
 
 impl RecvArgs {
     /// The loop configuration these flags describe.
-    pub fn loop_config(&self) -> ReceiverLoopConfig {
-        ReceiverLoopConfig {
+    pub fn loop_config(&self) -> Result<ReceiverLoopConfig> {
+        let params = read_params(self.scheme_params.as_deref())?;
+        let scheme = match &self.scheme {
+            Some(name) => {
+                Some(SchemeConfig::named(name, &params).map_err(|e| anyhow!("--scheme: {e}"))?)
+            }
+            None => None,
+        };
+        if scheme.as_ref().is_some_and(|s| !s.runs_live()) {
+            bail!("{}", SchemeError::SimulationOnly);
+        }
+        let defaults = ReceiverLoopConfig::default();
+        let source = match self.size {
+            Some(size) => SourceInfo {
+                width: size.width,
+                height: size.height,
+                fps: f64::from(self.fps),
+            },
+            None => defaults.source,
+        };
+        Ok(ReceiverLoopConfig {
+            scheme,
+            params,
+            source,
             session_timeout: self.session_timeout,
             display: DisplayConfig {
                 y4m: self.output.clone(),
-                ivf: self.ivf.clone(),
+                size: self.size.map(|s| (s.width, s.height)),
                 log: self.log.clone(),
                 fps: self.fps,
             },
             status: !self.quiet,
-            ..ReceiverLoopConfig::default()
-        }
+        })
     }
 }
 
 /// Runs `salsify recv`.
 pub fn run(args: &RecvArgs) -> Result<()> {
+    let config = args.loop_config()?;
     let socket = receiver_loop::bind(udp::resolve(&args.listen)?)?;
     let stop = runtime::stop_on_ctrl_c()?;
     runtime::stop_after(&stop, args.duration);
     if !args.quiet {
-        eprintln!("salsify recv: listening on {}", socket.local_addr()?);
+        let scheme = config
+            .scheme
+            .as_ref()
+            .map_or("the scheme of the first sender", |s| s.name());
+        eprintln!(
+            "salsify recv: listening on {} for {scheme}",
+            socket.local_addr()?
+        );
     }
-    let totals = receiver_loop::run(args.loop_config(), socket, stop, Observer::default())?;
+    let totals = receiver_loop::run(config, socket, stop, Observer::default())?;
     eprintln!(
-        "salsify recv: {} frames shown, {} sessions, {} datagrams ignored, {} of {} datagrams kernel-timestamped",
-        totals.shown, totals.sessions, totals.ignored, totals.kernel_stamps, totals.datagrams
+        "salsify recv: {} frames shown, {} sessions{}, {} datagrams ignored, {} of {} datagrams kernel-timestamped",
+        totals.shown,
+        totals.sessions,
+        totals.scheme.map_or(String::new(), |s| format!(" (last: {s})")),
+        totals.ignored,
+        totals.kernel_stamps,
+        totals.datagrams
     );
     Ok(())
 }

@@ -1,18 +1,18 @@
-//! `salsify send`: stream a video source to a receiver (or a relay) over UDP.
+//! `salsify send`: stream a video source to a receiver (or a relay) over UDP, with any scheme
+//! that runs live.
 
 use std::path::PathBuf;
 
-use anyhow::{bail, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
+use salsify_schemes::{SchemeConfig, SchemeError, SchemeParams};
 use salsify_time::Duration;
 use salsify_transport::{SenderConfig, SenderMode};
 
 use crate::input::Size;
-use crate::runtime::camera::CameraConfig;
-use crate::runtime::encoder::EncodeMode;
 use crate::runtime::observe::Observer;
 use crate::runtime::sender_loop::{self, SenderLoopConfig};
-use crate::runtime::{self, udp};
+use crate::runtime::{self, udp, CameraConfig, VideoSource};
 
 /// Flags of `salsify send`.
 #[derive(Args, Debug, Clone)]
@@ -24,8 +24,8 @@ pub struct SendArgs {
     pub source: SourceArgs,
     #[command(flatten)]
     pub scheme: SchemeArgs,
-    /// Write a per-frame CSV log here (sent and skipped pictures; times in µs on the
-    /// machine's monotonic clock, comparable with `salsify recv --log`).
+    /// Write a per-frame CSV log here (frames sent, pictures skipped or dropped; times in µs
+    /// on the machine's monotonic clock, comparable with `salsify recv --log`).
     #[arg(long)]
     pub log: Option<PathBuf>,
     /// Stop after this many seconds (default: until Ctrl-C or the end of the input).
@@ -55,99 +55,193 @@ pub struct SourceArgs {
     pub looped: bool,
 }
 
-/// The sender's scheme: Salsify 1c/2c and the paper's ablations.
+/// How the two encodes of a Salsify picture share cores (`--mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum EncodeMode {
+    /// Salsify-1c: one core, the two encodes in series.
+    S1,
+    /// Salsify-2c: two cores, the two encodes in parallel.
+    S2,
+}
+
+/// The scheme and its parameters.
 #[derive(Args, Debug, Clone)]
 pub struct SchemeArgs {
-    /// s2 = Salsify-2c (the two encodes of a picture in parallel on two cores), s1 =
-    /// Salsify-1c (one after the other on one core).
-    #[arg(long, value_enum, default_value = "s2")]
-    pub mode: EncodeMode,
-    /// Ablation: no grace period in fragments (the receiver's inter-arrival estimate then
-    /// counts the sender's pauses between frames as low capacity).
+    /// The scheme: salsify-2c, salsify-1c, salsify-no-grace, salsify-conventional-codec,
+    /// salsify-conventional-transport, conventional (WebRTC-style: GCC, libvpx CBR, pacer,
+    /// NACK/PLI) or vidaptive (Copa, padding, encoder pause/reset). Default salsify-2c, or
+    /// what the Salsify shorthands below name. (The oracle reads the link's future and runs
+    /// only in the simulator.)
+    #[arg(long)]
+    pub scheme: Option<String>,
+    /// Scheme parameters: a TOML file with the tables of experiment files ([salsify],
+    /// [salsify_receiver], [conventional], [vidaptive]); the flags below override it.
+    #[arg(long)]
+    pub scheme_params: Option<PathBuf>,
+    /// Salsify shorthand: s2 = salsify-2c (the two encodes of a picture in parallel on two
+    /// cores), s1 = salsify-1c (one after the other on one core). With an ablation below it
+    /// sets that ablation's cores.
+    #[arg(long, value_enum)]
+    pub mode: Option<EncodeMode>,
+    /// Salsify shorthand for --scheme salsify-no-grace: no grace period in fragments (the
+    /// receiver's inter-arrival estimate then counts the sender's pauses as low capacity).
+    /// With another salsify scheme it turns that scheme's grace period off.
     #[arg(long)]
     pub no_grace_period: bool,
-    /// Ablation "conventional codec": the budget becomes a size target before encoding
-    /// (one encode, quality predicted from a small trial encode), always sent.
+    /// Salsify shorthand for --scheme salsify-conventional-codec: the budget becomes a size
+    /// target before encoding (one encode, quality predicted from a small trial encode),
+    /// always sent.
     #[arg(long, conflicts_with = "conventional_transport")]
     pub conventional_codec: bool,
-    /// Ablation "conventional transport + codec": quality updated once a second from the
-    /// averaged rate, one encode per picture, every picture sent.
+    /// Salsify shorthand for --scheme salsify-conventional-transport: quality updated once a
+    /// second from the averaged rate, one encode per picture, every picture sent.
     #[arg(long)]
     pub conventional_transport: bool,
-    /// The delay target d of the budget MTU x (d / tau - N), in milliseconds.
-    #[arg(long, default_value_t = 100)]
-    pub delay_target_ms: u64,
-    /// Finest VP8 quantizer index the sender may ask for (0..=127; lower is finer). On an
-    /// unconstrained path Salsify climbs to the finest, whose encodes are the slowest.
-    #[arg(long, default_value_t = 3)]
-    pub finest_quality: u8,
-    /// Smallest gap between fragments in µs (the pacer's floor: 1400 B per gap caps the
-    /// sending rate, 22 Mb/s at the default 500).
-    #[arg(long, default_value_t = 500)]
-    pub pacing_min_gap_us: u64,
+    /// Salsify: the delay target d of the budget MTU x (d / tau - N), in milliseconds
+    /// [default: 100].
+    #[arg(long)]
+    pub delay_target_ms: Option<u64>,
+    /// Salsify: finest VP8 quantizer index the sender may ask for (0..=127; lower is finer).
+    /// On an unconstrained path Salsify climbs to the finest, whose encodes are the slowest
+    /// [default: 3].
+    #[arg(long)]
+    pub finest_quality: Option<u8>,
+    /// Salsify: smallest gap between fragments in µs (the pacer's floor: 1400 B per gap caps
+    /// the sending rate, 22 Mb/s at 500) [default: 500].
+    #[arg(long)]
+    pub pacing_min_gap_us: Option<u64>,
     /// libvpx speed, -16..=-1 (more negative is faster and coarser).
     #[arg(long, default_value_t = -8, allow_hyphen_values = true)]
     pub cpu_used: i32,
-    /// Session id of the first session (default: chosen from the process id and time).
+    /// Session id of the first session, for schemes that tell sessions apart by one
+    /// (default: chosen from the process id and time).
     #[arg(long)]
     pub connection_id: Option<u16>,
-    /// Start a new session (keyframe) after this many seconds without an ACK while sending.
+    /// Start a new session (a fresh sender, keyframe first) after this many seconds without
+    /// feedback while sending.
     #[arg(long, default_value = "2", value_parser = runtime::parse_seconds)]
     pub reset_after: Duration,
 }
 
 impl SchemeArgs {
-    /// The sender configuration these flags describe.
-    pub fn sender_config(&self) -> Result<SenderConfig> {
+    /// The scheme these flags describe; it must run live.
+    pub fn scheme(&self) -> Result<SchemeConfig> {
         if !(-16..=-1).contains(&self.cpu_used) {
             bail!("--cpu-used {} is not in -16..=-1", self.cpu_used);
         }
-        let mode = match (self.conventional_codec, self.conventional_transport) {
-            (true, _) => SenderMode::ConventionalCodec,
-            (_, true) => SenderMode::ConventionalTransport {
+        let mut params = read_params(self.scheme_params.as_deref())?;
+        let name = self.scheme.as_deref().unwrap_or_else(|| self.shorthand());
+        if name.starts_with("salsify") {
+            params.salsify = Some(self.salsify_sender(params.salsify.unwrap_or_default())?);
+        } else if let Some(flag) = self.salsify_flags().first() {
+            bail!("{flag} applies to the salsify schemes, not {name}");
+        }
+        let mut scheme =
+            SchemeConfig::named(name, &params).map_err(|e| anyhow!("--scheme: {e}"))?;
+        if let (Some(mode), SchemeConfig::Salsify { parallel, .. }) = (self.mode, &mut scheme) {
+            *parallel = mode == EncodeMode::S2;
+        }
+        if !scheme.runs_live() {
+            bail!("{}", SchemeError::SimulationOnly);
+        }
+        Ok(scheme)
+    }
+
+    /// The scheme the Salsify shorthands name when --scheme is not given.
+    fn shorthand(&self) -> &'static str {
+        match (self.conventional_codec, self.conventional_transport) {
+            (true, _) => "salsify-conventional-codec",
+            (_, true) => "salsify-conventional-transport",
+            _ if self.no_grace_period => "salsify-no-grace",
+            _ if self.mode == Some(EncodeMode::S1) => "salsify-1c",
+            _ => "salsify-2c",
+        }
+    }
+
+    /// The Salsify-only flags given.
+    fn salsify_flags(&self) -> Vec<&'static str> {
+        [
+            (self.mode.is_some(), "--mode"),
+            (self.no_grace_period, "--no-grace-period"),
+            (self.conventional_codec, "--conventional-codec"),
+            (self.conventional_transport, "--conventional-transport"),
+            (self.delay_target_ms.is_some(), "--delay-target-ms"),
+            (self.finest_quality.is_some(), "--finest-quality"),
+            (self.pacing_min_gap_us.is_some(), "--pacing-min-gap-us"),
+        ]
+        .into_iter()
+        .filter_map(|(given, flag)| given.then_some(flag))
+        .collect()
+    }
+
+    /// The Salsify sender parameters: `base` (defaults or the parameter file) with the flags
+    /// applied.
+    fn salsify_sender(&self, base: SenderConfig) -> Result<SenderConfig> {
+        let mut config = base;
+        if let Some(ms) = self.delay_target_ms {
+            config.delay_target = Duration::from_millis(ms);
+        }
+        if let Some(q) = self.finest_quality {
+            config.min_quality =
+                salsify_codec::Quality::new(q).map_err(|e| anyhow!("--finest-quality: {e}"))?;
+        }
+        if let Some(us) = self.pacing_min_gap_us {
+            let min_gap = Duration::from_micros(us);
+            config.pacing.min_gap = min_gap;
+            config.pacing.max_gap = config.pacing.max_gap.max(min_gap);
+        }
+        if self.no_grace_period {
+            config.grace_period = false;
+        }
+        if self.conventional_codec {
+            config.mode = SenderMode::ConventionalCodec;
+        }
+        if self.conventional_transport {
+            config.mode = SenderMode::ConventionalTransport {
                 update_interval: Duration::from_secs(1),
-            },
-            _ => SenderMode::Salsify,
-        };
-        let min_quality = salsify_codec::Quality::new(self.finest_quality)
-            .map_err(|e| anyhow::anyhow!("--finest-quality: {e}"))?;
-        let defaults = SenderConfig::default();
-        let pacing = salsify_transport::PacingConfig {
-            min_gap: Duration::from_micros(self.pacing_min_gap_us),
-            max_gap: defaults
-                .pacing
-                .max_gap
-                .max(Duration::from_micros(self.pacing_min_gap_us)),
-            ..defaults.pacing
-        };
-        let config = SenderConfig {
-            min_quality,
-            pacing,
-            connection_id: self.connection_id.unwrap_or_else(fresh_connection_id),
-            delay_target: Duration::from_millis(self.delay_target_ms),
-            grace_period: !self.no_grace_period,
-            mode,
-            ..defaults
-        };
+            };
+        }
         config
             .validate()
-            .map_err(|e| anyhow::anyhow!("sender settings: {e}"))?;
+            .map_err(|e| anyhow!("sender settings: {e}"))?;
         Ok(config)
     }
+
+    /// The loop configuration for these flags, sending to `to`.
+    pub fn loop_config(&self, to: std::net::SocketAddr) -> Result<SenderLoopConfig> {
+        Ok(SenderLoopConfig {
+            connection_id: self.connection_id.unwrap_or_else(fresh_connection_id),
+            cpu_used: self.cpu_used,
+            reset_after: self.reset_after,
+            ..SenderLoopConfig::new(to, self.scheme()?)
+        })
+    }
+}
+
+/// Scheme parameters from a TOML file (the tables of experiment files); defaults without one.
+pub fn read_params(path: Option<&std::path::Path>) -> Result<SchemeParams> {
+    let Some(path) = path else {
+        return Ok(SchemeParams::default());
+    };
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read '{}'", path.display()))?;
+    let params: SchemeParams = toml::from_str(&text)
+        .with_context(|| format!("scheme parameters in '{}'", path.display()))?;
+    params
+        .validate()
+        .with_context(|| format!("scheme parameters in '{}'", path.display()))?;
+    Ok(params)
 }
 
 impl SourceArgs {
     /// The camera these flags describe.
-    pub fn camera(&self) -> Result<CameraConfig> {
-        if self.looped && self.input == "-" {
-            bail!("--loop cannot replay standard input");
-        }
-        Ok(CameraConfig {
+    pub fn camera(&self) -> CameraConfig {
+        CameraConfig {
             input: self.input.clone(),
             size: self.size,
             fps: self.fps,
             looped: self.looped,
-        })
+        }
     }
 }
 
@@ -157,36 +251,30 @@ fn fresh_connection_id() -> u16 {
     (t as u16) ^ (std::process::id() as u16).rotate_left(7)
 }
 
-/// The loop configuration for `args`, sending to `to`.
-pub fn loop_config(args: &SendArgs) -> Result<SenderLoopConfig> {
-    let to = udp::resolve(&args.to)?;
-    Ok(SenderLoopConfig {
-        camera: args.source.camera()?,
-        sender: args.scheme.sender_config()?,
-        mode: args.scheme.mode,
-        cpu_used: args.scheme.cpu_used,
-        reset_after: args.scheme.reset_after,
-        log: args.log.clone(),
-        status: !args.quiet,
-        ..SenderLoopConfig::new(to)
-    })
-}
-
 /// Runs `salsify send`.
 pub fn run(args: &SendArgs) -> Result<()> {
-    let config = loop_config(args)?;
+    let to = udp::resolve(&args.to)?;
+    let config = SenderLoopConfig {
+        log: args.log.clone(),
+        status: !args.quiet,
+        ..args.scheme.loop_config(to)?
+    };
+    let source = VideoSource::open(&args.source.camera())?;
     let stop = runtime::stop_on_ctrl_c()?;
     runtime::stop_after(&stop, args.duration);
-    let totals = sender_loop::run(config, stop, Observer::default())?;
+    if !args.quiet {
+        eprintln!("salsify send: {} to {to}", config.scheme.name());
+    }
+    let totals = sender_loop::run(config, Box::new(source), stop, Observer::default())?;
     let s = totals.stats;
     eprintln!(
-        "salsify send: {} pictures, {} frames sent ({} better, {} worse, {} forced), {} skipped, {} sessions",
+        "salsify send: {}: {} pictures, {} frames sent ({} keyframes), {} skipped, {} dropped, {} sessions",
+        totals.scheme,
         totals.pictures,
-        s.frames_sent(),
-        s.sent_better,
-        s.sent_worse,
-        s.sent_forced,
+        s.frames_sent,
+        s.keyframes,
         s.skipped,
+        s.dropped,
         totals.sessions
     );
     if let Some(path) = &args.log {

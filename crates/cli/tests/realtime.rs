@@ -11,6 +11,7 @@ use salsify_codec::synthetic::SyntheticSource;
 use salsify_codec::y4m::Y4mReader;
 use salsify_codec::Image;
 use salsify_eval::metrics::ssim_luma;
+use salsify_schemes::SCHEMES;
 use salsify_transport::wire::DataFragment;
 
 const SIZE: (u32, u32) = (160, 96);
@@ -75,11 +76,12 @@ fn sender_args<'a>(to: &'a str, log: &'a str, seconds: &'a str) -> Vec<&'a str> 
     ]
 }
 
-/// (session, frame) -> picture, from a sender log.
+/// (session, frame) -> picture, from a sender log (whose other rows are pictures skipped or
+/// dropped, with no frame number).
 fn pictures_sent(log: &Path) -> HashMap<(String, String), u64> {
     csv_rows(log)
         .into_iter()
-        .filter(|r| r[8] != "skipped")
+        .filter(|r| !r[1].is_empty())
         .map(|r| ((r[0].clone(), r[1].clone()), r[2].parse().unwrap()))
         .collect()
 }
@@ -295,7 +297,7 @@ fn a_restarted_sender_takes_over_after_the_old_one_falls_silent() {
 fn bad_addresses_busy_ports_and_missing_inputs_are_clear_errors() {
     let busy = UdpSocket::bind("127.0.0.1:0").unwrap();
     let busy_addr = busy.local_addr().unwrap().to_string();
-    let cases: [(&[&str], &str); 4] = [
+    let cases: [(&[&str], &str); 8] = [
         (&["recv", "--listen", "nonsense"], "not a usable HOST:PORT"),
         (&["recv", "--listen", &busy_addr, "--duration", "1"], "busy"),
         (
@@ -319,6 +321,30 @@ fn bad_addresses_busy_ports_and_missing_inputs_are_clear_errors() {
                 "nope",
             ],
             "preset",
+        ),
+        (
+            &["send", "--to", "127.0.0.1:9", "--scheme", "oracle"],
+            "the oracle reads the link's future and runs only in the simulator",
+        ),
+        (
+            &["recv", "--listen", "127.0.0.1:0", "--scheme", "oracle"],
+            "runs only in the simulator",
+        ),
+        (
+            &["send", "--to", "127.0.0.1:9", "--scheme", "webrtc"],
+            "unknown scheme 'webrtc'",
+        ),
+        (
+            &[
+                "send",
+                "--to",
+                "127.0.0.1:9",
+                "--scheme",
+                "conventional",
+                "--delay-target-ms",
+                "50",
+            ],
+            "--delay-target-ms applies to the salsify schemes",
         ),
     ];
     for (args, message) in cases {
@@ -373,5 +399,145 @@ fn a_restarted_receiver_gets_a_keyframe_without_help() {
         after[0][5], "0000000000000000",
         "it starts from a keyframe: {:?}",
         after[0]
+    );
+}
+
+/// One scheme's live run: receiver, relay and sender as processes, with their files.
+struct LiveRun {
+    scheme: &'static str,
+    dir: PathBuf,
+    children: Vec<(Child, &'static str)>,
+}
+
+impl LiveRun {
+    /// Starts `scheme` sending for `seconds` through a relay; the receiver is told the scheme
+    /// or learns it from the first datagram.
+    fn start(scheme: &'static str, seconds: &str, receiver_told: bool) -> LiveRun {
+        let dir = temp_dir(scheme);
+        let (recv_addr, link_addr) = (free_addr(), free_addr());
+        let path = |f: &str| dir.join(f).to_str().unwrap().to_string();
+        let (y4m, recv_log, send_log) = (path("out.y4m"), path("recv.csv"), path("send.csv"));
+        let lifetime = format!("{}", seconds.parse::<f64>().unwrap() + 1.5);
+        let mut recv_args = vec![
+            "recv",
+            "--listen",
+            &recv_addr,
+            "-o",
+            &y4m,
+            "--size",
+            "160x96",
+            "--log",
+            &recv_log,
+            "--duration",
+            &lifetime,
+            "-q",
+        ];
+        if receiver_told {
+            recv_args.extend(["--scheme", scheme]);
+        }
+        let recv = salsify(&recv_args);
+        let link = salsify(&[
+            "link",
+            "--listen",
+            &link_addr,
+            "--to",
+            &recv_addr,
+            "--link",
+            "constant:3000",
+            "--delay-ms",
+            "10",
+            "--duration",
+            &lifetime,
+        ]);
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let mut send_args = sender_args(&link_addr, &send_log, seconds);
+        send_args.extend(["--scheme", scheme]);
+        let send = salsify(&send_args);
+        LiveRun {
+            scheme,
+            dir,
+            children: vec![(send, "send"), (link, "link"), (recv, "recv")],
+        }
+    }
+
+    /// Waits for the processes; returns (frames shown, mean SSIM, worst SSIM).
+    fn finish(self) -> (usize, f64, f64) {
+        let mut stderr = String::new();
+        for (child, what) in self.children {
+            let out = finish(child, &format!("{} {what}", self.scheme));
+            stderr += &String::from_utf8_lossy(&out.stderr);
+        }
+        let sent = pictures_sent(&self.dir.join("send.csv"));
+        let shown = csv_rows(&self.dir.join("recv.csv"));
+        assert!(
+            !shown.is_empty(),
+            "{}: no frame shown\n{stderr}",
+            self.scheme
+        );
+        let ssims = score(&self.dir.join("out.y4m"), &shown, &sent);
+        let mean = ssims.iter().sum::<f64>() / ssims.len() as f64;
+        let worst = ssims.iter().copied().fold(1.0, f64::min);
+        (shown.len(), mean, worst)
+    }
+}
+
+/// Every scheme that runs live crosses the relay and shows its source: the four at once (small
+/// pictures), so the suite stays short.
+#[test]
+fn every_live_scheme_crosses_the_relay_and_matches_its_source() {
+    let live = ["salsify-2c", "salsify-1c", "conventional", "vidaptive"];
+    assert!(live.iter().all(|s| SCHEMES.contains(s)));
+    let runs: Vec<LiveRun> = live
+        .iter()
+        .enumerate()
+        .map(|(i, s)| LiveRun::start(s, "3", i % 2 == 1))
+        .collect();
+    let mut results = Vec::new();
+    for run in runs {
+        let scheme = run.scheme;
+        results.push((scheme, run.finish()));
+    }
+    for (scheme, (shown, mean, worst)) in &results {
+        assert!(
+            *shown >= 20,
+            "{scheme}: only {shown} frames shown in 3 s: {results:?}"
+        );
+        assert!(
+            *mean > 0.85 && *worst > 0.5,
+            "{scheme}: mean SSIM {mean:.3}, worst {worst:.3}: {results:?}"
+        );
+    }
+}
+
+/// A receiver told one scheme stops at the first datagram of another, naming both.
+#[test]
+fn a_receiver_refuses_a_sender_of_another_scheme_by_name() {
+    let dir = temp_dir("mismatch");
+    let recv_addr = free_addr();
+    let recv = salsify(&[
+        "recv",
+        "--listen",
+        &recv_addr,
+        "--scheme",
+        "conventional",
+        "--duration",
+        "5",
+        "-q",
+    ]);
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let send_log = dir.join("send.csv");
+    let send = salsify(&sender_args(&recv_addr, send_log.to_str().unwrap(), "1"));
+    let started = std::time::Instant::now();
+    let out = recv.wait_with_output().unwrap();
+    finish(send, "send");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("sends salsify") && stderr.contains("runs conventional"),
+        "{stderr}"
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(3),
+        "it stops at once"
     );
 }

@@ -1,25 +1,12 @@
-//! The real-time runtime: the sans-IO sender, receiver and link emulator driven by UDP
-//! sockets, threads and the OS clock. One concern per module:
-//!
-//! - [`clock`]: the OS monotonic clock as a [`salsify_time::Instant`] (the only clock read);
-//! - [`udp`]: sockets with kernel receive timestamps, and reader threads;
-//! - [`camera`]: a video input played at its frame rate on its own thread;
-//! - [`encoder`]: the encoder thread (Salsify-1c or -2c);
-//! - [`sender_loop`], [`receiver_loop`], [`relay`]: the three control loops;
-//! - [`display`], [`csv_log`], [`status`], [`observe`]: outputs, logs, status lines and the
-//!   observation channel the demo and tests watch.
+//! The real-time runtime is the `salsify-runtime` library (re-exported here, so `link`,
+//! `send`, `recv` and `demo` name its modules as `runtime::...`); this module adds what only
+//! a command line needs: Ctrl-C, `--duration`-style seconds, and the video inputs named on
+//! the command line as a camera's picture source.
 
-pub mod camera;
-pub mod clock;
-pub mod csv_log;
-pub mod display;
-pub mod encoder;
-pub mod observe;
-pub mod receiver_loop;
-pub mod relay;
-pub mod sender_loop;
-pub mod status;
-pub mod udp;
+mod video_source;
+
+pub use salsify_runtime::*;
+pub use video_source::{CameraConfig, VideoSource};
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -39,23 +26,6 @@ pub fn stop_on_ctrl_c() -> Result<Arc<AtomicBool>> {
     })
     .context("cannot install the Ctrl-C handler")?;
     Ok(stop)
-}
-
-/// Sets `stop` after `duration` (if any) on a timer thread.
-pub fn stop_after(stop: &Arc<AtomicBool>, duration: Option<Duration>) {
-    let Some(duration) = duration else { return };
-    let flag = stop.clone();
-    std::thread::spawn(move || {
-        let end = clock::now() + duration;
-        while !flag.load(Ordering::Relaxed) {
-            let left = clock::until(end);
-            if left.is_zero() {
-                flag.store(true, Ordering::SeqCst);
-                return;
-            }
-            std::thread::sleep(left.min(Duration::from_millis(50)));
-        }
-    });
 }
 
 /// Parses a number of seconds for `--duration` and friends.

@@ -1,0 +1,281 @@
+//! The receiver's loop: any scheme's [`ReceiverEndpoint`] driven by a UDP socket, one session
+//! at a time (the rules are in [`crate::receiver_sessions`]).
+//!
+//! Each datagram goes to the endpoint [`Sessions`] picks; then the current session's endpoint
+//! (and its successor's, if any) is drained: feedback goes back to the sender, shown frames
+//! to the [`Display`] and the observer.
+
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+
+use anyhow::Result;
+use salsify_endpoint::{Displayed, ReceiverEvent, ReceiverOutput, ReceiverStats};
+use salsify_schemes::{SchemeConfig, SchemeParams, SourceInfo};
+use salsify_time::{Duration, Instant};
+
+use crate::clock;
+use crate::display::{Display, DisplayConfig};
+use crate::observe::{Observation, Observer};
+use crate::receiver_sessions::{Session, Sessions};
+use crate::status::ReceiverStatus;
+use crate::udp::{self, Received};
+
+/// Longest the loop sleeps before looking at its stop flag.
+const MAX_WAIT: Duration = Duration::from_millis(50);
+
+/// Everything the receiver loop needs.
+#[derive(Debug, Clone)]
+pub struct ReceiverLoopConfig {
+    /// The scheme; `None`: learned per session from its first datagram.
+    pub scheme: Option<SchemeConfig>,
+    /// Parameters for learned schemes.
+    pub params: SchemeParams,
+    /// The source the sender plays, as far as known (schemes that decode at a fixed size use
+    /// it). Default 640x360 at 30 fps.
+    pub source: SourceInfo,
+    /// Silence after which another sender may take over. Default 2 s.
+    pub session_timeout: Duration,
+    /// Where shown frames and logs go.
+    pub display: DisplayConfig,
+    /// Print a status line per second on standard error.
+    pub status: bool,
+}
+
+impl Default for ReceiverLoopConfig {
+    fn default() -> Self {
+        ReceiverLoopConfig {
+            scheme: None,
+            params: SchemeParams::default(),
+            source: SourceInfo {
+                width: 640,
+                height: 360,
+                fps: 30.0,
+            },
+            session_timeout: Duration::from_secs(2),
+            display: DisplayConfig::default(),
+            status: false,
+        }
+    }
+}
+
+/// What a finished run did.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReceiverTotals {
+    /// Frames shown, all sessions.
+    pub shown: u64,
+    /// Sessions served.
+    pub sessions: u32,
+    /// The last session's scheme.
+    pub scheme: Option<&'static str>,
+    /// Datagrams that went to no session (another sender's while one is live, garbage with
+    /// no session to count it, a foreign scheme's).
+    pub ignored: u64,
+    /// Stats of the last session's receiver.
+    pub last: ReceiverStats,
+    /// Datagrams whose arrival time came from the kernel.
+    pub kernel_stamps: u64,
+    /// Datagrams received.
+    pub datagrams: u64,
+}
+
+struct Loop {
+    config: ReceiverLoopConfig,
+    socket: UdpSocket,
+    sessions: Sessions,
+    display: Display,
+    totals: ReceiverTotals,
+    observer: Observer,
+    status: ReceiverStatus,
+}
+
+/// Binds `listen` now (so a busy port is an error before anything starts).
+pub fn bind(listen: SocketAddr) -> Result<UdpSocket> {
+    udp::bind(listen)
+}
+
+/// Serves sessions on `socket` until `stop` is set.
+pub fn run(
+    config: ReceiverLoopConfig,
+    socket: UdpSocket,
+    stop: Arc<AtomicBool>,
+    observer: Observer,
+) -> Result<ReceiverTotals> {
+    let (tx, rx) = mpsc::channel::<Received>();
+    let _reader = udp::spawn_reader(&socket, stop.clone(), tx, |d| d)?;
+    let display = Display::new(config.display.clone())?;
+    let sessions = Sessions::new(
+        config.scheme.clone(),
+        config.params.clone(),
+        config.source,
+        config.session_timeout,
+    );
+    let mut l = Loop {
+        socket,
+        sessions,
+        display,
+        totals: ReceiverTotals::default(),
+        observer,
+        status: ReceiverStatus::new(clock::now(), config.status),
+        config,
+    };
+    let result = l.serve(&rx, &stop);
+    let finished = l.display.finish();
+    result?;
+    finished?;
+    Ok(l.totals)
+}
+
+impl Loop {
+    fn serve(&mut self, rx: &mpsc::Receiver<Received>, stop: &AtomicBool) -> Result<()> {
+        while !stop.load(Ordering::Relaxed) {
+            let now = clock::now();
+            self.sessions.expire(now);
+            let deadline = self.drain(now)?;
+            self.tick_status(now);
+            let wait = deadline
+                .saturating_duration_since(clock::now())
+                .min(MAX_WAIT);
+            match rx.recv_timeout(wait) {
+                Ok(d) => self.on_datagram(d)?,
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+        }
+        if let Some(s) = &self.sessions.current {
+            self.totals.last = s.endpoint.stats();
+        }
+        self.totals.ignored = self.sessions.ignored;
+        Ok(())
+    }
+
+    fn tick_status(&mut self, now: Instant) {
+        let (stats, label) = match &self.sessions.current {
+            Some(s) => (
+                s.endpoint.stats(),
+                format!("session {} ({}, {})", s.number, s.scheme, s.peer),
+            ),
+            None => (ReceiverStats::default(), "no session".to_string()),
+        };
+        self.status.tick(now, self.totals.shown, &stats, &label);
+    }
+
+    fn on_datagram(&mut self, d: Received) -> Result<()> {
+        self.totals.datagrams += 1;
+        self.totals.kernel_stamps += u64::from(d.kernel_stamp);
+        let before = self.sessions.started;
+        self.sessions.route(d.at, d.from, &d.bytes)?;
+        if self.sessions.started != before {
+            if let Some(s) = &self.sessions.current {
+                self.totals.sessions = s.number;
+                self.totals.scheme = Some(s.scheme);
+                if self.config.status {
+                    eprintln!(
+                        "salsify recv: session {} ({}) from {}",
+                        s.number, s.scheme, s.peer
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Carries out the endpoints' outputs; returns the earliest next deadline.
+    fn drain(&mut self, now: Instant) -> Result<Instant> {
+        if self.drain_successor(now)? {
+            self.sessions.promote(now);
+            if let Some(s) = &self.sessions.current {
+                self.totals.sessions = s.number;
+                self.totals.scheme = Some(s.scheme);
+                if self.config.status {
+                    eprintln!(
+                        "salsify recv: {} restarted; session {} ({})",
+                        s.peer, s.number, s.scheme
+                    );
+                }
+            }
+        }
+        let Some(s) = &mut self.sessions.current else {
+            return Ok(self
+                .sessions
+                .successor
+                .as_ref()
+                .map_or(Instant::FAR_FUTURE, |s| s.deadline));
+        };
+        if now >= s.deadline {
+            s.endpoint.handle_timeout(now);
+        }
+        loop {
+            match s.endpoint.poll_output(now) {
+                ReceiverOutput::Transmit(bytes) => {
+                    udp::send(&self.socket, &bytes, s.peer);
+                }
+                ReceiverOutput::Event(ReceiverEvent::Display(d)) => {
+                    let at = clock::now().max(d.at);
+                    s.last_shown = s.last_shown.max(at);
+                    self.status.on_shown(d.bytes);
+                    show(s, d, at, &mut self.display, &self.observer)?;
+                    self.totals.shown += 1;
+                }
+                ReceiverOutput::Event(_) => {}
+                ReceiverOutput::Timeout(t) => {
+                    s.deadline = t;
+                    break;
+                }
+            }
+        }
+        let successor = self.sessions.successor.as_ref().map(|s| s.deadline);
+        Ok(successor.map_or(s.deadline, |t| t.min(s.deadline)))
+    }
+
+    /// Drains the successor: its feedback goes to the (same) sender; its first keyframe is
+    /// shown under the session number it is about to take, and returns true: promote it.
+    fn drain_successor(&mut self, now: Instant) -> Result<bool> {
+        let Some(s) = &mut self.sessions.successor else {
+            return Ok(false);
+        };
+        if now >= s.deadline {
+            s.endpoint.handle_timeout(now);
+        }
+        loop {
+            match s.endpoint.poll_output(now) {
+                ReceiverOutput::Transmit(bytes) => {
+                    udp::send(&self.socket, &bytes, s.peer);
+                }
+                ReceiverOutput::Event(ReceiverEvent::Display(d)) if d.keyframe => {
+                    let at = clock::now().max(d.at);
+                    s.number = self.sessions.started + 1;
+                    self.status.on_shown(d.bytes);
+                    show(s, d, at, &mut self.display, &self.observer)?;
+                    self.totals.shown += 1;
+                    return Ok(true);
+                }
+                ReceiverOutput::Event(_) => {}
+                ReceiverOutput::Timeout(t) => {
+                    s.deadline = t;
+                    return Ok(false);
+                }
+            }
+        }
+    }
+}
+
+/// Shows frame `d` of session `s` at `at`.
+fn show(
+    s: &Session,
+    d: Displayed,
+    at: Instant,
+    display: &mut Display,
+    observer: &Observer,
+) -> Result<()> {
+    display.show(s.number, at, &d)?;
+    if observer.active() {
+        observer.report(Observation::Shown {
+            session: s.number,
+            frame: d.frame,
+            at,
+            image: Arc::new(d.picture),
+        });
+    }
+    Ok(())
+}

@@ -1,0 +1,351 @@
+//! The sender's control loop: any scheme's [`SenderEndpoint`] driven by a UDP socket, the
+//! camera thread and the encoder thread, all feeding one channel.
+//!
+//! "Mutate, then drain `poll_output` until `Timeout`": every input (feedback with its kernel
+//! receive time, a camera picture, a finished encode, a deadline reached) goes into the
+//! endpoint; then its outputs are carried out — datagrams sent, encode requests handed to the
+//! encoder thread with the picture they name, events logged — and the loop waits on the
+//! channel until the endpoint's deadline.
+//!
+//! Sessions: when [`FeedbackWatch`] says the receiver is gone, the loop builds a fresh
+//! endpoint (under the next connection id, for schemes that use one) whose first frame is a
+//! keyframe; encodes still running for the old one are thrown away when they finish.
+
+use std::collections::VecDeque;
+use std::net::{SocketAddr, UdpSocket};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+
+use anyhow::{Context, Result};
+use salsify_codec::Image;
+use salsify_endpoint::{EncodeFailed, EncodeRequest, SenderEndpoint, SenderOutput, SenderStats};
+use salsify_schemes::{Executor, SchemeConfig, SourceInfo};
+use salsify_time::{Duration, Instant};
+
+use crate::camera::{self, Captured, PictureSource};
+use crate::clock;
+use crate::csv_log::SenderLog;
+use crate::encoder::{Encoded, EncoderThread};
+use crate::feedback_watch::FeedbackWatch;
+use crate::observe::{Observation, Observer};
+use crate::status::SenderStatus;
+use crate::udp::{self, Received};
+
+/// Longest the loop sleeps before looking at its stop flag.
+const MAX_WAIT: Duration = Duration::from_millis(50);
+
+/// Camera pictures kept for encode requests: senders ask for the newest, or one just before
+/// it when a picture arrived while they decided.
+const KEEP_PICTURES: usize = 4;
+
+/// Everything the sender loop needs.
+#[derive(Debug, Clone)]
+pub struct SenderLoopConfig {
+    /// Where the receiver (or the relay) listens.
+    pub to: SocketAddr,
+    /// The scheme, with its parameters. It must run live ([`SchemeConfig::runs_live`]).
+    pub scheme: SchemeConfig,
+    /// Connection id of the first session (schemes that tell sessions apart by one use it);
+    /// each new session takes the next.
+    pub connection_id: u16,
+    /// libvpx speed (negative: real-time; more negative is faster).
+    pub cpu_used: i32,
+    /// Start a new session after this long without feedback while sending. Default 2 s.
+    pub reset_after: Duration,
+    /// Per-frame CSV log.
+    pub log: Option<PathBuf>,
+    /// Print a status line per second on standard error.
+    pub status: bool,
+}
+
+impl SenderLoopConfig {
+    /// Defaults for everything but the destination and the scheme.
+    pub fn new(to: SocketAddr, scheme: SchemeConfig) -> Self {
+        SenderLoopConfig {
+            to,
+            scheme,
+            connection_id: 1,
+            cpu_used: -8,
+            reset_after: Duration::from_secs(2),
+            log: None,
+            status: false,
+        }
+    }
+}
+
+/// What a finished run did.
+#[derive(Debug, Clone, Copy)]
+pub struct SenderTotals {
+    /// The scheme that ran.
+    pub scheme: &'static str,
+    /// Stats of the last session.
+    pub stats: SenderStats,
+    /// Sessions started (1 + resets).
+    pub sessions: u32,
+    /// Pictures the camera supplied.
+    pub pictures: u64,
+}
+
+/// Inputs of the control loop.
+enum Input {
+    Datagram(Received),
+    Picture(Captured),
+    Encoded(Encoded),
+    CameraDone,
+}
+
+/// One sender endpoint's life.
+struct Session {
+    number: u32,
+    connection_id: u16,
+    endpoint: Box<dyn SenderEndpoint>,
+    watch: FeedbackWatch,
+    deadline: Instant,
+}
+
+struct Loop {
+    config: SenderLoopConfig,
+    source: SourceInfo,
+    socket: UdpSocket,
+    session: Session,
+    encoder: EncoderThread,
+    /// (session, request id) of the encodes queued at the encoder thread, oldest first.
+    encoding: VecDeque<(u32, u64)>,
+    /// The newest pictures, oldest first.
+    pictures: VecDeque<(u64, Arc<Image>)>,
+    captured: u64,
+    log: Option<SenderLog>,
+    observer: Observer,
+    status: SenderStatus,
+}
+
+/// Runs until `stop` is set or the camera's source ends.
+pub fn run(
+    config: SenderLoopConfig,
+    source: Box<dyn PictureSource>,
+    stop: Arc<AtomicBool>,
+    observer: Observer,
+) -> Result<SenderTotals> {
+    let (width, height) = source.size();
+    let info = SourceInfo {
+        width,
+        height,
+        fps: source.fps(),
+    };
+    let session = new_session(&config, &info, 1, config.connection_id)?;
+    let executor = Executor::new(width, height, info.fps, config.cpu_used)
+        .context("cannot create the VP8 encoders")?;
+    let socket = udp::bind_for(config.to)?;
+    let log = match &config.log {
+        Some(path) => Some(SenderLog::create(path)?),
+        None => None,
+    };
+    let (tx, rx) = mpsc::channel::<Input>();
+    let encoded_tx = tx.clone();
+    let encoder = EncoderThread::start(executor, move |e| {
+        encoded_tx.send(Input::Encoded(e)).is_ok()
+    })?;
+    let _reader = udp::spawn_reader(&socket, stop.clone(), tx.clone(), Input::Datagram)?;
+    let camera_tx = tx;
+    let _camera = camera::start(source, stop.clone(), move |c| {
+        camera_tx
+            .send(c.map_or(Input::CameraDone, Input::Picture))
+            .is_ok()
+    })?;
+    observer.report(Observation::SenderSession {
+        session: 1,
+        scheme: config.scheme.name(),
+    });
+    let mut l = Loop {
+        source: info,
+        socket,
+        session,
+        encoder,
+        encoding: VecDeque::new(),
+        pictures: VecDeque::new(),
+        captured: 0,
+        log,
+        observer,
+        status: SenderStatus::new(clock::now(), config.status),
+        config,
+    };
+    l.run(&rx, &stop)
+}
+
+/// A fresh endpoint for session `number`.
+fn new_session(
+    config: &SenderLoopConfig,
+    source: &SourceInfo,
+    number: u32,
+    connection_id: u16,
+) -> Result<Session> {
+    let endpoint = config
+        .scheme
+        .build_sender(source, connection_id)
+        .with_context(|| format!("cannot start a {} sender", config.scheme.name()))?;
+    Ok(Session {
+        number,
+        connection_id,
+        endpoint,
+        watch: FeedbackWatch::new(config.reset_after),
+        deadline: Instant::ZERO,
+    })
+}
+
+impl Loop {
+    fn run(&mut self, rx: &mpsc::Receiver<Input>, stop: &AtomicBool) -> Result<SenderTotals> {
+        let mut camera_done = false;
+        loop {
+            if stop.load(Ordering::Relaxed) || (camera_done && self.encoding.is_empty()) {
+                break;
+            }
+            let now = clock::now();
+            if now >= self.session.deadline {
+                self.session.endpoint.handle_timeout(now);
+            }
+            self.drain(now)?;
+            self.check_session(now)?;
+            self.status.tick(now, &self.session.endpoint.stats());
+            let wait = self
+                .session
+                .deadline
+                .saturating_duration_since(clock::now())
+                .min(MAX_WAIT);
+            match rx.recv_timeout(wait) {
+                Ok(Input::CameraDone) => camera_done = true,
+                Ok(input) => self.handle(input),
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+        }
+        if let Some(log) = self.log.take() {
+            log.finish()?;
+        }
+        Ok(SenderTotals {
+            scheme: self.config.scheme.name(),
+            stats: self.session.endpoint.stats(),
+            sessions: self.session.number,
+            pictures: self.captured,
+        })
+    }
+
+    fn handle(&mut self, input: Input) {
+        let s = &mut self.session;
+        match input {
+            Input::Datagram(d) if d.from == self.config.to => {
+                let accepted = s.endpoint.handle_datagram(d.at, &d.bytes).is_ok();
+                s.watch.on_feedback(&d.bytes, accepted);
+            }
+            Input::Datagram(_) | Input::CameraDone => {}
+            Input::Picture(c) => {
+                self.captured += 1;
+                if self.observer.active() {
+                    self.observer.report(Observation::Captured {
+                        picture: c.id,
+                        at: c.at,
+                        image: c.image.clone(),
+                    });
+                }
+                if self.pictures.len() == KEEP_PICTURES {
+                    self.pictures.pop_front();
+                }
+                self.pictures.push_back((c.id, c.image));
+                s.endpoint.handle_picture(clock::now(), c.id, c.at);
+            }
+            Input::Encoded(e) => self.finish_encode(e),
+        }
+    }
+
+    fn finish_encode(&mut self, e: Encoded) {
+        let Some((session, id)) = self.encoding.pop_front() else {
+            return;
+        };
+        if session != self.session.number || id != e.id {
+            return; // for a session given up on
+        }
+        if let Err(why) = &e.result {
+            eprintln!("salsify send: {why}");
+        }
+        // An error means the result did not fit the request; the sender drops the picture.
+        let _ = self
+            .session
+            .endpoint
+            .handle_encoded(clock::now(), id, e.result);
+    }
+
+    /// Carries out the endpoint's outputs until its next deadline.
+    fn drain(&mut self, now: Instant) -> Result<()> {
+        loop {
+            match self.session.endpoint.poll_output(now) {
+                SenderOutput::Transmit(bytes) => {
+                    udp::send(&self.socket, &bytes, self.config.to);
+                    self.session.watch.on_sent(now);
+                    self.status.on_sent(bytes.len());
+                }
+                SenderOutput::Encode(request) => self.start_encode(request),
+                SenderOutput::Event(event) => {
+                    if let salsify_endpoint::SenderEvent::FrameSent(f) = &event {
+                        self.observer.report(Observation::Sent(*f));
+                    }
+                    if let Some(log) = &mut self.log {
+                        log.event(self.session.number, &event)?;
+                    }
+                }
+                SenderOutput::Timeout(t) => {
+                    self.session.deadline = t;
+                    return Ok(());
+                }
+            }
+        }
+    }
+
+    /// Hands `request` to the encoder thread with the picture it names, or tells the
+    /// endpoint at once that it cannot be done.
+    fn start_encode(&mut self, request: EncodeRequest) {
+        let image = self
+            .pictures
+            .iter()
+            .find(|(id, _)| *id == request.picture)
+            .map(|(_, image)| image.clone());
+        let failed = match image {
+            None => Some(format!("picture {} is no longer kept", request.picture)),
+            Some(image) => {
+                self.encoding.push_back((self.session.number, request.id));
+                match self.encoder.submit(request.clone(), image) {
+                    true => None,
+                    false => {
+                        self.encoding.pop_back();
+                        Some("the encoder thread stopped".to_string())
+                    }
+                }
+            }
+        };
+        if let Some(why) = failed {
+            let now = clock::now();
+            let _ = self
+                .session
+                .endpoint
+                .handle_encoded(now, request.id, Err(EncodeFailed(why)));
+        }
+    }
+
+    /// Replaces the session when its receiver seems gone.
+    fn check_session(&mut self, now: Instant) -> Result<()> {
+        let Some(reason) = self.session.watch.check(now) else {
+            return Ok(());
+        };
+        let number = self.session.number + 1;
+        let connection_id = self.session.connection_id.wrapping_add(1);
+        self.session = new_session(&self.config, &self.source, number, connection_id)?;
+        self.status.on_new_session();
+        self.observer.report(Observation::SenderSession {
+            session: number,
+            scheme: self.config.scheme.name(),
+        });
+        if self.config.status {
+            eprintln!("salsify send: {reason}; new session {number} (keyframe)");
+        }
+        Ok(())
+    }
+}

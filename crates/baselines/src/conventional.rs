@@ -18,6 +18,8 @@ use salsify_endpoint::{
 };
 use salsify_time::Instant;
 
+#[cfg(test)]
+use crate::core::deadband_passes;
 use crate::core::{Core, Incoming, Picture};
 use crate::error::{datagram_error, ConfigError};
 use crate::gcc::probe::{ProbeCluster, ProbePacket};
@@ -251,5 +253,146 @@ impl SenderEndpoint for GccSender {
                 self.core.srtt.map_or(0.0, |t| t.as_secs_f64() * 1e3),
             ),
         ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::Feedback;
+    use salsify_codec::CbrFrame;
+    use salsify_endpoint::{EncodeJob, SenderOutput};
+
+    fn frame(bytes: usize, keyframe: bool) -> EncodeOutcome {
+        EncodeOutcome::Cbr(Some(CbrFrame {
+            data: vec![7; bytes],
+            keyframe,
+            quality: 30,
+        }))
+    }
+
+    /// Runs the sender for `pictures` pictures 33 ms apart, answering every job with a frame,
+    /// and acknowledging every datagram with one feedback report per picture; returns the
+    /// jobs and the datagrams.
+    fn run(s: &mut GccSender, pictures: u64) -> (Vec<salsify_endpoint::CbrJob>, Vec<Vec<u8>>) {
+        let (mut jobs, mut sent) = (vec![], vec![]);
+        let mut next_report = 0u32;
+        for i in 0..pictures {
+            let now = Instant::from_millis(i * 33);
+            s.handle_picture(now, i, now);
+            loop {
+                match s.poll_output(now) {
+                    SenderOutput::Encode(req) => {
+                        let EncodeJob::Cbr(job) = req.job else {
+                            panic!("{:?}", req.job)
+                        };
+                        jobs.push(job);
+                        s.handle_encoded(now, req.id, Ok(frame(1000, job.keyframe)))
+                            .unwrap();
+                    }
+                    SenderOutput::Transmit(d) => sent.push(d),
+                    SenderOutput::Timeout(_) => break,
+                    SenderOutput::Event(_) => {}
+                }
+            }
+            // Everything sent so far arrived 20 ms after this picture.
+            let count = sent.len() as u32 - next_report;
+            let arrivals =
+                vec![Some(now + salsify_time::Duration::from_millis(20)); count as usize];
+            let fb = Packet::Feedback(Feedback {
+                base_seq: next_report,
+                arrivals,
+            });
+            next_report += count;
+            if count > 0 {
+                s.handle_datagram(
+                    now + salsify_time::Duration::from_millis(40),
+                    &fb.emit().unwrap(),
+                )
+                .unwrap();
+            }
+        }
+        (jobs, sent)
+    }
+
+    /// Every job names the source size and WebRTC's encoder settings; the first forces a
+    /// keyframe; the target given to the encoder is GCC's through the 10 % deadband.
+    #[test]
+    fn jobs_name_the_source_size_settings_and_the_deadbanded_target() {
+        let mut s = GccSender::new(GccConfig::default(), (320, 180)).unwrap();
+        let (jobs, sent) = run(&mut s, 150);
+        assert_eq!(jobs.len(), 150);
+        assert!(jobs[0].keyframe && jobs[1..].iter().all(|j| !j.keyframe));
+        for j in &jobs {
+            assert_eq!((j.width, j.height), (320, 180));
+            assert_eq!(j.settings, GccConfig::default().cbr_settings());
+            assert_eq!(j.settings.dropframe_thresh, 30);
+            assert_eq!(j.settings.max_gap_frames, 0);
+        }
+        // Each change of the job's target moved more than 10 % from the one before.
+        let mut changes = 0;
+        for w in jobs.windows(2) {
+            if w[1].target != w[0].target {
+                changes += 1;
+                assert!(deadband_passes(w[1].target, w[0].target), "{w:?}");
+            }
+        }
+        assert!(changes > 0, "GCC's target never left the deadband");
+        assert_eq!(s.applied_target(), Some(jobs.last().unwrap().target));
+        // Every media datagram names the scheme.
+        assert!(sent.iter().any(|d| crate::scheme_of(d).is_some()));
+        for d in &sent {
+            if let Ok(Packet::Media { header, .. }) = Packet::parse(d) {
+                assert_eq!(header.scheme, Scheme::Conventional);
+            }
+        }
+    }
+
+    #[test]
+    fn a_pli_forces_a_keyframe_and_wrong_results_are_refused() {
+        let mut s = GccSender::new(GccConfig::default(), (64, 48)).unwrap();
+        run(&mut s, 3);
+        let now = Instant::from_millis(200);
+        s.handle_datagram(now, &Packet::Pli.emit().unwrap())
+            .unwrap();
+        s.handle_picture(now, 10, now);
+        let req = loop {
+            match s.poll_output(now) {
+                SenderOutput::Encode(req) => break req,
+                SenderOutput::Timeout(_) => panic!("no encode request"),
+                _ => {}
+            }
+        };
+        let EncodeJob::Cbr(job) = req.job else {
+            panic!()
+        };
+        assert!(job.keyframe);
+        assert!(matches!(
+            s.handle_encoded(now, req.id, Ok(EncodeOutcome::Functional(vec![]))),
+            Err(InputError::WrongResult { .. })
+        ));
+        assert_eq!(
+            s.handle_encoded(now, req.id, Ok(frame(10, true))),
+            Err(InputError::UnknownRequest(req.id))
+        );
+        assert_eq!(s.stats().dropped, 1);
+        assert_eq!(s.stats().recoveries, 1);
+        assert!(matches!(
+            s.handle_datagram(now, &[1, 3, 0]),
+            Err(DatagramError::OtherProtocol { first_byte: 1 })
+        ));
+        assert!(matches!(
+            s.handle_datagram(
+                now,
+                &Packet::Padding {
+                    transport_seq: 0,
+                    len: 10
+                }
+                .emit()
+                .unwrap()
+            ),
+            Err(DatagramError::Rejected(_))
+        ));
+        assert_eq!(s.stats().bad_datagrams, 2);
     }
 }

@@ -33,6 +33,8 @@ pub mod copa;
 mod core;
 pub mod error;
 pub mod gcc;
+#[cfg(test)]
+mod golden;
 pub mod history;
 mod jitter;
 pub mod oracle;

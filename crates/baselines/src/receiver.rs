@@ -236,3 +236,137 @@ impl ReceiverEndpoint for BaselineReceiver {
         self.counters().common()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::{MediaHeader, Packet, TAG};
+    use salsify_codec::{scale, CbrConfig, CbrEncoder, SyntheticSource};
+
+    /// One media datagram carrying a whole frame.
+    fn datagram(n: u32, data: &[u8], keyframe: bool, scheme: Scheme) -> Vec<u8> {
+        Packet::Media {
+            header: MediaHeader {
+                transport_seq: n,
+                media_seq: n,
+                frame: n,
+                fragment: 0,
+                count: 1,
+                keyframe,
+                retransmission: false,
+                scheme,
+            },
+            payload: data.to_vec(),
+        }
+        .emit()
+        .unwrap()
+    }
+
+    fn drain(r: &mut BaselineReceiver, now: Instant) -> (Vec<ReceiverEvent>, Vec<Packet>) {
+        let (mut ev, mut tx) = (vec![], vec![]);
+        loop {
+            match r.poll_output(now) {
+                ReceiverOutput::Event(e) => ev.push(e),
+                ReceiverOutput::Transmit(b) => tx.push(Packet::parse(&b).unwrap()),
+                ReceiverOutput::Timeout(_) => return (ev, tx),
+            }
+        }
+    }
+
+    /// Frames are decoded and shown at the size they were coded; a keyframe of another size
+    /// (a resolution ladder's rung) re-opens the decoder; a frame that does not decode makes
+    /// the receiver ask for a keyframe. The scheme is learnt from the first media datagram.
+    #[test]
+    fn decodes_at_the_coded_size_follows_size_changes_and_asks_for_keyframes() {
+        let (w, h) = (160, 96);
+        let video = SyntheticSource::new(w, h, 30, 5).unwrap();
+        let config = ReceiverConfig::for_scheme(Scheme::Vidaptive);
+        let mut r = BaselineReceiver::new(config, (w, h)).unwrap();
+        assert_eq!(r.scheme(), "baseline");
+        let mut n = 0u32;
+        let mut shown = vec![];
+        for size in [(w, h), (80, 48)] {
+            let mut enc = CbrEncoder::new(size.0, size.1, CbrConfig::default()).unwrap();
+            enc.set_target_bitrate(500).unwrap();
+            for i in 0..3u64 {
+                let picture = scale(&video.frame(i), size.0, size.1).unwrap();
+                let f = enc.encode(&picture, i * 33_333, i == 0).unwrap().unwrap();
+                let now = Instant::from_millis(u64::from(n) * 33);
+                let d = datagram(n, &f.data, f.keyframe, Scheme::Vidaptive);
+                r.handle_datagram(now, &d).unwrap();
+                n += 1;
+                let (ev, _) = drain(&mut r, now);
+                for e in ev {
+                    let ReceiverEvent::Display(d) = e else {
+                        panic!("{e:?}")
+                    };
+                    assert_eq!(d.bytes, f.data.len());
+                    shown.push((d.frame, d.picture.width(), d.picture.height()));
+                }
+            }
+        }
+        assert_eq!(r.scheme(), "vidaptive");
+        assert_eq!(r.sender_scheme(), Some(Scheme::Vidaptive));
+        assert_eq!(
+            shown,
+            [
+                (0, 160, 96),
+                (1, 160, 96),
+                (2, 160, 96),
+                (3, 80, 48),
+                (4, 80, 48),
+                (5, 80, 48)
+            ]
+        );
+        assert_eq!(r.decoder_size(), (80, 48));
+        // An undecodable inter frame: not shown, a PLI instead.
+        let now = Instant::from_millis(1000);
+        r.handle_datagram(now, &datagram(n, &[0xff; 40], false, Scheme::Vidaptive))
+            .unwrap();
+        let (ev, tx) = drain(&mut r, now);
+        assert!(ev.is_empty(), "{ev:?}");
+        assert!(tx.contains(&Packet::Pli), "{tx:?}");
+        let s = r.stats();
+        assert_eq!((s.frames_displayed, s.decode_failures), (6, 1));
+        // Per-packet feedback (Vidaptive): one report per datagram, plus the PLI.
+        assert_eq!(s.feedback_sent, 7 + 1);
+        // Another protocol's datagram is told apart from a malformed one.
+        assert!(matches!(
+            r.handle_datagram(now, &[1, 1, 0, 0]),
+            Err(DatagramError::OtherProtocol { first_byte: 1 })
+        ));
+        assert!(matches!(
+            r.handle_datagram(now, &[TAG, 1, 0]),
+            Err(DatagramError::Rejected(_))
+        ));
+        assert_eq!(r.stats().bad_datagrams, 2);
+    }
+
+    #[test]
+    fn a_receiver_needs_a_valid_config_and_size() {
+        let bad = ReceiverConfig {
+            pli_interval: Duration::ZERO,
+            ..ReceiverConfig::default()
+        };
+        assert!(matches!(
+            BaselineReceiver::new(bad, (64, 48)),
+            Err(ReceiverBuildError::Config(e)) if e.field() == "pli_interval_ms"
+        ));
+        assert!(matches!(
+            BaselineReceiver::new(ReceiverConfig::default(), (0, 48)),
+            Err(ReceiverBuildError::Decoder { .. })
+        ));
+    }
+
+    #[test]
+    fn keyframe_sizes_are_read_from_the_vp8_header() {
+        let mut key = vec![0u8; 10];
+        key[3..6].copy_from_slice(&[0x9d, 0x01, 0x2a]);
+        key[6..8].copy_from_slice(&320u16.to_le_bytes());
+        key[8..10].copy_from_slice(&180u16.to_le_bytes());
+        assert_eq!(vp8_keyframe_size(&key), Some((320, 180)));
+        key[0] = 1; // an inter frame
+        assert_eq!(vp8_keyframe_size(&key), None);
+        assert_eq!(vp8_keyframe_size(&[0; 3]), None);
+    }
+}

@@ -1,0 +1,169 @@
+//! The schemes' parameters as experiment files write them: durations in ms, rates in kb/s,
+//! defaults documented on each type, unknown fields refused, bad values refused naming the
+//! field.
+
+use salsify_baselines::{
+    Bitrate, ConfigError, GccConfig, OracleConfig, ReceiverConfig, VidaptiveConfig,
+};
+use salsify_time::Duration;
+use serde::{de::DeserializeOwned, Serialize};
+
+fn round_trip<T: Serialize + DeserializeOwned + PartialEq + std::fmt::Debug + Default>() -> String {
+    let text = toml::to_string(&T::default()).unwrap();
+    let back: T = toml::from_str(&text).unwrap();
+    assert_eq!(back, T::default(), "{text}");
+    // Every field is optional.
+    assert_eq!(toml::from_str::<T>("").unwrap(), T::default());
+    text
+}
+
+fn parse_error<T: DeserializeOwned + std::fmt::Debug>(text: &str) -> String {
+    toml::from_str::<T>(text).unwrap_err().to_string()
+}
+
+#[test]
+fn defaults_round_trip_in_experiment_units() {
+    let gcc = round_trip::<GccConfig>();
+    for line in [
+        "start_kbps = 300",
+        "min_kbps = 30",
+        "max_kbps = 2500",
+        "max_pacer_queue_ms = 2000",
+        "feedback_interval_ms = 100",
+        "dropframe_thresh = 30",
+        "max_gap_frames = 0",
+    ] {
+        assert!(gcc.contains(line), "{line} in\n{gcc}");
+    }
+    let vidaptive = round_trip::<VidaptiveConfig>();
+    for line in [
+        "pause_after_ms = 33",
+        "max_rate_kbps = 12000",
+        "dropframe_thresh = 0",
+        "max_gap_frames = 2",
+        "[copa]",
+        "delta = 0.9",
+        "[alpha]",
+        "tau_ms = 33",
+        "[ladder]",
+        "enabled = true",
+        "min_interval_ms = 1000",
+    ] {
+        assert!(vidaptive.contains(line), "{line} in\n{vidaptive}");
+    }
+    let oracle = round_trip::<OracleConfig>();
+    assert_eq!(oracle.trim(), "delay_target_ms = 100");
+    let receiver = round_trip::<ReceiverConfig>();
+    for line in [
+        "feedback_interval_ms = 100",
+        "nack_retry_ms = 100",
+        "max_nack_retries = 10",
+        "pli_interval_ms = 200",
+    ] {
+        assert!(receiver.contains(line), "{line} in\n{receiver}");
+    }
+}
+
+#[test]
+fn values_read_as_milliseconds_and_kbps_integer_or_decimal() {
+    let gcc: GccConfig = toml::from_str("max_kbps = 1800.5\nfeedback_interval_ms = 50").unwrap();
+    assert_eq!(gcc.max, Bitrate::bps(1_800_500));
+    assert_eq!(gcc.feedback_interval, Duration::from_millis(50));
+    let gcc2: GccConfig = toml::from_str(&toml::to_string(&gcc).unwrap()).unwrap();
+    assert_eq!(gcc2, gcc);
+    let oracle: OracleConfig = toml::from_str("delay_target_ms = 80.25").unwrap();
+    assert_eq!(oracle.delay_target, Duration::from_micros(80_250));
+    let v: VidaptiveConfig =
+        toml::from_str("[ladder]\nenabled = false\n[alpha]\ntau_ms = 16.7").unwrap();
+    assert!(!v.ladder.enabled);
+    assert_eq!(v.alpha.tau, Duration::from_micros(16_700));
+    // 0 ms of feedback interval: one report per packet.
+    let r: ReceiverConfig = toml::from_str("feedback_interval_ms = 0").unwrap();
+    assert_eq!(r.feedback_interval, None);
+    assert!(toml::to_string(&r)
+        .unwrap()
+        .contains("feedback_interval_ms = 0"));
+    r.validate().unwrap();
+}
+
+#[test]
+fn unknown_fields_are_refused() {
+    let e = parse_error::<GccConfig>("max_kpbs = 2000");
+    assert!(e.contains("max_kpbs"), "{e}");
+    let e = parse_error::<VidaptiveConfig>("[copa]\ndleta = 0.5");
+    assert!(e.contains("dleta"), "{e}");
+    let e = parse_error::<ReceiverConfig>("feedback_interval = 100");
+    assert!(e.contains("feedback_interval"), "{e}");
+    // The simulator sets the oracle's encode time from its cost model.
+    let e = parse_error::<OracleConfig>("encode_time_ms = 5");
+    assert!(e.contains("encode_time_ms"), "{e}");
+}
+
+#[test]
+fn bad_values_are_refused_naming_the_field() {
+    // Not a duration or rate at all: the parser names the field.
+    for (text, field) in [
+        ("max_kbps = -5", "max_kbps"),
+        ("feedback_interval_ms = \"fast\"", "feedback_interval_ms"),
+    ] {
+        let e = parse_error::<GccConfig>(text);
+        assert!(e.contains(field), "{text}: {e}");
+    }
+    let e = parse_error::<VidaptiveConfig>("pause_after_ms = -1.5");
+    assert!(e.contains("pause_after_ms"), "{e}");
+    let e = parse_error::<ReceiverConfig>("pli_interval_ms = nan");
+    assert!(e.contains("pli_interval_ms"), "{e}");
+    // Out of range: `validate` names the field.
+    let field = |e: ConfigError| e.field();
+    let gcc = |t: &str| toml::from_str::<GccConfig>(t).unwrap().validate();
+    assert_eq!(gcc("min_kbps = 3000").map_err(field), Err("min_kbps"));
+    assert_eq!(gcc("start_kbps = 3000").map_err(field), Err("start_kbps"));
+    assert_eq!(
+        gcc("pacing_factor = 0.5").map_err(field),
+        Err("pacing_factor")
+    );
+    assert_eq!(
+        gcc("feedback_interval_ms = 0").map_err(field),
+        Err("feedback_interval_ms")
+    );
+    assert_eq!(
+        gcc("dropframe_thresh = 101").map_err(field),
+        Err("dropframe_thresh")
+    );
+    let vid = |t: &str| toml::from_str::<VidaptiveConfig>(t).unwrap().validate();
+    assert_eq!(
+        vid("padding_bytes = 5000").map_err(field),
+        Err("padding_bytes")
+    );
+    assert_eq!(vid("[copa]\ndelta = 0").map_err(field), Err("copa.delta"));
+    assert_eq!(
+        vid("[alpha]\nlambda = 1.0").map_err(field),
+        Err("alpha.lambda")
+    );
+    assert_eq!(
+        vid("[alpha]\nwindow_ms = 0").map_err(field),
+        Err("alpha.window_ms")
+    );
+    assert_eq!(
+        vid("min_target_kbps = 20000").map_err(field),
+        Err("min_target_kbps")
+    );
+    assert_eq!(
+        vid("start_rate_kbps = 0").map_err(field),
+        Err("start_rate_kbps")
+    );
+    let oracle = toml::from_str::<OracleConfig>("delay_target_ms = 0").unwrap();
+    assert_eq!(oracle.validate().map_err(field), Err("delay_target_ms"));
+    let receiver = toml::from_str::<ReceiverConfig>("nack_retry_ms = 0").unwrap();
+    assert_eq!(receiver.validate().map_err(field), Err("nack_retry_ms"));
+    let e = vid("padding_bytes = 5000").unwrap_err().to_string();
+    assert!(e.starts_with("padding_bytes: "), "{e}");
+}
+
+#[test]
+fn defaults_are_valid() {
+    GccConfig::default().validate().unwrap();
+    VidaptiveConfig::default().validate().unwrap();
+    OracleConfig::default().validate().unwrap();
+    ReceiverConfig::default().validate().unwrap();
+}

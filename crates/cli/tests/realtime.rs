@@ -541,3 +541,54 @@ fn a_receiver_refuses_a_sender_of_another_scheme_by_name() {
         "it stops at once"
     );
 }
+
+/// Feedback lost on the way back: the sender starts a fresh session (keyframe) every
+/// `--reset-after`, and the receiver follows each at once (the new stream's datagrams go to a
+/// successor that takes over with its keyframe), rather than after its session timeout.
+#[test]
+fn a_receiver_follows_its_senders_restarts_at_once() {
+    let dir = temp_dir("follow");
+    let (recv_addr, link_addr) = (free_addr(), free_addr());
+    let recv_log = dir.join("recv.csv");
+    let recv = salsify(&[
+        "recv",
+        "--listen",
+        &recv_addr,
+        "--log",
+        recv_log.to_str().unwrap(),
+        "--duration",
+        "4.5",
+        "-q",
+    ]);
+    let link = salsify(&[
+        "link",
+        "--listen",
+        &link_addr,
+        "--to",
+        &recv_addr,
+        "--link",
+        "constant:3000",
+        "--delay-ms",
+        "10",
+        "--ack-loss",
+        "1",
+        "--duration",
+        "4.5",
+    ]);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let send_log = dir.join("send.csv");
+    let mut args = sender_args(&link_addr, send_log.to_str().unwrap(), "3");
+    args.extend(["--reset-after", "0.5"]);
+    finish(salsify(&args), "send");
+    finish(link, "link");
+    finish(recv, "recv");
+    let shown = csv_rows(&recv_log);
+    let sessions: std::collections::BTreeSet<u32> =
+        shown.iter().map(|r| r[0].parse().unwrap()).collect();
+    // A session every 0.5 s for 3 s; waiting out the 2 s timeout would allow at most 2.
+    assert!(sessions.len() >= 4, "sessions {sessions:?}");
+    assert!(
+        shown.iter().all(|r| r[8] == "1" || r[0] == "1"),
+        "keyframes first"
+    );
+}

@@ -5,13 +5,17 @@
 //!
 //! - **No session, or a dead one** (nothing shown for `session_timeout`, from its start or its
 //!   last frame): a datagram starts a session if a fresh endpoint of its scheme accepts it.
-//!   Garbage is refused by that endpoint, so it never starts (or keeps alive) a session.
+//!   Garbage is refused by that endpoint, so it never starts (or keeps alive) a session. This
+//!   holds for the dead session's own sender too: a scheme may quietly drop a restarted
+//!   sender's stream as old (the baselines' frame numbers start again), and a session that
+//!   showed nothing for the timeout has nothing to lose.
 //! - **A live session**: datagrams from other addresses are ignored, so neither a second
 //!   sender nor a flood of forgeries can take over a session that is showing frames.
 //! - **Its own sender restarted** (a fresh sender endpoint on the same address, e.g. after
-//!   the sender loop gave up on feedback): the session's endpoint refuses the new stream's
-//!   datagrams; they go to a *successor* endpoint instead, which takes over as soon as it
-//!   shows a keyframe — at once, rather than after the timeout.
+//!   the sender loop gave up on feedback): where the session's endpoint refuses the new
+//!   stream's datagrams (Salsify's, under a new connection id), they go to a *successor*
+//!   endpoint, which takes over as soon as it shows a keyframe — at once, rather than after
+//!   the timeout.
 //!
 //! The scheme is fixed, or learned per session from its first datagram
 //! ([`scheme_of_datagram`]). A fixed-scheme receiver that would start a
@@ -99,18 +103,17 @@ impl Sessions {
             .current
             .as_ref()
             .is_some_and(|s| now.saturating_duration_since(s.last_shown) < self.timeout);
-        if let Some(s) = self.current.as_mut().filter(|s| s.peer == from) {
-            if s.endpoint.handle_datagram(now, bytes).is_ok() {
-                return Ok(Route::Current);
-            }
-            if alive {
-                return self.route_to_successor(now, from, bytes);
-            }
-        } else if alive {
+        let Some(s) = self.current.as_mut().filter(|_| alive) else {
+            return self.start(now, from, bytes);
+        };
+        if s.peer != from {
             self.ignored += 1;
             return Ok(Route::Ignored);
         }
-        self.start(now, from, bytes)
+        if s.endpoint.handle_datagram(now, bytes).is_ok() {
+            return Ok(Route::Current);
+        }
+        self.route_to_successor(now, from, bytes)
     }
 
     /// The successor showed a keyframe: it becomes the current session.
@@ -251,5 +254,174 @@ fn serves(scheme: &SchemeConfig, name: &str) -> bool {
     match scheme.wire_family() {
         WireFamily::Salsify => name.starts_with("salsify"),
         WireFamily::Baseline => scheme.name() == name,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use salsify_codec::StateHash;
+
+    const TIMEOUT: Duration = Duration::from_secs(2);
+
+    fn addr(port: u16) -> SocketAddr {
+        SocketAddr::from(([127, 0, 0, 1], port))
+    }
+
+    fn at(ms: u64) -> Instant {
+        Instant::from_millis(ms)
+    }
+
+    fn source() -> SourceInfo {
+        SourceInfo {
+            width: 64,
+            height: 48,
+            fps: 30.0,
+        }
+    }
+
+    fn sessions(fixed: Option<&str>) -> Sessions {
+        let params = SchemeParams::default();
+        let scheme = fixed.map(|n| SchemeConfig::named(n, &params).unwrap());
+        Sessions::new(scheme, params, source(), TIMEOUT)
+    }
+
+    /// First fragment of a two-fragment Salsify keyframe of session `connection_id`.
+    fn salsify_fragment(connection_id: u16, frame: u32) -> Vec<u8> {
+        let mut out = Vec::new();
+        salsify_transport::wire::DataFragment {
+            connection_id,
+            frame,
+            index: 0,
+            count: 2,
+            source: StateHash::INITIAL,
+            target: StateHash(42),
+            grace: Duration::ZERO,
+            sent_at: Instant::ZERO,
+            payload: &[1, 2, 3],
+        }
+        .emit(&mut out)
+        .unwrap();
+        out
+    }
+
+    /// First fragment of a two-fragment conventional keyframe.
+    fn conventional_media() -> Vec<u8> {
+        use salsify_baselines::wire::{MediaHeader, Packet};
+        Packet::Media {
+            header: MediaHeader {
+                transport_seq: 0,
+                media_seq: 0,
+                frame: 0,
+                fragment: 0,
+                count: 2,
+                keyframe: true,
+                retransmission: false,
+                scheme: salsify_baselines::Scheme::Conventional,
+            },
+            payload: vec![1, 2, 3],
+        }
+        .emit()
+        .unwrap()
+    }
+
+    #[test]
+    fn garbage_starts_nothing_and_a_datagram_of_a_scheme_starts_a_session() {
+        let mut s = sessions(None);
+        for garbage in [&[][..], &[1, 2, 3], &[0xB1, 9], &[7; 40]] {
+            assert_eq!(s.route(at(0), addr(1), garbage).unwrap(), Route::Ignored);
+        }
+        assert!(s.current.is_none());
+        let fragment = salsify_fragment(5, 0);
+        assert_eq!(s.route(at(1), addr(1), &fragment).unwrap(), Route::Started);
+        let current = s.current.as_ref().unwrap();
+        assert_eq!((current.number, current.scheme), (1, "salsify-2c"));
+        assert_eq!(s.ignored, 4);
+    }
+
+    #[test]
+    fn the_scheme_is_learned_per_session() {
+        let mut s = sessions(None);
+        assert_eq!(
+            s.route(at(0), addr(1), &conventional_media()).unwrap(),
+            Route::Started
+        );
+        assert_eq!(s.current.as_ref().unwrap().scheme, "conventional");
+        // Silent for the timeout: a Salsify sender elsewhere takes over.
+        let fragment = salsify_fragment(5, 0);
+        assert_eq!(
+            s.route(at(2500), addr(2), &fragment).unwrap(),
+            Route::Started
+        );
+        let current = s.current.as_ref().unwrap();
+        assert_eq!((current.number, current.scheme), (2, "salsify-2c"));
+    }
+
+    #[test]
+    fn a_live_session_ignores_other_senders_until_it_falls_silent() {
+        let mut s = sessions(Some("salsify-2c"));
+        s.route(at(0), addr(1), &salsify_fragment(5, 0)).unwrap();
+        let other = salsify_fragment(6, 0);
+        assert_eq!(s.route(at(1999), addr(2), &other).unwrap(), Route::Ignored);
+        assert_eq!(s.current.as_ref().unwrap().peer, addr(1));
+        s.current.as_mut().unwrap().last_shown = at(1500); // it showed a frame
+        assert_eq!(s.route(at(3000), addr(2), &other).unwrap(), Route::Ignored);
+        assert_eq!(s.route(at(3500), addr(2), &other).unwrap(), Route::Started);
+        assert_eq!(s.current.as_ref().unwrap().peer, addr(2));
+        // Garbage from the new sender's address goes to its session (which counts it).
+        assert_eq!(s.route(at(3501), addr(2), &[1, 0]).unwrap(), Route::Ignored);
+        // Dead, it is replaced even by its own sender (whose restarted stream it may drop).
+        let again = salsify_fragment(6, 1);
+        assert_eq!(s.route(at(5600), addr(2), &again).unwrap(), Route::Started);
+        assert_eq!(s.current.as_ref().unwrap().number, 3);
+    }
+
+    #[test]
+    fn a_receiver_told_one_scheme_stops_at_a_sender_of_another_naming_both() {
+        let mut s = sessions(Some("conventional"));
+        let err = s
+            .route(at(0), addr(1), &salsify_fragment(5, 0))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("sends salsify") && err.contains("runs conventional"),
+            "{err}"
+        );
+        // Salsify-looking garbage is only ignored.
+        assert_eq!(s.route(at(0), addr(1), &[1, 1]).unwrap(), Route::Ignored);
+        // With a live session, a foreign sender is ignored, not fatal.
+        let mut s = sessions(Some("vidaptive"));
+        let mut vidaptive = conventional_media();
+        vidaptive[19] = salsify_baselines::Scheme::Vidaptive.wire_id();
+        assert_eq!(s.route(at(0), addr(1), &vidaptive).unwrap(), Route::Started);
+        let foreign = conventional_media();
+        assert_eq!(s.route(at(10), addr(2), &foreign).unwrap(), Route::Ignored);
+        assert!(s.route(at(5000), addr(2), &foreign).is_err());
+    }
+
+    #[test]
+    fn a_successor_not_shown_in_time_is_dropped_and_promotion_numbers_it() {
+        let mut s = sessions(Some("salsify-2c"));
+        s.route(at(0), addr(1), &salsify_fragment(5, 0)).unwrap();
+        let fresh = || Session {
+            number: 0,
+            peer: addr(1),
+            scheme: "salsify-2c",
+            endpoint: SchemeConfig::named("salsify-2c", &SchemeParams::default())
+                .unwrap()
+                .build_receiver(&source())
+                .unwrap(),
+            last_shown: at(100),
+            deadline: at(100),
+        };
+        s.successor = Some(fresh());
+        s.expire(at(2099));
+        assert!(s.successor.is_some());
+        s.expire(at(2100));
+        assert!(s.successor.is_none());
+        s.successor = Some(fresh());
+        s.promote(at(200));
+        let current = s.current.as_ref().unwrap();
+        assert_eq!((current.number, current.last_shown), (2, at(200)));
     }
 }

@@ -267,8 +267,12 @@ pub fn run(args: &SendArgs) -> Result<()> {
     }
     let totals = sender_loop::run(config, Box::new(source), stop, Observer::default())?;
     let s = totals.stats;
+    let options = match s.sent_better + s.sent_worse {
+        0 => String::new(),
+        _ => format!(" ({} better, {} worse)", s.sent_better, s.sent_worse),
+    };
     eprintln!(
-        "salsify send: {}: {} pictures, {} frames sent ({} keyframes), {} skipped, {} dropped, {} sessions",
+        "salsify send: {}: {} pictures, {} frames sent{options}, {} keyframes, {} skipped, {} dropped, {} sessions",
         totals.scheme,
         totals.pictures,
         s.frames_sent,

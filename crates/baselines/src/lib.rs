@@ -37,6 +37,7 @@ pub mod gcc;
 mod golden;
 pub mod history;
 mod jitter;
+pub mod ladder;
 pub mod oracle;
 pub mod pacer;
 pub mod rate;

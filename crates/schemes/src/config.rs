@@ -5,7 +5,7 @@ use salsify_baselines::{
 };
 use salsify_endpoint::{ReceiverEndpoint, SenderEndpoint, WireFamily};
 use salsify_time::Duration;
-use salsify_transport::{SalsifyReceiver, SalsifySender, SenderConfig, SenderMode};
+use salsify_transport::{SalsifyReceiver, SalsifySender, SenderConfig, SenderMode, SenderRules};
 use serde::{Deserialize, Serialize};
 
 /// Every scheme name, as experiment files and `--scheme` take them.
@@ -18,6 +18,9 @@ pub const SCHEMES: &[&str] = &[
     "conventional",
     "vidaptive",
     "oracle",
+    "salsify-paper",
+    "salsify-2c-slowlink",
+    "salsify-1c-slowlink",
 ];
 
 /// Per-family parameters, each defaulting to the papers' values (see each type's docs).
@@ -171,6 +174,32 @@ impl SchemeConfig {
                     ..base
                 },
                 true,
+            ),
+            // The paper's rules: no outage handling, forced sends after max_consecutive_skips
+            // (default 4, the paper's) skips whether or not something is in flight; Salsify-2c.
+            "salsify-paper" => (
+                "salsify-paper",
+                SenderConfig {
+                    rules: SenderRules::Paper,
+                    ..base
+                },
+                true,
+            ),
+            "salsify-2c-slowlink" => (
+                "salsify-2c-slowlink",
+                SenderConfig {
+                    rules: SenderRules::SlowLink,
+                    ..base
+                },
+                true,
+            ),
+            "salsify-1c-slowlink" => (
+                "salsify-1c-slowlink",
+                SenderConfig {
+                    rules: SenderRules::SlowLink,
+                    ..base
+                },
+                false,
             ),
             other => return Err(SchemeError::Unknown(other.to_string())),
         };

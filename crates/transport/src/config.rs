@@ -23,6 +23,8 @@
 //! outage_probe_interval_ms = 80.0
 //! max_states = 64
 //! grace_period = true
+//! rules = "project"     # or "paper" (no outage handling, the paper's forced sends),
+//!                       # or "slow-link" (outages and sizes paced by the link; see below)
 //! mode = "salsify"      # or "conventional-codec", "conventional-transport" (1 s updates),
 //!                       # or { conventional-transport = { update_interval_ms = 500.0 } }
 //!
@@ -30,6 +32,10 @@
 //! speedup = 5
 //! min_gap_ms = 0.5
 //! max_gap_ms = 2.0
+//!
+//! [slow_link]           # used only with rules = "slow-link"
+//! ack_timeout_factor = 2
+//! max_probe_interval_ms = 2000.0
 //! ```
 
 use salsify_codec::Quality;
@@ -169,6 +175,56 @@ impl<'de> Deserialize<'de> for SenderMode {
     }
 }
 
+/// Which rules decide, beyond Algorithm 2, when the sender sends although the budget says skip.
+///
+/// In TOML a lowercase name: `rules = "project"`, `"paper"` or `"slow-link"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum SenderRules {
+    /// This project's additions (the default): no budget before the first estimate while
+    /// something is in flight; forced sends only with nothing in flight; an outage is
+    /// suspected after `outage_timeout` (or four tau) of silence, and then the worse option
+    /// is sent every `outage_probe_interval` as a probe whatever the budget.
+    #[default]
+    Project,
+    /// The paper's (and original code's) rules: no outage handling at all (no silence
+    /// timeout, no probes, no switch to acknowledged states without a loss report), no limit
+    /// before the first estimate, and the worse option forced out after
+    /// `max_consecutive_skips` skips in a row whether or not something is in flight.
+    Paper,
+    /// The project's rules made safe on slow and fading links (see [`SlowLinkConfig`] and
+    /// [`crate::decision`]): the outage timeout follows the link's own pace, probes are at
+    /// most one fragment and back off exponentially, and forced sends never exceed what the
+    /// estimate drains within the delay target (one fragment at least), asking the encoder
+    /// for the coarsest quality when even the worse option is too large.
+    SlowLink,
+}
+
+/// The parameters of `rules = "slow-link"` (`[slow_link]` in experiment files).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SlowLinkConfig {
+    /// `k`: an ACK is overdue (an outage is suspected) after
+    /// `max(outage_timeout, k x pace x max(1, N))` of silence with `N` fragments in flight,
+    /// where `pace` is the longer of the receiver's tau and the sender's last observed
+    /// per-fragment ACK interval while fragments were in flight. Default 2.
+    pub ack_timeout_factor: u32,
+    /// Probes start `outage_probe_interval` apart and the interval doubles with each probe
+    /// sent in one silence, up to this. Default 2 s.
+    #[serde(rename = "max_probe_interval_ms", with = "millis")]
+    pub max_probe_interval: Duration,
+}
+
+impl Default for SlowLinkConfig {
+    fn default() -> Self {
+        SlowLinkConfig {
+            ack_timeout_factor: 2,
+            max_probe_interval: Duration::from_secs(2),
+        }
+    }
+}
+
 /// How the sender spaces fragments out.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -245,6 +301,10 @@ pub struct SenderConfig {
     pub max_states: usize,
     /// Put grace periods in fragments. `false` is the "no grace period" ablation.
     pub grace_period: bool,
+    /// Which rules govern forced sends and outages. Default [`SenderRules::Project`].
+    pub rules: SenderRules,
+    /// Parameters of [`SenderRules::SlowLink`] (ignored under the other rules).
+    pub slow_link: SlowLinkConfig,
     /// Salsify or an ablation.
     pub mode: SenderMode,
 }
@@ -268,6 +328,8 @@ impl Default for SenderConfig {
             pacing: PacingConfig::default(),
             max_states: 64,
             grace_period: true,
+            rules: SenderRules::Project,
+            slow_link: SlowLinkConfig::default(),
             mode: SenderMode::Salsify,
         }
     }
@@ -300,6 +362,16 @@ impl SenderConfig {
         }
         if p.min_gap > p.max_gap {
             return invalid("pacing.min_gap_ms", "above pacing.max_gap_ms");
+        }
+        let sl = &self.slow_link;
+        if sl.ack_timeout_factor == 0 {
+            return invalid("slow_link.ack_timeout_factor", "must be positive");
+        }
+        if sl.max_probe_interval < self.outage_probe_interval {
+            return invalid(
+                "slow_link.max_probe_interval_ms",
+                "below outage_probe_interval_ms",
+            );
         }
         if let SenderMode::ConventionalTransport { update_interval } = self.mode {
             if update_interval.is_zero() {
@@ -454,6 +526,14 @@ mod tests {
         );
         assert_eq!(refused_field("start_quality = 2"), "start_quality");
         assert_eq!(refused_field("max_states = 0"), "max_states");
+        assert_eq!(
+            refused_field("[slow_link]\nack_timeout_factor = 0"),
+            "slow_link.ack_timeout_factor"
+        );
+        assert_eq!(
+            refused_field("[slow_link]\nmax_probe_interval_ms = 50"),
+            "slow_link.max_probe_interval_ms"
+        );
         assert_eq!(refused_field("[pacing]\nspeedup = 0"), "pacing.speedup");
         assert_eq!(
             refused_field("[pacing]\nmin_gap_ms = 3.0"),
@@ -595,6 +675,11 @@ mod tests {
             },
             max_states: 32,
             grace_period: false,
+            rules: SenderRules::SlowLink,
+            slow_link: SlowLinkConfig {
+                ack_timeout_factor: 3,
+                max_probe_interval: Duration::from_micros(1_500_500),
+            },
             mode: SenderMode::ConventionalTransport {
                 update_interval: Duration::from_millis(750),
             },
@@ -641,6 +726,8 @@ mod tests {
             "min_gap_ms = 0.5",
             "start_quality = 64",
             "mode = \"salsify\"",
+            "rules = \"project\"",
+            "ack_timeout_factor = 2",
         ] {
             assert!(text.contains(line), "{line} in {text}");
         }

@@ -12,6 +12,16 @@
 //!    `max_consecutive_skips` skips with nothing in flight (otherwise no ACK ever reopens the
 //!    budget), and as a probe every `outage_probe_interval` while an outage is suspected.
 //!
+//! 3. **The slow-link rules** ([`crate::SenderRules::SlowLink`], off by default):
+//!    [`paced_outage_suspected`] waits for an ACK as long as the link's own pace and the
+//!    fragments in flight say, [`probe_interval`] backs probes off exponentially, and
+//!    [`choose_slow_link`] caps what is sent against the budget's advice — a probe at one
+//!    fragment, a forced send at `max(one fragment, budget)` ([`override_limit`]) — asking
+//!    for one more encode at the coarsest quality when even the worse option is too large.
+//!
+//! Under [`crate::SenderRules::Paper`] the sender uses [`paper_budget`] as soon as it has an
+//! estimate (no limit before), [`paper_forced`] and no outage handling.
+//!
 //! [`crate::Sender`] calls exactly these functions; nothing else decides what it sends.
 
 use salsify_time::{duration_micros, Duration, Instant};
@@ -150,6 +160,125 @@ pub fn probe_due(
     probe_interval: Duration,
 ) -> bool {
     outage_suspected && last_sent_at.is_none_or(|t| now >= t + probe_interval)
+}
+
+/// The paper's forced send: after `max_consecutive_skips` skips in a row the worse option goes
+/// anyway, whether or not fragments are in flight.
+pub fn paper_forced(consecutive_skips: u32, max_consecutive_skips: u32) -> bool {
+    consecutive_skips >= max_consecutive_skips
+}
+
+/// The link's pace as the sender sees it: the longer of the receiver's mean inter-arrival time
+/// `tau` and `ack_gap`, the sender's last observed time per fragment between two ACKs while
+/// fragments were in flight. The EWMA behind `tau` moves a tenth of the way per fragment, so
+/// on a fading link it lags; the last ACK interval shows the slower pace at once.
+pub fn link_pace(tau: Option<Duration>, ack_gap: Option<Duration>) -> Option<Duration> {
+    match (tau, ack_gap) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// How long the receiver may stay silent, with `in_flight` fragments out, before an outage is
+/// suspected under the slow-link rules: `max(floor, factor x pace x max(1, in_flight))` —
+/// long enough for the whole flight to drain `factor` times over at the link's own pace, and
+/// never less than `floor` (the configured `outage_timeout`). Without a pace, the floor.
+pub fn paced_ack_timeout(
+    floor: Duration,
+    factor: u32,
+    pace: Option<Duration>,
+    in_flight: u64,
+) -> Duration {
+    let fragments = u32::try_from(in_flight.max(1)).unwrap_or(u32::MAX);
+    let drain = pace
+        .unwrap_or(Duration::ZERO)
+        .saturating_mul(factor)
+        .saturating_mul(fragments);
+    floor.max(drain)
+}
+
+/// [`outage_suspected`] under the slow-link rules: fragments in flight and silence since
+/// `silent_since` for [`paced_ack_timeout`].
+pub fn paced_outage_suspected(
+    now: Instant,
+    silent_since: Option<Instant>,
+    timeout: Duration,
+    in_flight: u64,
+) -> bool {
+    let Some(since) = silent_since else {
+        return false;
+    };
+    in_flight > 0 && now.saturating_duration_since(since) >= timeout
+}
+
+/// The probe interval after `probes` probes in the current silence: `base x 2^probes`, at
+/// most `cap` (and never below `base`).
+pub fn probe_interval(base: Duration, cap: Duration, probes: u32) -> Duration {
+    let factor = 1u32 << probes.min(31);
+    base.saturating_mul(factor).min(cap).max(base)
+}
+
+/// The most bytes a frame sent against the budget's advice may have under the slow-link
+/// rules: with nothing in flight (feedback starved), what the estimate says drains within the
+/// delay target but at least one fragment, `max(mtu, budget)`; a probe during a suspected
+/// outage, one fragment; otherwise nothing (no override: the budget alone decides).
+pub fn override_limit(mtu: usize, budget: Option<usize>, overrides: Overrides) -> usize {
+    if overrides.feedback_starved {
+        mtu.max(budget.unwrap_or(0))
+    } else if overrides.probe_due {
+        mtu
+    } else {
+        0
+    }
+}
+
+/// What the slow-link rules do with one picture's options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SlowLinkDecision {
+    /// Send this option (as [`choose_frame`] names them).
+    Send(Choice),
+    /// Send the coarsest-quality encode of the same picture.
+    SendCoarsest,
+    /// Even the worse option is over the limit: encode the picture once more at the coarsest
+    /// quality, from the same source, and decide again.
+    EncodeCoarsest,
+    /// Send nothing.
+    Skip,
+}
+
+/// The slow-link rules' decision: [`choose_paper`] when an option fits the budget; otherwise,
+/// when `overrides` call for a send, the worse option if it is within [`override_limit`], else
+/// the coarsest encode (`coarsest_len`, `None` while it has not been made) if within it, else
+/// skip — unless `lift` (the sender has waited long enough with nothing in flight; see
+/// [`crate::Sender`]) lets the coarsest frame go whatever its size, since no frame of this
+/// picture can be smaller and waiting does not make the next one smaller either.
+pub fn choose_slow_link(
+    budget: Option<usize>,
+    mtu: usize,
+    better_len: usize,
+    worse_len: usize,
+    coarsest_len: Option<usize>,
+    overrides: Overrides,
+    lift: bool,
+) -> SlowLinkDecision {
+    match choose_paper(budget, better_len, worse_len) {
+        PaperDecision::SendBetter => return SlowLinkDecision::Send(Choice::Better),
+        PaperDecision::SendWorse => return SlowLinkDecision::Send(Choice::Worse),
+        PaperDecision::Skip => {}
+    }
+    if !(overrides.feedback_starved || overrides.probe_due) {
+        return SlowLinkDecision::Skip;
+    }
+    let limit = override_limit(mtu, budget, overrides);
+    if worse_len <= limit {
+        return SlowLinkDecision::Send(Choice::ForcedWorse);
+    }
+    match coarsest_len {
+        None => SlowLinkDecision::EncodeCoarsest,
+        Some(len) if len <= limit => SlowLinkDecision::SendCoarsest,
+        Some(_) if lift && overrides.feedback_starved => SlowLinkDecision::SendCoarsest,
+        Some(_) => SlowLinkDecision::Skip,
+    }
 }
 
 #[cfg(test)]
@@ -309,6 +438,133 @@ mod tests {
         assert!(probe_due(t0 + MS(80), true, Some(t0), MS(80)));
     }
 
+    #[test]
+    fn the_paper_forces_after_the_skip_limit_even_with_fragments_in_flight() {
+        assert!(!paper_forced(3, 4));
+        assert!(paper_forced(4, 4));
+        assert!(paper_forced(9, 4));
+    }
+
+    #[test]
+    fn the_pace_is_the_slower_of_tau_and_the_last_ack_interval() {
+        assert_eq!(link_pace(None, None), None);
+        assert_eq!(link_pace(Some(MS(5)), None), Some(MS(5)));
+        assert_eq!(link_pace(None, Some(MS(7))), Some(MS(7)));
+        assert_eq!(link_pace(Some(MS(5)), Some(MS(560))), Some(MS(560)));
+        assert_eq!(link_pace(Some(MS(50)), Some(MS(1))), Some(MS(50)));
+    }
+
+    #[test]
+    fn the_ack_timeout_follows_the_link_and_the_flight() {
+        // A fast link: the floor.
+        assert_eq!(paced_ack_timeout(MS(250), 2, Some(MS(1)), 40), MS(250));
+        assert_eq!(paced_ack_timeout(MS(250), 2, None, 40), MS(250));
+        // 20 kb/s: one 1400-byte fragment takes 560 ms; three in flight drain in 1.68 s.
+        assert_eq!(paced_ack_timeout(MS(250), 2, Some(MS(560)), 3), MS(3_360));
+        // Nothing counted in flight still waits for one fragment.
+        assert_eq!(paced_ack_timeout(MS(250), 2, Some(MS(560)), 0), MS(1_120));
+        // Absurd values saturate.
+        assert_eq!(
+            paced_ack_timeout(MS(250), u32::MAX, Some(Duration::MAX), u64::MAX),
+            Duration::MAX
+        );
+        let t0 = Instant::from_millis(1_000);
+        assert!(!paced_outage_suspected(t0 + MS(5_000), None, MS(250), 3));
+        assert!(!paced_outage_suspected(
+            t0 + MS(5_000),
+            Some(t0),
+            MS(250),
+            0
+        ));
+        assert!(!paced_outage_suspected(
+            t0 + MS(3_359),
+            Some(t0),
+            MS(3_360),
+            3
+        ));
+        assert!(paced_outage_suspected(
+            t0 + MS(3_360),
+            Some(t0),
+            MS(3_360),
+            3
+        ));
+        // A clock that went backwards is not silence.
+        assert!(!paced_outage_suspected(t0, Some(t0 + MS(10)), MS(1), 3));
+    }
+
+    #[test]
+    fn probes_back_off_exponentially_up_to_the_cap() {
+        let i = |n| probe_interval(MS(80), MS(2_000), n);
+        assert_eq!(i(0), MS(80));
+        assert_eq!(i(1), MS(160));
+        assert_eq!(i(2), MS(320));
+        assert_eq!(i(4), MS(1_280));
+        assert_eq!(i(5), MS(2_000));
+        assert_eq!(i(u32::MAX), MS(2_000));
+        // A cap below the base never shortens the base.
+        assert_eq!(probe_interval(MS(80), MS(10), 3), MS(80));
+    }
+
+    #[test]
+    fn slow_link_sizes_what_the_budget_did_not_allow() {
+        use SlowLinkDecision::*;
+        let none = Overrides::default();
+        let starved = Overrides {
+            feedback_starved: true,
+            ..none
+        };
+        let probe = Overrides {
+            probe_due: true,
+            ..none
+        };
+        let mtu = 1400;
+        let choose = |budget, better, worse, coarsest, o, lift| {
+            choose_slow_link(budget, mtu, better, worse, coarsest, o, lift)
+        };
+        // What fits the budget goes as Algorithm 2 says.
+        assert_eq!(
+            choose(Some(10_000), 8_000, 3_000, None, probe, false),
+            Send(Choice::Better)
+        );
+        assert_eq!(
+            choose(Some(5_000), 8_000, 3_000, None, starved, false),
+            Send(Choice::Worse)
+        );
+        // No override: skip.
+        assert_eq!(choose(Some(0), 8_000, 3_000, None, none, true), Skip);
+        // A probe: the worse if it is one fragment, else the coarsest encode.
+        assert_eq!(
+            choose(Some(0), 8_000, 1_400, None, probe, false),
+            Send(Choice::ForcedWorse)
+        );
+        assert_eq!(
+            choose(Some(0), 8_000, 3_000, None, probe, false),
+            EncodeCoarsest
+        );
+        assert_eq!(
+            choose(Some(0), 8_000, 3_000, Some(600), probe, false),
+            SendCoarsest
+        );
+        assert_eq!(
+            choose(Some(0), 8_000, 3_000, Some(1_401), probe, true),
+            Skip
+        );
+        // Starved: up to the budget, one fragment at least.
+        assert_eq!(
+            choose(Some(2_800), 8_000, 2_900, Some(2_000), starved, false),
+            SendCoarsest
+        );
+        assert_eq!(
+            choose(Some(0), 8_000, 3_000, Some(2_000), starved, false),
+            Skip
+        );
+        // ... unless the sender has waited long enough: the coarsest goes whatever its size.
+        assert_eq!(
+            choose(Some(0), 8_000, 3_000, Some(2_000), starved, true),
+            SendCoarsest
+        );
+    }
+
     proptest! {
         #[test]
         fn choose_paper_is_the_paper_pseudo_code(
@@ -345,6 +601,87 @@ mod tests {
                 Skip => None,
             };
             prop_assert_eq!(choose_frame(budget, better, worse, overrides), expected);
+        }
+
+        #[test]
+        fn slow_link_overrides_stay_within_their_limits(
+            budget in proptest::option::of(0usize..20_000),
+            mtu in 1usize..2_000,
+            better in 0usize..20_000,
+            worse in 0usize..20_000,
+            coarsest in proptest::option::of(0usize..20_000),
+            feedback_starved: bool,
+            probe_due: bool,
+            lift: bool,
+        ) {
+            let overrides = Overrides { feedback_starved, probe_due };
+            let decision =
+                choose_slow_link(budget, mtu, better, worse, coarsest, overrides, lift);
+            let sent = match decision {
+                SlowLinkDecision::Send(Choice::Better) => Some(better),
+                SlowLinkDecision::Send(_) => Some(worse),
+                SlowLinkDecision::SendCoarsest => Some(coarsest.unwrap_or(worse)),
+                SlowLinkDecision::EncodeCoarsest => {
+                    prop_assert!(coarsest.is_none());
+                    None
+                }
+                SlowLinkDecision::Skip => None,
+            };
+            let paper = transcription(budget, better, worse);
+            match paper {
+                // Whatever fits the budget is Algorithm 2's choice.
+                SendBetter => prop_assert_eq!(decision, SlowLinkDecision::Send(Choice::Better)),
+                SendWorse => prop_assert_eq!(decision, SlowLinkDecision::Send(Choice::Worse)),
+                Skip => {
+                    if let Some(len) = sent {
+                        prop_assert!(feedback_starved || probe_due);
+                        if feedback_starved {
+                            // A forced send never exceeds max(1 fragment, budget), unless
+                            // the limit is lifted for the coarsest frame.
+                            let limit = mtu.max(budget.unwrap_or(0));
+                            prop_assert!(
+                                len <= limit
+                                    || (lift && decision == SlowLinkDecision::SendCoarsest)
+                            );
+                        } else {
+                            // A probe is never more than one fragment.
+                            prop_assert!(len <= mtu);
+                        }
+                    }
+                    // Nothing is skipped that could have gone within the limit.
+                    let limit = override_limit(mtu, budget, overrides);
+                    if (feedback_starved || probe_due) && worse <= limit {
+                        prop_assert_eq!(decision, SlowLinkDecision::Send(Choice::ForcedWorse));
+                    }
+                }
+            }
+        }
+
+        #[test]
+        fn the_ack_timeout_is_never_below_the_floor_nor_the_flights_drain(
+            floor_ms in 1u64..1_000,
+            factor in 1u32..8,
+            pace_us in proptest::option::of(0u64..2_000_000),
+            n in 0u64..500,
+        ) {
+            let t = paced_ack_timeout(MS(floor_ms), factor, pace_us.map(US), n);
+            prop_assert!(t >= MS(floor_ms));
+            if let Some(p) = pace_us {
+                prop_assert!(t >= US(p * u64::from(factor) * n.max(1)));
+            }
+        }
+
+        #[test]
+        fn probe_intervals_grow_and_stay_capped(
+            base_ms in 1u64..500,
+            cap_ms in 1u64..10_000,
+            n in 0u32..64,
+        ) {
+            let (base, cap) = (MS(base_ms), MS(cap_ms));
+            let now = probe_interval(base, cap, n);
+            prop_assert!(now >= base);
+            prop_assert!(now <= cap.max(base));
+            prop_assert!(probe_interval(base, cap, n + 1) >= now);
         }
 
         #[test]

@@ -8,11 +8,11 @@ use salsify_codec::{State, StateHash};
 use salsify_endpoint as ep;
 use salsify_time::Instant;
 
-use crate::config::{ConfigError, ReceiverConfig, SenderConfig, SenderMode};
+use crate::config::{ConfigError, ReceiverConfig, SenderConfig, SenderMode, SenderRules};
 use crate::error::DatagramRejected;
 use crate::receiver::{Receiver, ReceiverEvent, ReceiverOutput};
 use crate::sender::{Choice, DropCause, EncodeJob, Sender, SenderEvent, SenderOutput};
-use crate::vp8::Vp8Decoder;
+use crate::vp8::{CodedPicture, CodedVp8Decoder};
 
 /// The Salsify sender (or one of its ablations) as a [`ep::SenderEndpoint`], with the real
 /// VP8 codec's frames.
@@ -123,6 +123,9 @@ impl ep::SenderEndpoint for SalsifySender {
             SenderMode::ConventionalCodec => "salsify-conventional-codec",
             SenderMode::ConventionalTransport { .. } => "salsify-conventional-transport",
             _ if !c.grace_period => "salsify-no-grace",
+            _ if c.rules == SenderRules::Paper => "salsify-paper",
+            _ if c.rules == SenderRules::SlowLink && self.parallel => "salsify-2c-slowlink",
+            _ if c.rules == SenderRules::SlowLink => "salsify-1c-slowlink",
             _ if self.parallel => "salsify-2c",
             _ => "salsify-1c",
         }
@@ -260,7 +263,7 @@ impl ep::SenderEndpoint for SalsifySender {
 
 /// The Salsify receiver, decoding with libvpx, as a [`ep::ReceiverEndpoint`].
 pub struct SalsifyReceiver {
-    inner: Receiver<Vp8Decoder>,
+    inner: Receiver<CodedVp8Decoder>,
 }
 
 impl std::fmt::Debug for SalsifyReceiver {
@@ -287,12 +290,12 @@ impl SalsifyReceiver {
     /// A receiver with its own VP8 decoder.
     pub fn new(config: ReceiverConfig) -> Result<Self, ReceiverSetupError> {
         Ok(SalsifyReceiver {
-            inner: Receiver::new(config, Vp8Decoder::new()?)?,
+            inner: Receiver::new(config, CodedVp8Decoder::new()?)?,
         })
     }
 
     /// The state machine inside.
-    pub fn inner(&self) -> &Receiver<Vp8Decoder> {
+    pub fn inner(&self) -> &Receiver<CodedVp8Decoder> {
         &self.inner
     }
 }
@@ -318,7 +321,7 @@ impl ep::ReceiverEndpoint for SalsifyReceiver {
             ReceiverOutput::Event(ReceiverEvent::Display {
                 frame,
                 at,
-                picture,
+                picture: CodedPicture { picture, vp8 },
                 source,
                 target,
                 first_sent_at,
@@ -328,6 +331,7 @@ impl ep::ReceiverEndpoint for SalsifyReceiver {
                 at,
                 picture,
                 bytes,
+                coded: vp8,
                 keyframe: source == StateHash::INITIAL,
                 first_sent_at: Some(first_sent_at),
                 states: Some((source, target)),

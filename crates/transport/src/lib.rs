@@ -93,10 +93,14 @@ pub mod vp8;
 pub mod wire;
 
 pub use codec::{CodecState, DecodeError, EncodedFrame, FrameDecoder};
-pub use config::{ConfigError, PacingConfig, ReceiverConfig, SenderConfig, SenderMode};
+pub use config::{
+    ConfigError, PacingConfig, ReceiverConfig, SenderConfig, SenderMode, SenderRules,
+    SlowLinkConfig,
+};
 pub use decision::{
-    choose_frame, choose_paper, feedback_starved, frame_budget, outage_suspected, paper_budget,
-    probe_due, Overrides, PaperDecision,
+    choose_frame, choose_paper, choose_slow_link, feedback_starved, frame_budget, link_pace,
+    outage_suspected, override_limit, paced_ack_timeout, paced_outage_suspected, paper_budget,
+    paper_forced, probe_due, probe_interval, Overrides, PaperDecision, SlowLinkDecision,
 };
 pub use endpoint::{ReceiverSetupError, SalsifyReceiver, SalsifySender};
 pub use error::{DatagramRejected, SenderError};
@@ -104,4 +108,4 @@ pub use receiver::{Receiver, ReceiverEvent, ReceiverOutput, ReceiverStats};
 pub use sender::{
     Choice, EncodeJob, EncodeRequest, Sender, SenderEvent, SenderOutput, SenderStats, SentFrame,
 };
-pub use vp8::Vp8Decoder;
+pub use vp8::{CodedPicture, CodedVp8Decoder, Vp8Decoder};

@@ -31,7 +31,7 @@ use salsify_codec::{Quality, StateHash};
 use salsify_time::{Duration, Instant};
 
 use crate::codec::{CodecState, EncodedFrame};
-use crate::config::{ConfigError, SenderConfig, SenderMode};
+use crate::config::{ConfigError, SenderConfig, SenderMode, SenderRules};
 use crate::conventional::IntervalQualityController;
 use crate::decision;
 use crate::error::{DatagramRejected, SenderError};
@@ -258,6 +258,9 @@ struct InFlightEncode {
     source: StateHash,
     expected: usize,
     recovery: bool,
+    /// The slow-link rules' extra encode at the coarsest quality (the options it completes
+    /// wait in [`Sender::held_options`]).
+    coarsest: bool,
 }
 
 /// What the newest usable ACK said.
@@ -292,6 +295,15 @@ pub struct Sender<F: EncodedFrame> {
     last_sent_at: Option<Instant>,
     /// Since when fragments have been in flight with no ACK coming back (None: not silent).
     silent_since: Option<Instant>,
+    /// `silent_since` was set by an ACK (fragments were already out), not by a fragment sent
+    /// into an idle link: the next ACK's interval then measures the link's pace.
+    silence_from_ack: bool,
+    /// The last per-fragment ACK interval measured so (see [`decision::link_pace`]).
+    ack_gap: Option<Duration>,
+    /// Probes sent since the last ACK (slow-link rules: each doubles the probe interval).
+    probes_in_silence: u32,
+    /// The better and worse options of a picture waiting for its coarsest encode.
+    held_options: Vec<F>,
     in_flight: Option<InFlightEncode>,
     waiting_picture: Option<(u64, Instant)>,
     next_request_id: u64,
@@ -323,6 +335,10 @@ impl<F: EncodedFrame> Sender<F> {
             recovery_until: None,
             last_sent_at: None,
             silent_since: None,
+            silence_from_ack: false,
+            ack_gap: None,
+            probes_in_silence: 0,
+            held_options: Vec::new(),
             in_flight: None,
             waiting_picture: None,
             next_request_id: 0,
@@ -388,9 +404,15 @@ impl<F: EncodedFrame> Sender<F> {
         let checked = self.check_frames(&request, &frames);
         match checked {
             Ok(()) => self.commit_or_skip(now, &request, frames),
-            Err(_) => self.drop_picture(now, request.picture, DropCause::Failed),
+            Err(_) => {
+                self.held_options.clear();
+                self.drop_picture(now, request.picture, DropCause::Failed)
+            }
         }
-        self.start_waiting_picture(now);
+        // The slow-link rules may have asked for one more encode of the same picture.
+        if self.in_flight.is_none() {
+            self.start_waiting_picture(now);
+        }
         checked
     }
 
@@ -400,6 +422,7 @@ impl<F: EncodedFrame> Sender<F> {
             Some(r) => r,
             None => return Err(SenderError::UnknownRequest(id)),
         };
+        self.held_options.clear();
         self.drop_picture(now, request.picture, DropCause::Failed);
         self.start_waiting_picture(now);
         Ok(())
@@ -416,9 +439,13 @@ impl<F: EncodedFrame> Sender<F> {
             Err(e) => return self.reject(e.into()),
         };
         self.stats.acks += 1;
+        let before = self.view.highest_seq;
         self.note_received(ack.highest);
+        self.measure_ack_gap(now, before);
         // The ACKs are flowing: the silence clock restarts for whatever is still in flight.
         self.silent_since = (self.fragments_in_flight() > 0).then_some(now);
+        self.silence_from_ack = self.silent_since.is_some();
+        self.probes_in_silence = 0;
         if self.view.ack_number.is_some_and(|n| ack.ack_number <= n) {
             self.stats.stale_acks += 1;
             return Ok(());
@@ -461,6 +488,16 @@ impl<F: EncodedFrame> Sender<F> {
     /// (no limit) before the first estimate while nothing is in flight. See
     /// [`decision::frame_budget`] and [`decision::paper_budget`].
     pub fn budget(&self) -> Option<usize> {
+        if self.config.rules == SenderRules::Paper {
+            return self.view.mean_interarrival.map(|tau| {
+                decision::paper_budget(
+                    self.config.fragment_payload,
+                    self.config.delay_target,
+                    tau,
+                    self.fragments_in_flight(),
+                )
+            });
+        }
         decision::frame_budget(
             self.config.fragment_payload,
             self.config.delay_target,
@@ -476,14 +513,51 @@ impl<F: EncodedFrame> Sender<F> {
 
     /// True when fragments are in flight and the receiver has been silent for the outage
     /// timeout (see [`SenderConfig::outage_timeout`]): what is in flight is presumed lost.
+    ///
+    /// Under [`SenderRules::Paper`] never; under [`SenderRules::SlowLink`] the timeout follows
+    /// the link's pace ([`decision::paced_ack_timeout`]).
     pub fn outage_suspected(&self, now: Instant) -> bool {
-        decision::outage_suspected(
-            now,
-            self.silent_since,
-            self.view.mean_interarrival,
+        match self.config.rules {
+            SenderRules::Paper => false,
+            SenderRules::SlowLink => decision::paced_outage_suspected(
+                now,
+                self.silent_since,
+                self.ack_timeout(),
+                self.fragments_in_flight(),
+            ),
+            _ => decision::outage_suspected(
+                now,
+                self.silent_since,
+                self.view.mean_interarrival,
+                self.config.outage_timeout,
+                self.fragments_in_flight(),
+            ),
+        }
+    }
+
+    /// The silence after which an outage is suspected under the slow-link rules.
+    fn ack_timeout(&self) -> Duration {
+        decision::paced_ack_timeout(
             self.config.outage_timeout,
+            self.config.slow_link.ack_timeout_factor,
+            decision::link_pace(self.view.mean_interarrival, self.ack_gap),
             self.fragments_in_flight(),
         )
+    }
+
+    /// A fresh ACK after a silence that began with fragments already out: the time per
+    /// fragment it advanced by is a sample of the link's pace.
+    fn measure_ack_gap(&mut self, now: Instant, before: Option<u64>) {
+        let (Some(since), Some(old), Some(new)) =
+            (self.silent_since, before, self.view.highest_seq)
+        else {
+            return;
+        };
+        if !self.silence_from_ack || new <= old {
+            return;
+        }
+        let advanced = u32::try_from(new - old).unwrap_or(u32::MAX);
+        self.ack_gap = Some(now.saturating_duration_since(since) / advanced);
     }
 
     /// A snapshot of the counters.
@@ -558,6 +632,7 @@ impl<F: EncodedFrame> Sender<F> {
             source: source.hash(),
             expected: job.frames_expected(),
             recovery,
+            coarsest: false,
         });
         self.encodes.push_back(EncodeRequest {
             id,
@@ -619,6 +694,11 @@ impl<F: EncodedFrame> Sender<F> {
     /// option that fits the budget now, else skip or force.
     fn commit_or_skip(&mut self, now: Instant, request: &InFlightEncode, mut frames: Vec<F>) {
         let budget = self.budget();
+        if self.config.rules == SenderRules::SlowLink
+            && (request.coarsest || self.config.mode == SenderMode::Salsify)
+        {
+            return self.commit_slow_link(now, request, frames, budget);
+        }
         let choice = match frames.as_slice() {
             [_] => Some(Choice::Only),
             [better, worse] => {
@@ -637,21 +717,119 @@ impl<F: EncodedFrame> Sender<F> {
         self.send_frame(now, request, frame, choice, budget);
     }
 
+    /// The slow-link rules ([`decision::choose_slow_link`]): `frames` are `[better, worse]`,
+    /// or the coarsest encode completing the options held back for it.
+    fn commit_slow_link(
+        &mut self,
+        now: Instant,
+        request: &InFlightEncode,
+        frames: Vec<F>,
+        budget: Option<usize>,
+    ) {
+        let mut options = std::mem::take(&mut self.held_options);
+        if !request.coarsest {
+            options.clear();
+        }
+        options.extend(frames);
+        let (better_len, worse_len, coarsest_len) = match options.as_slice() {
+            [b, w] if w.quality() >= self.config.max_quality => (b.len(), w.len(), Some(w.len())),
+            [b, w] => (b.len(), w.len(), None),
+            [b, w, c] => (b.len(), w.len(), Some(c.len())),
+            _ => return self.drop_picture(now, request.picture, DropCause::Failed),
+        };
+        let overrides = self.overrides(now);
+        let lift = self.consecutive_skips >= self.config.max_consecutive_skips.saturating_mul(2);
+        let decision = decision::choose_slow_link(
+            budget,
+            self.config.fragment_payload,
+            better_len,
+            worse_len,
+            coarsest_len,
+            overrides,
+            lift,
+        );
+        let (index, choice) = match decision {
+            decision::SlowLinkDecision::Send(Choice::Better) => (0, Choice::Better),
+            decision::SlowLinkDecision::Send(choice) => (1, choice),
+            decision::SlowLinkDecision::SendCoarsest => (options.len() - 1, Choice::ForcedWorse),
+            decision::SlowLinkDecision::EncodeCoarsest => {
+                return self.encode_coarsest(now, request, options)
+            }
+            decision::SlowLinkDecision::Skip => {
+                return self.skip(now, request.picture, request.captured, budget)
+            }
+        };
+        if choice == Choice::ForcedWorse && !overrides.feedback_starved {
+            self.probes_in_silence = self.probes_in_silence.saturating_add(1);
+        }
+        let frame = options.swap_remove(index);
+        self.send_frame(now, request, frame, choice, budget);
+    }
+
+    /// Asks for the picture of `request` once more at the coarsest quality, from the same
+    /// source; `options` wait for it. Skipped if that source is no longer held.
+    fn encode_coarsest(&mut self, now: Instant, request: &InFlightEncode, options: Vec<F>) {
+        let source = if request.source == StateHash::INITIAL {
+            Some(self.initial.clone())
+        } else {
+            self.states.get(request.source).cloned()
+        };
+        let Some(source) = source else {
+            return self.skip(now, request.picture, request.captured, self.budget());
+        };
+        self.held_options = options;
+        let id = self.next_request_id;
+        self.next_request_id += 1;
+        self.stats.encode_requests += 1;
+        self.in_flight = Some(InFlightEncode {
+            id,
+            picture: request.picture,
+            captured: request.captured,
+            source: request.source,
+            expected: 1,
+            recovery: request.recovery,
+            coarsest: true,
+        });
+        self.encodes.push_back(EncodeRequest {
+            id,
+            picture: request.picture,
+            captured: request.captured,
+            source,
+            job: EncodeJob::Qualities(vec![self.config.max_quality]),
+        });
+    }
+
     /// When the sender sends although the paper would skip (see [`decision::Overrides`]).
     fn overrides(&self, now: Instant) -> decision::Overrides {
+        let base = self.config.outage_probe_interval;
+        let interval = match self.config.rules {
+            SenderRules::SlowLink => decision::probe_interval(
+                base,
+                self.config.slow_link.max_probe_interval,
+                self.probes_in_silence,
+            ),
+            _ => base,
+        };
         decision::Overrides {
             feedback_starved: self.feedback_starved(),
             probe_due: decision::probe_due(
                 now,
                 self.outage_suspected(now),
                 self.last_sent_at,
-                self.config.outage_probe_interval,
+                interval,
             ),
         }
     }
 
-    /// See [`decision::feedback_starved`].
+    /// See [`decision::feedback_starved`] (and [`decision::paper_forced`] under the paper's
+    /// rules).
     fn feedback_starved(&self) -> bool {
+        if self.config.rules == SenderRules::Paper {
+            return decision::paper_forced(
+                self.consecutive_skips,
+                self.config.max_consecutive_skips,
+            );
+        }
         decision::feedback_starved(
             self.consecutive_skips,
             self.config.max_consecutive_skips,

@@ -342,6 +342,36 @@ mod tests {
     }
 
     #[test]
+    fn the_new_salsify_names_pick_their_rules_and_keep_the_rest() {
+        let rules = |name| match SchemeConfig::named(name, &SchemeParams::default()).unwrap() {
+            SchemeConfig::Salsify {
+                sender, parallel, ..
+            } => (sender.rules, parallel),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(rules("salsify-2c"), (SenderRules::Project, true));
+        assert_eq!(rules("salsify-1c"), (SenderRules::Project, false));
+        assert_eq!(rules("salsify-paper"), (SenderRules::Paper, true));
+        assert_eq!(rules("salsify-2c-slowlink"), (SenderRules::SlowLink, true));
+        assert_eq!(rules("salsify-1c-slowlink"), (SenderRules::SlowLink, false));
+        // The [salsify] table's other fields carry over; its rules are the name's.
+        let params = SchemeParams {
+            salsify: Some(SenderConfig {
+                max_consecutive_skips: 3,
+                ..SenderConfig::default()
+            }),
+            ..SchemeParams::default()
+        };
+        match SchemeConfig::named("salsify-paper", &params).unwrap() {
+            SchemeConfig::Salsify { sender, .. } => {
+                assert_eq!(sender.max_consecutive_skips, 3);
+                assert_eq!(sender.rules, SenderRules::Paper);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
     fn the_oracle_refuses_to_run_live() {
         let s = SchemeConfig::named("oracle", &SchemeParams::default()).unwrap();
         let source = SourceInfo {

@@ -298,6 +298,9 @@ pub struct Sender<F: EncodedFrame> {
     /// `silent_since` was set by an ACK (fragments were already out), not by a fragment sent
     /// into an idle link: the next ACK's interval then measures the link's pace.
     silence_from_ack: bool,
+    /// Fragments in flight when `silent_since` was set: the slow-link rules' ACK timeout
+    /// counts these, so that probes sent in a silence do not stretch it.
+    silent_flight: u64,
     /// The last per-fragment ACK interval measured so (see [`decision::link_pace`]).
     ack_gap: Option<Duration>,
     /// Probes sent since the last ACK (slow-link rules: each doubles the probe interval).
@@ -336,6 +339,7 @@ impl<F: EncodedFrame> Sender<F> {
             last_sent_at: None,
             silent_since: None,
             silence_from_ack: false,
+            silent_flight: 0,
             ack_gap: None,
             probes_in_silence: 0,
             held_options: Vec::new(),
@@ -445,6 +449,7 @@ impl<F: EncodedFrame> Sender<F> {
         // The ACKs are flowing: the silence clock restarts for whatever is still in flight.
         self.silent_since = (self.fragments_in_flight() > 0).then_some(now);
         self.silence_from_ack = self.silent_since.is_some();
+        self.silent_flight = self.fragments_in_flight();
         self.probes_in_silence = 0;
         if self.view.ack_number.is_some_and(|n| ack.ack_number <= n) {
             self.stats.stale_acks += 1;
@@ -541,7 +546,7 @@ impl<F: EncodedFrame> Sender<F> {
             self.config.outage_timeout,
             self.config.slow_link.ack_timeout_factor,
             decision::link_pace(self.view.mean_interarrival, self.ack_gap),
-            self.fragments_in_flight(),
+            self.silent_flight,
         )
     }
 
@@ -917,7 +922,10 @@ impl<F: EncodedFrame> Sender<F> {
     }
 
     fn emit_fragment(&mut self, now: Instant, f: QueuedFragment, grace: Duration) -> Vec<u8> {
-        self.silent_since.get_or_insert(now);
+        if self.silent_since.is_none() {
+            self.silent_since = Some(now);
+            self.silent_flight = self.fragments_in_flight();
+        }
         let fragment = DataFragment {
             connection_id: self.config.connection_id,
             frame: f.frame,

@@ -12,7 +12,9 @@ use salsify_endpoint::{
     SenderOutput, BASELINE_WIRE_TAG,
 };
 use salsify_time::{Duration, Instant};
-use salsify_transport::{ReceiverConfig, SalsifyReceiver, SalsifySender, SenderConfig, SenderMode};
+use salsify_transport::{
+    ReceiverConfig, SalsifyReceiver, SalsifySender, SenderConfig, SenderMode, SenderRules,
+};
 
 const FRAME: Duration = Duration::from_micros(33_333);
 
@@ -158,6 +160,16 @@ fn scheme_names_follow_the_configuration() {
         ..d()
     };
     assert_eq!(name(transport, true), "salsify-conventional-transport");
+    let rules = |rules| SenderConfig { rules, ..d() };
+    assert_eq!(name(rules(SenderRules::Paper), true), "salsify-paper");
+    assert_eq!(
+        name(rules(SenderRules::SlowLink), true),
+        "salsify-2c-slowlink"
+    );
+    assert_eq!(
+        name(rules(SenderRules::SlowLink), false),
+        "salsify-1c-slowlink"
+    );
     let bad = SenderConfig {
         fragment_payload: 0,
         ..d()

@@ -1,5 +1,5 @@
-//! Synthetic traces: constant rate, Poisson deliveries, a ramp to zero and back, and a
-//! stochastic cellular-like trace, all producing ordinary [`Trace`]s (so they can be written
+//! Synthetic traces: constant rate, Poisson deliveries, a ramp to zero and back, a
+//! piecewise-linear rate curve ([`segments`]) and a stochastic cellular-like trace, all producing ordinary [`Trace`]s (so they can be written
 //! as Mahimahi files and replayed by `mm-link` too).
 //!
 //! Every opportunity carries [`TRACE_PACKET_BYTES`] (1500 bytes = 12 000 bits), so a rate of
@@ -186,13 +186,70 @@ pub fn from_rate_fn(
     close_period(millis, period_ms)
 }
 
+/// One piece of a piecewise-linear rate curve: the rate goes linearly from `from` to `to`
+/// over `length` (equal rates hold it).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RateSegment {
+    /// How long the piece lasts.
+    pub length: Duration,
+    /// Rate at its start.
+    pub from: Bitrate,
+    /// Rate at its end.
+    pub to: Bitrate,
+}
+
+impl RateSegment {
+    /// `rate` held for `length`.
+    pub fn hold(length: Duration, rate: Bitrate) -> RateSegment {
+        RateSegment {
+            length,
+            from: rate,
+            to: rate,
+        }
+    }
+
+    /// A linear change from `from` to `to` over `length`.
+    pub fn ramp(length: Duration, from: Bitrate, to: Bitrate) -> RateSegment {
+        RateSegment { length, from, to }
+    }
+}
+
+/// A piecewise-linear rate curve, the segments played in order (the period is the sum of
+/// their lengths), delivered as a fluid by [`from_rate_fn`]. Steps (a cliff) are consecutive
+/// holds; fades are ramps between holds. Deterministic.
+pub fn segments(segments: &[RateSegment]) -> Result<Trace, GeneratorError> {
+    let mut ends = Vec::with_capacity(segments.len());
+    let mut total = Duration::ZERO;
+    for s in segments {
+        total = total
+            .checked_add(s.length)
+            .ok_or(GeneratorError::InvalidParameter("segments too long"))?;
+        ends.push(total);
+    }
+    from_rate_fn(total, |t| {
+        // The segment holding t: the first that ends after it (t < total always).
+        let i = ends
+            .partition_point(|&end| end <= t)
+            .min(segments.len() - 1);
+        let s = &segments[i];
+        let start = ends[i].saturating_sub(s.length);
+        let frac = if s.length.is_zero() {
+            0.0
+        } else {
+            ((t - start).as_secs_f64() / s.length.as_secs_f64()).clamp(0.0, 1.0)
+        };
+        s.from.as_f64() + (s.to.as_f64() - s.from.as_f64()) * frac
+    })
+}
+
 /// Parameters of the cellular-like trace.
 ///
 /// Sprout (Winstein et al., NSDI 2013) models a cellular link as a Poisson process of packet
 /// deliveries whose rate wanders in Brownian motion (volatility 200 packets/s per sqrt(s),
 /// rate within 0..1000 packets/s). Pure Brownian motion has no mean, so this generator adds a
 /// gentle pull back towards `mean` (an Ornstein-Uhlenbeck process) and reflects the rate at 0
-/// and `max`; the reflection at 0 raises the realised mean a little above `mean`.
+/// and `max` (or at `min`, when set); the reflection at the floor raises the realised mean a
+/// little above `mean`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct CellularParams {
@@ -200,6 +257,8 @@ pub struct CellularParams {
     pub mean: Bitrate,
     /// Ceiling of the rate. Default 20 Mb/s.
     pub max: Bitrate,
+    /// Floor of the rate (the walk reflects there). Default 0.
+    pub min: Bitrate,
     /// Brownian volatility in bit/s per sqrt(second). Default 2.4 Mb/s (Sprout's 200 packets/s).
     pub volatility: Bitrate,
     /// Time constant of the pull towards the mean. Default 4 s.
@@ -213,6 +272,7 @@ impl Default for CellularParams {
         CellularParams {
             mean: Bitrate::mbps(5),
             max: Bitrate::mbps(20),
+            min: Bitrate::ZERO,
             volatility: Bitrate::kbps(2400),
             reversion: Duration::from_secs(4),
             period: Duration::from_secs(120),
@@ -224,14 +284,16 @@ impl Default for CellularParams {
 /// rate, which then takes one step of its random walk. Same params and seed, same trace.
 pub fn cellular(p: &CellularParams, seed: u64) -> Result<Trace, GeneratorError> {
     let period_ms = period_ms(p.period)?;
-    if p.mean.as_bps() == 0 || p.max < p.mean {
-        return Err(GeneratorError::InvalidParameter("need 0 < mean <= max"));
+    if p.mean.as_bps() == 0 || p.max < p.mean || p.mean < p.min {
+        return Err(GeneratorError::InvalidParameter(
+            "need min <= mean <= max, mean > 0",
+        ));
     }
     if p.reversion.is_zero() {
         return Err(GeneratorError::InvalidParameter("reversion must be > 0"));
     }
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let (mean, max) = (p.mean.as_f64(), p.max.as_f64());
+    let (mean, min, max) = (p.mean.as_f64(), p.min.as_f64(), p.max.as_f64());
     let dt = 0.001;
     let pull = dt / p.reversion.as_secs_f64();
     let kick = p.volatility.as_f64() * dt.sqrt();
@@ -247,7 +309,7 @@ pub fn cellular(p: &CellularParams, seed: u64) -> Result<Trace, GeneratorError> 
         }
         let z: f64 = rng.sample(StandardNormal);
         rate += (mean - rate) * pull + kick * z;
-        rate = reflect(rate, max);
+        rate = reflect(rate, min, max);
     }
     close_period(millis, period_ms)
 }
@@ -275,10 +337,10 @@ pub fn with_gap(trace: &Trace, start: Duration, len: Duration) -> Result<Trace, 
     Ok(Trace::from_millis(millis)?)
 }
 
-fn reflect(rate: f64, max: f64) -> f64 {
-    let r = if rate < 0.0 { -rate } else { rate };
+fn reflect(rate: f64, min: f64, max: f64) -> f64 {
+    let r = if rate < min { 2.0 * min - rate } else { rate };
     let r = if r > max { 2.0 * max - r } else { r };
-    r.clamp(0.0, max)
+    r.clamp(min, max)
 }
 
 fn period_ms(period: Duration) -> Result<u64, GeneratorError> {

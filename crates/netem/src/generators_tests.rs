@@ -185,3 +185,43 @@ fn a_gap_removes_capacity_only_inside_it() {
     assert!(t.millis().iter().all(|ms| !(1000..2000).contains(ms)));
     assert!(with_gap(&t, Duration::from_secs(2), Duration::from_secs(2)).is_err());
 }
+
+#[test]
+fn segments_hold_and_ramp_as_a_fluid() {
+    let t = segments(&[
+        RateSegment::hold(Duration::from_secs(2), Bitrate::mbps(12)),
+        RateSegment::ramp(Duration::from_secs(2), Bitrate::mbps(12), Bitrate::ZERO),
+        RateSegment::hold(Duration::from_secs(1), Bitrate::kbps(120)),
+    ])
+    .unwrap();
+    assert_eq!(t.period(), Duration::from_secs(5));
+    let counts = per_second_counts(&t);
+    assert_eq!(counts[..2], [1000, 1000]);
+    // The ramp: 12 -> 6 Mb/s then 6 -> 0, means 9 and 3 Mb/s (one opportunity of slack).
+    assert!(
+        counts[2].abs_diff(750) <= 1 && counts[3].abs_diff(250) <= 1,
+        "{counts:?}"
+    );
+    assert!(counts[4].abs_diff(10) <= 1, "{counts:?}");
+    assert!(segments(&[]).is_err());
+}
+
+#[test]
+fn cellular_floor_reflects_the_walk() {
+    let mut p = CellularParams {
+        mean: Bitrate::kbps(300),
+        min: Bitrate::kbps(200),
+        max: Bitrate::kbps(400),
+        period: Duration::from_secs(100),
+        ..CellularParams::default()
+    };
+    let t = cellular(&p, 3).unwrap();
+    // Ten-second windows stay near the 200-400 kb/s band (Poisson noise aside).
+    let counts = per_second_counts(&t);
+    for w in counts.chunks(10) {
+        let kbps = w.iter().sum::<u64>() as f64 * 12.0 / 10.0;
+        assert!((150.0..450.0).contains(&kbps), "{kbps} kb/s");
+    }
+    p.min = Bitrate::kbps(301);
+    assert!(cellular(&p, 3).is_err());
+}

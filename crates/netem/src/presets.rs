@@ -1,14 +1,17 @@
-//! Ready-made links for the paper's experiments (Salsify, NSDI 2018, section 4).
+//! Ready-made links for the paper's experiments (Salsify, NSDI 2018, section 4), and a
+//! suite of slow and fading links ([`fade`], [`three_g`], [`ack_stall`], [`cliff`]).
 //!
 //! All use the paper's testbed defaults unless the experiment says otherwise: a 256-packet
 //! DropTail queue and 20 ms of propagation delay each way (40 ms round trip). Change fields
 //! of the returned config to sweep them.
 
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 use salsify_time::Duration;
 
 use crate::config::LinkConfig;
-use crate::generators::{self, Bitrate, CellularParams, GeneratorError, RampParams};
-use crate::loss::LossModel;
+use crate::generators::{self, Bitrate, CellularParams, GeneratorError, RampParams, RateSegment};
+use crate::loss::{LossModel, Outage};
 use crate::trace::{Trace, TraceError};
 
 /// A recorded cellular trace (AT&T LTE, T-Mobile UMTS, Verizon LTE in the paper) with the
@@ -64,36 +67,156 @@ pub fn synthetic_cellular(seed: u64) -> Result<LinkConfig, GeneratorError> {
     Ok(c)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::queue::QueueLimit;
+/// [`fade`]'s healthy rate.
+pub const FADE_HEALTHY: Bitrate = Bitrate::mbps(5);
+/// [`fade`]'s period: four 45 s slots, one fade in each.
+pub const FADE_PERIOD: Duration = Duration::from_secs(180);
+const FADE_SLOT: Duration = Duration::from_secs(45);
+const FADE_EDGE: Duration = Duration::from_secs(1);
+const FADE_LEAD: Duration = Duration::from_secs(8);
+const FADE_TAIL: Duration = Duration::from_secs(5);
 
-    #[test]
-    fn presets_are_valid_and_have_the_papers_numbers() {
-        let all = [
-            intermittent(1).unwrap(),
-            wifi_poisson(1).unwrap(),
-            ramp().unwrap(),
-            dropout_500k(Duration::from_secs(10)).unwrap(),
-            synthetic_cellular(1).unwrap(),
-        ];
-        for c in &all {
-            c.validate().unwrap();
-            assert_eq!(c.queue, QueueLimit::packets(256));
-            assert_eq!(c.propagation_delay, Duration::from_millis(20));
-        }
-        let mbps = |c: &LinkConfig| c.trace.mean_rate_bps(c.opportunity_bytes) / 1e6;
-        assert!((mbps(&all[0]) - 12.0).abs() < 1e-9);
-        assert_eq!(all[0].loss, vec![LossModel::paper_intermittent()]);
-        assert!((mbps(&all[1]) - 0.57).abs() < 0.001);
-        assert!((mbps(&all[3]) - 0.5).abs() < 1e-9);
-        assert_eq!(
-            all[3].loss,
-            vec![LossModel::outage(
-                Duration::from_secs(10),
-                Duration::from_secs(1)
-            )]
-        );
+/// One deep fade of [`fade`]: the rate starts falling at `start`, reaches `rate` 1 s later,
+/// holds it for `hold` and climbs back to the healthy rate over 1 s.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fade {
+    /// When the fall starts, from the period's start.
+    pub start: Duration,
+    /// How long the bottom lasts (5-30 s).
+    pub hold: Duration,
+    /// The rate at the bottom (10-50 kb/s).
+    pub rate: Bitrate,
+}
+
+/// The fades of one period of [`fade`] with this seed, in order.
+///
+/// The 180 s period is four 45 s slots with one fade each: a hold of uniform 5-30 s (whole
+/// ms) at a uniform 10-50 kb/s (whole kb/s), its 1 s fall starting a uniform 8..(38 - hold) s
+/// into the slot, so each slot starts with at least 8 s and ends with at least 5 s at the
+/// healthy rate.
+pub fn fade_schedule(seed: u64) -> Vec<Fade> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let slots = FADE_PERIOD.as_millis() / FADE_SLOT.as_millis();
+    (0..slots as u64)
+        .map(|i| {
+            let hold = Duration::from_millis(rng.gen_range(5_000..=30_000));
+            let rate = Bitrate::kbps(rng.gen_range(10..=50));
+            let spare = FADE_SLOT - FADE_LEAD - FADE_TAIL - FADE_EDGE - FADE_EDGE - hold;
+            let lead =
+                FADE_LEAD + Duration::from_millis(rng.gen_range(0..=spare.as_millis() as u64));
+            Fade {
+                start: FADE_SLOT * i as u32 + lead,
+                hold,
+                rate,
+            }
+        })
+        .collect()
+}
+
+/// Deep fades: 5 Mb/s ([`FADE_HEALTHY`]) that falls (linearly, over 1 s) to 10-50 kb/s,
+/// holds there 5-30 s and climbs back over 1 s, four times in each 180 s period
+/// ([`fade_schedule`] gives the depths, lengths and times; `seed` picks them). Delivered as
+/// a fluid ([`generators::segments`]), so the rates are exact: 5 Mb/s outside the fades and
+/// the fade's rate at their bottom; the period's mean is 1.4-4.3 Mb/s depending on the seed.
+pub fn fade(seed: u64) -> Result<LinkConfig, GeneratorError> {
+    let high = FADE_HEALTHY;
+    let mut pieces = Vec::new();
+    let mut at = Duration::ZERO;
+    for f in fade_schedule(seed) {
+        pieces.extend([
+            RateSegment::hold(f.start - at, high),
+            RateSegment::ramp(FADE_EDGE, high, f.rate),
+            RateSegment::hold(f.hold, f.rate),
+            RateSegment::ramp(FADE_EDGE, f.rate, high),
+        ]);
+        at = f.start + FADE_EDGE + f.hold + FADE_EDGE;
+    }
+    pieces.push(RateSegment::hold(FADE_PERIOD - at, high));
+    let mut c = LinkConfig::with_trace(generators::segments(&pieces)?);
+    c.seed = seed;
+    Ok(c)
+}
+
+/// The random walk of [`three_g`]: [`generators::cellular`] (Poisson deliveries at a rate in
+/// Brownian motion with a pull to its mean), rate reflected within 20-800 kb/s, pulled
+/// towards 250 kb/s with a 30 s time constant, volatility 80 kb/s per sqrt(s) (so the rate
+/// moves by about 250 kb/s in 10 s and crosses its whole band in a minute or two), a 300 s
+/// period.
+pub fn three_g_params() -> CellularParams {
+    CellularParams {
+        mean: Bitrate::kbps(250),
+        min: Bitrate::kbps(20),
+        max: Bitrate::kbps(800),
+        volatility: Bitrate::kbps(80),
+        reversion: Duration::from_secs(30),
+        period: Duration::from_secs(300),
     }
 }
+
+/// A slow 3G-like link: the rate wanders between 20 and 800 kb/s ([`three_g_params`]); the
+/// realised mean is about 250-500 kb/s depending on `seed` (the floor's reflection lifts
+/// it), 10 s windows reach below 150 kb/s and above 500 kb/s within a period; `seed` picks
+/// the walk and the delivery times.
+pub fn three_g(seed: u64) -> Result<LinkConfig, GeneratorError> {
+    let trace = generators::cellular(&three_g_params(), seed)?;
+    let mut c = LinkConfig::with_trace(trace);
+    c.seed = seed;
+    Ok(c)
+}
+
+/// [`ack_stall`]'s rate, both directions.
+pub const ACK_STALL_RATE: Bitrate = Bitrate::mbps(2);
+/// How far [`ack_stall_outages`] schedules stalls: after the first hour the ACK path stays up.
+pub const ACK_STALL_HORIZON: Duration = Duration::from_secs(3600);
+
+/// The ACK-path stalls of [`ack_stall`]: alternately a healthy stretch of uniform 10-20 s and
+/// a stall of uniform 2-5 s (whole ms, picked by `seed`), from the link's start until
+/// [`ACK_STALL_HORIZON`].
+pub fn ack_stall_outages(seed: u64) -> Vec<Outage> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut out = Vec::new();
+    let mut at = Duration::ZERO;
+    loop {
+        let start = at + Duration::from_millis(rng.gen_range(10_000..=20_000));
+        let duration = Duration::from_millis(rng.gen_range(2_000..=5_000));
+        if start + duration > ACK_STALL_HORIZON {
+            return out;
+        }
+        out.push(Outage { start, duration });
+        at = start + duration;
+    }
+}
+
+/// A healthy video path with a dying feedback path, as `(video, ack)`: both directions a
+/// constant 2 Mb/s ([`ACK_STALL_RATE`]), the video direction lossless, the ACK direction
+/// dropping every packet during [`ack_stall_outages`] (2-5 s stalls every 10-20 s, picked
+/// by `seed`).
+pub fn ack_stall(seed: u64) -> Result<(LinkConfig, LinkConfig), GeneratorError> {
+    let mut video = LinkConfig::with_trace(generators::constant(ACK_STALL_RATE)?);
+    video.seed = seed;
+    let mut ack = video.clone();
+    ack.loss = vec![LossModel::Outages(ack_stall_outages(seed))];
+    Ok((video, ack))
+}
+
+/// [`cliff`]'s high rate, held for [`CLIFF_HIGH_TIME`].
+pub const CLIFF_HIGH: Bitrate = Bitrate::mbps(10);
+/// [`cliff`]'s low rate, held for [`CLIFF_LOW_TIME`].
+pub const CLIFF_LOW: Bitrate = Bitrate::kbps(100);
+/// How long [`cliff`] stays high in each period.
+pub const CLIFF_HIGH_TIME: Duration = Duration::from_secs(20);
+/// How long [`cliff`] stays low in each period.
+pub const CLIFF_LOW_TIME: Duration = Duration::from_secs(10);
+
+/// A cliff: 10 Mb/s for 20 s, then at once 100 kb/s for 10 s, and back at once; a 30 s
+/// period, repeating. Deterministic.
+pub fn cliff() -> Result<LinkConfig, GeneratorError> {
+    Ok(LinkConfig::with_trace(generators::segments(&[
+        RateSegment::hold(CLIFF_HIGH_TIME, CLIFF_HIGH),
+        RateSegment::hold(CLIFF_LOW_TIME, CLIFF_LOW),
+    ])?))
+}
+
+#[cfg(test)]
+#[path = "presets_tests.rs"]
+mod tests;

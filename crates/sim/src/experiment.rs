@@ -14,7 +14,8 @@
 //! [link]
 //! trace = "../shared/traces/Verizon-LTE-short"   # PREFIX: video over PREFIX.down, ACKs over PREFIX.up
 //! # preset = "cellular"         # instead of a trace: cellular, intermittent, wifi, ramp,
-//! #                             # dropout, constant:KBPS
+//! #                             # dropout, constant:KBPS; slow and fading: fade, 3g,
+//! #                             # ack-stall, cliff (see PRESETS)
 //! queue_packets = 256
 //! delay_ms = 20                  # one way, each direction
 //! loss = 0.0                     # i.i.d. loss on the video direction
@@ -43,7 +44,25 @@ use crate::{CostModel, SimConfig};
 /// The schemes `salsify sim` can run.
 pub use salsify_schemes::SCHEMES;
 
-/// The link presets a [`LinkSpec`] can name.
+/// The link presets a [`LinkSpec`] can name. Unless a preset says otherwise the ACK
+/// direction replays the video direction's trace without its losses; all are seeded by the
+/// experiment's seed where random (see `salsify_netem::presets` for each one's definition).
+///
+/// - `cellular`: Sprout-style synthetic cellular link, about 5 Mb/s, 120 s period.
+/// - `intermittent`: 12 Mb/s, failing (every packet lost) after exponential gaps of mean 5 s
+///   for exponential times of mean 0.2 s.
+/// - `wifi`: Poisson deliveries averaging 570 kb/s.
+/// - `ramp`: 4 Mb/s falling linearly to zero and back, 20 s cycle.
+/// - `dropout`: 500 kb/s with a one-second outage at `dropout_at_s`.
+/// - `constant:KBPS`: a constant rate.
+/// - `fade`: deep fades: 5 Mb/s falling over 1 s to 10-50 kb/s, held 5-30 s, back over 1 s;
+///   four fades per 180 s period (one per 45 s slot, at least 8 s healthy before and 5 s
+///   after each), depths, lengths and times from the seed.
+/// - `3g`: a random walk of the rate within 20-800 kb/s (pulled to 250 kb/s with a 30 s time
+///   constant, volatility 80 kb/s per sqrt(s)), Poisson deliveries, 300 s period.
+/// - `ack-stall`: 2 Mb/s both ways; the video path never fails, the ACK path loses every
+///   packet for 2-5 s after every 10-20 s (uniform, from the seed; the first hour scheduled).
+/// - `cliff`: 10 Mb/s for 20 s, then at once 100 kb/s for 10 s, repeating (30 s period).
 pub const PRESETS: &[&str] = &[
     "cellular",
     "intermittent",
@@ -51,6 +70,14 @@ pub const PRESETS: &[&str] = &[
     "ramp",
     "dropout",
     "constant:KBPS",
+    // The slow and fading suite: 5 Mb/s with four 5-30 s fades to 10-50 kb/s per 180 s.
+    "fade",
+    // A random walk between 20 and 800 kb/s.
+    "3g",
+    // 2 Mb/s; the ACK path dead for 2-5 s every 10-20 s.
+    "ack-stall",
+    // 10 Mb/s for 20 s, 100 kb/s for 10 s, repeating.
+    "cliff",
 ];
 
 /// An experiment. Every field has a default, so an empty file is a valid experiment.
@@ -230,11 +257,7 @@ impl LinkSpec {
         }
         let (mut data, mut feedback) = match &self.trace {
             Some(prefix) => trace_pair(prefix)?,
-            None => {
-                let data = self.preset_link(seed)?;
-                let feedback = data.clone();
-                (data, feedback)
-            }
+            None => self.preset_links(seed)?,
         };
         let queue = match self.queue_packets {
             0 => QueueLimit::UNLIMITED,
@@ -245,12 +268,22 @@ impl LinkSpec {
             link.propagation_delay = Duration::from_millis(self.delay_ms);
             link.seed = link_seed;
         }
-        // Outages and failures belong to the video direction only: ACKs are what recovery
-        // needs, and the paper's emulators impaired the forward path.
-        feedback.loss.clear();
         if self.loss > 0.0 {
             data.loss.push(LossModel::iid(self.loss));
         }
+        Ok((data, feedback))
+    }
+
+    /// A preset's video and ACK links. Outages and failures belong to the video direction
+    /// only (ACKs are what recovery needs, and the paper's emulators impaired the forward
+    /// path), except in `ack-stall`, whose point is an ACK path that fails.
+    fn preset_links(&self, seed: u64) -> Result<(LinkConfig, LinkConfig), ExperimentError> {
+        if self.preset == "ack-stall" {
+            return presets::ack_stall(seed).or_else(|e| fail("link.preset", e.to_string()));
+        }
+        let data = self.preset_link(seed)?;
+        let mut feedback = data.clone();
+        feedback.loss.clear();
         Ok((data, feedback))
     }
 
@@ -263,6 +296,9 @@ impl LinkSpec {
             "intermittent" => generated(presets::intermittent(seed)),
             "wifi" => generated(presets::wifi_poisson(seed)),
             "ramp" => generated(presets::ramp()),
+            "fade" => generated(presets::fade(seed)),
+            "3g" => generated(presets::three_g(seed)),
+            "cliff" => generated(presets::cliff()),
             "dropout" => {
                 if !(self.dropout_at_s.is_finite() && self.dropout_at_s >= 0.0) {
                     return fail(
@@ -374,5 +410,43 @@ mod tests {
             let c = e.sim_config().unwrap();
             assert!(c.feedback_link.loss.is_empty(), "{preset}");
         }
+    }
+
+    #[test]
+    fn slow_presets_build_and_only_ack_stall_stalls_the_ack_path() {
+        for preset in ["fade", "3g", "ack-stall", "cliff"] {
+            assert!(PRESETS.contains(&preset), "{preset}");
+            let e = Experiment::from_toml(&format!("[link]\npreset = \"{preset}\"")).unwrap();
+            let c = e.sim_config().unwrap();
+            assert!(c.data_link.loss.is_empty(), "{preset}");
+            assert_eq!(
+                c.feedback_link.loss.is_empty(),
+                preset != "ack-stall",
+                "{preset}"
+            );
+            assert_eq!(c.data_link.queue, QueueLimit::packets(256), "{preset}");
+            assert_eq!(c.feedback_link.propagation_delay, Duration::from_millis(20));
+        }
+        let e = Experiment::from_toml("[link]\npreset = \"ack-stall\"\nloss = 0.1").unwrap();
+        let c = e.sim_config().unwrap();
+        assert_eq!(c.data_link.loss, vec![LossModel::iid(0.1)]);
+        assert_eq!(
+            c.feedback_link.loss,
+            vec![LossModel::Outages(presets::ack_stall_outages(1))]
+        );
+        // Same seed, same links; another seed, other fades.
+        let fade = |seed| {
+            let e = Experiment {
+                seed,
+                link: LinkSpec {
+                    preset: "fade".into(),
+                    ..LinkSpec::default()
+                },
+                ..Experiment::default()
+            };
+            e.sim_config().unwrap().data_link.trace
+        };
+        assert_eq!(fade(2), fade(2));
+        assert_ne!(fade(2), fade(3));
     }
 }

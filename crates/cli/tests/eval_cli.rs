@@ -188,6 +188,7 @@ fn built_in_matrix_prints_and_plans() {
         "ramp",
         "dropout",
         "queue",
+        "slow",
     ] {
         assert!(text.contains(&format!("name = \"{group}\"")), "{group}");
     }
@@ -195,7 +196,8 @@ fn built_in_matrix_prints_and_plans() {
     let listed = salsify(&["eval", "--dry-run", "--out", dir.to_str().unwrap()]);
     let stdout = String::from_utf8_lossy(&listed.stdout);
     assert!(
-        stdout.contains("34 runs in shard 1/1, 34 to run"),
+        // 34 runs of experiments 1-7 and 20 of the slow group (5 schemes x 4 presets).
+        stdout.contains("54 runs in shard 1/1, 54 to run"),
         "{stdout}"
     );
     fs::remove_dir_all(&dir).unwrap();

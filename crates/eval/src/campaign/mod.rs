@@ -35,6 +35,18 @@ pub const ABLATION_SCHEMES: &[&str] = &[
 /// The trace experiments 4 and 7 use when real traces are given: the paper used Verizon LTE.
 const PREFERRED_TRACE: &str = "Verizon-LTE";
 
+/// The slow and fading link presets of the `slow` group (see
+/// [`crate::experiment::PRESETS`]).
+pub const SLOW_PRESETS: &[&str] = &["fade", "3g", "ack-stall", "cliff"];
+
+/// The recorded slow link the `slow` group adds when the traces folder holds it: a 3G
+/// (EV-DO) trace recorded while driving, about 0.5 Mb/s.
+pub const SLOW_TRACE: &str = "Verizon-EVDO-driving";
+
+/// How long each run of the `slow` group lasts: two or three of `fade`'s fades, four
+/// `cliff` cycles, several ACK stalls.
+const SLOW_SECS: f64 = 120.0;
+
 /// The paper's experiments 1-7 (see ../shared/PAPER-NOTES.md).
 ///
 /// With no traces folder every link is synthetic (the Sprout-style cellular generator stands
@@ -42,7 +54,12 @@ const PREFERRED_TRACE: &str = "Verizon-LTE";
 /// prefix in it and experiments 4 and 7 the first whose name contains "Verizon-LTE" (else
 /// the first). Cellular runs last 140 s with traces (the shared traces' length), 60 s
 /// otherwise; the ramp and the dropout 20 s, like the paper's windows.
+///
+/// After the paper's experiments, group `slow` ("Slow and fading links") runs the main
+/// schemes for 120 s on [`SLOW_PRESETS`], plus the trace [`SLOW_TRACE`] when the traces
+/// folder holds it.
 pub fn default_matrix(traces: Option<&Path>, video: &str) -> Result<Matrix, MatrixError> {
+    let mut slow_links: Vec<String> = SLOW_PRESETS.iter().map(|s| s.to_string()).collect();
     let (cellular, single, cellular_s) = match traces {
         Some(dir) => {
             let names = spec::trace_prefixes(dir).map_err(|e| MatrixError::Group {
@@ -59,6 +76,9 @@ pub fn default_matrix(traces: Option<&Path>, video: &str) -> Result<Matrix, Matr
                 .iter()
                 .find(|n| n.contains(PREFERRED_TRACE))
                 .unwrap_or(first);
+            if names.iter().any(|n| n == SLOW_TRACE) {
+                slow_links.push(format!("trace:{SLOW_TRACE}"));
+            }
             ("traces:*".to_string(), format!("trace:{preferred}"), 140.0)
         }
         None => ("cellular".to_string(), "cellular".to_string(), 60.0),
@@ -145,6 +165,19 @@ pub fn default_matrix(traces: Option<&Path>, video: &str) -> Result<Matrix, Matr
             &[TimeSeries, QualityDelay],
         ),
         with(queue, &[QueueSize]),
+        Group {
+            links: slow_links,
+            ..with(
+                group(
+                    "slow",
+                    "Slow and fading links",
+                    MAIN_SCHEMES,
+                    SLOW_PRESETS[0],
+                    SLOW_SECS,
+                ),
+                &[QualityDelay, TimeSeries],
+            )
+        },
     ];
     let defaults = Experiment {
         video: video.to_string(),
@@ -165,13 +198,66 @@ mod tests {
     fn the_default_matrix_plans_without_files() {
         let m = default_matrix(None, "synthetic").unwrap();
         let plan = m.plan().unwrap();
-        assert_eq!(plan.groups.len(), 7);
+        assert_eq!(plan.groups.len(), 8);
         // Experiment 7 shares its 256-packet runs with experiment 1.
         let cellular = &plan.groups[0].runs;
         let queue = &plan.groups[6].runs;
         assert_eq!(queue.len(), 9);
         assert_eq!(queue.iter().filter(|id| cellular.contains(id)).count(), 3);
-        assert_eq!(plan.runs.len(), 5 + 5 + 5 + 3 + 5 + 5 + 6, "distinct runs");
+        // The slow group: the five main schemes on the four slow presets, nothing shared.
+        let slow = &plan.groups[7];
+        assert_eq!(slow.group.name, "slow");
+        assert_eq!(slow.group.links, SLOW_PRESETS);
+        assert_eq!(slow.runs.len(), 5 * 4);
+        assert_eq!(
+            plan.runs.len(),
+            5 + 5 + 5 + 3 + 5 + 5 + 6 + 20,
+            "distinct runs"
+        );
+        for preset in SLOW_PRESETS {
+            assert!(crate::experiment::PRESETS.contains(preset), "{preset}");
+        }
+    }
+
+    #[test]
+    fn the_paper_groups_keep_their_run_ids() {
+        // Adding the slow group must not rename a run of experiments 1-7: these ids were
+        // planned before it existed.
+        let plan = default_matrix(None, "synthetic").unwrap().plan().unwrap();
+        let ids: Vec<&str> = plan.groups[..7]
+            .iter()
+            .flat_map(|g| g.runs.iter().map(String::as_str))
+            .collect();
+        let digest = ids
+            .join("\n")
+            .bytes()
+            .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+                (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+            });
+        assert_eq!(ids.len(), 5 + 5 + 5 + 4 + 5 + 5 + 9);
+        assert_eq!(format!("{digest:016x}"), "9b8fb2fdd84d3f35", "{ids:?}");
+    }
+
+    #[test]
+    fn slow_group_adds_the_evdo_trace_when_present() {
+        let dir = std::env::temp_dir().join(format!("salsify-slow-traces-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("A-LTE.down"), "1\n").unwrap();
+        let slow_links = |dir: &Path| {
+            let m = default_matrix(Some(dir), "synthetic").unwrap();
+            m.groups[7].links.clone()
+        };
+        assert_eq!(slow_links(&dir), SLOW_PRESETS);
+        std::fs::write(dir.join(format!("{SLOW_TRACE}.down")), "1\n").unwrap();
+        let links = slow_links(&dir);
+        assert_eq!(links[..4], *SLOW_PRESETS);
+        assert_eq!(links[4], format!("trace:{SLOW_TRACE}"));
+        let plan = default_matrix(Some(&dir), "synthetic")
+            .unwrap()
+            .plan()
+            .unwrap();
+        assert_eq!(plan.groups[7].runs.len(), 5 * 5);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
@@ -203,5 +289,14 @@ mod tests {
             .runs
             .iter()
             .all(|id| id.contains("Verizon-LTE-short")));
+        let slow = &plan.groups[7];
+        assert_eq!(slow.runs.len(), 5 * 5);
+        assert_eq!(
+            slow.runs
+                .iter()
+                .filter(|id| id.contains("__Verizon-EVDO-driving__"))
+                .count(),
+            5
+        );
     }
 }

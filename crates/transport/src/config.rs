@@ -194,8 +194,9 @@ pub enum SenderRules {
     /// `max_consecutive_skips` skips in a row whether or not something is in flight.
     Paper,
     /// The project's rules made safe on slow and fading links (see [`SlowLinkConfig`] and
-    /// [`crate::decision`]): the outage timeout follows the link's own pace, probes are at
-    /// most one fragment and back off exponentially, and forced sends never exceed what the
+    /// [`crate::decision`]): the outage timeout follows the link's own pace, probes are the
+    /// worse option if it is one fragment, else the coarsest frame the encoder makes, and back
+    /// off exponentially, and forced sends never exceed what the
     /// estimate drains within the delay target (one fragment at least), asking the encoder
     /// for the coarsest quality when even the worse option is too large.
     SlowLink,

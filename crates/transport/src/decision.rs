@@ -17,7 +17,8 @@
 //!    fragments in flight say, [`probe_interval`] backs probes off exponentially, and
 //!    [`choose_slow_link`] caps what is sent against the budget's advice — a probe at one
 //!    fragment, a forced send at `max(one fragment, budget)` ([`override_limit`]) — asking
-//!    for one more encode at the coarsest quality when even the worse option is too large.
+//!    for one more encode at the coarsest quality when even the worse option is too large
+//!    (a probe then sends that coarsest frame whatever its size: nothing smaller exists).
 //!
 //! Under [`crate::SenderRules::Paper`] the sender uses [`paper_budget`] as soon as it has an
 //! estimate (no limit before), [`paper_forced`] and no outage handling.
@@ -248,10 +249,14 @@ pub enum SlowLinkDecision {
 
 /// The slow-link rules' decision: [`choose_paper`] when an option fits the budget; otherwise,
 /// when `overrides` call for a send, the worse option if it is within [`override_limit`], else
-/// the coarsest encode (`coarsest_len`, `None` while it has not been made) if within it, else
-/// skip — unless `lift` (the sender has waited long enough with nothing in flight; see
-/// [`crate::Sender`]) lets the coarsest frame go whatever its size, since no frame of this
-/// picture can be smaller and waiting does not make the next one smaller either.
+/// the coarsest encode (`coarsest_len`, `None` while it has not been made) if within it.
+///
+/// A coarsest frame over the limit still goes as a probe — it is the smallest frame the
+/// encoder can make, and a probe that never goes leaves the sender waiting forever for ACKs
+/// of fragments lost in the outage; [`probe_interval`]'s backoff bounds what probes cost.
+/// A forced send over the limit waits, unless `lift` (the sender has waited long enough with
+/// nothing in flight; see [`crate::Sender`]): waiting does not make the next picture's
+/// coarsest frame smaller either.
 pub fn choose_slow_link(
     budget: Option<usize>,
     mtu: usize,
@@ -276,7 +281,7 @@ pub fn choose_slow_link(
     match coarsest_len {
         None => SlowLinkDecision::EncodeCoarsest,
         Some(len) if len <= limit => SlowLinkDecision::SendCoarsest,
-        Some(_) if lift && overrides.feedback_starved => SlowLinkDecision::SendCoarsest,
+        Some(_) if !overrides.feedback_starved || lift => SlowLinkDecision::SendCoarsest,
         Some(_) => SlowLinkDecision::Skip,
     }
 }
@@ -545,9 +550,10 @@ mod tests {
             choose(Some(0), 8_000, 3_000, Some(600), probe, false),
             SendCoarsest
         );
+        // The coarsest frame is the smallest there is: a probe sends it whatever its size.
         assert_eq!(
-            choose(Some(0), 8_000, 3_000, Some(1_401), probe, true),
-            Skip
+            choose(Some(0), 8_000, 3_000, Some(1_401), probe, false),
+            SendCoarsest
         );
         // Starved: up to the budget, one fragment at least.
         assert_eq!(
@@ -644,8 +650,12 @@ mod tests {
                                     || (lift && decision == SlowLinkDecision::SendCoarsest)
                             );
                         } else {
-                            // A probe is never more than one fragment.
-                            prop_assert!(len <= mtu);
+                            // A probe is one fragment at most, or the coarsest frame (the
+                            // smallest the encoder makes), never the worse option over it.
+                            prop_assert!(
+                                len <= mtu || decision == SlowLinkDecision::SendCoarsest
+                            );
+                            prop_assert!(coarsest.is_none_or(|c| len <= c.max(mtu)));
                         }
                     }
                     // Nothing is skipped that could have gone within the limit.

@@ -104,14 +104,14 @@ fn on_a_fading_link_the_slow_link_rules_do_not_build_a_queue() {
     assert!(offered(&slow) < 75_000, "{}", offered(&slow));
     // A second after the link comes back, the video is live again.
     assert!(p95_delay(&slow, 26_000, 29_000) < Duration::from_millis(400));
-    assert!(slow.shown.iter().filter(|f| f.at >= ms(26_000)).count() > 60);
+    assert!(slow.shown.iter().filter(|f| f.at >= ms(26_000)).count() > 40);
     // The queue built before the estimate notices the fade drains under both rules (a step
     // from 500 to 20 kbit/s strands seconds of fragments); the slow-link rules add less to it.
     assert!(p95_delay(&slow, 5_000, 25_000) < p95_delay(&project, 5_000, 25_000));
 }
 
 #[test]
-fn probes_are_one_fragment_and_back_off_while_the_silence_lasts() {
+fn probes_are_the_smallest_frames_and_back_off_while_the_silence_lasts() {
     let mut s = session(SenderRules::SlowLink, narrow(), 5);
     s.run_until(ms(5_000));
     s.forward.config.loss = 1.0;
@@ -127,7 +127,8 @@ fn probes_are_one_fragment_and_back_off_while_the_silence_lasts() {
     assert!(!probes.is_empty());
     assert!(probes.len() <= 10, "{} probes in 10 s", probes.len());
     for f in &probes {
-        assert_eq!(f.fragments, 1, "{f:?}");
+        // One fragment, or the coarsest frame there is.
+        assert!(f.fragments == 1 || f.quality == Quality::WORST, "{f:?}");
         assert_eq!(f.choice, Choice::ForcedWorse);
         assert!(f.recovery, "probes are encoded from an acknowledged state");
     }

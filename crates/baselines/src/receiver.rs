@@ -213,6 +213,7 @@ impl ReceiverEndpoint for BaselineReceiver {
                             at,
                             picture,
                             bytes: data.len(),
+                            coded: data.into(),
                             keyframe,
                             first_sent_at: None,
                             states: None,

@@ -28,7 +28,7 @@ pub struct DemoArgs {
     /// Seconds to run.
     #[arg(long, default_value = "30", value_parser = runtime::parse_seconds)]
     pub duration: Duration,
-    /// Folder for the logs (and the received video, with --y4m).
+    /// Folder for the received video (received.ivf; received.y4m with --y4m) and the logs.
     #[arg(long, default_value = "salsify-demo-out")]
     pub out: PathBuf,
     /// Also write every shown picture to OUT/received.y4m (large: about 10 MB/s at 640x360).
@@ -84,6 +84,7 @@ pub fn run(args: &DemoArgs) -> Result<()> {
         display: DisplayConfig {
             y4m: args.y4m.then(|| args.out.join("received.y4m")),
             size: Some((width, height)),
+            ivf: Some(args.out.join("received.ivf")),
             log: Some(args.out.join("receiver.csv")),
             fps: source.fps().round().max(1.0) as u32,
         },
@@ -209,7 +210,7 @@ fn print_summary(s: &DemoSummary, args: &DemoArgs) {
     }
     let out = args.out.display();
     println!(
-        "written to {out}/: {}frames.csv, sender.csv, receiver.csv, video.log / ack.log (mm-link format)",
+        "written to {out}/: received.ivf (ffplay {out}/received.ivf), {}frames.csv, sender.csv, receiver.csv, video.log / ack.log (mm-link format)",
         if args.y4m { format!("received.y4m (ffplay {out}/received.y4m), ") } else { String::new() }
     );
 }

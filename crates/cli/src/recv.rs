@@ -37,6 +37,11 @@ pub struct RecvArgs {
     /// source size to score the output against the source frame by frame.
     #[arg(long)]
     pub size: Option<Size>,
+    /// Write the shown frames' VP8 data, as coded, as IVF here (plays in ffplay / vpxdec);
+    /// `-` writes to standard output. A scheme's resolution ladder changes the coded size at
+    /// keyframes, which VP8 players follow.
+    #[arg(long)]
+    pub ivf: Option<PathBuf>,
     /// Write a per-frame CSV log here: session, frame, display time, first datagram's send
     /// time, their difference, source and target state, bytes, keyframe, coded size.
     #[arg(long)]
@@ -85,6 +90,7 @@ impl RecvArgs {
             display: DisplayConfig {
                 y4m: self.output.clone(),
                 size: self.size.map(|s| (s.width, s.height)),
+                ivf: self.ivf.clone(),
                 log: self.log.clone(),
                 fps: self.fps,
             },

@@ -7,9 +7,10 @@ use std::net::UdpSocket;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
+use salsify_codec::frame::parse_vp8_header;
 use salsify_codec::synthetic::SyntheticSource;
 use salsify_codec::y4m::Y4mReader;
-use salsify_codec::Image;
+use salsify_codec::{Image, IvfReader, PlainDecoder};
 use salsify_eval::metrics::ssim_luma;
 use salsify_schemes::SCHEMES;
 use salsify_transport::wire::DataFragment;
@@ -128,12 +129,64 @@ fn score(y4m: &Path, shown: &[Vec<String>], sent: &HashMap<(String, String), u64
     ssims
 }
 
+/// Checks the IVF file `ivf` against the receiver log `shown`: one frame per shown frame, in
+/// order, keyframes where the log has them, and it plays as a VP8 player would (a plain
+/// decoder, re-opened at a keyframe of another size) at the sizes the log says were shown.
+fn check_ivf(ivf: &Path, shown: &[Vec<String>], what: &str) {
+    let reader = IvfReader::new(std::fs::File::open(ivf).unwrap()).unwrap();
+    let header = *reader.header();
+    let frames: Vec<_> = reader.map(Result::unwrap).collect();
+    assert_eq!(
+        frames.len(),
+        shown.len(),
+        "{what}: IVF frames vs frames shown"
+    );
+    assert_eq!(
+        header.frame_count as usize,
+        frames.len(),
+        "{what}: IVF header count"
+    );
+    let size = |r: &Vec<String>| -> (u32, u32) { (r[9].parse().unwrap(), r[10].parse().unwrap()) };
+    assert_eq!(
+        (u32::from(header.width), u32::from(header.height)),
+        size(&shown[0]),
+        "{what}: IVF header size"
+    );
+    let mut decoder: Option<(PlainDecoder, (u32, u32))> = None;
+    for (i, (f, row)) in frames.iter().zip(shown).enumerate() {
+        assert!(i == 0 || f.pts > frames[i - 1].pts, "{what}: frame {i} pts");
+        let vp8 = parse_vp8_header(&f.data).unwrap_or_else(|e| panic!("{what}: frame {i}: {e}"));
+        assert_eq!(
+            vp8.keyframe_size.is_some(),
+            row[8] == "1",
+            "{what}: frame {i} type"
+        );
+        if let Some(s) = vp8.keyframe_size {
+            if decoder.as_ref().map(|d| d.1) != Some(s) {
+                decoder = Some((PlainDecoder::new(s.0, s.1).unwrap(), s));
+            }
+        }
+        let (d, _) = decoder
+            .as_mut()
+            .expect("the IVF stream starts with a keyframe");
+        let picture = d
+            .decode(&f.data)
+            .unwrap_or_else(|e| panic!("{what}: frame {i}: {e}"));
+        assert_eq!(
+            (picture.width(), picture.height()),
+            size(row),
+            "{what}: frame {i}"
+        );
+    }
+}
+
 #[test]
 fn video_crosses_a_lossy_relay_and_matches_its_source() {
     let dir = temp_dir("e2e");
     let (recv_addr, link_addr) = (free_addr(), free_addr());
-    let (y4m, recv_log, send_log) = (
+    let (y4m, ivf, recv_log, send_log) = (
         dir.join("out.y4m"),
+        dir.join("out.ivf"),
         dir.join("recv.csv"),
         dir.join("send.csv"),
     );
@@ -143,6 +196,8 @@ fn video_crosses_a_lossy_relay_and_matches_its_source() {
         &recv_addr,
         "-o",
         y4m.to_str().unwrap(),
+        "--ivf",
+        ivf.to_str().unwrap(),
         "--log",
         recv_log.to_str().unwrap(),
         "--duration",
@@ -178,6 +233,7 @@ fn video_crosses_a_lossy_relay_and_matches_its_source() {
         "only {} frames shown in 4 s",
         shown.len()
     );
+    check_ivf(&ivf, &shown, "salsify");
     let ssims = score(&y4m, &shown, &sent);
     let mean = ssims.iter().sum::<f64>() / ssims.len() as f64;
     let worst = ssims.iter().copied().fold(1.0, f64::min);
@@ -434,6 +490,7 @@ impl LiveRun {
         let (recv_addr, link_addr) = (free_addr(), free_addr());
         let path = |f: &str| dir.join(f).to_str().unwrap().to_string();
         let (y4m, recv_log, send_log) = (path("out.y4m"), path("recv.csv"), path("send.csv"));
+        let ivf = path("out.ivf");
         let bound = format!("{}", seconds.parse::<f64>().unwrap() + 5.0);
         let mut recv_args = vec![
             "recv",
@@ -441,6 +498,8 @@ impl LiveRun {
             &recv_addr,
             "-o",
             &y4m,
+            "--ivf",
+            &ivf,
             "--size",
             "160x96",
             "--log",
@@ -486,6 +545,7 @@ impl LiveRun {
             "{}: no frame shown\n{stderr}",
             self.scheme
         );
+        check_ivf(&self.dir.join("out.ivf"), &shown, self.scheme);
         let ssims = score(&self.dir.join("out.y4m"), &shown, &sent);
         let mean = ssims.iter().sum::<f64>() / ssims.len() as f64;
         let worst = ssims.iter().copied().fold(1.0, f64::min);

@@ -1,5 +1,7 @@
 //! The receiver side: outputs, events and counters every scheme shares.
 
+use std::sync::Arc;
+
 use salsify_codec::{Image, StateHash};
 use salsify_time::Instant;
 
@@ -48,8 +50,14 @@ pub struct Displayed {
     /// The picture, at the size it was coded (a resolution ladder may make it smaller than
     /// the source; scorers scale it up).
     pub picture: Image,
-    /// Encoded bytes.
+    /// Encoded bytes (the frame as the scheme sent it: for Salsify, with its state header).
     pub bytes: usize,
+    /// The coded frame as a plain VP8 decoder takes it (for Salsify, without its state
+    /// header), shared so handing it on costs no copy. It is here so a driver can write the
+    /// received stream to an IVF file that plays in ffplay or vpxdec: the frames shown, in
+    /// the order shown. A resolution ladder codes keyframes at other sizes mid-stream, which
+    /// VP8 decoders follow.
+    pub coded: Arc<[u8]>,
     /// An intra frame.
     pub keyframe: bool,
     /// When its first datagram left the sender (sender's clock), where the wire says.

@@ -616,6 +616,36 @@ mod tests {
     }
 
     #[test]
+    fn rules_read_as_names_and_slow_link_parameters_as_a_table() {
+        let rules = |text: &str| toml::from_str::<SenderConfig>(text).map(|c| c.rules);
+        assert_eq!(rules("").unwrap(), SenderRules::Project);
+        assert_eq!(rules("rules = \"project\"").unwrap(), SenderRules::Project);
+        assert_eq!(rules("rules = \"paper\"").unwrap(), SenderRules::Paper);
+        assert_eq!(
+            rules("rules = \"slow-link\"").unwrap(),
+            SenderRules::SlowLink
+        );
+        let err = rules("rules = \"fast\"").unwrap_err().to_string();
+        assert!(err.contains("slow-link"), "lists the names: {err}");
+        let c: SenderConfig = toml::from_str(
+            "rules = \"slow-link\"\n[slow_link]\nack_timeout_factor = 3\nmax_probe_interval_ms = 500",
+        )
+        .unwrap();
+        c.validate().unwrap();
+        assert_eq!(
+            c.slow_link,
+            SlowLinkConfig {
+                ack_timeout_factor: 3,
+                max_probe_interval: Duration::from_millis(500),
+            }
+        );
+        let err = toml::from_str::<SenderConfig>("[slow_link]\nfactor = 3")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("factor"), "{err}");
+    }
+
+    #[test]
     fn modes_read_as_names_or_one_key_tables() {
         let mode =
             |text: &str| toml::from_str::<SenderConfig>(&format!("mode = {text}")).map(|c| c.mode);

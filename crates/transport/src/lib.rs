@@ -63,6 +63,11 @@
 //! the paper's pseudo-code: [`paper_budget`] and [`choose_paper`] are Algorithm 2 as
 //! published; [`frame_budget`] and [`choose_frame`] layer this project's additions on top
 //! (no budget before the first estimate, forced sends when feedback is starved, outage probes).
+//! [`SenderConfig::rules`] selects those rules ([`SenderRules::Project`], the default), the
+//! paper's ([`SenderRules::Paper`]: no outage handling, forced sends after the skip limit) or
+//! the opt-in rules for slow and fading links ([`SenderRules::SlowLink`]: a link-paced outage
+//! timeout, smallest-frame probes with exponential backoff, forced sends within the estimate;
+//! [`choose_slow_link`] and its neighbours).
 //!
 //! Parameters come from experiment files: [`SenderConfig`] and [`ReceiverConfig`] read TOML
 //! with durations in milliseconds and qualities as quantizer indices (see [`config`]).

@@ -18,6 +18,14 @@
 //! the first frame through after an outage decodes at once, without waiting a round trip for
 //! the receiver to report the frames lost in it.
 //!
+//! [`SenderConfig::rules`] picks the rules beyond Algorithm 2. Under
+//! [`SenderRules::SlowLink`] the silence that means an outage follows the link's pace
+//! ([`decision::paced_ack_timeout`] over the fragments in flight when the silence began, with
+//! the pace the longer of tau and the last per-fragment ACK interval), probes back off
+//! exponentially, and a probe or forced send whose worse option is over its size limit asks
+//! for one more encode of the same picture from the same source at `max_quality`
+//! ([`EncodeJob::Qualities`] with that one quality); the options wait for it.
+//!
 //! Drive it like this: `handle_*` inputs, then drain [`Sender::poll_output`] until it returns
 //! [`SenderOutput::Timeout`]; call again at that time or on the next input. Encoding is work
 //! the sender asks for ([`SenderOutput::Encode`]), so the runtime decides whether the encodes

@@ -73,6 +73,10 @@ impl RecvArgs {
         if scheme.as_ref().is_some_and(|s| !s.runs_live()) {
             bail!("{}", SchemeError::SimulationOnly);
         }
+        let stdout = |p: &Option<PathBuf>| p.as_ref().is_some_and(|p| p.as_os_str() == "-");
+        if stdout(&self.output) && stdout(&self.ivf) {
+            bail!("-o - and --ivf - would both write to standard output: give one a file");
+        }
         let defaults = ReceiverLoopConfig::default();
         let source = match self.size {
             Some(size) => SourceInfo {

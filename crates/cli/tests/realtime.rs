@@ -368,8 +368,12 @@ fn a_restarted_sender_takes_over_after_the_old_one_falls_silent() {
 fn bad_addresses_busy_ports_and_missing_inputs_are_clear_errors() {
     let busy = UdpSocket::bind("127.0.0.1:0").unwrap();
     let busy_addr = busy.local_addr().unwrap().to_string();
-    let cases: [(&[&str], &str); 8] = [
+    let cases: [(&[&str], &str); 9] = [
         (&["recv", "--listen", "nonsense"], "not a usable HOST:PORT"),
+        (
+            &["recv", "--listen", "127.0.0.1:0", "-o", "-", "--ivf", "-"],
+            "both write to standard output",
+        ),
         (&["recv", "--listen", &busy_addr, "--duration", "1"], "busy"),
         (
             &[

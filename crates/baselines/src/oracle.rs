@@ -1,15 +1,52 @@
-//! The oracle: a sender that reads the link's future (simulator only), an upper bound.
+//! The oracle: a sender that reads the link's future (simulator only), the bound the other
+//! schemes are measured against.
 //!
 //! It is the only traffic on the link and knows every future delivery opportunity, so it can
 //! model the bottleneck exactly (same rules as `salsify-netem`: an opportunity carries
-//! `opportunity_bytes` of the head packets; a packet cannot use an opportunity at the instant
-//! it arrives; bytes of an opportunity with nothing queued are lost). For each camera
-//! picture it computes how many bytes would arrive by `captured + delay_target` if sent when
-//! the encode finishes, and asks for the finest quality whose frame is that small
-//! ([`EncodeJob::FinestFitting`] with the functional codec, from the state of the last frame
-//! it sent and searched from that frame's quantizer; it keeps both). If nothing fits it
-//! skips the picture. Packets go out at once (no pacing needed: the model already knows when
-//! each one will depart), and it ignores feedback.
+//! `opportunity_bytes` of the head packets, splitting a packet that does not fit; a packet
+//! cannot use an opportunity at the instant it arrives; bytes of an opportunity with nothing
+//! queued are lost). From that model, `arrival(t, n)` is when the last of `n` payload bytes
+//! (as datagrams, headers included) sent at `t` reaches the receiver behind everything it
+//! already queued, and `budget(t, d)` the most payload bytes sent at `t` that arrive by `d`.
+//!
+//! # The rule
+//!
+//! It minimises the paper's delay metric first (a picture never shown counts until the next
+//! one shown), quality second. For each camera picture `p` (captured `c`), when the encoder
+//! is free at `now`, with the encode taking `e`, sent at `s = now + e`, and `m` its estimate
+//! of the picture's coarsest (smallest) frame:
+//!
+//! 1. Earliest display: `E = arrival(s, m)`.
+//! 2. Send or skip: if `E <= c + delay_target` it sends. Otherwise the next picture (captured
+//!    one frame interval later, its encode starting then or now if later) could be shown at
+//!    `E' = arrival(s', m)`; it sends only if `E < E'`, i.e. some frame of `p` is shown
+//!    before any later picture could be, and skips `p` otherwise (the link is busy with what
+//!    it queued, or in an outage, until after the next picture could be sent: that picture
+//!    is shown no later and is newer). So it never refuses every picture: the picture whose
+//!    frame can first use the link after a busy period or an outage is always sent.
+//! 3. Quality: deadline `D = max(c + delay_target, E + SLACK)` and the encode job is
+//!    [`EncodeJob::FinestFitting`] with `bytes = max(budget(s, D), m)` — the finest quality
+//!    arriving within the delay target when that is achievable, else by the earliest
+//!    achievable display plus a small slack; if even the coarsest frame needs more, the bound
+//!    is what it needs (`m`). A frame found is sent at once and arrives by `D` (by
+//!    `arrival(s, size)` if the bound was `m`); every frame is sent at the earliest instant
+//!    its picture can be (capture plus encode), so the same frames sent in the same order
+//!    cannot arrive earlier under any other schedule (the link is FIFO and departures are
+//!    monotone in the send time).
+//!
+//! The coarsest size is not known before encoding (the job returns the finest frame that
+//! fits or none), so `m` is learnt, erring low (a guess too low costs at most the picture
+//! whose search finds nothing; one too high could skip a picture that should be sent): a
+//! frame found at the coarsest quality gives it exactly; a search that found nothing proves
+//! it exceeds the bound (then bound x 5/4); a finer frame found bounds it above (then 7/8 of
+//! the smaller of that frame and `m`, to keep probing down); after a keyframe the
+//! inter-frame guess is a quarter of its size. The first keyframe is guessed
+//! [`FIRST_KEYFRAME_GUESS`] bytes. With `m` right, skipping never makes a picture later than
+//! sending every picture would (tested).
+//!
+//! The searches run from the state of the last frame it sent and start from that frame's
+//! quantizer (it keeps both). Packets go out at once (no pacing needed: the model already
+//! knows when each one will depart), and it ignores feedback.
 
 use std::collections::VecDeque;
 
@@ -28,6 +65,13 @@ use crate::wire::{MediaHeader, Packet, MAX_FRAGMENTS, MEDIA_HEADER_LEN};
 
 /// The quantizer the first search starts from (the middle of the scale).
 pub const FIRST_SEARCH_START: u8 = 64;
+
+/// Time past the earliest achievable display a frame may take for quality when the delay
+/// target cannot be met.
+pub const SLACK: Duration = Duration::from_millis(10);
+
+/// The first guess of the coarsest keyframe's size (VP8 bytes), before any was seen.
+pub const FIRST_KEYFRAME_GUESS: usize = 2000;
 
 /// The oracle's parameters, the `[oracle]` table of an experiment file (durations in ms;
 /// unknown fields refused).
@@ -98,8 +142,14 @@ pub struct OracleSender {
     next_frame: u32,
     next_seq: u32,
     next_request: u64,
-    encoding: Option<(u64, Picture)>,
+    /// A search under way: request id, picture, bound asked.
+    encoding: Option<(u64, Picture, usize)>,
     waiting: Option<Picture>,
+    /// Capture time of the last picture offered and the interval before it.
+    last_captured: Option<Instant>,
+    interval: Option<Duration>,
+    /// Estimate of the coarsest frame's size (VP8 bytes) of the next picture.
+    coarsest: usize,
     /// The functional codec state of the last frame sent (the receiver's), and its quantizer:
     /// the next search starts from both.
     state: State,
@@ -130,6 +180,9 @@ impl OracleSender {
             next_request: 0,
             encoding: None,
             waiting: None,
+            last_captured: None,
+            interval: None,
+            coarsest: FIRST_KEYFRAME_GUESS,
             state: State::initial(),
             last_quality: Quality::new(FIRST_SEARCH_START).unwrap_or(Quality::WORST),
             out: VecDeque::new(),
@@ -194,16 +247,46 @@ impl OracleSender {
         bytes.saturating_sub(packets * MEDIA_HEADER_LEN as u64) as usize
     }
 
-    fn start(&mut self, now: Instant, p: Picture) {
+    /// Bytes on the wire for a frame of `payload` bytes (split as [`Self::send_vp8`] does).
+    fn wire_bytes(payload: usize) -> usize {
+        let count = payload.div_ceil(FRAGMENT_PAYLOAD).max(1);
+        payload + count * MEDIA_HEADER_LEN
+    }
+
+    /// When the last of `payload` bytes sent at `at` reaches the receiver, behind everything
+    /// already queued.
+    fn arrival(&self, at: Instant, payload: usize) -> Instant {
+        let (_, departs) = self.serve(self.cursor_at(at), Self::wire_bytes(payload));
+        departs + self.link.propagation
+    }
+
+    /// The rule of the module doc: the search to ask for picture `p` if the encode starts at
+    /// `now` (its bound), or `None` to skip it (a later picture would be shown as soon).
+    fn plan(&self, now: Instant, p: Picture) -> Option<usize> {
         let send_at = now + self.config.encode_time;
-        let bytes = self.budget(send_at, p.captured + self.config.delay_target);
-        if bytes == 0 {
+        let m = self.coarsest.max(1);
+        let earliest = self.arrival(send_at, m);
+        let target = p.captured + self.config.delay_target;
+        if earliest > target {
+            if let Some(interval) = self.interval {
+                let next_send = (p.captured + interval).max(now) + self.config.encode_time;
+                if self.arrival(next_send, m) <= earliest {
+                    return None;
+                }
+            }
+        }
+        let deadline = target.max(earliest + SLACK);
+        Some(self.budget(send_at, deadline).max(m))
+    }
+
+    fn start(&mut self, now: Instant, p: Picture) {
+        let Some(bytes) = self.plan(now, p) else {
             self.drop_picture(now, p, DropReason::WouldBeLate);
             return;
-        }
+        };
         let id = self.next_request;
         self.next_request += 1;
-        self.encoding = Some((id, p));
+        self.encoding = Some((id, p, bytes));
         self.out.push_back(SenderOutput::Encode(EncodeRequest {
             id,
             picture: p.picture,
@@ -214,6 +297,24 @@ impl OracleSender {
                 start: self.last_quality,
             },
         }));
+    }
+
+    /// Learns the coarsest size from a search's answer (see the module doc).
+    fn learn(&mut self, bound: usize, found: Option<&EncodedFrame>) {
+        self.coarsest = match found {
+            None => self.coarsest.max(bound + bound / 4 + 1),
+            Some(f) if f.keyframe => f.vp8().len() / 4,
+            Some(f) => {
+                let size = f.vp8().len();
+                if f.quality == Quality::WORST {
+                    size
+                } else {
+                    let m = self.coarsest.min(size);
+                    m - m / 8
+                }
+            }
+        }
+        .max(1);
     }
 
     fn drop_picture(&mut self, now: Instant, p: Picture, reason: DropReason) {
@@ -325,6 +426,15 @@ impl SenderEndpoint for OracleSender {
     fn handle_picture(&mut self, now: Instant, picture: u64, captured: Instant) {
         self.stats.pictures += 1;
         let p = Picture { picture, captured };
+        if let Some(last) = self.last_captured {
+            if let Some(gap) = captured
+                .checked_duration_since(last)
+                .filter(|g| !g.is_zero())
+            {
+                self.interval = Some(gap);
+            }
+        }
+        self.last_captured = Some(captured);
         if self.encoding.is_some() {
             if let Some(old) = self.waiting.replace(p) {
                 self.drop_picture(now, old, DropReason::EncoderBusy);
@@ -344,8 +454,8 @@ impl SenderEndpoint for OracleSender {
         id: u64,
         result: Result<EncodeOutcome, EncodeFailed>,
     ) -> Result<(), InputError> {
-        let p = match self.encoding {
-            Some((i, p)) if i == id => p,
+        let (p, bound) = match self.encoding {
+            Some((i, p, bound)) if i == id => (p, bound),
             _ => return Err(InputError::UnknownRequest(id)),
         };
         self.encoding = None;
@@ -360,6 +470,7 @@ impl SenderEndpoint for OracleSender {
                 return Ok(());
             }
         };
+        self.learn(bound, frame.as_ref());
         match frame {
             Some(f) => {
                 self.state = f.target.clone();
@@ -405,171 +516,5 @@ impl SenderEndpoint for OracleSender {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// One 1500-byte opportunity every millisecond (12 Mb/s), 20 ms propagation.
-    fn oracle(target_ms: u64) -> OracleSender {
-        OracleSender::new(
-            OracleConfig {
-                delay_target: Duration::from_millis(target_ms),
-                encode_time: Duration::ZERO,
-            },
-            LinkForecast {
-                opportunity: Box::new(|n| Instant::from_millis(n + 1)),
-                opportunity_bytes: 1500,
-                propagation: Duration::from_millis(20),
-            },
-        )
-        .unwrap()
-    }
-
-    #[test]
-    fn budget_counts_opportunities_before_the_deadline_minus_propagation() {
-        let o = oracle(100);
-        // Sent at 0: opportunities 1..=80 ms depart in time (80 x 1500 bytes).
-        let b = o.budget(Instant::ZERO, Instant::from_millis(100));
-        assert_eq!(b, 80 * 1500 - 85 * MEDIA_HEADER_LEN); // 85 datagrams of <= 1420 bytes
-        assert_eq!(o.budget(Instant::ZERO, Instant::from_millis(20)), 0);
-    }
-
-    #[test]
-    fn a_sent_frame_uses_up_the_budget() {
-        let mut o = oracle(100);
-        o.handle_picture(Instant::ZERO, 0, Instant::ZERO);
-        let SenderOutput::Encode(req) = o.poll_output(Instant::ZERO) else {
-            panic!()
-        };
-        let EncodeJob::FinestFitting { bytes, .. } = req.job else {
-            panic!()
-        };
-        o.encoding = None;
-        let p = Picture {
-            picture: 0,
-            captured: Instant::ZERO,
-        };
-        o.send_vp8(Instant::ZERO, p, &vec![0; bytes], true, Quality::BEST, None);
-        // The link is booked until 80 ms: a picture at 0 ms has nothing left.
-        assert_eq!(o.budget(Instant::ZERO, Instant::from_millis(100)), 0);
-        // One captured at 20 ms may use 81..=100 ms.
-        assert!(o.budget(Instant::from_millis(20), Instant::from_millis(120)) > 19 * 1400);
-    }
-
-    fn drain(o: &mut OracleSender) -> Vec<SenderOutput> {
-        let mut out = vec![];
-        loop {
-            match o.poll_output(Instant::ZERO) {
-                SenderOutput::Timeout(_) => return out,
-                x => out.push(x),
-            }
-        }
-    }
-
-    /// The oracle keeps its codec state: each search starts from the state and quantizer of
-    /// the last frame found, and its VP8 bytes (not the state-hash header) go on the wire.
-    #[test]
-    fn searches_continue_from_the_last_frame_found() {
-        use salsify_codec::{search, Encoder, SyntheticSource};
-        let (w, h) = (128, 96);
-        let mut enc = Encoder::new(w, h).unwrap();
-        let video = SyntheticSource::new(w, h, 30, 3).unwrap();
-        let mut o = oracle(100);
-        let mut last: Option<EncodedFrame> = None;
-        for i in 0..3u64 {
-            let now = Instant::from_millis(i * 33);
-            o.handle_picture(now, i, now);
-            let out = drain(&mut o);
-            let Some(SenderOutput::Encode(req)) = out.into_iter().next() else {
-                panic!("no request")
-            };
-            let EncodeJob::FinestFitting {
-                source,
-                bytes,
-                start,
-            } = req.job
-            else {
-                panic!("{:?}", req.job)
-            };
-            match &last {
-                None => {
-                    assert!(source.is_initial());
-                    assert_eq!(start.index(), FIRST_SEARCH_START);
-                }
-                Some(f) => {
-                    assert_eq!(source.hash(), f.target.hash());
-                    assert_eq!(start, f.quality);
-                }
-            }
-            let found =
-                search::finest_fitting(&mut enc, &source, &video.frame(i), bytes / 4, start)
-                    .unwrap()
-                    .unwrap();
-            let outcome = EncodeOutcome::Functional(vec![found.clone()]);
-            o.handle_encoded(now, req.id, Ok(outcome)).unwrap();
-            let out = drain(&mut o);
-            let mut payload = vec![];
-            for x in &out {
-                if let SenderOutput::Transmit(d) = x {
-                    let Ok(Packet::Media { header, payload: p }) = Packet::parse(d) else {
-                        panic!()
-                    };
-                    assert_eq!(header.scheme, Scheme::Oracle);
-                    payload.extend_from_slice(&p);
-                }
-            }
-            assert_eq!(payload, found.vp8());
-            let sent = out.iter().find_map(|x| match x {
-                SenderOutput::Event(SenderEvent::FrameSent(s)) => Some(*s),
-                _ => None,
-            });
-            let sent = sent.expect("frame sent");
-            assert_eq!(sent.states, Some((found.source, found.target.hash())));
-            assert_eq!(sent.bytes, found.vp8().len());
-            last = Some(found);
-        }
-        assert_eq!(o.stats().frames_sent, 3);
-    }
-
-    #[test]
-    fn wrong_results_are_refused_and_drop_the_picture() {
-        let mut o = oracle(100);
-        o.handle_picture(Instant::ZERO, 0, Instant::ZERO);
-        let Some(SenderOutput::Encode(req)) = drain(&mut o).into_iter().next() else {
-            panic!()
-        };
-        assert_eq!(
-            o.handle_encoded(Instant::ZERO, req.id + 1, Ok(EncodeOutcome::Cbr(None))),
-            Err(InputError::UnknownRequest(req.id + 1))
-        );
-        assert!(matches!(
-            o.handle_encoded(Instant::ZERO, req.id, Ok(EncodeOutcome::Cbr(None))),
-            Err(InputError::WrongResult { .. })
-        ));
-        assert!(matches!(
-            drain(&mut o)[..],
-            [SenderOutput::Event(SenderEvent::PictureDropped {
-                reason: DropReason::Failed,
-                ..
-            })]
-        ));
-        // Nothing found: the picture would be late.
-        o.handle_picture(Instant::ZERO, 1, Instant::ZERO);
-        let Some(SenderOutput::Encode(req)) = drain(&mut o).into_iter().next() else {
-            panic!()
-        };
-        o.handle_encoded(Instant::ZERO, req.id, Ok(EncodeOutcome::Functional(vec![])))
-            .unwrap();
-        assert!(matches!(
-            drain(&mut o)[..],
-            [SenderOutput::Event(SenderEvent::PictureDropped {
-                reason: DropReason::WouldBeLate,
-                ..
-            })]
-        ));
-        assert_eq!(o.stats().dropped, 2);
-        assert!(matches!(
-            o.handle_datagram(Instant::ZERO, &[1, 2, 3]),
-            Err(DatagramError::OtherProtocol { first_byte: 1 })
-        ));
-    }
-}
+#[path = "oracle_tests.rs"]
+mod tests;

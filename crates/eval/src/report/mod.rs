@@ -1,5 +1,6 @@
 //! The evaluation report: summary tables, Salsify-2c against the conventional scheme next
-//! to the paper's numbers, and figures, as markdown (figures as SVG files beside it) and as
+//! to the paper's numbers, a flagged line under a group's table for every scheme whose mean
+//! or p95 delay is below the oracle's on the same link, and figures, as markdown (figures as SVG files beside it) and as
 //! one self-contained HTML page (figures inline). Built only from finished runs on disk, so
 //! it is the same whichever machines and shards produced them.
 
@@ -27,6 +28,8 @@ pub struct Context {
 struct Section {
     title: String,
     table: Table,
+    /// Schemes whose delay is below the oracle's ([`tables::bound_violations`]).
+    violations: Vec<String>,
     figures: Vec<Drawn>,
     missing: Vec<String>,
 }
@@ -77,6 +80,7 @@ pub fn build(plan: &Plan, results: &BTreeMap<String, RunResult>, context: &Conte
                 g.group.title.clone()
             },
             table: tables::group_table(&runs),
+            violations: tables::bound_violations(&runs),
             figures: drawn,
             missing: g
                 .runs
@@ -119,6 +123,12 @@ fn markdown(sections: &[Section], comparison: &Table, c: &Context, status: &str)
     for s in sections {
         md += &format!("\n## {}\n\n", s.title);
         md += &s.table.markdown();
+        if !s.violations.is_empty() {
+            md += "\n";
+            for v in &s.violations {
+                md += &format!("> **⚠ {v}**  \n");
+            }
+        }
         if !s.missing.is_empty() {
             md += &format!("\nNot finished: {}\n", s.missing.join(", "));
         }
@@ -135,7 +145,7 @@ fn markdown(sections: &[Section], comparison: &Table, c: &Context, status: &str)
 const STYLE: &str = "body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}\
 table{border-collapse:collapse;margin:1em 0;font-size:90%}th,td{border:1px solid #ccc;padding:3px 7px;text-align:right}\
 th{background:#f3f3f3}td:first-child,td:nth-child(2){text-align:left}figure{margin:1.5em 0}\
-figcaption{font-size:90%;color:#444;max-width:800px}svg{max-width:100%;height:auto}code{background:#f3f3f3}";
+figcaption{font-size:90%;color:#444;max-width:800px}.violation{color:#b00;font-weight:bold}svg{max-width:100%;height:auto}code{background:#f3f3f3}";
 
 fn html(sections: &[Section], comparison: &Table, c: &Context, status: &str) -> String {
     let mut h = format!(
@@ -153,6 +163,9 @@ fn html(sections: &[Section], comparison: &Table, c: &Context, status: &str) -> 
     for s in sections {
         h += &format!("<h2>{}</h2>\n", escape(&s.title));
         h += &s.table.html();
+        for v in &s.violations {
+            h += &format!("<p class=\"violation\">&#9888; {}</p>\n", escape(v));
+        }
         if !s.missing.is_empty() {
             h += &format!("<p>Not finished: {}</p>\n", escape(&s.missing.join(", ")));
         }
@@ -177,4 +190,30 @@ pub fn write(report: &Report, dir: &Path) -> std::io::Result<()> {
     }
     std::fs::write(dir.join("report.md"), &report.markdown)?;
     std::fs::write(dir.join("report.html"), &report.html)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A bound violation is a visible line under its group's table in both renderings.
+    #[test]
+    fn bound_violations_are_shown() {
+        let flag = "bound violated: salsify-2c p95 812 ms < oracle 905 ms (link cellular)";
+        let sections = [Section {
+            title: "cellular".into(),
+            table: Table::default(),
+            violations: vec![flag.into()],
+            figures: vec![],
+            missing: vec![],
+        }];
+        let c = Context::default();
+        let md = markdown(&sections, &Table::default(), &c, "1 of 1 runs finished.");
+        assert!(md.contains(&format!("> **⚠ {flag}**")), "{md}");
+        let h = html(&sections, &Table::default(), &c, "1 of 1 runs finished.");
+        assert!(
+            h.contains("<p class=\"violation\">&#9888; bound violated: salsify-2c p95 812 ms &lt; oracle 905 ms (link cellular)</p>"),
+            "{h}"
+        );
+    }
 }

@@ -1,5 +1,5 @@
-//! The report's tables: every run's summary, and Salsify-2c against the conventional scheme
-//! next to the paper's numbers.
+//! The report's tables: every run's summary, Salsify-2c against the conventional scheme
+//! next to the paper's numbers, and the check that no scheme beats the oracle's delay.
 
 use crate::campaign::{PlannedRun, RunResult};
 
@@ -149,6 +149,61 @@ pub fn group_table(runs: &[Entry]) -> Table {
     Table { header, rows }
 }
 
+/// The oracle's scheme name.
+const ORACLE: &str = "oracle";
+
+/// The oracle is the bound: on a link (and queue, delay, seed) where it ran, no scheme should
+/// have a lower mean or p95 delay. One line per run that does, e.g. "bound violated:
+/// salsify-2c p95 812 ms < oracle 905 ms (link cellular)"; none when the group did not run
+/// the oracle.
+pub fn bound_violations(runs: &[Entry]) -> Vec<String> {
+    let key = |r: &Entry| {
+        let e = &r.plan.experiment;
+        (
+            r.link().to_string(),
+            e.link.queue_packets,
+            e.link.delay_ms,
+            e.seed,
+        )
+    };
+    let mut out = Vec::new();
+    for oracle in runs.iter().filter(|r| r.scheme() == ORACLE) {
+        let o = &oracle.result.summary;
+        for r in runs
+            .iter()
+            .filter(|r| r.scheme() != ORACLE && key(r) == key(oracle))
+        {
+            let s = &r.result.summary;
+            for (what, theirs, bound) in [
+                ("p95", s.delay_p95_ms, o.delay_p95_ms),
+                ("mean", s.delay_mean_ms, o.delay_mean_ms),
+            ] {
+                // A run with no delay at all (nothing shown) is not below anything; an
+                // oracle with none is above every scheme that showed a frame.
+                let below = match (theirs, bound) {
+                    (Some(t), Some(b)) => t < b,
+                    (Some(_), None) => true,
+                    (None, _) => false,
+                };
+                if below {
+                    let (k, q, d, seed) = key(r);
+                    let mut at = format!("link {k}");
+                    if runs.iter().any(|x| key(x) != (k.clone(), q, d, seed)) {
+                        at += &format!(", queue {q}, delay {d} ms, seed {seed}");
+                    }
+                    let bound = bound.map_or("(nothing shown)".into(), |b| format!("{b:.0} ms"));
+                    out.push(format!(
+                        "bound violated: {} {what} {} ms < oracle {bound} ({at})",
+                        r.scheme(),
+                        num(theirs, 0),
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
 /// The paper's figure 11 on one trace: (p95 delay ms, mean SSIM dB) of each system.
 struct PaperResult {
     trace: &'static str,
@@ -255,6 +310,100 @@ mod tests {
         assert_eq!(t.markdown(), "| a | b< |\n| --- | --- |\n| 1 | x & y |\n");
         assert!(t.html().contains("<th>b&lt;</th>"));
         assert!(t.html().contains("<td>x &amp; y</td>"));
+    }
+
+    fn summary(mean: Option<f64>, p95: Option<f64>) -> salsify_metrics::Summary {
+        let mut v = serde_json::json!({
+            "frames": 100, "frames_shown": 90, "frames_with_delay": 100, "duration_s": 10.0,
+            "ssim_mean": 0.9, "ssim_p25": 0.85, "ssim_db_mean": 10.0, "ssim_db_p25": 8.2,
+            "psnr_db_mean": 35.0, "delay_mean_ms": null, "delay_median_ms": null,
+            "delay_p95_ms": null, "displayed_fps": 9.0, "video_bytes": 1000,
+            "video_bitrate_bps": 800.0, "link_utilisation": 0.5,
+            "choices": {"better": 0, "worse": 0, "single": 90, "skipped": 10, "unknown": 0},
+            "skip_share": 0.1, "better_share": 0.0, "worse_share": 0.0, "single_share": 0.9,
+            "qoe_video_call": 3.0, "qoe_driving": 2.0
+        });
+        v["delay_mean_ms"] = mean.into();
+        v["delay_p95_ms"] = p95.into();
+        serde_json::from_value(v).unwrap()
+    }
+
+    /// A run: scheme, link, seed, delay mean, delay p95.
+    type Spec<'a> = (&'a str, &'a str, u64, Option<f64>, Option<f64>);
+
+    fn runs(specs: &[Spec]) -> Vec<(PlannedRun, RunResult)> {
+        specs
+            .iter()
+            .map(|&(scheme, link, seed, mean, p95)| {
+                let experiment = salsify_sim::experiment::Experiment {
+                    scheme: scheme.into(),
+                    seed,
+                    ..Default::default()
+                };
+                let id = format!("{scheme}-{link}-{seed}");
+                let plan = PlannedRun {
+                    id: id.clone(),
+                    link: link.into(),
+                    experiment,
+                };
+                let result = RunResult {
+                    meta: crate::campaign::RunMeta {
+                        id,
+                        link: link.into(),
+                        wall_s: 1.0,
+                        sender_states_max: 0,
+                        receiver_states_max: 0,
+                    },
+                    summary: summary(mean, p95),
+                    dir: "/nonexistent".into(),
+                };
+                (plan, result)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn schemes_below_the_oracle_are_flagged() {
+        let runs = runs(&[
+            ("oracle", "cellular", 1, Some(300.0), Some(900.0)),
+            ("salsify-2c", "cellular", 1, Some(250.0), Some(1200.0)),
+            ("conventional", "cellular", 1, Some(400.0), Some(850.0)),
+            ("vidaptive", "cellular", 1, None, None),
+            // Another seed: compared with no oracle, so never flagged.
+            ("salsify-2c", "cellular", 2, Some(10.0), Some(10.0)),
+            // A link without the oracle.
+            ("salsify-2c", "wifi", 1, Some(10.0), Some(10.0)),
+            // An oracle that showed nothing is below nobody that showed something.
+            ("oracle", "dropout", 1, None, None),
+            ("conventional", "dropout", 1, Some(5000.0), Some(9000.0)),
+        ]);
+        let entries: Vec<Entry> = runs
+            .iter()
+            .map(|(plan, result)| Entry { plan, result })
+            .collect();
+        let flags = bound_violations(&entries);
+        assert_eq!(
+            flags,
+            [
+                "bound violated: salsify-2c mean 250 ms < oracle 300 ms \
+                 (link cellular, queue 256, delay 20 ms, seed 1)",
+                "bound violated: conventional p95 850 ms < oracle 900 ms \
+                 (link cellular, queue 256, delay 20 ms, seed 1)",
+                "bound violated: conventional p95 9000 ms < oracle (nothing shown) \
+                 (link dropout, queue 256, delay 20 ms, seed 1)",
+                "bound violated: conventional mean 5000 ms < oracle (nothing shown) \
+                 (link dropout, queue 256, delay 20 ms, seed 1)",
+            ],
+            "{flags:#?}"
+        );
+        // One link, one seed: the key is just the link.
+        let one: Vec<Entry> = entries[..2].to_vec();
+        assert_eq!(
+            bound_violations(&one),
+            ["bound violated: salsify-2c mean 250 ms < oracle 300 ms (link cellular)"]
+        );
+        // No oracle, no flags.
+        assert!(bound_violations(&entries[1..6]).is_empty());
     }
 
     #[test]

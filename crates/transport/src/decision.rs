@@ -219,6 +219,20 @@ pub fn probe_interval(base: Duration, cap: Duration, probes: u32) -> Duration {
     base.saturating_mul(factor).min(cap).max(base)
 }
 
+/// The longest probe interval under the slow-link rules: `factor x pace` (a one-fragment probe
+/// then takes at most `1 / factor` of the link as the estimate says), at least `base` and at
+/// most `max`. On a fast link this is `base` — a probe costs the link next to nothing, so it
+/// need not back off — and on a slow one it grows with the time a fragment takes.
+pub fn probe_interval_cap(
+    base: Duration,
+    max: Duration,
+    factor: u32,
+    pace: Option<Duration>,
+) -> Duration {
+    let paced = pace.unwrap_or(Duration::ZERO).saturating_mul(factor);
+    paced.max(base).min(max.max(base))
+}
+
 /// The most bytes a frame sent against the budget's advice may have under the slow-link
 /// rules: with nothing in flight (feedback starved), what the estimate says drains within the
 /// delay target but at least one fragment, `max(mtu, budget)`; a probe during a suspected
@@ -508,6 +522,17 @@ mod tests {
         assert_eq!(i(u32::MAX), MS(2_000));
         // A cap below the base never shortens the base.
         assert_eq!(probe_interval(MS(80), MS(10), 3), MS(80));
+    }
+
+    #[test]
+    fn the_probe_backoff_is_capped_by_the_link_pace() {
+        let cap = |pace| probe_interval_cap(MS(80), MS(2_000), 2, pace);
+        assert_eq!(cap(None), MS(80));
+        assert_eq!(cap(Some(MS(1))), MS(80));
+        assert_eq!(cap(Some(MS(560))), MS(1_120));
+        assert_eq!(cap(Some(MS(5_000))), MS(2_000));
+        assert_eq!(cap(Some(Duration::MAX)), MS(2_000));
+        assert_eq!(probe_interval_cap(MS(80), MS(10), 2, Some(MS(500))), MS(80));
     }
 
     #[test]

@@ -105,7 +105,8 @@ pub use config::{
 pub use decision::{
     choose_frame, choose_paper, choose_slow_link, feedback_starved, frame_budget, link_pace,
     outage_suspected, override_limit, paced_ack_timeout, paced_outage_suspected, paper_budget,
-    paper_forced, probe_due, probe_interval, Overrides, PaperDecision, SlowLinkDecision,
+    paper_forced, probe_due, probe_interval, probe_interval_cap, Overrides, PaperDecision,
+    SlowLinkDecision,
 };
 pub use endpoint::{ReceiverSetupError, SalsifyReceiver, SalsifySender};
 pub use error::{DatagramRejected, SenderError};

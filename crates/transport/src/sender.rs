@@ -816,11 +816,20 @@ impl<F: EncodedFrame> Sender<F> {
     fn overrides(&self, now: Instant) -> decision::Overrides {
         let base = self.config.outage_probe_interval;
         let interval = match self.config.rules {
-            SenderRules::SlowLink => decision::probe_interval(
-                base,
-                self.config.slow_link.max_probe_interval,
-                self.probes_in_silence,
-            ),
+            SenderRules::SlowLink => {
+                let sl = &self.config.slow_link;
+                let cap = if sl.paced_probe_cap {
+                    decision::probe_interval_cap(
+                        base,
+                        sl.max_probe_interval,
+                        sl.ack_timeout_factor,
+                        decision::link_pace(self.view.mean_interarrival, self.ack_gap),
+                    )
+                } else {
+                    sl.max_probe_interval
+                };
+                decision::probe_interval(base, cap, self.probes_in_silence)
+            }
             _ => base,
         };
         decision::Overrides {

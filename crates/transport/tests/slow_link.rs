@@ -227,3 +227,40 @@ fn the_paper_rules_never_suspect_an_outage_and_force_with_fragments_in_flight() 
         "video flows again"
     );
 }
+
+#[test]
+fn with_the_paced_probe_cap_a_fast_link_is_probed_every_interval() {
+    // A probe costs a 500 kbit/s link next to nothing: every 80 ms, as the default rules.
+    let c = SenderConfig {
+        slow_link: SlowLinkConfig {
+            paced_probe_cap: true,
+            ..SlowLinkConfig::default()
+        },
+        ..config(SenderRules::SlowLink)
+    };
+    let mut s = fake_session(c, narrow(), narrow(), 5);
+    s.service.encoder.model = session(SenderRules::SlowLink, narrow(), 5)
+        .service
+        .encoder
+        .model;
+    s.run_until(ms(5_000));
+    s.forward.config.loss = 1.0;
+    s.run_until(ms(8_000));
+    s.forward.config.loss = 0.0;
+    let restored = s.now;
+    s.run_until(ms(10_000));
+    assert!(s.wrong.is_empty(), "frames shown wrong: {:?}", s.wrong);
+    let probes = sent_between(&s, 5_400, 8_000);
+    assert!(probes
+        .iter()
+        .all(|f| f.fragments == 1 || f.quality == Quality::WORST));
+    let gaps: Vec<Duration> = probes.windows(2).map(|w| w[1].at - w[0].at).collect();
+    assert!(gaps.len() > 15, "{gaps:?}");
+    assert!(gaps.iter().all(|g| *g >= Duration::from_millis(80)));
+    assert!(
+        gaps.iter().all(|g| *g <= Duration::from_millis(150)),
+        "{gaps:?}"
+    );
+    let first = s.first_shown_after(restored).expect("shown again");
+    assert!(first.at - restored < Duration::from_millis(300));
+}

@@ -178,6 +178,10 @@ pub struct SenderStats {
     pub datagrams_sent: u64,
     /// Feedback datagrams used.
     pub feedback: u64,
+    /// Feedback datagrams accepted but older than feedback already used (reordered, or from a
+    /// receiver that restarted and counts from zero again): not used for control. A driver
+    /// watching whether its receiver is still there counts these as unanswered.
+    pub stale_feedback: u64,
     /// Datagrams rejected as malformed, foreign or unexpected.
     pub bad_datagrams: u64,
     /// Times loss recovery started (Salsify recovery mode, conventional keyframe requests).

@@ -8,11 +8,9 @@
 //! its ACKs from zero again, which the old sender calls stale), the loop replaces the sender
 //! with a fresh endpoint, whose first frame is a keyframe any receiver can decode.
 //!
-//! One peek is scheme-specific, and kept here alone: a Salsify sender *accepts* stale ACKs
-//! (they reorder harmlessly) and reports them nowhere in the common stats, so the watch reads
-//! the ACK number itself ([`ack_number`]) and counts an ACK that does not advance it as
-//! refused. It goes once `SenderEndpoint::handle_datagram` reports stale feedback as an
-//! error (or `SenderStats` counts it).
+//! Feedback counts as refused when the sender rejects it or counts it as stale
+//! (`SenderStats::stale_feedback`): a Salsify sender accepts stale ACKs, since they reorder
+//! harmlessly, but a restarted receiver's ACKs are all stale to the old sender.
 
 use salsify_time::{Duration, Instant};
 
@@ -48,8 +46,6 @@ pub struct FeedbackWatch {
     /// as feedback): silence counts from here, so an idle sender is never reset.
     waiting_since: Option<Instant>,
     refused_streak: u64,
-    /// The highest ACK number accepted this session (Salsify feedback only).
-    highest_ack: Option<u32>,
 }
 
 impl FeedbackWatch {
@@ -59,7 +55,6 @@ impl FeedbackWatch {
             reset_after,
             waiting_since: None,
             refused_streak: 0,
-            highest_ack: None,
         }
     }
 
@@ -68,17 +63,9 @@ impl FeedbackWatch {
         self.waiting_since.get_or_insert(now);
     }
 
-    /// A feedback datagram was accepted (`true`) or refused by the sender.
-    pub fn on_feedback(&mut self, datagram: &[u8], accepted: bool) {
-        let stale = match ack_number(datagram) {
-            Some(n) if accepted => {
-                let stale = self.highest_ack.is_some_and(|h| n <= h);
-                self.highest_ack = Some(self.highest_ack.map_or(n, |h| h.max(n)));
-                stale
-            }
-            _ => false,
-        };
-        if accepted && !stale {
+    /// A feedback datagram was used (`true`), or refused or found stale by the sender.
+    pub fn on_feedback(&mut self, accepted: bool) {
+        if accepted {
             self.waiting_since = None;
             self.refused_streak = 0;
         } else {
@@ -93,14 +80,6 @@ impl FeedbackWatch {
         }
         let silent = now.saturating_duration_since(self.waiting_since?);
         (silent >= self.reset_after).then_some(ResetReason::Silent(silent))
-    }
-}
-
-/// The ACK number of a Salsify ACK.
-pub fn ack_number(datagram: &[u8]) -> Option<u32> {
-    match salsify_transport::wire::Datagram::parse(datagram) {
-        Ok(salsify_transport::wire::Datagram::Ack(ack)) => Some(ack.ack_number),
-        _ => None,
     }
 }
 
@@ -125,7 +104,7 @@ mod tests {
             w.check(at(12_000)),
             Some(ResetReason::Silent(Duration::from_secs(2)))
         );
-        w.on_feedback(b"", true);
+        w.on_feedback(true);
         assert_eq!(w.check(at(20_000)), None, "answered");
     }
 
@@ -133,55 +112,18 @@ mod tests {
     fn a_stream_of_refused_feedback_resets_and_one_accepted_clears_it() {
         let mut w = FeedbackWatch::new(RESET);
         for _ in 0..REFUSED_FEEDBACK_LIMIT - 1 {
-            w.on_feedback(b"", false);
+            w.on_feedback(false);
         }
         assert_eq!(w.check(at(0)), None);
-        w.on_feedback(b"", true);
+        w.on_feedback(true);
         for _ in 0..REFUSED_FEEDBACK_LIMIT - 1 {
-            w.on_feedback(b"", false);
+            w.on_feedback(false);
         }
         assert_eq!(w.check(at(0)), None, "the streak started again");
-        w.on_feedback(b"", false);
+        w.on_feedback(false);
         assert_eq!(
             w.check(at(0)),
             Some(ResetReason::RefusedFeedback(REFUSED_FEEDBACK_LIMIT))
         );
-    }
-
-    fn salsify_ack(number: u32) -> Vec<u8> {
-        use salsify_transport::wire::{Ack, FragmentId};
-        let mut out = Vec::new();
-        Ack {
-            connection_id: 1,
-            ack_number: number,
-            acked: FragmentId::default(),
-            highest: FragmentId::default(),
-            mean_interarrival: None,
-            current_state: salsify_codec::StateHash::INITIAL,
-            frames_lost: 0,
-            held_states: Vec::new(),
-        }
-        .emit(&mut out)
-        .unwrap();
-        out
-    }
-
-    /// A restarted Salsify receiver numbers its ACKs from zero again: the sender accepts
-    /// them, the watch counts them as refused.
-    #[test]
-    fn salsify_acks_that_do_not_advance_count_as_refused() {
-        let mut w = FeedbackWatch::new(RESET);
-        w.on_feedback(&salsify_ack(500), true);
-        assert_eq!(ack_number(&salsify_ack(7)), Some(7));
-        for n in 0..REFUSED_FEEDBACK_LIMIT as u32 {
-            assert_eq!(w.check(at(0)), None);
-            w.on_feedback(&salsify_ack(n), true);
-        }
-        assert!(matches!(
-            w.check(at(0)),
-            Some(ResetReason::RefusedFeedback(_))
-        ));
-        w.on_feedback(&salsify_ack(501), true);
-        assert_eq!(w.check(at(0)), None);
     }
 }

@@ -234,8 +234,10 @@ impl Loop {
         let s = &mut self.session;
         match input {
             Input::Datagram(d) if d.from == self.config.to => {
-                let accepted = s.endpoint.handle_datagram(d.at, &d.bytes).is_ok();
-                s.watch.on_feedback(&d.bytes, accepted);
+                let stale_before = s.endpoint.stats().stale_feedback;
+                let accepted = s.endpoint.handle_datagram(d.at, &d.bytes).is_ok()
+                    && s.endpoint.stats().stale_feedback == stale_before;
+                s.watch.on_feedback(accepted);
             }
             Input::Datagram(_) | Input::CameraDone => {}
             Input::Picture(c) => {

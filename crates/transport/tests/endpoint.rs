@@ -477,3 +477,34 @@ fn the_adapters_expose_their_state_machines() {
     assert_eq!(rx.inner().current_state(), State::initial().hash());
     assert_eq!(rx.scheme(), "salsify");
 }
+
+/// ACKs older than one already used are accepted (reordering is harmless) but counted apart
+/// from the feedback used, so a driver can tell a receiver that restarted and numbers its
+/// ACKs from zero again.
+#[test]
+fn stale_acks_are_counted_apart_from_feedback_used() {
+    use salsify_transport::wire::{Ack, FragmentId};
+    let (mut tx, _rx) = pair(SenderConfig::default(), true);
+    let ack = |ack_number: u32| {
+        let mut out = Vec::new();
+        Ack {
+            connection_id: SenderConfig::default().connection_id,
+            ack_number,
+            acked: FragmentId::default(),
+            highest: FragmentId::default(),
+            mean_interarrival: None,
+            current_state: StateHash::INITIAL,
+            frames_lost: 0,
+            held_states: Vec::new(),
+        }
+        .emit(&mut out)
+        .unwrap();
+        out
+    };
+    let now = Instant::from_millis(1);
+    for n in [500, 501, 3, 4, 502] {
+        tx.handle_datagram(now, &ack(n)).unwrap();
+    }
+    let s = tx.stats();
+    assert_eq!((s.feedback, s.stale_feedback), (3, 2), "{s:?}");
+}

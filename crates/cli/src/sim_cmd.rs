@@ -209,7 +209,7 @@ pub(crate) fn read_clip(spec: &str, needed: usize) -> Result<LoopedClip> {
     )?;
     let frames = input.read_frames(needed.min(3600))?;
     eprintln!("read {} frames of {}", frames.len(), input.name);
-    LoopedClip::new(frames, input.fps, input.name.clone()).map_err(anyhow::Error::msg)
+    LoopedClip::new(frames, input.fps, input.name.clone()).map_err(anyhow::Error::from)
 }
 
 fn write_outputs(out: &Path, e: &Experiment, o: &SimOutput, queue: &QueueLimit) -> Result<()> {

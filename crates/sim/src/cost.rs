@@ -7,6 +7,16 @@ use salsify_schemes::Work;
 use salsify_time::Duration;
 use serde::{Deserialize, Serialize};
 
+/// A cost that cannot be charged.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{field} = {value} must be a finite non-negative number")]
+pub struct CostError {
+    /// The field at fault.
+    pub field: &'static str,
+    /// Its value.
+    pub value: f64,
+}
+
 /// A cost proportional to picture area.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CostModel {
@@ -65,13 +75,13 @@ impl CostModel {
     }
 
     /// Checks that both costs are finite and not negative.
-    pub fn validate(&self) -> Result<(), String> {
-        for (name, v) in [
+    pub fn validate(&self) -> Result<(), CostError> {
+        for (field, value) in [
             ("encode_us_per_megapixel", self.encode_us_per_megapixel),
             ("decode_us_per_megapixel", self.decode_us_per_megapixel),
         ] {
-            if !(v.is_finite() && v >= 0.0) {
-                return Err(format!("{name} = {v} must be a finite non-negative number"));
+            if !(value.is_finite() && value >= 0.0) {
+                return Err(CostError { field, value });
             }
         }
         Ok(())

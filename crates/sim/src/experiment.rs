@@ -219,7 +219,9 @@ impl Experiment {
         if !(-16..=-1).contains(&self.cpu_used) {
             return fail("cpu_used", format!("{} is not in -16..=-1", self.cpu_used));
         }
-        self.cost.validate().or_else(|e| fail("cost", e))?;
+        self.cost
+            .validate()
+            .or_else(|e| fail("cost", e.to_string()))?;
         let scheme = SchemeConfig::named(&self.scheme, &self.scheme_params()).map_err(|e| {
             let field = match &e {
                 SchemeError::Invalid { scheme, .. } => scheme,

@@ -15,9 +15,9 @@ mod harness;
 mod log;
 mod video;
 
-pub use cost::CostModel;
+pub use cost::{CostError, CostModel};
 pub use log::{write_frames_csv, FrameLog};
-pub use video::{LoopedClip, SyntheticVideo, VideoSource};
+pub use video::{ClipError, LoopedClip, SyntheticVideo, VideoSource};
 
 use salsify_codec::{scale, CodecError, Image};
 use salsify_endpoint::{

@@ -63,16 +63,31 @@ pub struct LoopedClip {
     name: String,
 }
 
+/// Why a clip cannot be played.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ClipError {
+    /// No picture at all.
+    #[error("the clip has no frames")]
+    Empty,
+    /// Pictures of more than one size.
+    #[error("the clip's pictures differ in size")]
+    MixedSizes,
+    /// The frame rate is zero, negative or not a number.
+    #[error("frame rate {0} is not positive")]
+    FrameRate(f64),
+}
+
 impl LoopedClip {
     /// A clip of at least one picture, all of one size.
-    pub fn new(frames: Vec<Image>, fps: f64, name: String) -> Result<Self, String> {
-        let first = frames.first().ok_or("the clip has no frames")?;
+    pub fn new(frames: Vec<Image>, fps: f64, name: String) -> Result<Self, ClipError> {
+        let first = frames.first().ok_or(ClipError::Empty)?;
         let size = (first.width(), first.height());
         if frames.iter().any(|f| (f.width(), f.height()) != size) {
-            return Err("the clip's pictures differ in size".into());
+            return Err(ClipError::MixedSizes);
         }
         if !(fps.is_finite() && fps > 0.0) {
-            return Err(format!("frame rate {fps} is not positive"));
+            return Err(ClipError::FrameRate(fps));
         }
         Ok(LoopedClip {
             frames: frames.into_iter().map(Arc::new).collect(),
@@ -121,6 +136,9 @@ mod tests {
         let mut clip = LoopedClip::new(frames, 30.0, "t".into()).unwrap();
         let order: Vec<u8> = (0..8).map(|i| clip.picture(i).y().row(0)[0]).collect();
         assert_eq!(order, [0, 1, 2, 1, 0, 1, 2, 1]);
-        assert!(LoopedClip::new(vec![], 30.0, "t".into()).is_err());
+        assert_eq!(
+            LoopedClip::new(vec![], 30.0, "t".into()).err(),
+            Some(ClipError::Empty)
+        );
     }
 }

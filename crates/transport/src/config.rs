@@ -23,8 +23,9 @@
 //! outage_probe_interval_ms = 80.0
 //! max_states = 64
 //! grace_period = true
-//! rules = "project"     # or "paper" (no outage handling, the paper's forced sends),
-//!                       # or "slow-link" (outages and sizes paced by the link; see below)
+//! rules = "slow-link"   # outages and sizes paced by the link (see [slow_link] below),
+//!                       # or "paper" (no outage handling, the paper's forced sends),
+//!                       # or "project" (the first round's: fixed 250 ms timeout, frame probes)
 //! mode = "salsify"      # or "conventional-codec", "conventional-transport" (1 s updates),
 //!                       # or { conventional-transport = { update_interval_ms = 500.0 } }
 //!
@@ -36,7 +37,7 @@
 //! [slow_link]           # used only with rules = "slow-link"
 //! ack_timeout_factor = 2
 //! max_probe_interval_ms = 2000.0
-//! paced_probe_cap = false
+//! paced_probe_cap = true
 //! ```
 
 use salsify_codec::Quality;
@@ -183,23 +184,25 @@ impl<'de> Deserialize<'de> for SenderMode {
 #[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum SenderRules {
-    /// This project's additions (the default): no budget before the first estimate while
+    /// The first round's additions (before the slow-link rules): no budget before the first estimate while
     /// something is in flight; forced sends only with nothing in flight; an outage is
     /// suspected after `outage_timeout` (or four tau) of silence, and then the worse option
-    /// is sent every `outage_probe_interval` as a probe whatever the budget.
-    #[default]
+    /// is sent every `outage_probe_interval` as a probe whatever the budget. Kept for
+    /// comparison (schemes `salsify-2c-project`, `salsify-1c-project`): on slow links its
+    /// fixed timeout and whole-frame probes flood the queue.
     Project,
     /// The paper's (and original code's) rules: no outage handling at all (no silence
     /// timeout, no probes, no switch to acknowledged states without a loss report), no limit
     /// before the first estimate, and the worse option forced out after
     /// `max_consecutive_skips` skips in a row whether or not something is in flight.
     Paper,
-    /// The project's rules made safe on slow and fading links (see [`SlowLinkConfig`] and
+    /// The default: the project's rules made safe on slow and fading links (see [`SlowLinkConfig`] and
     /// [`crate::decision`]): the outage timeout follows the link's own pace, probes are the
     /// worse option if it is one fragment, else the coarsest frame the encoder makes, and back
     /// off exponentially, and forced sends never exceed what the
     /// estimate drains within the delay target (one fragment at least), asking the encoder
     /// for the coarsest quality when even the worse option is too large.
+    #[default]
     SlowLink,
 }
 
@@ -230,7 +233,7 @@ impl Default for SlowLinkConfig {
         SlowLinkConfig {
             ack_timeout_factor: 2,
             max_probe_interval: Duration::from_secs(2),
-            paced_probe_cap: false,
+            paced_probe_cap: true,
         }
     }
 }
@@ -311,7 +314,7 @@ pub struct SenderConfig {
     pub max_states: usize,
     /// Put grace periods in fragments. `false` is the "no grace period" ablation.
     pub grace_period: bool,
-    /// Which rules govern forced sends and outages. Default [`SenderRules::Project`].
+    /// Which rules govern forced sends and outages. Default [`SenderRules::SlowLink`].
     pub rules: SenderRules,
     /// Parameters of [`SenderRules::SlowLink`] (ignored under the other rules).
     pub slow_link: SlowLinkConfig,
@@ -338,7 +341,7 @@ impl Default for SenderConfig {
             pacing: PacingConfig::default(),
             max_states: 64,
             grace_period: true,
-            rules: SenderRules::Project,
+            rules: SenderRules::SlowLink,
             slow_link: SlowLinkConfig::default(),
             mode: SenderMode::Salsify,
         }
@@ -627,7 +630,7 @@ mod tests {
     #[test]
     fn rules_read_as_names_and_slow_link_parameters_as_a_table() {
         let rules = |text: &str| toml::from_str::<SenderConfig>(text).map(|c| c.rules);
-        assert_eq!(rules("").unwrap(), SenderRules::Project);
+        assert_eq!(rules("").unwrap(), SenderRules::SlowLink);
         assert_eq!(rules("rules = \"project\"").unwrap(), SenderRules::Project);
         assert_eq!(rules("rules = \"paper\"").unwrap(), SenderRules::Paper);
         assert_eq!(
@@ -646,7 +649,7 @@ mod tests {
             SlowLinkConfig {
                 ack_timeout_factor: 3,
                 max_probe_interval: Duration::from_millis(500),
-                paced_probe_cap: false,
+                paced_probe_cap: true,
             }
         );
         let err = toml::from_str::<SenderConfig>("[slow_link]\nfactor = 3")
@@ -716,7 +719,7 @@ mod tests {
             },
             max_states: 32,
             grace_period: false,
-            rules: SenderRules::SlowLink,
+            rules: SenderRules::Project,
             slow_link: SlowLinkConfig {
                 ack_timeout_factor: 3,
                 max_probe_interval: Duration::from_micros(1_500_500),
@@ -768,7 +771,7 @@ mod tests {
             "min_gap_ms = 0.5",
             "start_quality = 64",
             "mode = \"salsify\"",
-            "rules = \"project\"",
+            "rules = \"slow-link\"",
             "ack_timeout_factor = 2",
         ] {
             assert!(text.contains(line), "{line} in {text}");

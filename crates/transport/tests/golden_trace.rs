@@ -36,6 +36,16 @@ impl Digest {
     }
 }
 
+/// The sender's defaults under the rules these digests were recorded with (the first round's,
+/// [`SenderRules::Project`]); the slow-link rules, now the default, have scenarios of their
+/// own.
+fn first_round_rules() -> SenderConfig {
+    SenderConfig {
+        rules: SenderRules::Project,
+        ..SenderConfig::default()
+    }
+}
+
 /// One scenario: sender config, links, an outage window on the video direction, faults.
 struct Scenario {
     config: SenderConfig,
@@ -55,7 +65,7 @@ struct Scenario {
 impl Default for Scenario {
     fn default() -> Self {
         Scenario {
-            config: SenderConfig::default(),
+            config: first_round_rules(),
             forward: LinkConfig::default(),
             backward: LinkConfig::default(),
             outage: None,
@@ -243,7 +253,7 @@ fn scenarios() -> Vec<(&'static str, Scenario, u64)> {
             Scenario {
                 config: SenderConfig {
                     grace_period: false,
-                    ..SenderConfig::default()
+                    ..first_round_rules()
                 },
                 forward: lossy(),
                 seed: 5,
@@ -256,7 +266,7 @@ fn scenarios() -> Vec<(&'static str, Scenario, u64)> {
             Scenario {
                 config: SenderConfig {
                     mode: SenderMode::ConventionalCodec,
-                    ..SenderConfig::default()
+                    ..first_round_rules()
                 },
                 forward: narrow,
                 outage: Some((Instant::from_millis(2_000), Instant::from_millis(2_500))),
@@ -269,7 +279,7 @@ fn scenarios() -> Vec<(&'static str, Scenario, u64)> {
             Scenario {
                 config: SenderConfig {
                     mode: SenderMode::ConventionalCodec,
-                    ..SenderConfig::default()
+                    ..first_round_rules()
                 },
                 forward: slow,
                 ..Scenario::default()
@@ -283,7 +293,7 @@ fn scenarios() -> Vec<(&'static str, Scenario, u64)> {
                     mode: SenderMode::ConventionalTransport {
                         update_interval: Duration::from_millis(700),
                     },
-                    ..SenderConfig::default()
+                    ..first_round_rules()
                 },
                 forward: lossy(),
                 seed: 9,
@@ -299,7 +309,7 @@ fn scenarios() -> Vec<(&'static str, Scenario, u64)> {
                     delay_target: Duration::from_millis(60),
                     max_consecutive_skips: 3,
                     start_quality: Quality::new(90).unwrap(),
-                    ..SenderConfig::default()
+                    ..first_round_rules()
                 },
                 forward: narrow,
                 outage: Some((Instant::from_millis(5_000), Instant::from_millis(5_300))),

@@ -225,9 +225,12 @@ fn two_options_step_quality_down_17_and_up_23_within_3_to_127() {
         [(47, 87), (30, 70), (13, 53), (3, 36), (3, 26), (3, 26)]
     );
 
-    // Budget zero: forced worse options walk up to the clamp at 127.
+    // Budget zero: forced worse options walk up to the clamp at 127 (the first round's rules,
+    // which force the worse option whatever its size; the slow-link rules' cap is tested in
+    // tests/slow_link.rs).
     let mut s = new_sender(SenderConfig {
         max_consecutive_skips: 0,
+        rules: SenderRules::Project,
         ..SenderConfig::default()
     });
     s.handle_datagram(

@@ -1,4 +1,4 @@
-//! The opt-in rules for slow and fading links ([`SenderRules::SlowLink`]) and the paper's rules
+//! The default rules for slow and fading links ([`SenderRules::SlowLink`]) and the paper's rules
 //! ([`SenderRules::Paper`]) in whole sessions over the fake codec: what they send while the
 //! link is slow, silent or too slow for the delay target, against the default rules.
 
@@ -22,7 +22,12 @@ fn narrow() -> LinkConfig {
 /// about 6.8 KB at quantizer 47, 3 KB at 94, 1.9 KB at 127), so that even the coarsest frame
 /// is often more than one fragment, as on the slow links this is about.
 fn session(rules: SenderRules, forward: LinkConfig, seed: u64) -> FakeSession {
-    let mut s = fake_session(config(rules), forward, narrow(), seed);
+    session_with(config(rules), forward, seed)
+}
+
+/// [`session`] with a whole sender configuration.
+fn session_with(config: SenderConfig, forward: LinkConfig, seed: u64) -> FakeSession {
+    let mut s = fake_session(config, forward, narrow(), seed);
     s.service.encoder.model = SizeModel {
         bytes_at_q64: 5_000.0,
         halving_step: 36.0,
@@ -112,7 +117,11 @@ fn on_a_fading_link_the_slow_link_rules_do_not_build_a_queue() {
 
 #[test]
 fn probes_are_the_smallest_frames_and_back_off_while_the_silence_lasts() {
-    let mut s = session(SenderRules::SlowLink, narrow(), 5);
+    // Uncapped backoff: with the default paced cap, probes on this 500 kb/s link (a fragment
+    // in ~22 ms) stay 80 ms apart; the cap's effect is covered by fake_network's outage test.
+    let mut uncapped = config(SenderRules::SlowLink);
+    uncapped.slow_link.paced_probe_cap = false;
+    let mut s = session_with(uncapped, narrow(), 5);
     s.run_until(ms(5_000));
     s.forward.config.loss = 1.0;
     s.run_until(ms(15_000));

@@ -306,7 +306,12 @@ fn sends_the_larger_option_that_fits_else_skips() {
 #[test]
 fn skips_at_most_max_consecutive_then_forces_the_worse_option() {
     let enc = FakeEncoder::default();
-    let mut s = new_sender(SenderConfig::default());
+    // The first round's and the paper's count; the slow-link rules force after
+    // `idle_link_skips` with nothing in flight (tests/slow_link.rs).
+    let mut s = new_sender(SenderConfig {
+        rules: SenderRules::Project,
+        ..SenderConfig::default()
+    });
     let (_, events, datagrams) = offer(&mut s, &enc, 0, Instant::ZERO);
     let mut last_target = sent(&events).unwrap().target;
     // tau = 200 ms > d: budget 0 even with nothing in flight.

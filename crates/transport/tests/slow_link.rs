@@ -273,3 +273,48 @@ fn with_the_paced_probe_cap_a_fast_link_is_probed_every_interval() {
     let first = s.first_shown_after(restored).expect("shown again");
     assert!(first.at - restored < Duration::from_millis(300));
 }
+
+/// A 5 Mb/s link falls to 16 kbit/s for 10 s and comes back: how long after the sender sends
+/// again until it sends a better (finer) option, with `idle_link_skips` skips before
+/// a forced send into an idle link. (The fake link times each packet when it enters, so what
+/// queued during the fade drains at the fade's rate: the sender waits for it until ~37 s.)
+fn recovery_after_a_deep_fade(idle_link_skips: u32) -> Duration {
+    let mut c = config(SenderRules::SlowLink);
+    c.slow_link.idle_link_skips = idle_link_skips;
+    let fast = LinkConfig {
+        bytes_per_sec: Some(625_000.0),
+        ..LinkConfig::default()
+    };
+    let mut s = session_with(c, fast, 9);
+    s.run_until(ms(3_000));
+    s.forward.config.bytes_per_sec = Some(2_000.0);
+    s.run_until(ms(13_000));
+    s.forward.config.bytes_per_sec = Some(625_000.0);
+    s.run_until(ms(60_000));
+    assert!(s.wrong.is_empty(), "frames shown wrong: {:?}", s.wrong);
+    // The sender resumes once what queued during the fade has drained.
+    let back = s
+        .sent
+        .values()
+        .map(|(f, _)| f.at)
+        .filter(|at| *at >= ms(13_000))
+        .min()
+        .expect("sends again");
+    let better = s
+        .sent
+        .values()
+        .map(|(f, _)| f)
+        .filter(|f| f.at >= back && f.choice == Choice::Better)
+        .map(|f| f.at)
+        .min()
+        .expect("better options again");
+    println!("{idle_link_skips} skips: sends again at {back:?}, better option at {better:?}");
+    better - back
+}
+
+#[test]
+fn forced_fragments_into_an_idle_link_bring_the_estimate_back_after_a_fade() {
+    let (eager, patient) = (recovery_after_a_deep_fade(1), recovery_after_a_deep_fade(4));
+    println!("first better option after the fade: {eager:?} (1 skip), {patient:?} (4 skips)");
+    assert!(eager < patient, "{eager:?} vs {patient:?}");
+}

@@ -3,9 +3,13 @@
 //!
 //! Each wraps one libvpx context and restores the given state into it before working, skipping
 //! the restore when the context already holds that state (the common case of encoding or
-//! decoding from the frame just made). libvpx's output bytes are not reproducible for the same
-//! arguments (it keeps internal decision state), but decodability is: the decoder's picture and
-//! state always equal the encoder's reconstruction, which `decode` checks by hash.
+//! decoding from the frame just made). The quantizer a frame is coded with is always the one
+//! asked for, whatever the context encoded before (see `vpx::RC_TARGET_KBPS` for the libvpx
+//! rate-control path that used to override it). The bytes are not reproducible for the same
+//! arguments: libvpx carries mode-decision thresholds (from the last frame's prediction errors)
+//! and the loop-filter search's starting level from frame to frame, which moves sizes by a few
+//! percent (`examples/state_memory.rs` measures it). Decodability is exact: the decoder's
+//! picture and state always equal the encoder's reconstruction, which `decode` checks by hash.
 
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;

@@ -146,6 +146,11 @@ impl SchemeConfig {
     fn salsify(name: &str, params: &SchemeParams) -> Result<SchemeConfig, SchemeError> {
         let base = params.salsify.clone().unwrap_or_default();
         let receiver = params.salsify_receiver.clone().unwrap_or_default();
+        let mut receiver = receiver;
+        if name == "salsify-paper" {
+            // The paper's estimate: a plain mean per packet, whatever its size.
+            receiver.size_aware_estimate = false;
+        }
         let (name, sender, parallel) = match name {
             "salsify-2c" => ("salsify-2c", base, true),
             "salsify-1c" => ("salsify-1c", base, false),

@@ -412,6 +412,10 @@ pub struct ReceiverConfig {
     pub connection_id: Option<u16>,
     /// Weight of a new sample in the inter-arrival EWMA. Default 0.1 (the paper).
     pub ewma_alpha: f64,
+    /// Estimate tau per full-size datagram (an EWMA of sizes beside the EWMA of gaps; see
+    /// [`crate::estimator`]), not per datagram whatever its size. Default true; the
+    /// `salsify-paper` scheme uses the paper's plain per-packet mean.
+    pub size_aware_estimate: bool,
     /// How long a complete frame whose source state is missing waits for an older,
     /// reordered frame to supply it before the receiver gives up on it. Default 10 ms.
     #[serde(rename = "reorder_window_ms", with = "millis")]
@@ -429,6 +433,7 @@ impl Default for ReceiverConfig {
         ReceiverConfig {
             connection_id: None,
             ewma_alpha: 0.1,
+            size_aware_estimate: true,
             reorder_window: Duration::from_millis(10),
             max_pending_frames: 16,
             max_states: 16,
@@ -759,6 +764,7 @@ mod tests {
         let receiver = ReceiverConfig {
             connection_id: Some(7),
             ewma_alpha: 0.25,
+            size_aware_estimate: true,
             reorder_window: Duration::from_micros(12_345),
             max_pending_frames: 8,
             max_states: 4,

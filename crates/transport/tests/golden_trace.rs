@@ -86,7 +86,12 @@ fn run(s: Scenario) -> (u64, SenderStats, ReceiverStats) {
     let mut d = Digest::new();
     let mut sender: Sender<FakeFrame> =
         Sender::new(s.config.clone(), FakeState(StateHash::INITIAL)).unwrap();
-    let mut receiver = Receiver::new(ReceiverConfig::default(), FakeDecoder).unwrap();
+    // The first round's receiver too: the plain per-packet estimate.
+    let first_round_receiver = ReceiverConfig {
+        size_aware_estimate: false,
+        ..ReceiverConfig::default()
+    };
+    let mut receiver = Receiver::new(first_round_receiver, FakeDecoder).unwrap();
     let mut service = FakeService::default();
     let mut forward = Link::new(s.forward, s.seed);
     let mut backward = Link::new(s.backward, s.seed ^ 0xb0b);

@@ -147,8 +147,9 @@ impl SchemeConfig {
         let base = params.salsify.clone().unwrap_or_default();
         let receiver = params.salsify_receiver.clone().unwrap_or_default();
         let mut receiver = receiver;
-        if name == "salsify-paper" {
-            // The paper's estimate: a plain mean per packet, whatever its size.
+        if name == "salsify-paper" || name.ends_with("-project") {
+            // The paper's (and the first round's) estimate: a plain mean per packet, whatever
+            // its size.
             receiver.size_aware_estimate = false;
         }
         let (name, sender, parallel) = match name {

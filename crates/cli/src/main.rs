@@ -5,6 +5,7 @@ mod codec_demo;
 mod demo;
 mod eval_cmd;
 mod input;
+mod keys;
 mod link;
 mod monitor;
 mod recv;
@@ -36,6 +37,9 @@ enum Command {
     /// Stream video to a receiver over UDP (--scheme: salsify-2c, salsify-1c, the Salsify
     /// ablations, conventional or vidaptive).
     Send(Box<send::SendArgs>),
+    /// Write a key pair for encrypted sessions: NAME.key (private, for this side's --key)
+    /// and NAME.pub (public, for the peer's --peer-key).
+    Keygen(keys::KeygenArgs),
     /// Receive, decode and "display" a stream of any scheme (learned from the first datagram,
     /// or fixed with --scheme).
     Recv(recv::RecvArgs),
@@ -77,6 +81,7 @@ fn run(cli: Cli) -> Result<()> {
         Some(Command::Demo(args)) => demo::run(&args),
         Some(Command::Send(args)) => send::run(&args),
         Some(Command::Recv(args)) => recv::run(&args),
+        Some(Command::Keygen(args)) => keys::run(&args),
         Some(Command::Link(args)) => link::run(&args),
         Some(Command::CodecDemo(args)) => codec_demo::run(&args),
         Some(Command::Sim(args)) => sim_cmd::run(&args),

@@ -1,0 +1,92 @@
+//! What the loops need around [`salsify_secure`]: the wall clock for handshake timestamps,
+//! and a rate-limited log of why datagrams were dropped, so a peer with the wrong key (or
+//! none) is told about once in a while rather than per datagram.
+
+use std::collections::HashMap;
+use std::mem::Discriminant;
+use std::net::SocketAddr;
+
+use salsify_secure::Rejected;
+use salsify_time::{Duration, Instant};
+
+/// At most one line per reason this often.
+const EVERY: Duration = Duration::from_secs(5);
+
+/// Nanoseconds since the Unix epoch (0 if the clock is before it).
+pub fn unix_nanos() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}
+
+/// Why a datagram was dropped, as the log groups it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DropReason {
+    /// The secure layer refused it.
+    Secure(Rejected),
+    /// An encrypted datagram at a side that has no keys.
+    NoKeys,
+}
+
+impl DropReason {
+    /// One log line per kind of reason (malformed datagrams differ by first byte; one line
+    /// covers them all).
+    fn key(&self) -> Option<Discriminant<Rejected>> {
+        match self {
+            DropReason::Secure(r) => Some(std::mem::discriminant(r)),
+            DropReason::NoKeys => None,
+        }
+    }
+
+    fn text(&self) -> String {
+        match self {
+            DropReason::Secure(r) => r.to_string(),
+            DropReason::NoKeys => "encrypted (salsify secure session), but this side has no keys: \
+                                   give it --key and --peer-key"
+                .to_string(),
+        }
+    }
+}
+
+/// A rate-limited log of dropped datagrams on standard error.
+#[derive(Debug)]
+pub struct DropLog {
+    who: &'static str,
+    /// Per reason: when last printed, and how many since.
+    seen: HashMap<Option<Discriminant<Rejected>>, (Option<Instant>, u64)>,
+    /// Datagrams dropped in all.
+    pub total: u64,
+}
+
+impl DropLog {
+    /// A log whose lines start with `who` (`salsify recv`).
+    pub fn new(who: &'static str) -> Self {
+        DropLog {
+            who,
+            seen: HashMap::new(),
+            total: 0,
+        }
+    }
+
+    /// Counts a dropped datagram; prints a line if this reason has not been printed for
+    /// a while.
+    pub fn note(&mut self, now: Instant, from: SocketAddr, why: DropReason) {
+        self.total += 1;
+        let (last, since) = self.seen.entry(why.key()).or_insert((None, 0));
+        *since += 1;
+        if last.is_some_and(|t| now.saturating_duration_since(t) < EVERY) {
+            return;
+        }
+        let more = match *since {
+            1 => String::new(),
+            n => format!(" ({n} like it since the last report)"),
+        };
+        eprintln!(
+            "{}: ignoring a datagram from {from}: {}{more}",
+            self.who,
+            why.text()
+        );
+        *last = Some(now);
+        *since = 0;
+    }
+}

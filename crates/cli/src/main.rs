@@ -1,6 +1,7 @@
 //! `salsify`: low-latency video after Salsify (NSDI 2018). See `salsify --help`.
 
 mod bench_codec;
+mod bench_secure;
 mod codec_demo;
 mod demo;
 mod eval_cmd;
@@ -65,6 +66,9 @@ enum Command {
 enum BenchCommand {
     /// Encode/decode/state-handling costs and bytes and SSIM per quality.
     Codec(bench_codec::CodecBenchArgs),
+    /// Per-datagram cost of encrypted sessions (seal + open, refusals, handshakes) and its
+    /// share of one core at 720p60 video rates.
+    Secure(bench_secure::SecureBenchArgs),
 }
 
 fn main() {
@@ -88,5 +92,6 @@ fn run(cli: Cli) -> Result<()> {
         Some(Command::Eval(args)) => eval_cmd::run(&args),
         Some(Command::Report(args)) => report_cmd::run(&args),
         Some(Command::Bench(BenchCommand::Codec(args))) => bench_codec::run(&args),
+        Some(Command::Bench(BenchCommand::Secure(args))) => bench_secure::run(&args),
     }
 }

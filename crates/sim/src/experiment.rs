@@ -19,6 +19,7 @@
 //! queue_packets = 256
 //! delay_ms = 20                  # one way, each direction
 //! loss = 0.0                     # i.i.d. loss on the video direction
+//! datagram_overhead_bytes = 0    # bytes added to each datagram both ways (29: encrypted)
 //!
 //! # Optional: the scheme's own parameters, one table per scheme family; only the table of
 //! # the scheme run is used. Every field and its default is documented on the config type
@@ -159,6 +160,10 @@ pub struct LinkSpec {
     pub loss: f64,
     /// For the `dropout` preset: when the one-second outage starts, in seconds.
     pub dropout_at_s: f64,
+    /// Bytes added to every datagram in both directions, for a wrapper the scheme does not
+    /// see: 29 models encrypted sessions (`salsify send/recv --key`: 13-byte header and
+    /// 16-byte tag). Default 0 (plaintext).
+    pub datagram_overhead_bytes: u32,
 }
 
 impl Default for LinkSpec {
@@ -170,6 +175,7 @@ impl Default for LinkSpec {
             delay_ms: 20,
             loss: 0.0,
             dropout_at_s: 10.0,
+            datagram_overhead_bytes: 0,
         }
     }
 }
@@ -240,6 +246,7 @@ impl Experiment {
             duration: Duration::from_secs_f64(self.duration_s),
             cost: self.cost,
             cpu_used: self.cpu_used,
+            datagram_overhead: self.link.datagram_overhead_bytes as usize,
             ..SimConfig::default()
         })
     }

@@ -68,14 +68,14 @@ impl DropLog {
         }
     }
 
-    /// Counts a dropped datagram; prints a line if this reason has not been printed for
-    /// a while.
-    pub fn note(&mut self, now: Instant, from: SocketAddr, why: DropReason) {
+    /// Counts a dropped datagram; prints a line (and returns true) if this reason has not
+    /// been printed for a while.
+    pub fn note(&mut self, now: Instant, from: SocketAddr, why: DropReason) -> bool {
         self.total += 1;
         let (last, since) = self.seen.entry(why.key()).or_insert((None, 0));
         *since += 1;
         if last.is_some_and(|t| now.saturating_duration_since(t) < EVERY) {
-            return;
+            return false;
         }
         let more = match *since {
             1 => String::new(),
@@ -88,5 +88,32 @@ impl DropLog {
         );
         *last = Some(now);
         *since = 0;
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use salsify_secure::wire::WireError;
+
+    #[test]
+    fn one_line_per_reason_per_interval() {
+        let mut log = DropLog::new("test");
+        let from = SocketAddr::from(([127, 0, 0, 1], 9));
+        let t = |ms| Instant::from_millis(ms);
+        let forged = DropReason::Secure(Rejected::Forged);
+        assert!(log.note(t(0), from, forged));
+        assert!(!log.note(t(10), from, forged));
+        assert!(log.note(t(10), from, DropReason::Secure(Rejected::Replayed)));
+        assert!(log.note(t(10), from, DropReason::NoKeys));
+        let malformed = |b| DropReason::Secure(Rejected::Malformed(WireError::NotSecure(b)));
+        assert!(log.note(t(10), from, malformed(1)));
+        assert!(
+            !log.note(t(10), from, malformed(2)),
+            "one line for any first byte"
+        );
+        assert!(log.note(t(5000), from, forged));
+        assert_eq!(log.total, 7);
     }
 }

@@ -28,6 +28,13 @@ const NOISE: &str = "Noise_KK_25519_ChaChaPoly_BLAKE2s";
 /// Bound into every handshake: peers of another wire version cannot complete one.
 const PROLOGUE: &[u8] = b"salsify-secure v1";
 
+/// Handshakes in flight an initiator still accepts a response to (on a path slower than the
+/// retry interval, the response to an earlier attempt completes it), and unconfirmed
+/// sessions a responder keeps for the same reason.
+const OUTSTANDING: usize = 4;
+/// The retry interval doubles per unanswered attempt up to this many times the first.
+const MAX_BACKOFF: u32 = 8;
+
 /// Datagrams sealed under one key after which the initiator starts a new handshake.
 pub const REKEY_AFTER_MESSAGES: u64 = 1 << 48;
 /// Datagrams under one key after which it is used no more (far below the 2^64 nonces).
@@ -49,7 +56,8 @@ pub struct SecureConfig {
     pub local: PrivateKey,
     /// The only peer accepted (`--peer-key`).
     pub peer: PublicKey,
-    /// Initiator: a new handshake after this long without a response. Default 500 ms.
+    /// Initiator: a new handshake after this long without a response, doubling per
+    /// unanswered attempt up to 8 times as long. Default 500 ms.
     pub handshake_retry: Duration,
     /// Initiator: a new handshake this long after the last completed one. Default 120 s.
     pub rekey_after: Duration,
@@ -150,11 +158,11 @@ pub struct SecureStats {
 /// The state a datagram could change, for tests that check a rejected one changed nothing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChannelState {
-    /// (local index, remote index, next counter, replay window) of the current, previous and
-    /// unconfirmed sessions.
-    pub sessions: [Option<(u32, u32, u64, ReplayWindow)>; 3],
-    /// The initiator's outstanding handshake's index.
-    pub handshake: Option<u32>,
+    /// (local index, remote index, next counter, replay window) of the current and previous
+    /// sessions, then the unconfirmed ones.
+    pub sessions: Vec<Option<(u32, u32, u64, ReplayWindow)>>,
+    /// The indexes of the initiator's handshakes in flight.
+    pub handshakes: Vec<u32>,
     /// The responder's newest accepted handshake timestamp.
     pub last_init_timestamp: u64,
     /// Datagrams held.
@@ -175,7 +183,14 @@ struct Keys {
 struct Outgoing {
     state: HandshakeState,
     local_index: u32,
-    next_retry: Instant,
+}
+
+/// Where a session's keys are kept.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Slot {
+    Current,
+    Previous,
+    Unconfirmed(usize),
 }
 
 /// A token bucket.
@@ -206,10 +221,14 @@ pub struct SecureChannel {
     params: NoiseParams,
     current: Option<Keys>,
     previous: Option<Keys>,
-    /// Responder: keys of an answered handshake, until a datagram sealed with them arrives.
-    unconfirmed: Option<Keys>,
-    /// Initiator: the handshake in flight.
-    handshake: Option<Outgoing>,
+    /// Responder: keys of answered handshakes, until a datagram sealed with one arrives
+    /// (newest last).
+    unconfirmed: VecDeque<Keys>,
+    /// Initiator: the handshakes in flight (newest last); none once established.
+    handshakes: VecDeque<Outgoing>,
+    /// Initiator: when to start another handshake if none is answered, and the interval.
+    next_retry: Instant,
+    retry_interval: Duration,
     /// Initiator: handshake messages and released datagrams to send.
     outbox: VecDeque<Vec<u8>>,
     /// Initiator: plaintext datagrams waiting for the first keys, with when they came.
@@ -251,6 +270,7 @@ impl SecureChannel {
     }
 
     fn new(role: Role, config: SecureConfig, now: Instant) -> Self {
+        let retry = config.handshake_retry;
         let limiter = Limiter {
             tokens: f64::from(config.handshake_burst),
             at: now,
@@ -264,8 +284,10 @@ impl SecureChannel {
             config,
             current: None,
             previous: None,
-            unconfirmed: None,
-            handshake: None,
+            unconfirmed: VecDeque::new(),
+            handshakes: VecDeque::new(),
+            next_retry: Instant::FAR_FUTURE,
+            retry_interval: retry,
             outbox: VecDeque::new(),
             held: VecDeque::new(),
             wall_base: 0,
@@ -299,23 +321,12 @@ impl SecureChannel {
 
     /// What a datagram could change.
     pub fn state(&self) -> ChannelState {
-        let summary = |k: &Option<Keys>| {
-            k.as_ref().map(|k| {
-                (
-                    k.local_index,
-                    k.remote_index,
-                    k.next_counter,
-                    k.window.clone(),
-                )
-            })
-        };
+        let summary = |k: &Option<Keys>| k.as_ref().and_then(summary_of);
+        let mut sessions = vec![summary(&self.current), summary(&self.previous)];
+        sessions.extend(self.unconfirmed.iter().map(|k| summary_of(k)));
         ChannelState {
-            sessions: [
-                summary(&self.current),
-                summary(&self.previous),
-                summary(&self.unconfirmed),
-            ],
-            handshake: self.handshake.as_ref().map(|h| h.local_index),
+            sessions,
+            handshakes: self.handshakes.iter().map(|h| h.local_index).collect(),
             last_init_timestamp: self.last_init_timestamp,
             held: self.held.len(),
         }
@@ -329,6 +340,8 @@ impl SecureChannel {
             self.current = None;
             self.held.clear();
             self.outbox.clear();
+            self.handshakes.clear();
+            self.retry_interval = self.config.handshake_retry;
             self.start_handshake(now);
         }
     }
@@ -387,10 +400,10 @@ impl SecureChannel {
     /// When [`SecureChannel::poll_transmit`] next has something to do on its own (a
     /// handshake retry or renewal).
     pub fn poll_timeout(&self) -> Instant {
-        match (&self.handshake, &self.current) {
-            (Some(h), _) => h.next_retry,
-            (None, Some(k)) if self.role == Role::Initiator => k.since + self.config.rekey_after,
-            _ => Instant::FAR_FUTURE,
+        match (self.handshakes.is_empty(), &self.current) {
+            _ if self.role == Role::Responder => Instant::FAR_FUTURE,
+            (false, _) | (true, None) => self.next_retry,
+            (true, Some(k)) => k.since + self.config.rekey_after,
         }
     }
 
@@ -415,13 +428,12 @@ impl SecureChannel {
     /// Initiator: retries an unanswered handshake, renews keys due for it, and drops held
     /// datagrams too old to send.
     fn renew(&mut self, now: Instant) {
-        let due = match (&self.handshake, &self.current) {
-            (Some(h), _) => now >= h.next_retry,
-            (None, Some(k)) => {
+        let due = match (self.handshakes.is_empty(), &self.current) {
+            (false, _) | (true, None) => now >= self.next_retry,
+            (true, Some(k)) => {
                 now.saturating_duration_since(k.since) >= self.config.rekey_after
                     || k.next_counter >= REKEY_AFTER_MESSAGES
             }
-            (None, None) => true,
         };
         if due {
             self.start_handshake(now);
@@ -443,7 +455,12 @@ impl SecureChannel {
             .max(self.last_timestamp + 1);
         self.last_timestamp = timestamp;
         let local_index = self.fresh_index();
-        let retry = now + self.config.handshake_retry;
+        // The first attempt waits the configured interval; each unanswered one twice as long.
+        if !self.handshakes.is_empty() {
+            self.retry_interval =
+                (self.retry_interval * 2).min(self.config.handshake_retry * MAX_BACKOFF);
+        }
+        self.next_retry = now + self.retry_interval;
         let mut payload = [0u8; wire::INIT_PAYLOAD_LEN];
         payload[..8].copy_from_slice(&timestamp.to_be_bytes());
         payload[8..].copy_from_slice(&local_index.to_be_bytes());
@@ -456,17 +473,14 @@ impl SecureChannel {
             Ok((state, datagram)) => {
                 self.outbox.retain(|d| d.first() != Some(&wire::TYPE_INIT));
                 self.outbox.push_back(datagram);
-                self.handshake = Some(Outgoing {
-                    state,
-                    local_index,
-                    next_retry: retry,
-                });
+                if self.handshakes.len() == OUTSTANDING {
+                    self.handshakes.pop_front();
+                }
+                self.handshakes.push_back(Outgoing { state, local_index });
                 self.stats.handshakes += 1;
             }
             // The keys were checked when the config was made; try again at the next retry.
-            Err(_) => {
-                self.handshake = None;
-            }
+            Err(_) => {}
         }
     }
 
@@ -484,16 +498,34 @@ impl SecureChannel {
         let mut rng = rand::thread_rng();
         loop {
             let index: u32 = rng.gen();
-            let taken = [&self.current, &self.previous, &self.unconfirmed]
-                .iter()
-                .any(|k| k.as_ref().is_some_and(|k| k.local_index == index))
-                || self
-                    .handshake
-                    .as_ref()
-                    .is_some_and(|h| h.local_index == index);
+            let taken = self.slot_of(index).is_some()
+                || self.handshakes.iter().any(|h| h.local_index == index);
             if index != 0 && !taken {
                 return index;
             }
+        }
+    }
+
+    /// Where the keys of session `index` are.
+    fn slot_of(&self, index: u32) -> Option<Slot> {
+        let is = |k: &Option<Keys>| k.as_ref().is_some_and(|k| k.local_index == index);
+        if is(&self.current) {
+            return Some(Slot::Current);
+        }
+        if is(&self.previous) {
+            return Some(Slot::Previous);
+        }
+        self.unconfirmed
+            .iter()
+            .position(|k| k.local_index == index)
+            .map(Slot::Unconfirmed)
+    }
+
+    fn keys(&mut self, slot: Slot) -> Option<&mut Keys> {
+        match slot {
+            Slot::Current => self.current.as_mut(),
+            Slot::Previous => self.previous.as_mut(),
+            Slot::Unconfirmed(i) => self.unconfirmed.get_mut(i),
         }
     }
 
@@ -505,18 +537,12 @@ impl SecureChannel {
         counter: u64,
         sealed: &[u8],
     ) -> Result<Incoming, Rejected> {
-        let slot = [&self.current, &self.unconfirmed, &self.previous]
-            .iter()
-            .position(|k| k.as_ref().is_some_and(|k| k.local_index == receiver))
-            .ok_or(Rejected::UnknownSession)?;
-        let keys = match slot {
-            0 => &self.current,
-            1 => &self.unconfirmed,
-            _ => &self.previous,
-        }
-        .as_ref()
-        .ok_or(Rejected::UnknownSession)?;
-        if self.expired(keys, now) || counter >= REJECT_AFTER_MESSAGES {
+        let slot = self.slot_of(receiver).ok_or(Rejected::UnknownSession)?;
+        let reject_after = self.config.reject_after;
+        let keys = self.keys(slot).ok_or(Rejected::UnknownSession)?;
+        if now.saturating_duration_since(keys.since) >= reject_after
+            || counter >= REJECT_AFTER_MESSAGES
+        {
             return Err(Rejected::Expired);
         }
         if !keys.window.check(counter) {
@@ -528,17 +554,13 @@ impl SecureChannel {
             .read_message(counter, sealed, &mut plain)
             .map_err(|_| Rejected::Forged)?;
         plain.truncate(n);
-        let keys = match slot {
-            0 => &mut self.current,
-            1 => &mut self.unconfirmed,
-            _ => &mut self.previous,
-        };
-        // Panic = bug: the slot was found above and nothing removed it since.
-        keys.as_mut().expect("found above").window.insert(counter);
-        if slot == 1 {
-            // Key confirmation: the peer uses the new keys, so this side does too.
+        keys.window.insert(counter);
+        if let Slot::Unconfirmed(i) = slot {
+            // Key confirmation: the peer uses these keys, so this side does too; the other
+            // attempts' keys will not be used.
             self.previous = self.current.take();
-            self.current = self.unconfirmed.take();
+            self.current = self.unconfirmed.remove(i);
+            self.unconfirmed.clear();
             self.stats.established += 1;
         }
         Ok(Incoming::Data(plain))
@@ -579,7 +601,10 @@ impl SecureChannel {
             .into_stateless_transport_mode()
             .map_err(|_| Rejected::HandshakeRefused)?;
         self.last_init_timestamp = timestamp;
-        self.unconfirmed = Some(Keys {
+        if self.unconfirmed.len() == OUTSTANDING {
+            self.unconfirmed.pop_front();
+        }
+        self.unconfirmed.push_back(Keys {
             transport,
             local_index,
             remote_index: sender,
@@ -599,15 +624,15 @@ impl SecureChannel {
         noise: &[u8],
     ) -> Result<Incoming, Rejected> {
         let ours = self
-            .handshake
-            .as_ref()
-            .is_some_and(|h| h.local_index == receiver);
-        if self.role != Role::Initiator || !ours {
+            .handshakes
+            .iter()
+            .position(|h| h.local_index == receiver);
+        let Some(i) = ours.filter(|_| self.role == Role::Initiator) else {
             return Err(Rejected::UnexpectedHandshake);
-        }
-        // Panic = bug: `ours` says it is there. snow restores the handshake state when a
-        // message fails to verify, so a forged response leaves it usable.
-        let outgoing = self.handshake.as_mut().expect("checked above");
+        };
+        // snow restores the handshake state when a message fails to verify, so a forged
+        // response leaves it usable.
+        let outgoing = &mut self.handshakes[i];
         let mut indexes = [0u8; wire::RESPONSE_PAYLOAD_LEN];
         let n = outgoing
             .state
@@ -616,10 +641,15 @@ impl SecureChannel {
         // Only the peer could seal this, so its indexes are as the peer wrote them.
         let sender = u32::from_be_bytes([indexes[0], indexes[1], indexes[2], indexes[3]]);
         if n != indexes.len() || indexes[4..] != receiver.to_be_bytes() {
-            self.handshake = None;
+            // The peer sealed a response to another index: a broken peer. This attempt is
+            // spent; the retry starts another.
+            self.handshakes.remove(i);
             return Err(Rejected::HandshakeRefused);
         }
-        let outgoing = self.handshake.take().expect("checked above");
+        // Panic = bug: found at `i` above.
+        let outgoing = self.handshakes.remove(i).expect("found above");
+        self.handshakes.clear();
+        self.retry_interval = self.config.handshake_retry;
         let transport = outgoing
             .state
             .into_stateless_transport_mode()
@@ -651,6 +681,16 @@ impl SecureChannel {
             }
         }
     }
+}
+
+/// What a session's keys hold that a datagram could change.
+fn summary_of(k: &Keys) -> Option<(u32, u32, u64, ReplayWindow)> {
+    Some((
+        k.local_index,
+        k.remote_index,
+        k.next_counter,
+        k.window.clone(),
+    ))
 }
 
 /// A sealed init's timestamp and index.

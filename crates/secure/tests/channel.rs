@@ -382,3 +382,32 @@ proptest! {
         prop_assert_eq!(p.receiver.state(), before);
     }
 }
+
+/// On a path whose round trip is longer than the retry interval, the answer to an earlier
+/// attempt still completes the handshake, and retries back off.
+#[test]
+fn a_slow_path_completes_the_handshake_and_retries_back_off() {
+    let (_, _, sc, rc) = configs();
+    let mut sender = SecureChannel::initiator(sc, at(0), 1_000);
+    let mut receiver = SecureChannel::responder(rc, at(0));
+    let first = sender.poll_transmit(at(0)).unwrap();
+    let second = sender.poll_transmit(at(500)).unwrap();
+    assert_eq!(sender.poll_timeout(), at(1500), "the interval doubled");
+    // 400 ms each way: the first init arrives, then the second; answers come back late.
+    let Ok(Incoming::Reply(reply1)) = receiver.handle_datagram(at(400), &first) else {
+        panic!()
+    };
+    let Ok(Incoming::Reply(_reply2)) = receiver.handle_datagram(at(900), &second) else {
+        panic!()
+    };
+    assert_eq!(
+        sender.handle_datagram(at(800), &reply1),
+        Ok(Incoming::Established)
+    );
+    assert_eq!(sender.poll_timeout(), at(800) + Duration::from_secs(120));
+    let v = data(&mut sender, at(801), b"frame");
+    assert_eq!(opened(&mut receiver, at(1201), &v), b"frame");
+    assert_eq!(receiver.state().sessions.len(), 2, "other attempts dropped");
+    let ack = data(&mut receiver, at(1201), b"ack");
+    assert_eq!(opened(&mut sender, at(1601), &ack), b"ack");
+}

@@ -321,9 +321,9 @@ impl SecureChannel {
 
     /// What a datagram could change.
     pub fn state(&self) -> ChannelState {
-        let summary = |k: &Option<Keys>| k.as_ref().and_then(summary_of);
+        let summary = |k: &Option<Keys>| k.as_ref().map(summary_of);
         let mut sessions = vec![summary(&self.current), summary(&self.previous)];
-        sessions.extend(self.unconfirmed.iter().map(|k| summary_of(k)));
+        sessions.extend(self.unconfirmed.iter().map(|k| Some(summary_of(k))));
         ChannelState {
             sessions,
             handshakes: self.handshakes.iter().map(|h| h.local_index).collect(),
@@ -469,18 +469,16 @@ impl SecureChannel {
             let n = state.write_message(&payload, &mut noise)?;
             Ok((state, wire::emit_init(&noise[..n])))
         });
-        match message {
-            Ok((state, datagram)) => {
-                self.outbox.retain(|d| d.first() != Some(&wire::TYPE_INIT));
-                self.outbox.push_back(datagram);
-                if self.handshakes.len() == OUTSTANDING {
-                    self.handshakes.pop_front();
-                }
-                self.handshakes.push_back(Outgoing { state, local_index });
-                self.stats.handshakes += 1;
+        // An error is impossible with keys checked when the config was made; were it to
+        // happen, the next retry tries again.
+        if let Ok((state, datagram)) = message {
+            self.outbox.retain(|d| d.first() != Some(&wire::TYPE_INIT));
+            self.outbox.push_back(datagram);
+            if self.handshakes.len() == OUTSTANDING {
+                self.handshakes.pop_front();
             }
-            // The keys were checked when the config was made; try again at the next retry.
-            Err(_) => {}
+            self.handshakes.push_back(Outgoing { state, local_index });
+            self.stats.handshakes += 1;
         }
     }
 
@@ -684,13 +682,13 @@ impl SecureChannel {
 }
 
 /// What a session's keys hold that a datagram could change.
-fn summary_of(k: &Keys) -> Option<(u32, u32, u64, ReplayWindow)> {
-    Some((
+fn summary_of(k: &Keys) -> (u32, u32, u64, ReplayWindow) {
+    (
         k.local_index,
         k.remote_index,
         k.next_counter,
         k.window.clone(),
-    ))
+    )
 }
 
 /// A sealed init's timestamp and index.

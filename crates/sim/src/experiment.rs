@@ -162,8 +162,14 @@ pub struct LinkSpec {
     pub dropout_at_s: f64,
     /// Bytes added to every datagram in both directions, for a wrapper the scheme does not
     /// see: 29 models encrypted sessions (`salsify send/recv --key`: 13-byte header and
-    /// 16-byte tag). Default 0 (plaintext).
+    /// 16-byte tag). Default 0 (plaintext), then not written out, so experiments (and the
+    /// eval's run ids, hashed from them) read as they did before the field existed.
+    #[serde(skip_serializing_if = "is_zero")]
     pub datagram_overhead_bytes: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl Default for LinkSpec {
@@ -457,5 +463,16 @@ mod tests {
         };
         assert_eq!(fade(2), fade(2));
         assert_ne!(fade(2), fade(3));
+    }
+
+    #[test]
+    fn the_datagram_overhead_is_read_and_written_only_when_set() {
+        let e = Experiment::from_toml("[link]\ndatagram_overhead_bytes = 29").unwrap();
+        assert_eq!(e.sim_config().unwrap().datagram_overhead, 29);
+        assert!(toml::to_string(&e)
+            .unwrap()
+            .contains("datagram_overhead_bytes = 29"));
+        let plain = toml::to_string(&Experiment::default()).unwrap();
+        assert!(!plain.contains("datagram_overhead"), "{plain}");
     }
 }

@@ -450,20 +450,7 @@ fn a_restarted_receiver_gets_a_keyframe_without_help() {
     let (recv_keys, send_keys) = keys(&dir);
     let recv_addr = free_addr();
     let (first_log, second_log) = (dir.join("recv1.csv"), dir.join("recv2.csv"));
-    let receiver = |log: &Path, seconds| {
-        let mut args = vec![
-            "recv",
-            "--listen",
-            &recv_addr,
-            "--log",
-            log.to_str().unwrap(),
-            "--duration",
-            seconds,
-            "-q",
-        ];
-        args.extend(recv_keys.iter().map(String::as_str));
-        salsify(&args)
-    };
+    let receiver = |log: &Path, seconds| keyed_recv(&recv_addr, log, seconds, &recv_keys);
     let first = receiver(&first_log, "2");
     std::thread::sleep(std::time::Duration::from_millis(200));
     let send_log = dir.join("send.csv");
@@ -715,6 +702,22 @@ fn keys(dir: &Path) -> (Vec<String>, Vec<String>) {
     (flags("recv.key", "send.pub"), flags("send.key", "recv.pub"))
 }
 
+/// `salsify recv` on `addr` for `seconds`, logging shown frames to `log`, with `keys`.
+fn keyed_recv(addr: &str, log: &Path, seconds: &str, keys: &[String]) -> Child {
+    let mut args = vec![
+        "recv",
+        "--listen",
+        addr,
+        "--log",
+        log.to_str().unwrap(),
+        "--duration",
+        seconds,
+        "-q",
+    ];
+    args.extend(keys.iter().map(String::as_str));
+    salsify(&args)
+}
+
 /// A receiver with keys shows nothing from a sender with another key pair (which knows the
 /// receiver's public key) or with none, and says why; its own sender gets through.
 #[test]
@@ -727,18 +730,7 @@ fn strangers_without_the_key_get_no_frame_shown() {
     stranger_keys[3] = dir.join("recv.pub").to_str().unwrap().to_string();
     let recv_addr = free_addr();
     let recv_log = dir.join("recv.csv");
-    let mut args = vec![
-        "recv",
-        "--listen",
-        &recv_addr,
-        "--log",
-        recv_log.to_str().unwrap(),
-        "--duration",
-        "8",
-        "-q",
-    ];
-    args.extend(recv_keys.iter().map(String::as_str));
-    let recv = salsify(&args);
+    let recv = keyed_recv(&recv_addr, &recv_log, "8", &recv_keys);
     std::thread::sleep(std::time::Duration::from_millis(200));
     let (stranger_log, plain_log) = (dir.join("stranger.csv"), dir.join("plain.csv"));
     let mut stranger = sender_args(&recv_addr, stranger_log.to_str().unwrap(), "2");
@@ -893,18 +885,8 @@ fn a_flood_of_forged_datagrams_leaves_an_encrypted_sessions_frame_rate() {
         let recv_addr = free_addr();
         let tap = Tap::start(&recv_addr);
         let recv_log = dir.join(format!("{name}-recv.csv"));
-        let mut args = vec![
-            "recv",
-            "--listen",
-            &recv_addr,
-            "--log",
-            recv_log.to_str().unwrap(),
-            "--duration",
-            "12",
-            "-q",
-        ];
-        args.extend(recv_keys.iter().map(String::as_str));
-        runs.push((name, salsify(&args), tap, recv_addr, recv_log));
+        let recv = keyed_recv(&recv_addr, &recv_log, "12", &recv_keys);
+        runs.push((name, recv, tap, recv_addr, recv_log));
     }
     std::thread::sleep(std::time::Duration::from_millis(300));
     let senders: Vec<Child> = runs

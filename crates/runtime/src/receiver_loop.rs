@@ -17,14 +17,14 @@ use std::sync::{mpsc, Arc};
 use anyhow::Result;
 use salsify_endpoint::{Displayed, ReceiverEvent, ReceiverOutput, ReceiverStats};
 use salsify_schemes::{SchemeConfig, SchemeParams, SourceInfo};
-use salsify_secure::{Incoming, SecureChannel, SecureConfig};
+use salsify_secure::{SecureChannel, SecureConfig};
 use salsify_time::{Duration, Instant};
 
 use crate::clock;
 use crate::display::{Display, DisplayConfig};
 use crate::observe::{Observation, Observer};
 use crate::receiver_sessions::{Session, Sessions};
-use crate::secure_io::{DropLog, DropReason};
+use crate::secure_io::{self, DropLog, Opened};
 use crate::status::ReceiverStatus;
 use crate::udp::{self, Received};
 
@@ -209,27 +209,16 @@ impl Loop {
     /// came without one. `None`: nothing for them (a handshake, answered here, or a datagram
     /// dropped and logged).
     fn open(&mut self, d: &Received) -> Option<Vec<u8>> {
-        let Some(channel) = &mut self.secure else {
-            if salsify_secure::is_secure(&d.bytes) {
-                self.drops.note(d.at, d.from, DropReason::NoKeys);
-                return None;
-            }
-            return Some(d.bytes.clone());
-        };
-        match channel.handle_datagram(d.at, &d.bytes) {
-            Ok(Incoming::Data(plain)) => Some(plain),
-            Ok(Incoming::Reply(reply)) => {
+        match secure_io::open(self.secure.as_mut(), &mut self.drops, d) {
+            Opened::Data(plain) => Some(plain),
+            Opened::Reply(reply) => {
                 udp::send(&self.socket, &reply, d.from);
                 if self.config.status {
                     eprintln!("salsify recv: handshake from {}", d.from);
                 }
                 None
             }
-            Ok(Incoming::Established) => None,
-            Err(why) => {
-                self.drops.note(d.at, d.from, DropReason::Secure(why));
-                None
-            }
+            Opened::Established | Opened::Dropped => None,
         }
     }
 

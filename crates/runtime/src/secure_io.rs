@@ -6,8 +6,10 @@ use std::collections::HashMap;
 use std::mem::Discriminant;
 use std::net::SocketAddr;
 
-use salsify_secure::Rejected;
+use salsify_secure::{Incoming, Rejected, SecureChannel};
 use salsify_time::{Duration, Instant};
+
+use crate::udp::Received;
 
 /// At most one line per reason this often.
 const EVERY: Duration = Duration::from_secs(5);
@@ -17,6 +19,40 @@ pub fn unix_nanos() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as u64)
+}
+
+/// What a received datagram is for a loop.
+#[derive(Debug)]
+pub enum Opened {
+    /// The scheme's datagram (opened, or as it came without keys).
+    Data(Vec<u8>),
+    /// A handshake init answered: send this back to the datagram's source.
+    Reply(Vec<u8>),
+    /// A handshake completed: the channel has datagrams to send.
+    Established,
+    /// Dropped, and logged.
+    Dropped,
+}
+
+/// Opens `d` with `channel` (or, without one, passes it on unless it is encrypted), logging
+/// what is dropped.
+pub fn open(channel: Option<&mut SecureChannel>, drops: &mut DropLog, d: &Received) -> Opened {
+    let Some(channel) = channel else {
+        if salsify_secure::is_secure(&d.bytes) {
+            drops.note(d.at, d.from, DropReason::NoKeys);
+            return Opened::Dropped;
+        }
+        return Opened::Data(d.bytes.clone());
+    };
+    match channel.handle_datagram(d.at, &d.bytes) {
+        Ok(Incoming::Data(plain)) => Opened::Data(plain),
+        Ok(Incoming::Reply(reply)) => Opened::Reply(reply),
+        Ok(Incoming::Established) => Opened::Established,
+        Err(why) => {
+            drops.note(d.at, d.from, DropReason::Secure(why));
+            Opened::Dropped
+        }
+    }
 }
 
 /// Why a datagram was dropped, as the log groups it.

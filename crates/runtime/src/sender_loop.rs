@@ -26,7 +26,7 @@ use anyhow::{Context, Result};
 use salsify_codec::Image;
 use salsify_endpoint::{EncodeFailed, EncodeRequest, SenderEndpoint, SenderOutput, SenderStats};
 use salsify_schemes::{Executor, SchemeConfig, SourceInfo};
-use salsify_secure::{Incoming, SecureChannel, SecureConfig};
+use salsify_secure::{SecureChannel, SecureConfig};
 use salsify_time::{Duration, Instant};
 
 use crate::camera::{self, Captured, PictureSource};
@@ -35,7 +35,7 @@ use crate::csv_log::SenderLog;
 use crate::encoder::{Encoded, EncoderThread};
 use crate::feedback_watch::FeedbackWatch;
 use crate::observe::{Observation, Observer};
-use crate::secure_io::{self, DropLog, DropReason};
+use crate::secure_io::{self, DropLog, Opened};
 use crate::status::SenderStatus;
 use crate::udp::{self, Received};
 
@@ -400,30 +400,20 @@ impl Loop {
         }
         Ok(())
     }
+
     /// The datagram `d` carries for the endpoint: opened by the secure channel, or as it
     /// came without one. `None`: nothing for the endpoint (a handshake message, or dropped
     /// and logged).
     fn open(&mut self, d: &Received) -> Option<Vec<u8>> {
-        let Some(channel) = &mut self.secure else {
-            if salsify_secure::is_secure(&d.bytes) {
-                self.drops.note(d.at, d.from, DropReason::NoKeys);
-                return None;
-            }
-            return Some(d.bytes.clone());
-        };
-        match channel.handle_datagram(d.at, &d.bytes) {
-            Ok(Incoming::Data(plain)) => Some(plain),
-            Ok(Incoming::Established) => {
+        match secure_io::open(self.secure.as_mut(), &mut self.drops, d) {
+            Opened::Data(plain) => Some(plain),
+            Opened::Established => {
                 let now = clock::now();
                 self.keyed_at = now;
                 self.flush_secure(now);
                 None
             }
-            Ok(Incoming::Reply(_)) => None,
-            Err(why) => {
-                self.drops.note(d.at, d.from, DropReason::Secure(why));
-                None
-            }
+            Opened::Reply(_) | Opened::Dropped => None,
         }
     }
 

@@ -11,6 +11,7 @@ use std::thread::JoinHandle;
 use anyhow::{anyhow, Context, Result};
 use clap::Args;
 use salsify_schemes::SourceInfo;
+use salsify_secure::{Keypair, SecureConfig};
 use salsify_time::Duration;
 
 use crate::link::{relay_config, LinkFlags};
@@ -37,6 +38,10 @@ pub struct DemoArgs {
     /// Do not score shown pictures with SSIM (saves CPU at large sizes).
     #[arg(long)]
     pub no_ssim: bool,
+    /// Send plaintext datagrams (by default the demo encrypts its session with fresh keys,
+    /// as `salsify send/recv --key --peer-key` do).
+    #[arg(long)]
+    pub plaintext: bool,
     #[command(flatten)]
     pub source: SourceArgs,
     #[command(flatten)]
@@ -68,8 +73,20 @@ pub fn run(args: &DemoArgs) -> Result<()> {
     let recv_socket = udp::bind(loopback)?;
     let relay_socket = udp::bind(loopback)?;
     let relay = relay_config(&args.path, recv_socket.local_addr()?, Some(&args.out))?;
+    let (sender_secure, receiver_secure) = match args.plaintext {
+        true => (None, None),
+        false => {
+            let fresh = || Keypair::generate().context("cannot generate session keys");
+            let (s, r) = (fresh()?, fresh()?);
+            (
+                Some(SecureConfig::new(s.private, r.public)),
+                Some(SecureConfig::new(r.private, s.public)),
+            )
+        }
+    };
     let sender = SenderLoopConfig {
         log: Some(args.out.join("sender.csv")),
+        secure: sender_secure,
         ..args.scheme.loop_config(relay_socket.local_addr()?)?
     };
     let source = VideoSource::open(&args.source.camera())?;
@@ -88,6 +105,7 @@ pub fn run(args: &DemoArgs) -> Result<()> {
             log: Some(args.out.join("receiver.csv")),
             fps: source.fps().round().max(1.0) as u32,
         },
+        secure: receiver_secure,
         ..ReceiverLoopConfig::default()
     };
     let monitor = MonitorConfig {
@@ -178,12 +196,16 @@ fn watch(
 fn print_setup(args: &DemoArgs, scheme: &str) {
     let s = &args.source;
     println!(
-        "salsify demo: {scheme}: {} ({} at {} fps) -> link '{}' -> receiver, all on 127.0.0.1, {:.0} s",
+        "salsify demo: {scheme}: {} ({} at {} fps) -> link '{}' -> receiver, all on 127.0.0.1, {:.0} s, {}",
         s.input,
         s.size,
         s.fps,
         args.path.trace_name(),
         args.duration.as_secs_f64(),
+        match args.plaintext {
+            true => "plaintext",
+            false => "encrypted (fresh keys)",
+        }
     );
 }
 

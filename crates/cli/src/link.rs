@@ -84,6 +84,7 @@ impl LinkFlags {
                 delay_ms: self.delay_ms,
                 loss: self.loss,
                 dropout_at_s: self.dropout_at,
+                ..LinkSpec::default()
             },
             ..Experiment::default()
         };

@@ -1,10 +1,12 @@
 //! `salsify`: low-latency video after Salsify (NSDI 2018). See `salsify --help`.
 
 mod bench_codec;
+mod bench_secure;
 mod codec_demo;
 mod demo;
 mod eval_cmd;
 mod input;
+mod keys;
 mod link;
 mod monitor;
 mod recv;
@@ -36,6 +38,9 @@ enum Command {
     /// Stream video to a receiver over UDP (--scheme: salsify-2c, salsify-1c, the Salsify
     /// ablations, conventional or vidaptive).
     Send(Box<send::SendArgs>),
+    /// Write a key pair for encrypted sessions: NAME.key (private, for this side's --key)
+    /// and NAME.pub (public, for the peer's --peer-key).
+    Keygen(keys::KeygenArgs),
     /// Receive, decode and "display" a stream of any scheme (learned from the first datagram,
     /// or fixed with --scheme).
     Recv(recv::RecvArgs),
@@ -61,6 +66,9 @@ enum Command {
 enum BenchCommand {
     /// Encode/decode/state-handling costs and bytes and SSIM per quality.
     Codec(bench_codec::CodecBenchArgs),
+    /// Per-datagram cost of encrypted sessions (seal + open, refusals, handshakes) and its
+    /// share of one core at 720p60 video rates.
+    Secure(bench_secure::SecureBenchArgs),
 }
 
 fn main() {
@@ -77,11 +85,13 @@ fn run(cli: Cli) -> Result<()> {
         Some(Command::Demo(args)) => demo::run(&args),
         Some(Command::Send(args)) => send::run(&args),
         Some(Command::Recv(args)) => recv::run(&args),
+        Some(Command::Keygen(args)) => keys::run(&args),
         Some(Command::Link(args)) => link::run(&args),
         Some(Command::CodecDemo(args)) => codec_demo::run(&args),
         Some(Command::Sim(args)) => sim_cmd::run(&args),
         Some(Command::Eval(args)) => eval_cmd::run(&args),
         Some(Command::Report(args)) => report_cmd::run(&args),
         Some(Command::Bench(BenchCommand::Codec(args))) => bench_codec::run(&args),
+        Some(Command::Bench(BenchCommand::Secure(args))) => bench_secure::run(&args),
     }
 }

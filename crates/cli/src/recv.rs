@@ -8,6 +8,7 @@ use salsify_schemes::{SchemeConfig, SchemeError, SourceInfo};
 use salsify_time::Duration;
 
 use crate::input::Size;
+use crate::keys::{plaintext_warning, KeyArgs};
 use crate::runtime::display::DisplayConfig;
 use crate::runtime::observe::Observer;
 use crate::runtime::receiver_loop::{self, ReceiverLoopConfig};
@@ -24,6 +25,8 @@ pub struct RecvArgs {
     /// first datagram. Given, a sender of another scheme is an error that names both.
     #[arg(long)]
     pub scheme: Option<String>,
+    #[command(flatten)]
+    pub keys: KeyArgs,
     /// Scheme parameters: a TOML file with the tables of experiment files (the receiver uses
     /// [salsify_receiver] and [conventional]).
     #[arg(long)]
@@ -99,6 +102,7 @@ impl RecvArgs {
                 fps: self.fps,
             },
             status: !self.quiet,
+            secure: self.keys.secure_config()?,
         })
     }
 }
@@ -114,18 +118,26 @@ pub fn run(args: &RecvArgs) -> Result<()> {
             .scheme
             .as_ref()
             .map_or("the scheme of the first sender", |s| s.name());
+        let how = match &config.secure {
+            Some(c) => format!("encrypted sessions with peer key {}", c.peer.fingerprint()),
+            None => "plaintext".to_string(),
+        };
         eprintln!(
-            "salsify recv: listening on {} for {scheme}",
+            "salsify recv: listening on {} for {scheme} ({how})",
             socket.local_addr()?
         );
     }
+    if config.secure.is_none() {
+        eprintln!("{}", plaintext_warning("salsify recv"));
+    }
     let totals = receiver_loop::run(config, socket, stop, Observer::default())?;
     eprintln!(
-        "salsify recv: {} frames shown, {} sessions{}, {} datagrams ignored, {} of {} datagrams kernel-timestamped",
+        "salsify recv: {} frames shown, {} sessions{}, {} datagrams ignored, {} refused unauthenticated, {} of {} datagrams kernel-timestamped",
         totals.shown,
         totals.sessions,
         totals.scheme.map_or(String::new(), |s| format!(" (last: {s})")),
         totals.ignored,
+        totals.rejected,
         totals.kernel_stamps,
         totals.datagrams
     );

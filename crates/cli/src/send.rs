@@ -10,6 +10,7 @@ use salsify_time::Duration;
 use salsify_transport::{SenderConfig, SenderMode};
 
 use crate::input::Size;
+use crate::keys::{plaintext_warning, KeyArgs};
 use crate::runtime::observe::Observer;
 use crate::runtime::sender_loop::{self, SenderLoopConfig};
 use crate::runtime::{self, udp, CameraConfig, VideoSource};
@@ -24,6 +25,8 @@ pub struct SendArgs {
     pub source: SourceArgs,
     #[command(flatten)]
     pub scheme: SchemeArgs,
+    #[command(flatten)]
+    pub keys: KeyArgs,
     /// Write a per-frame CSV log here (frames sent, pictures skipped or dropped; times in µs
     /// on the machine's monotonic clock, comparable with `salsify recv --log`).
     #[arg(long)]
@@ -258,13 +261,21 @@ pub fn run(args: &SendArgs) -> Result<()> {
     let config = SenderLoopConfig {
         log: args.log.clone(),
         status: !args.quiet,
+        secure: args.keys.secure_config()?,
         ..args.scheme.loop_config(to)?
     };
     let source = VideoSource::open(&args.source.camera())?;
     let stop = runtime::stop_on_ctrl_c()?;
     runtime::stop_after(&stop, args.duration);
     if !args.quiet {
-        eprintln!("salsify send: {} to {to}", config.scheme.name());
+        let how = match &config.secure {
+            Some(c) => format!("encrypted, peer key {}", c.peer.fingerprint()),
+            None => "plaintext".to_string(),
+        };
+        eprintln!("salsify send: {} to {to} ({how})", config.scheme.name());
+    }
+    if config.secure.is_none() {
+        eprintln!("{}", plaintext_warning("salsify send"));
     }
     let totals = sender_loop::run(config, Box::new(source), stop, Observer::default())?;
     let s = totals.stats;

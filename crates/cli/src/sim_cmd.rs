@@ -59,6 +59,10 @@ pub struct SimArgs {
     /// I.i.d. loss probability on the video direction.
     #[arg(long)]
     loss: Option<f64>,
+    /// Bytes added to every datagram both ways, to model a wrapper the scheme does not see:
+    /// 29 for encrypted sessions (`send`/`recv --key`) [default: 0].
+    #[arg(long)]
+    datagram_overhead: Option<u32>,
     /// Simulated seconds.
     #[arg(long)]
     duration: Option<f64>,
@@ -111,6 +115,7 @@ impl SimArgs {
         set!(self.queue => e.link.queue_packets);
         set!(self.delay_ms => e.link.delay_ms);
         set!(self.loss => e.link.loss);
+        set!(self.datagram_overhead => e.link.datagram_overhead_bytes);
         if let Some(t) = &self.trace {
             e.link.trace = Some(t.clone());
         }

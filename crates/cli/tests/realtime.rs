@@ -190,7 +190,9 @@ fn video_crosses_a_lossy_relay_and_matches_its_source() {
         dir.join("recv.csv"),
         dir.join("send.csv"),
     );
-    let recv = salsify(&[
+    // Encrypted, as a user following the README would run it.
+    let (recv_keys, send_keys) = keys(&dir);
+    let mut recv_args = vec![
         "recv",
         "--listen",
         &recv_addr,
@@ -203,7 +205,9 @@ fn video_crosses_a_lossy_relay_and_matches_its_source() {
         "--duration",
         "6",
         "-q",
-    ]);
+    ];
+    recv_args.extend(recv_keys.iter().map(String::as_str));
+    let recv = salsify(&recv_args);
     let link = salsify(&[
         "link",
         "--listen",
@@ -222,8 +226,9 @@ fn video_crosses_a_lossy_relay_and_matches_its_source() {
         dir.to_str().unwrap(),
     ]);
     std::thread::sleep(std::time::Duration::from_millis(300));
-    let send = salsify(&sender_args(&link_addr, send_log.to_str().unwrap(), "4"));
-    finish(send, "send");
+    let mut send_args = sender_args(&link_addr, send_log.to_str().unwrap(), "4");
+    send_args.extend(send_keys.iter().map(String::as_str));
+    finish(salsify(&send_args), "send");
     stop_all(vec![(link, "link"), (recv, "recv")]);
 
     let sent = pictures_sent(&send_log);
@@ -330,9 +335,10 @@ fn a_flood_of_bad_datagrams_does_not_stop_the_receiver() {
 #[test]
 fn a_restarted_sender_takes_over_after_the_old_one_falls_silent() {
     let dir = temp_dir("restart");
+    let (recv_keys, send_keys) = keys(&dir);
     let recv_addr = free_addr();
     let recv_log = dir.join("recv.csv");
-    let recv = salsify(&[
+    let mut recv_args = vec![
         "recv",
         "--listen",
         &recv_addr,
@@ -343,14 +349,19 @@ fn a_restarted_sender_takes_over_after_the_old_one_falls_silent() {
         "--session-timeout",
         "1",
         "-q",
-    ]);
+    ];
+    recv_args.extend(recv_keys.iter().map(String::as_str));
+    let recv = salsify(&recv_args);
     std::thread::sleep(std::time::Duration::from_millis(200));
+    let keyed = |log: &Path, seconds| {
+        let mut args = sender_args(&recv_addr, log.to_str().unwrap(), seconds);
+        args.extend(send_keys.iter().map(String::as_str));
+        salsify(&args)
+    };
     let first_log = dir.join("send1.csv");
-    let first = salsify(&sender_args(&recv_addr, first_log.to_str().unwrap(), "2"));
-    finish(first, "first send");
+    finish(keyed(&first_log, "2"), "first send");
     let second_log = dir.join("send2.csv");
-    let second = salsify(&sender_args(&recv_addr, second_log.to_str().unwrap(), "3"));
-    finish(second, "second send");
+    finish(keyed(&second_log, "3"), "second send");
     stop_all(vec![(recv, "recv")]);
     let shown = csv_rows(&recv_log);
     let mut per_session: Vec<(String, usize)> = Vec::new();
@@ -434,33 +445,21 @@ fn bad_addresses_busy_ports_and_missing_inputs_are_clear_errors() {
 #[test]
 fn a_restarted_receiver_gets_a_keyframe_without_help() {
     let dir = temp_dir("recv-restart");
+    // Encrypted: the restarted receiver has no keys of the old session, so the sender's
+    // new session must also start a new handshake.
+    let (recv_keys, send_keys) = keys(&dir);
     let recv_addr = free_addr();
     let (first_log, second_log) = (dir.join("recv1.csv"), dir.join("recv2.csv"));
-    let first = salsify(&[
-        "recv",
-        "--listen",
-        &recv_addr,
-        "--log",
-        first_log.to_str().unwrap(),
-        "--duration",
-        "2",
-        "-q",
-    ]);
+    let receiver = |log: &Path, seconds| keyed_recv(&recv_addr, log, seconds, &recv_keys);
+    let first = receiver(&first_log, "2");
     std::thread::sleep(std::time::Duration::from_millis(200));
     let send_log = dir.join("send.csv");
-    let send = salsify(&sender_args(&recv_addr, send_log.to_str().unwrap(), "6"));
+    let mut send_args = sender_args(&recv_addr, send_log.to_str().unwrap(), "6");
+    send_args.extend(send_keys.iter().map(String::as_str));
+    let send = salsify(&send_args);
     finish(first, "first recv");
     std::thread::sleep(std::time::Duration::from_millis(300));
-    let second = salsify(&[
-        "recv",
-        "--listen",
-        &recv_addr,
-        "--log",
-        second_log.to_str().unwrap(),
-        "--duration",
-        "3.5",
-        "-q",
-    ]);
+    let second = receiver(&second_log, "3.5");
     finish(second, "second recv");
     finish(send, "send");
     let (before, after) = (csv_rows(&first_log), csv_rows(&second_log));
@@ -515,6 +514,9 @@ impl LiveRun {
         if receiver_told {
             recv_args.extend(["--scheme", scheme]);
         }
+        // Every scheme's datagrams cross encrypted.
+        let (recv_keys, send_keys) = keys(&dir);
+        recv_args.extend(recv_keys.iter().map(String::as_str));
         let recv = salsify(&recv_args);
         let link = salsify(&[
             "link",
@@ -532,6 +534,7 @@ impl LiveRun {
         std::thread::sleep(std::time::Duration::from_millis(300));
         let mut send_args = sender_args(&link_addr, &send_log, seconds);
         send_args.extend(["--scheme", scheme]);
+        send_args.extend(send_keys.iter().map(String::as_str));
         LiveRun {
             scheme,
             dir,
@@ -674,4 +677,266 @@ fn a_receiver_follows_its_senders_restarts_at_once() {
             "session {session} starts with a keyframe: {first:?}"
         );
     }
+}
+
+/// Fresh key pairs for a receiver and a sender made by `salsify keygen` in `dir`: the flags
+/// `salsify recv` and `salsify send` take.
+fn keys(dir: &Path) -> (Vec<String>, Vec<String>) {
+    for name in ["recv", "send"] {
+        let out = dir.join(name);
+        let run = Command::new(env!("CARGO_BIN_EXE_salsify"))
+            .args(["keygen", "--force", "-o", out.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(run.status.success(), "{run:?}");
+    }
+    let path = |f: &str| dir.join(f).to_str().unwrap().to_string();
+    let flags = |key: &str, peer: &str| {
+        vec![
+            "--key".to_string(),
+            path(key),
+            "--peer-key".to_string(),
+            path(peer),
+        ]
+    };
+    (flags("recv.key", "send.pub"), flags("send.key", "recv.pub"))
+}
+
+/// `salsify recv` on `addr` for `seconds`, logging shown frames to `log`, with `keys`.
+fn keyed_recv(addr: &str, log: &Path, seconds: &str, keys: &[String]) -> Child {
+    let mut args = vec![
+        "recv",
+        "--listen",
+        addr,
+        "--log",
+        log.to_str().unwrap(),
+        "--duration",
+        seconds,
+        "-q",
+    ];
+    args.extend(keys.iter().map(String::as_str));
+    salsify(&args)
+}
+
+/// A receiver with keys shows nothing from a sender with another key pair (which knows the
+/// receiver's public key) or with none, and says why; its own sender gets through.
+#[test]
+fn strangers_without_the_key_get_no_frame_shown() {
+    let dir = temp_dir("stranger");
+    let (recv_keys, send_keys) = keys(&dir);
+    let stranger_dir = dir.join("stranger");
+    std::fs::create_dir_all(&stranger_dir).unwrap();
+    let (_, mut stranger_keys) = keys(&stranger_dir);
+    stranger_keys[3] = dir.join("recv.pub").to_str().unwrap().to_string();
+    let recv_addr = free_addr();
+    let recv_log = dir.join("recv.csv");
+    let recv = keyed_recv(&recv_addr, &recv_log, "8", &recv_keys);
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let (stranger_log, plain_log) = (dir.join("stranger.csv"), dir.join("plain.csv"));
+    let mut stranger = sender_args(&recv_addr, stranger_log.to_str().unwrap(), "2");
+    stranger.extend(stranger_keys.iter().map(String::as_str));
+    let stranger = salsify(&stranger);
+    let plain = salsify(&sender_args(&recv_addr, plain_log.to_str().unwrap(), "2"));
+    finish(stranger, "stranger");
+    finish(plain, "plaintext sender");
+    let shown_to_strangers = csv_rows(&recv_log).len();
+    let send_log = dir.join("send.csv");
+    let mut good = sender_args(&recv_addr, send_log.to_str().unwrap(), "2");
+    good.extend(send_keys.iter().map(String::as_str));
+    finish(salsify(&good), "send");
+    let out = stop_all(vec![(recv, "recv")]).remove(0);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(shown_to_strangers, 0, "{stderr}");
+    let shown = csv_rows(&recv_log);
+    assert!(
+        shown.len() >= 20,
+        "only {} frames shown\n{stderr}",
+        shown.len()
+    );
+    assert!(stderr.contains("handshake refused"), "{stderr}");
+    assert!(
+        stderr.contains("not an encrypted Salsify datagram"),
+        "{stderr}"
+    );
+    // Rate-limited: a few lines, not one per refused datagram.
+    assert!(stderr.lines().count() < 20, "{stderr}");
+}
+
+/// A UDP hop from a sender to `to` (and back) that keeps copies of the newest datagrams it
+/// carries towards `to`: what an eavesdropper on the path records, to replay and alter.
+struct Tap {
+    addr: String,
+    seen: std::sync::Arc<std::sync::Mutex<std::collections::VecDeque<Vec<u8>>>>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Tap {
+    fn start(to: &str) -> Tap {
+        use std::sync::atomic::Ordering;
+        let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+        socket
+            .set_read_timeout(Some(std::time::Duration::from_millis(50)))
+            .unwrap();
+        let tap = Tap {
+            addr: socket.local_addr().unwrap().to_string(),
+            seen: Default::default(),
+            stop: Default::default(),
+        };
+        let (seen, stop) = (tap.seen.clone(), tap.stop.clone());
+        let to: std::net::SocketAddr = to.parse().unwrap();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            let mut sender = None;
+            while !stop.load(Ordering::Relaxed) {
+                let Ok((n, from)) = socket.recv_from(&mut buf) else {
+                    continue;
+                };
+                if from == to {
+                    if let Some(s) = sender {
+                        let _ = socket.send_to(&buf[..n], s);
+                    }
+                    continue;
+                }
+                sender = Some(from);
+                let mut seen = seen.lock().unwrap();
+                if seen.len() == 64 {
+                    seen.pop_front();
+                }
+                seen.push_back(buf[..n].to_vec());
+                drop(seen);
+                let _ = socket.send_to(&buf[..n], to);
+            }
+        });
+        tap
+    }
+}
+
+impl Drop for Tap {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// Sends `count` forged datagrams to `to` from a stranger's socket, about 30,000 a second:
+/// the session's own datagrams recorded by `tap` replayed, with a bit flipped, truncated,
+/// and made-up ones (handshake inits, data for random session ids, garbage).
+fn forged_flood(to: &str, tap: &Tap, count: u64) -> u64 {
+    let flooder = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let mut rand = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut sent = 0;
+    while sent < count {
+        let recorded = {
+            let seen = tap.seen.lock().unwrap();
+            seen.get(rand() as usize % seen.len().max(1)).cloned()
+        };
+        let r = rand();
+        let datagram = match (sent % 4, recorded) {
+            (0, Some(d)) => d,
+            (1, Some(mut d)) => {
+                let bit = r as usize % (d.len() * 8);
+                d[bit / 8] ^= 1 << (bit % 8);
+                d
+            }
+            (2, Some(mut d)) => {
+                d.truncate(r as usize % d.len());
+                d
+            }
+            _ => {
+                let kind = [0xE1u8, 0xE3, 0x01, 0xB1][(r % 4) as usize];
+                let len = [61usize, 1000, 500, 300][(r % 4) as usize];
+                let mut d: Vec<u8> = (0..len).map(|i| (r >> (i % 56)) as u8).collect();
+                d[0] = kind;
+                d
+            }
+        };
+        let _ = flooder.send_to(&datagram, to);
+        sent += 1;
+        if sent % 100 == 0 {
+            std::thread::sleep(std::time::Duration::from_millis(3));
+        }
+    }
+    sent
+}
+
+/// Frames shown by a receiver (its log) with display times within `[from, to]` µs.
+fn shown_between(log: &Path, from: u64, to: u64) -> usize {
+    csv_rows(log)
+        .iter()
+        .filter(|r| (from..=to).contains(&r[2].parse::<u64>().unwrap()))
+        .count()
+}
+
+/// The bar: 100,000 forged datagrams (replays, bit flips, truncations of the session's own
+/// datagrams, made-up handshakes and data) flooding a live encrypted session leave its
+/// frames-shown rate within 5% of an identical session's, run side by side at the same
+/// time (so machine load hits both alike).
+#[test]
+fn a_flood_of_forged_datagrams_leaves_an_encrypted_sessions_frame_rate() {
+    let dir = temp_dir("secure-flood");
+    let (recv_keys, send_keys) = keys(&dir);
+    let mut runs = Vec::new();
+    for name in ["clean", "flooded"] {
+        let recv_addr = free_addr();
+        let tap = Tap::start(&recv_addr);
+        let recv_log = dir.join(format!("{name}-recv.csv"));
+        let recv = keyed_recv(&recv_addr, &recv_log, "12", &recv_keys);
+        runs.push((name, recv, tap, recv_addr, recv_log));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let senders: Vec<Child> = runs
+        .iter()
+        .map(|(name, _, tap, _, _)| {
+            let log = dir.join(format!("{name}-send.csv"));
+            let mut args = sender_args(&tap.addr, log.to_str().unwrap(), "6");
+            args.extend(send_keys.iter().map(String::as_str));
+            salsify(&args)
+        })
+        .collect();
+    std::thread::sleep(std::time::Duration::from_millis(1200));
+    let start = salsify_runtime::clock::now().as_micros();
+    let (_, _, tap, recv_addr, _) = &runs[1];
+    let sent = forged_flood(recv_addr, tap, 100_000);
+    let end = salsify_runtime::clock::now().as_micros();
+    for s in senders {
+        finish(s, "send");
+    }
+    let mut recvs = Vec::new();
+    let mut logs = Vec::new();
+    for (name, recv, tap, _, log) in runs {
+        recvs.push((recv, name));
+        logs.push(log);
+        drop(tap);
+    }
+    let outputs = stop_all(recvs);
+    let flooded_stderr = String::from_utf8_lossy(&outputs[1].stderr);
+    let seconds = (end - start) as f64 / 1e6;
+    let clean = shown_between(&logs[0], start, end) as f64 / seconds;
+    let flooded = shown_between(&logs[1], start, end) as f64 / seconds;
+    eprintln!(
+        "{sent} forged datagrams in {seconds:.2} s: clean {clean:.1} frames/s, flooded \
+         {flooded:.1} frames/s, ratio {:.3}",
+        flooded / clean
+    );
+    assert_eq!(sent, 100_000);
+    assert!(clean >= 15.0, "the clean session shows {clean:.1} frames/s");
+    assert!(
+        flooded >= 0.95 * clean,
+        "flooded {flooded:.1} vs clean {clean:.1} frames/s\n{flooded_stderr}"
+    );
+    let sessions: std::collections::HashSet<String> = csv_rows(&logs[1])
+        .into_iter()
+        .map(|r| r[0].clone())
+        .collect();
+    assert_eq!(sessions.len(), 1, "the flood started no session");
+    assert!(flooded_stderr.contains("replayed"), "{flooded_stderr}");
+    assert!(
+        flooded_stderr.contains("failed authentication"),
+        "{flooded_stderr}"
+    );
 }

@@ -18,6 +18,8 @@
 //! - [`sender_loop`] with [`feedback_watch`] (when a sender starts over), [`receiver_loop`]
 //!   with [`receiver_sessions`] (which endpoint a datagram goes to), and [`relay`]: the three
 //!   control loops;
+//! - [`secure_io`]: the wall clock for handshakes and a rate-limited log of dropped
+//!   datagrams (the loops seal and open through `salsify-secure` when given keys);
 //! - [`display`], [`csv_log`], [`status`], [`observe`]: outputs, logs, status lines and the
 //!   observation channel the demo and tests watch.
 //!
@@ -36,6 +38,7 @@ pub mod observe;
 pub mod receiver_loop;
 pub mod receiver_sessions;
 pub mod relay;
+pub mod secure_io;
 pub mod sender_loop;
 pub mod status;
 pub mod udp;

@@ -4,6 +4,11 @@
 //! Each datagram goes to the endpoint [`Sessions`] picks; then the current session's endpoint
 //! (and its successor's, if any) is drained: feedback goes back to the sender, shown frames
 //! to the [`Display`] and the observer.
+//!
+//! Encryption: with [`ReceiverLoopConfig::secure`] each datagram is first opened by a
+//! [`SecureChannel`] (the handshake's responder); only what it opens reaches the session
+//! rules, so forged, replayed or altered datagrams cost one cheap check or one AEAD open and
+//! touch no session. The feedback the endpoints send is sealed the same way.
 
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -12,12 +17,14 @@ use std::sync::{mpsc, Arc};
 use anyhow::Result;
 use salsify_endpoint::{Displayed, ReceiverEvent, ReceiverOutput, ReceiverStats};
 use salsify_schemes::{SchemeConfig, SchemeParams, SourceInfo};
+use salsify_secure::{SecureChannel, SecureConfig};
 use salsify_time::{Duration, Instant};
 
 use crate::clock;
 use crate::display::{Display, DisplayConfig};
 use crate::observe::{Observation, Observer};
 use crate::receiver_sessions::{Session, Sessions};
+use crate::secure_io::{self, DropLog, Opened};
 use crate::status::ReceiverStatus;
 use crate::udp::{self, Received};
 
@@ -40,6 +47,8 @@ pub struct ReceiverLoopConfig {
     pub display: DisplayConfig,
     /// Print a status line per second on standard error.
     pub status: bool,
+    /// Keys: only datagrams sealed by the peer holding them are taken (`None`: plaintext).
+    pub secure: Option<SecureConfig>,
 }
 
 impl Default for ReceiverLoopConfig {
@@ -55,6 +64,7 @@ impl Default for ReceiverLoopConfig {
             session_timeout: Duration::from_secs(2),
             display: DisplayConfig::default(),
             status: false,
+            secure: None,
         }
     }
 }
@@ -77,6 +87,9 @@ pub struct ReceiverTotals {
     pub kernel_stamps: u64,
     /// Datagrams received.
     pub datagrams: u64,
+    /// Datagrams the secure layer refused before any session saw them (or, without keys,
+    /// encrypted ones).
+    pub rejected: u64,
 }
 
 struct Loop {
@@ -87,6 +100,8 @@ struct Loop {
     totals: ReceiverTotals,
     observer: Observer,
     status: ReceiverStatus,
+    secure: Option<SecureChannel>,
+    drops: DropLog,
 }
 
 /// Binds `listen` now (so a busy port is an error before anything starts).
@@ -110,7 +125,13 @@ pub fn run(
         config.source,
         config.session_timeout,
     );
+    let secure = config
+        .secure
+        .clone()
+        .map(|c| SecureChannel::responder(c, clock::now()));
     let mut l = Loop {
+        secure,
+        drops: DropLog::new("salsify recv"),
         socket,
         sessions,
         display,
@@ -146,6 +167,7 @@ impl Loop {
             self.totals.last = s.endpoint.stats();
         }
         self.totals.ignored = self.sessions.ignored;
+        self.totals.rejected = self.drops.total;
         Ok(())
     }
 
@@ -163,8 +185,11 @@ impl Loop {
     fn on_datagram(&mut self, d: Received) -> Result<()> {
         self.totals.datagrams += 1;
         self.totals.kernel_stamps += u64::from(d.kernel_stamp);
+        let Some(bytes) = self.open(&d) else {
+            return Ok(());
+        };
         let before = self.sessions.started;
-        self.sessions.route(d.at, d.from, &d.bytes)?;
+        self.sessions.route(d.at, d.from, &bytes)?;
         if self.sessions.started != before {
             if let Some(s) = &self.sessions.current {
                 self.totals.sessions = s.number;
@@ -178,6 +203,23 @@ impl Loop {
             }
         }
         Ok(())
+    }
+
+    /// The datagram `d` carries for the sessions: opened by the secure channel, or as it
+    /// came without one. `None`: nothing for them (a handshake, answered here, or a datagram
+    /// dropped and logged).
+    fn open(&mut self, d: &Received) -> Option<Vec<u8>> {
+        match secure_io::open(self.secure.as_mut(), &mut self.drops, d) {
+            Opened::Data(plain) => Some(plain),
+            Opened::Reply(reply) => {
+                udp::send(&self.socket, &reply, d.from);
+                if self.config.status {
+                    eprintln!("salsify recv: handshake from {}", d.from);
+                }
+                None
+            }
+            Opened::Established | Opened::Dropped => None,
+        }
     }
 
     /// Carries out the endpoints' outputs; returns the earliest next deadline.
@@ -208,7 +250,7 @@ impl Loop {
         loop {
             match s.endpoint.poll_output(now) {
                 ReceiverOutput::Transmit(bytes) => {
-                    udp::send(&self.socket, &bytes, s.peer);
+                    transmit(&self.socket, &mut self.secure, now, &bytes, s.peer);
                 }
                 ReceiverOutput::Event(ReceiverEvent::Display(d)) => {
                     let at = clock::now().max(d.at);
@@ -240,7 +282,7 @@ impl Loop {
         loop {
             match s.endpoint.poll_output(now) {
                 ReceiverOutput::Transmit(bytes) => {
-                    udp::send(&self.socket, &bytes, s.peer);
+                    transmit(&self.socket, &mut self.secure, now, &bytes, s.peer);
                 }
                 ReceiverOutput::Event(ReceiverEvent::Display(d)) if d.keyframe => {
                     let at = clock::now().max(d.at);
@@ -256,6 +298,27 @@ impl Loop {
                     return Ok(false);
                 }
             }
+        }
+    }
+}
+
+/// Sends an endpoint's datagram to `peer`, sealed when the receiver has keys (dropped while
+/// no session is confirmed: nothing the peer could open).
+fn transmit(
+    socket: &UdpSocket,
+    secure: &mut Option<SecureChannel>,
+    now: Instant,
+    bytes: &[u8],
+    peer: SocketAddr,
+) {
+    match secure {
+        Some(channel) => {
+            if let Some(sealed) = channel.seal(now, bytes) {
+                udp::send(socket, &sealed, peer);
+            }
+        }
+        None => {
+            udp::send(socket, bytes, peer);
         }
     }
 }

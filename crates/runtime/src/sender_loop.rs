@@ -10,6 +10,11 @@
 //! Sessions: when [`FeedbackWatch`] says the receiver is gone, the loop builds a fresh
 //! endpoint (under the next connection id, for schemes that use one) whose first frame is a
 //! keyframe; encodes still running for the old one are thrown away when they finish.
+//!
+//! Encryption: with [`SenderLoopConfig::secure`] every datagram the endpoint transmits is
+//! sealed by a [`SecureChannel`] (the handshake's initiator) and every datagram received is
+//! opened by it before the endpoint sees it; a new session also starts a new handshake (the
+//! receiver may have restarted without the keys).
 
 use std::collections::VecDeque;
 use std::net::{SocketAddr, UdpSocket};
@@ -21,6 +26,7 @@ use anyhow::{Context, Result};
 use salsify_codec::Image;
 use salsify_endpoint::{EncodeFailed, EncodeRequest, SenderEndpoint, SenderOutput, SenderStats};
 use salsify_schemes::{Executor, SchemeConfig, SourceInfo};
+use salsify_secure::{SecureChannel, SecureConfig};
 use salsify_time::{Duration, Instant};
 
 use crate::camera::{self, Captured, PictureSource};
@@ -29,11 +35,16 @@ use crate::csv_log::SenderLog;
 use crate::encoder::{Encoded, EncoderThread};
 use crate::feedback_watch::FeedbackWatch;
 use crate::observe::{Observation, Observer};
+use crate::secure_io::{self, DropLog, Opened};
 use crate::status::SenderStatus;
 use crate::udp::{self, Received};
 
 /// Longest the loop sleeps before looking at its stop flag.
 const MAX_WAIT: Duration = Duration::from_millis(50);
+
+/// How long without keys before the sender says the receiver does not answer handshakes,
+/// and how often it repeats it.
+const UNANSWERED_HANDSHAKE: Duration = Duration::from_secs(3);
 
 /// Camera pictures kept for encode requests: senders ask for the newest, or one just before
 /// it when a picture arrived while they decided.
@@ -57,6 +68,8 @@ pub struct SenderLoopConfig {
     pub log: Option<PathBuf>,
     /// Print a status line per second on standard error.
     pub status: bool,
+    /// Keys: seal and open every datagram (`None`: plaintext, anyone can read or inject).
+    pub secure: Option<SecureConfig>,
 }
 
 impl SenderLoopConfig {
@@ -70,6 +83,7 @@ impl SenderLoopConfig {
             reset_after: Duration::from_secs(2),
             log: None,
             status: false,
+            secure: None,
         }
     }
 }
@@ -85,6 +99,8 @@ pub struct SenderTotals {
     pub sessions: u32,
     /// Pictures the camera supplied.
     pub pictures: u64,
+    /// Datagrams received that the secure layer refused (or, without keys, encrypted ones).
+    pub rejected: u64,
 }
 
 /// Inputs of the control loop.
@@ -118,6 +134,10 @@ struct Loop {
     log: Option<SenderLog>,
     observer: Observer,
     status: SenderStatus,
+    secure: Option<SecureChannel>,
+    drops: DropLog,
+    /// When the sender last had keys (or started), for the unanswered-handshake warning.
+    keyed_at: Instant,
 }
 
 /// Runs until `stop` is set or the camera's source ends.
@@ -157,7 +177,15 @@ pub fn run(
         session: 1,
         scheme: config.scheme.name(),
     });
+    let now = clock::now();
+    let secure = config
+        .secure
+        .clone()
+        .map(|c| SecureChannel::initiator(c, now, secure_io::unix_nanos()));
     let mut l = Loop {
+        secure,
+        drops: DropLog::new("salsify send"),
+        keyed_at: now,
         source: info,
         socket,
         session,
@@ -206,10 +234,16 @@ impl Loop {
             }
             self.drain(now)?;
             self.check_session(now)?;
+            self.flush_secure(now);
             self.status.tick(now, &self.session.endpoint.stats());
+            let secure_deadline = self
+                .secure
+                .as_ref()
+                .map_or(Instant::FAR_FUTURE, |c| c.poll_timeout());
             let wait = self
                 .session
                 .deadline
+                .min(secure_deadline)
                 .saturating_duration_since(clock::now())
                 .min(MAX_WAIT);
             match rx.recv_timeout(wait) {
@@ -227,13 +261,19 @@ impl Loop {
             stats: self.session.endpoint.stats(),
             sessions: self.session.number,
             pictures: self.captured,
+            rejected: self.drops.total,
         })
     }
 
     fn handle(&mut self, input: Input) {
         let s = &mut self.session;
         match input {
-            Input::Datagram(d) if d.from == self.config.to => {
+            Input::Datagram(mut d) if d.from == self.config.to => {
+                match self.open(&d) {
+                    Some(plain) => d.bytes = plain,
+                    None => return,
+                }
+                let s = &mut self.session;
                 let stale_before = s.endpoint.stats().stale_feedback;
                 let accepted = s.endpoint.handle_datagram(d.at, &d.bytes).is_ok()
                     && s.endpoint.stats().stale_feedback == stale_before;
@@ -281,9 +321,16 @@ impl Loop {
         loop {
             match self.session.endpoint.poll_output(now) {
                 SenderOutput::Transmit(bytes) => {
-                    udp::send(&self.socket, &bytes, self.config.to);
+                    let sealed = match &mut self.secure {
+                        Some(channel) => channel.seal(now, &bytes),
+                        None => Some(bytes),
+                    };
+                    // Held until the handshake completes: counted as sent when released.
+                    if let Some(datagram) = sealed {
+                        udp::send(&self.socket, &datagram, self.config.to);
+                        self.status.on_sent(datagram.len());
+                    }
                     self.session.watch.on_sent(now);
-                    self.status.on_sent(bytes.len());
                 }
                 SenderOutput::Encode(request) => self.start_encode(request),
                 SenderOutput::Event(event) => {
@@ -340,6 +387,9 @@ impl Loop {
         let number = self.session.number + 1;
         let connection_id = self.session.connection_id.wrapping_add(1);
         self.session = new_session(&self.config, &self.source, number, connection_id)?;
+        if let Some(channel) = &mut self.secure {
+            channel.restart(now);
+        }
         self.status.on_new_session();
         self.observer.report(Observation::SenderSession {
             session: number,
@@ -349,5 +399,45 @@ impl Loop {
             eprintln!("salsify send: {reason}; new session {number} (keyframe)");
         }
         Ok(())
+    }
+
+    /// The datagram `d` carries for the endpoint: opened by the secure channel, or as it
+    /// came without one. `None`: nothing for the endpoint (a handshake message, or dropped
+    /// and logged).
+    fn open(&mut self, d: &Received) -> Option<Vec<u8>> {
+        match secure_io::open(self.secure.as_mut(), &mut self.drops, d) {
+            Opened::Data(plain) => Some(plain),
+            Opened::Established => {
+                let now = clock::now();
+                self.keyed_at = now;
+                self.flush_secure(now);
+                None
+            }
+            Opened::Reply(_) | Opened::Dropped => None,
+        }
+    }
+
+    /// Sends what the secure channel has due (handshake messages, datagrams it held), and
+    /// says once in a while if the receiver does not answer handshakes.
+    fn flush_secure(&mut self, now: Instant) {
+        let Some(channel) = &mut self.secure else {
+            return;
+        };
+        while let Some(datagram) = channel.poll_transmit(now) {
+            udp::send(&self.socket, &datagram, self.config.to);
+            self.status.on_sent(datagram.len());
+        }
+        if channel.is_established(now) {
+            self.keyed_at = now;
+        } else if now.saturating_duration_since(self.keyed_at) >= UNANSWERED_HANDSHAKE {
+            self.keyed_at = now;
+            if self.config.status {
+                eprintln!(
+                    "salsify send: no handshake answer from {} yet: is the receiver running, \
+                     with --key/--peer-key matching ours?",
+                    self.config.to
+                );
+            }
+        }
     }
 }

@@ -19,6 +19,7 @@
 //! queue_packets = 256
 //! delay_ms = 20                  # one way, each direction
 //! loss = 0.0                     # i.i.d. loss on the video direction
+//! datagram_overhead_bytes = 0    # bytes added to each datagram both ways (29: encrypted)
 //!
 //! # Optional: the scheme's own parameters, one table per scheme family; only the table of
 //! # the scheme run is used. Every field and its default is documented on the config type
@@ -159,6 +160,16 @@ pub struct LinkSpec {
     pub loss: f64,
     /// For the `dropout` preset: when the one-second outage starts, in seconds.
     pub dropout_at_s: f64,
+    /// Bytes added to every datagram in both directions, for a wrapper the scheme does not
+    /// see: 29 models encrypted sessions (`salsify send/recv --key`: 13-byte header and
+    /// 16-byte tag). Default 0 (plaintext), then not written out, so experiments (and the
+    /// eval's run ids, hashed from them) read as they did before the field existed.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub datagram_overhead_bytes: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl Default for LinkSpec {
@@ -170,6 +181,7 @@ impl Default for LinkSpec {
             delay_ms: 20,
             loss: 0.0,
             dropout_at_s: 10.0,
+            datagram_overhead_bytes: 0,
         }
     }
 }
@@ -240,6 +252,7 @@ impl Experiment {
             duration: Duration::from_secs_f64(self.duration_s),
             cost: self.cost,
             cpu_used: self.cpu_used,
+            datagram_overhead: self.link.datagram_overhead_bytes as usize,
             ..SimConfig::default()
         })
     }
@@ -450,5 +463,16 @@ mod tests {
         };
         assert_eq!(fade(2), fade(2));
         assert_ne!(fade(2), fade(3));
+    }
+
+    #[test]
+    fn the_datagram_overhead_is_read_and_written_only_when_set() {
+        let e = Experiment::from_toml("[link]\ndatagram_overhead_bytes = 29").unwrap();
+        assert_eq!(e.sim_config().unwrap().datagram_overhead, 29);
+        assert!(toml::to_string(&e)
+            .unwrap()
+            .contains("datagram_overhead_bytes = 29"));
+        let plain = toml::to_string(&Experiment::default()).unwrap();
+        assert!(!plain.contains("datagram_overhead"), "{plain}");
     }
 }

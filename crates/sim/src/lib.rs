@@ -50,6 +50,10 @@ pub struct SimConfig {
     pub cpu_used: i32,
     /// Record every packet event of the data link (for a Mahimahi log).
     pub record_packets: bool,
+    /// Bytes added to every datagram on both links, to model a wrapper the scheme does not
+    /// see: 29 for encrypted sessions (`salsify_secure::OVERHEAD`: header and AEAD tag).
+    /// Default 0.
+    pub datagram_overhead: usize,
 }
 
 impl Default for SimConfig {
@@ -63,6 +67,7 @@ impl Default for SimConfig {
             cost: CostModel::default(),
             cpu_used: -8,
             record_packets: false,
+            datagram_overhead: 0,
         }
     }
 }
@@ -207,7 +212,7 @@ impl<'a> Sim<'a> {
             match self.sender.poll_output(now) {
                 SenderOutput::Encode(request) => self.start_encode(now, request)?,
                 SenderOutput::Transmit(datagram) => {
-                    let len = datagram.len();
+                    let len = datagram.len() + self.h.config.datagram_overhead;
                     // A refused datagram (too large for the link) is lost like a dropped one.
                     let _ = self.h.data_link.handle_packet(now, datagram, len);
                 }
@@ -261,7 +266,7 @@ impl<'a> Sim<'a> {
         loop {
             match self.receiver.poll_output(now) {
                 ReceiverOutput::Transmit(datagram) => {
-                    let len = datagram.len();
+                    let len = datagram.len() + self.h.config.datagram_overhead;
                     let _ = self.h.feedback_link.handle_packet(now, datagram, len);
                 }
                 ReceiverOutput::Event(ReceiverEvent::Display(shown)) => self.display(shown)?,

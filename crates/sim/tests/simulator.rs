@@ -55,3 +55,36 @@ fn same_seed_same_run_different_seed_different_run() {
     assert_eq!(a.records, b.records);
     assert_ne!(json(&a), json(&c));
 }
+
+/// The per-datagram overhead knob (encrypted sessions' header and tag) is charged on the
+/// link: overhead that makes every datagram larger than a link opportunity leaves no frame
+/// shown, and a realistic overhead makes each datagram that much larger.
+#[test]
+fn the_datagram_overhead_is_charged_on_the_links() {
+    let mut video = SyntheticVideo::new(160, 96, 30, 1).unwrap();
+    let with = |overhead: usize, video: &mut SyntheticVideo| {
+        let config = SimConfig {
+            datagram_overhead: overhead,
+            duration: Duration::from_secs(2),
+            ..config(1, 0.0)
+        };
+        simulate(&config, video, &mut |_| {}).unwrap()
+    };
+    let plain = with(0, &mut video);
+    let mut video = SyntheticVideo::new(160, 96, 30, 1).unwrap();
+    let sealed = with(29, &mut video);
+    let mut video = SyntheticVideo::new(160, 96, 30, 1).unwrap();
+    let oversized = with(1500, &mut video);
+    assert!(plain.summary.frames_shown > 30 && sealed.summary.frames_shown > 30);
+    let mean =
+        |o: &salsify_sim::SimOutput| o.data_link.bytes_in as f64 / o.data_link.packets_in as f64;
+    assert!(
+        mean(&sealed) >= mean(&plain) + 20.0,
+        "{} vs {}",
+        mean(&sealed),
+        mean(&plain)
+    );
+    assert_eq!(oversized.summary.frames_shown, 0);
+    assert_eq!(oversized.data_link.packets_in, 0);
+    assert!(oversized.data_link.packets_rejected > 0);
+}

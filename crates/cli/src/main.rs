@@ -34,7 +34,7 @@ enum Command {
     /// salsify-2c); a live line per second, a summary, and logs in an output folder.
     Demo(Box<demo::DemoArgs>),
     /// Stream video to a receiver over UDP (--scheme: salsify-2c, salsify-1c, the Salsify
-    /// ablations, conventional or vidaptive).
+    /// ablations, conventional, conventional-legacy or vidaptive).
     Send(Box<send::SendArgs>),
     /// Receive, decode and "display" a stream of any scheme (learned from the first datagram,
     /// or fixed with --scheme).

@@ -3,8 +3,9 @@
 //!
 //! ```toml
 //! scheme = "salsify-2c"          # salsify-1c, salsify-no-grace, salsify-conventional-codec,
-//!                                # salsify-conventional-transport, conventional (GCC + CBR),
-//!                                # vidaptive, oracle
+//!                                # salsify-conventional-transport, conventional (libwebrtc's
+//!                                # GoogCC + CBR), conventional-legacy (the earlier
+//!                                # hand-written GCC), vidaptive, oracle
 //! video = "synthetic"            # or a .y4m / .mp4 path (played forwards and backwards)
 //! size = "1280x720"              # synthetic source only
 //! fps = 60                       # synthetic source only
@@ -22,17 +23,18 @@
 //!
 //! # Optional: the scheme's own parameters, one table per scheme family; only the table of
 //! # the scheme run is used. Every field and its default is documented on the config type
-//! # (salsify-transport SenderConfig / ReceiverConfig, salsify-baselines GccConfig,
-//! # VidaptiveConfig, OracleConfig); an unknown or out-of-range field is an error naming it.
+//! # (salsify-transport SenderConfig / ReceiverConfig, salsify-baselines ConventionalConfig,
+//! # GccConfig for [conventional_legacy], VidaptiveConfig, OracleConfig); an unknown or
+//! # out-of-range field is an error naming it.
 //! [salsify]
 //! delay_target_ms = 100.0
 //! [conventional]
-//! max_kbps = 2500
+//! encoder_max_kbps = 12000
 //! ```
 
 use std::path::{Path, PathBuf};
 
-use salsify_baselines::{GccConfig, OracleConfig, VidaptiveConfig};
+use salsify_baselines::{ConventionalConfig, GccConfig, OracleConfig, VidaptiveConfig};
 use salsify_netem::{generators, presets, Bitrate, LinkConfig, LossModel, QueueLimit, Trace};
 use salsify_schemes::{SchemeConfig, SchemeError, SchemeParams};
 use salsify_time::Duration;
@@ -109,10 +111,13 @@ pub struct Experiment {
     /// `[salsify_receiver]`: Salsify's receiver parameters.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub salsify_receiver: Option<salsify_transport::ReceiverConfig>,
-    /// `[conventional]`: the WebRTC-style scheme's parameters (GCC, pacer, encoder), e.g.
-    /// `max_kbps`.
+    /// `[conventional]`: the WebRTC scheme's parameters (libwebrtc's GoogCC, pacer, video
+    /// sender), e.g. `encoder_max_kbps`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub conventional: Option<GccConfig>,
+    pub conventional: Option<ConventionalConfig>,
+    /// `[conventional_legacy]`: the earlier hand-written GCC's parameters, e.g. `max_kbps`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conventional_legacy: Option<GccConfig>,
     /// `[vidaptive]`: the Vidaptive-style scheme's parameters.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub vidaptive: Option<VidaptiveConfig>,
@@ -136,6 +141,7 @@ impl Default for Experiment {
             salsify: None,
             salsify_receiver: None,
             conventional: None,
+            conventional_legacy: None,
             vidaptive: None,
             oracle: None,
         }
@@ -203,6 +209,7 @@ impl Experiment {
             salsify: self.salsify.clone(),
             salsify_receiver: self.salsify_receiver.clone(),
             conventional: self.conventional,
+            conventional_legacy: self.conventional_legacy,
             vidaptive: self.vidaptive,
             oracle: self.oracle,
         }

@@ -178,6 +178,8 @@ pub struct WebrtcSender {
     clock: FeedbackClock,
     held_lost: Vec<PacketResult>,
     media_sent: bool,
+    /// The (encoder, pacing) rates last reported in an event.
+    last_event: Option<(Bitrate, Bitrate)>,
 }
 
 impl std::fmt::Debug for WebrtcSender {
@@ -223,6 +225,7 @@ impl WebrtcSender {
             clock: FeedbackClock::default(),
             held_lost: Vec::new(),
             media_sent: false,
+            last_event: None,
         })
     }
 
@@ -396,9 +399,9 @@ impl WebrtcSender {
             };
             self.core.stats.target = self.target;
         }
-        let before = self.encoder_target;
         let encoder = self.compute_encoder_target();
-        if encoder != before || u.pacer_config.is_some() && u.target_rate.is_some() {
+        if self.last_event != Some((encoder, self.pacing_rate)) {
+            self.last_event = Some((encoder, self.pacing_rate));
             self.core.event(SenderEvent::Target {
                 at: now,
                 encoder,

@@ -244,6 +244,7 @@ fn drive_with_feedback(s: &mut WebrtcSender, datagrams: &[Vec<u8>]) {
     let mut now = Instant::ZERO;
     for (i, d) in datagrams.iter().enumerate() {
         s.handle_picture(now, i as u64, now);
+        let until = now + Duration::from_millis(33);
         loop {
             match s.poll_output(now) {
                 SenderOutput::Encode(req) => {
@@ -255,16 +256,17 @@ fn drive_with_feedback(s: &mut WebrtcSender, datagrams: &[Vec<u8>]) {
                     let _ = s.handle_encoded(now, req.id, Ok(EncodeOutcome::Cbr(Some(f))));
                 }
                 SenderOutput::Timeout(w) => {
-                    if w > now + Duration::from_millis(30) {
+                    if w >= until {
                         break;
                     }
                     now = w.max(now + Duration::from_micros(1));
+                    s.handle_timeout(now);
                 }
                 _ => {}
             }
         }
         let _ = s.handle_datagram(now, d);
-        now += Duration::from_millis(33);
+        now = until;
         s.handle_timeout(now);
     }
 }
@@ -322,3 +324,4 @@ proptest! {
         drive_with_feedback(&mut s, &datagrams);
     }
 }
+

@@ -26,7 +26,8 @@ pub struct SimArgs {
     #[arg(long)]
     config: Option<PathBuf>,
     /// Scheme: salsify-2c, salsify-1c, salsify-no-grace, salsify-conventional-codec,
-    /// salsify-conventional-transport, conventional (GCC + libvpx CBR), vidaptive, oracle.
+    /// salsify-conventional-transport, conventional (libwebrtc's GoogCC + libvpx CBR),
+    /// conventional-legacy (the earlier hand-written GCC), vidaptive, oracle.
     #[arg(long)]
     scheme: Option<String>,
     /// Video: `synthetic`, or a .y4m or other video file (held in memory, played forwards
@@ -44,7 +45,7 @@ pub struct SimArgs {
     #[arg(long)]
     trace: Option<PathBuf>,
     /// Synthetic link when no trace is given: cellular, intermittent, wifi, ramp, dropout,
-    /// constant:KBPS.
+    /// constant:KBPS, fade, 3g, ack-stall, cliff, vidaptive-fig1.
     #[arg(long)]
     link: Option<String>,
     /// DropTail queue in packets (0 = unlimited).

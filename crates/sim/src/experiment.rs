@@ -16,7 +16,7 @@
 //! trace = "../shared/traces/Verizon-LTE-short"   # PREFIX: video over PREFIX.down, ACKs over PREFIX.up
 //! # preset = "cellular"         # instead of a trace: cellular, intermittent, wifi, ramp,
 //! #                             # dropout, constant:KBPS; slow and fading: fade, 3g,
-//! #                             # ack-stall, cliff (see PRESETS)
+//! #                             # ack-stall, cliff, vidaptive-fig1 (see PRESETS)
 //! queue_packets = 256
 //! delay_ms = 20                  # one way, each direction
 //! loss = 0.0                     # i.i.d. loss on the video direction
@@ -65,6 +65,8 @@ pub use salsify_schemes::SCHEMES;
 /// - `ack-stall`: 2 Mb/s both ways; the video path never fails, the ACK path loses every
 ///   packet for 2-5 s after every 10-20 s (uniform, from the seed; the first hour scheduled).
 /// - `cliff`: 10 Mb/s for 20 s, then at once 100 kb/s for 10 s, repeating (30 s period).
+/// - `vidaptive-fig1`: Vidaptive's Figure 1 link, 2 Mb/s and 500 kb/s alternating every 40 s,
+///   starting high (use with `delay_ms = 25` and a deep queue for its 50 ms RTT, no drops).
 pub const PRESETS: &[&str] = &[
     "cellular",
     "intermittent",
@@ -80,6 +82,8 @@ pub const PRESETS: &[&str] = &[
     "ack-stall",
     // 10 Mb/s for 20 s, 100 kb/s for 10 s, repeating.
     "cliff",
+    // Vidaptive's Figure 1: 2 Mb/s and 500 kb/s alternating every 40 s.
+    "vidaptive-fig1",
 ];
 
 /// An experiment. Every field has a default, so an empty file is a valid experiment.
@@ -308,6 +312,7 @@ impl LinkSpec {
             "fade" => generated(presets::fade(seed)),
             "3g" => generated(presets::three_g(seed)),
             "cliff" => generated(presets::cliff()),
+            "vidaptive-fig1" => generated(presets::vidaptive_fig1()),
             "dropout" => {
                 if !(self.dropout_at_s.is_finite() && self.dropout_at_s >= 0.0) {
                     return fail(

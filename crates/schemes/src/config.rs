@@ -248,9 +248,9 @@ impl SchemeConfig {
                     .map_err(|e| invalid("salsify_receiver")(&e))
             }
             SchemeConfig::Conventional(c) => c.validate().map_err(|e| invalid("conventional")(&e)),
-            SchemeConfig::ConventionalLegacy(c) => c
-                .validate()
-                .map_err(|e| invalid("conventional_legacy")(&e)),
+            SchemeConfig::ConventionalLegacy(c) => {
+                c.validate().map_err(|e| invalid("conventional_legacy")(&e))
+            }
             SchemeConfig::Vidaptive(c) => c.validate().map_err(|e| invalid("vidaptive")(&e)),
             SchemeConfig::Oracle(c) => c.validate().map_err(|e| invalid("oracle")(&e)),
         }
@@ -339,9 +339,7 @@ impl SchemeConfig {
             SchemeConfig::Conventional(_) => Box::new(baseline(Some(
                 salsify_baselines::CONVENTIONAL_FEEDBACK_INTERVAL,
             ))?),
-            SchemeConfig::ConventionalLegacy(c) => {
-                Box::new(baseline(Some(c.feedback_interval))?)
-            }
+            SchemeConfig::ConventionalLegacy(c) => Box::new(baseline(Some(c.feedback_interval))?),
             // Copa needs an ACK per packet.
             SchemeConfig::Vidaptive(_) => Box::new(baseline(None)?),
             SchemeConfig::Oracle(_) => Box::new(baseline(

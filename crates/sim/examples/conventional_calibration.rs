@@ -57,7 +57,9 @@ fn schemes() -> Vec<SchemeConfig> {
 /// The controller's target at `t`.
 fn target_at(out: &SimOutput, t: Instant) -> Bitrate {
     let i = out.rates.partition_point(|r| r.0 <= t);
-    out.rates.get(i.wrapping_sub(1)).map_or(Bitrate::ZERO, |r| r.1)
+    out.rates
+        .get(i.wrapping_sub(1))
+        .map_or(Bitrate::ZERO, |r| r.1)
 }
 
 /// Video delivered in [t, t + len), kb/s, by display time.
@@ -89,7 +91,7 @@ fn fmt_s(v: Option<f64>) -> String {
 fn fig1(secs: u64, w: u32, h: u32) {
     let mut data = presets::vidaptive_fig1().expect("the preset");
     data.propagation_delay = Duration::from_millis(25);
-    data.queue = QueueLimit::Unlimited;
+    data.queue = QueueLimit::UNLIMITED;
     let mut feedback = data.clone();
     feedback.trace = salsify_netem::generators::constant(Bitrate::mbps(2)).expect("trace");
     println!(
@@ -195,7 +197,10 @@ fn fig1(secs: u64, w: u32, h: u32) {
                 })
                 .collect();
             println!("  target/delivered kb/s every 2 s: {}", trail.join(" "));
-            println!("  sender {:?}\n  diagnostics {:?}", out.sender, out.diagnostics);
+            println!(
+                "  sender {:?}\n  diagnostics {:?}",
+                out.sender, out.diagnostics
+            );
         }
     }
 }

@@ -41,7 +41,10 @@ pub struct ConventionalConfig {
     /// The pacer raises its rate so that what it holds leaves within this time. Default
     /// 2000 ms (`PacingController::kMaxExpectedQueueLength`, modules/pacing/
     /// pacing_controller.cc, the `max_delay` of `PacingConfig`); 0 turns the drain off.
-    #[serde(rename = "max_pacing_delay_ms", with = "crate::serde_units::opt_millis")]
+    #[serde(
+        rename = "max_pacing_delay_ms",
+        with = "crate::serde_units::opt_millis"
+    )]
     pub max_pacing_delay: Option<Duration>,
     /// How often the controller's `OnProcessInterval` runs. Default 25 ms
     /// (`GoogCcNetworkController::GetProcessInterval`).
@@ -59,7 +62,10 @@ pub struct ConventionalConfig {
     /// Congestion window: in-flight data allowed = the minimum feedback RTT + this. Default
     /// 350 ms (field trial `WebRTC-CongestionWindow` `QueueSize:350`, enabled by default,
     /// rtc_base/experiments/rate_control_settings.cc); 0 turns the window off.
-    #[serde(rename = "congestion_window_ms", with = "crate::serde_units::opt_millis")]
+    #[serde(
+        rename = "congestion_window_ms",
+        with = "crate::serde_units::opt_millis"
+    )]
     pub congestion_window: Option<Duration>,
     /// Congestion-window pushback lowers the target no further than this. Default 30 kb/s
     /// (`WebRTC-CongestionWindow` `MinBitrate:30000`); 0 disables pushback, and the window

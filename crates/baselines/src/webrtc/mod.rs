@@ -349,11 +349,13 @@ impl WebrtcSender {
         }
         if let Some(rtt) = p.min_rtt {
             let rtt = rtt.max(Duration::from_millis(1));
-            let u = self.cc_mut().on_round_trip_time_update(RoundTripTimeUpdate {
-                receive_time: ts(now),
-                round_trip_time: TimeDelta::from_micros(rtt.as_micros() as i64),
-                smoothed: false,
-            });
+            let u = self
+                .cc_mut()
+                .on_round_trip_time_update(RoundTripTimeUpdate {
+                    receive_time: ts(now),
+                    round_trip_time: TimeDelta::from_micros(rtt.as_micros() as i64),
+                    smoothed: false,
+                });
             self.apply(now, u);
         }
         if p.lost + p.received > 0 {
@@ -379,7 +381,9 @@ impl WebrtcSender {
         }
         for c in u.probe_cluster_configs {
             let rate = bitrate_of(c.target_data_rate);
-            let bytes = rate.bytes_in(Duration::from_micros(c.target_duration.us_or(0).max(0) as u64));
+            let bytes = rate.bytes_in(Duration::from_micros(
+                c.target_duration.us_or(0).max(0) as u64
+            ));
             self.core.pacer.add_probe(
                 now,
                 ProbeCluster {
@@ -417,9 +421,8 @@ impl WebrtcSender {
         let (w, h) = self.resolution.size();
         let max = self.config.encoder_max_for(w, h);
         let allocation = self.target.min(max).max(self.config.min);
-        let payload = allocation.mul_f64(
-            FRAGMENT_PAYLOAD as f64 / (FRAGMENT_PAYLOAD + MEDIA_HEADER_LEN) as f64,
-        );
+        let payload = allocation
+            .mul_f64(FRAGMENT_PAYLOAD as f64 / (FRAGMENT_PAYLOAD + MEDIA_HEADER_LEN) as f64);
         let target = self
             .cwnd_dropper
             .update(payload, self.cwnd_reduce_ratio, self.config.min);
@@ -585,9 +588,7 @@ impl WebrtcSender {
             let bytes = self.core.pacer.queued_bytes();
             if bytes > 0 {
                 let avg = self.core.pacer.average_queue_time(now);
-                let left = limit
-                    .saturating_sub(avg)
-                    .max(Duration::from_millis(1));
+                let left = limit.saturating_sub(avg).max(Duration::from_millis(1));
                 rate = rate.max(Bitrate::from_bytes_per(bytes as u64, left));
             }
         }

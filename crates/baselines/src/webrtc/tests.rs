@@ -51,7 +51,12 @@ struct Run {
     sizes: Vec<(u32, u32)>,
 }
 
-fn run(config: ConventionalConfig, source: (u32, u32), schedule: Vec<(u64, u64)>, secs: u64) -> Run {
+fn run(
+    config: ConventionalConfig,
+    source: (u32, u32),
+    schedule: Vec<(u64, u64)>,
+    secs: u64,
+) -> Run {
     let mut s = WebrtcSender::new(config, source).unwrap();
     let mut r = JitterReceiver::new(ReceiverConfig {
         feedback_interval: Some(crate::CONVENTIONAL_FEEDBACK_INTERVAL),
@@ -111,7 +116,8 @@ fn run(config: ConventionalConfig, source: (u32, u32), schedule: Vec<(u64, u64)>
                 keyframe: job.keyframe,
                 quality: 40,
             };
-            s.handle_encoded(t, id, Ok(EncodeOutcome::Cbr(Some(f)))).unwrap();
+            s.handle_encoded(t, id, Ok(EncodeOutcome::Cbr(Some(f))))
+                .unwrap();
         }
         if next_pic <= now {
             s.handle_picture(t, pic, t);
@@ -193,7 +199,10 @@ fn initial_probing_reaches_900_kbps_within_a_second_on_2_mbps() {
         3,
     );
     let at1 = target_at(&r, 1.0);
-    println!("target at 1 s: {at1:.0} kb/s; samples {:?}", &r.samples[..12]);
+    println!(
+        "target at 1 s: {at1:.0} kb/s; samples {:?}",
+        &r.samples[..12]
+    );
     assert!(at1 >= 900.0, "target {at1:.0} kb/s at 1 s");
     // And the estimate does not run away above the link.
     let at3 = target_at(&r, 2.9);
@@ -218,19 +227,30 @@ fn a_capacity_drop_lowers_the_target_and_the_encoder_follows() {
     let small_changes = r
         .samples
         .windows(2)
-        .filter(|w| w[0].2 != w[1].2 && !crate::deadband_passes(
-            Bitrate::from_f64(w[1].2 * 1e3),
-            Bitrate::from_f64(w[0].2 * 1e3),
-        ))
+        .filter(|w| {
+            w[0].2 != w[1].2
+                && !crate::deadband_passes(
+                    Bitrate::from_f64(w[1].2 * 1e3),
+                    Bitrate::from_f64(w[0].2 * 1e3),
+                )
+        })
         .count();
-    assert!(small_changes > 0, "every encoder change passed the deadband");
+    assert!(
+        small_changes > 0,
+        "every encoder change passed the deadband"
+    );
 }
 
 /// A 720p camera starts small at 300 kb/s (the initial frame drop), and with an encoder
 /// maximum of 600 kb/s at that size.
 #[test]
 fn a_720p_camera_starts_at_320x180() {
-    let r = run(ConventionalConfig::default(), (1280, 720), vec![(0, 3000)], 1);
+    let r = run(
+        ConventionalConfig::default(),
+        (1280, 720),
+        vec![(0, 3000)],
+        1,
+    );
     assert_eq!(r.sizes.first(), Some(&(320, 180)));
     let c = ConventionalConfig {
         initial_frame_drop: false,
@@ -324,4 +344,3 @@ proptest! {
         drive_with_feedback(&mut s, &datagrams);
     }
 }
-

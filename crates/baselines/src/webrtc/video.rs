@@ -307,9 +307,15 @@ mod tests {
         assert_eq!(t, Bitrate::kbps(750));
         let drops: Vec<bool> = (0..8).map(|_| d.drop_picture()).collect();
         assert_eq!(drops.iter().filter(|&&x| x).count(), 2);
-        assert_eq!(d.update(Bitrate::kbps(1000), 0.005, Bitrate::kbps(30)), Bitrate::kbps(1000));
+        assert_eq!(
+            d.update(Bitrate::kbps(1000), 0.005, Bitrate::kbps(30)),
+            Bitrate::kbps(1000)
+        );
         assert!(!d.drop_picture());
         // At most every other picture.
-        assert_eq!(d.update(Bitrate::kbps(1000), 0.9, Bitrate::kbps(30)), Bitrate::kbps(500));
+        assert_eq!(
+            d.update(Bitrate::kbps(1000), 0.9, Bitrate::kbps(30)),
+            Bitrate::kbps(500)
+        );
     }
 }

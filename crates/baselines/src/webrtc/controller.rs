@@ -8,8 +8,9 @@
 
 use goog_cc::GoogCcNetworkController;
 
-/// A `GoogCcNetworkController` that may be sent to another thread (never shared: no `Sync`).
-pub struct Controller(GoogCcNetworkController);
+/// A `GoogCcNetworkController` (boxed: it is 7 kB) that may be sent to another thread (never
+/// shared: no `Sync`).
+pub struct Controller(Box<GoogCcNetworkController>);
 
 // SAFETY: `GoogCcNetworkController` (goog_cc 0.1.4, pinned by Cargo.lock) is made only of
 // owned values: numbers, `Option`s, `Vec`/`VecDeque`/`BTreeMap`s of numbers, its field-trial
@@ -25,7 +26,7 @@ unsafe impl Send for Controller {}
 impl Controller {
     /// Wraps a controller.
     pub fn new(cc: GoogCcNetworkController) -> Self {
-        Controller(cc)
+        Controller(Box::new(cc))
     }
 
     /// The controller.

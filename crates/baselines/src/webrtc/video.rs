@@ -233,7 +233,7 @@ impl CwndFrameDropper {
         let Some(n) = self.interval else {
             return false;
         };
-        let drop = self.counter % n == 0;
+        let drop = self.counter.is_multiple_of(n);
         self.counter += 1;
         drop
     }

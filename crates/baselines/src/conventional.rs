@@ -1,4 +1,5 @@
-//! The conventional (WebRTC-style) sender: GCC sets a target bit rate; libvpx's own CBR rate
+//! The legacy conventional sender (`"conventional-legacy"`), the hand-written GCC kept to
+//! compare with the conventional scheme's libwebrtc controller ([`crate::webrtc`]): GCC sets a target bit rate; libvpx's own CBR rate
 //! control encodes every camera picture at that rate (its frame dropper at WebRTC's
 //! threshold, [`GccConfig::dropframe_thresh`]); a pacer sends at 2.5x the target; pictures
 //! are dropped before encoding while the pacer queue is longer than
@@ -51,7 +52,7 @@ impl GccSender {
     /// A sender for a `source` = (width, height) camera; the configuration is checked.
     pub fn new(config: GccConfig, source: (u32, u32)) -> Result<Self, ConfigError> {
         config.validate()?;
-        let mut core = Core::new(Scheme::Conventional);
+        let mut core = Core::new(Scheme::ConventionalLegacy);
         core.pacer
             .set_rate(config.start.mul_f64(config.pacing_factor));
         core.stats.target = config.start;
@@ -137,7 +138,7 @@ impl GccSender {
 
 impl SenderEndpoint for GccSender {
     fn scheme(&self) -> &'static str {
-        Scheme::Conventional.name()
+        Scheme::ConventionalLegacy.name()
     }
 
     fn handle_picture(&mut self, now: Instant, picture: u64, captured: Instant) {
@@ -343,7 +344,7 @@ mod tests {
         assert!(sent.iter().any(|d| crate::scheme_of(d).is_some()));
         for d in &sent {
             if let Ok(Packet::Media { header, .. }) = Packet::parse(d) {
-                assert_eq!(header.scheme, Scheme::Conventional);
+                assert_eq!(header.scheme, Scheme::ConventionalLegacy);
             }
         }
     }

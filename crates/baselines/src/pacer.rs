@@ -197,6 +197,21 @@ impl Pacer {
             .map(|q| q.enqueued)
             .min()
     }
+    /// Mean time the packets waiting have waited (libwebrtc `PrioritizedPacketQueue::
+    /// AverageQueueTime`), zero when empty.
+    pub fn average_queue_time(&self, now: Instant) -> Duration {
+        let n = self.rtx.len() + self.media.len();
+        if n == 0 {
+            return Duration::ZERO;
+        }
+        let total: Duration = self
+            .rtx
+            .iter()
+            .chain(self.media.iter())
+            .map(|q| now.saturating_duration_since(q.enqueued))
+            .sum();
+        total / n as u32
+    }
     /// Time to send everything queued at `rate`.
     pub fn queue_time(&self, rate: Bitrate) -> Duration {
         rate.time_for(self.bytes as u64)

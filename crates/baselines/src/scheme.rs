@@ -5,13 +5,24 @@ use salsify_time::Duration;
 use crate::gcc::GccConfig;
 use crate::receiver::ReceiverConfig;
 
+/// The conventional scheme's transport-feedback period: 50 ms. libwebrtc's receiver adapts
+/// it to 5 % of its own send-side target, `68 bytes / (0.05 x target)` clamped to
+/// 50..=250 ms (`RemoteEstimatorProxy::OnBitrateChanged`, modules/remote_bitrate_estimator/
+/// remote_estimator_proxy.cc; `TransportSequenceNumberFeedbackGenenerator` in newer
+/// revisions), which is 50 ms at any target above 218 kb/s. A one-way receiver has no
+/// send-side target of its own, so the testbed's receiver uses that floor.
+pub const CONVENTIONAL_FEEDBACK_INTERVAL: Duration = Duration::from_millis(50);
+
 /// A baseline scheme. Every media datagram carries it (byte 19, see [`crate::wire`]), so a
 /// receiver learns from the first one which scheme it serves ([`crate::wire::scheme_of`])
 /// and so which feedback that scheme needs ([`Scheme::feedback_interval`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Scheme {
-    /// WebRTC-style: GCC + libvpx CBR ([`crate::GccSender`]).
+    /// WebRTC: libwebrtc's GoogCC (the `goog_cc` port) and video sender, libvpx CBR
+    /// ([`crate::WebrtcSender`]).
     Conventional,
+    /// The earlier hand-written GCC + libvpx CBR ([`crate::GccSender`]), kept for comparison.
+    ConventionalLegacy,
     /// Vidaptive-style: Copa + padding + pause/reset + alpha ([`crate::VidaptiveSender`]).
     Vidaptive,
     /// The oracle ([`crate::OracleSender`]).
@@ -20,12 +31,18 @@ pub enum Scheme {
 
 impl Scheme {
     /// Every scheme.
-    pub const ALL: [Scheme; 3] = [Scheme::Conventional, Scheme::Vidaptive, Scheme::Oracle];
+    pub const ALL: [Scheme; 4] = [
+        Scheme::Conventional,
+        Scheme::ConventionalLegacy,
+        Scheme::Vidaptive,
+        Scheme::Oracle,
+    ];
 
     /// Its name in experiment files (and `SenderEndpoint::scheme`).
     pub fn name(self) -> &'static str {
         match self {
             Scheme::Conventional => "conventional",
+            Scheme::ConventionalLegacy => "conventional-legacy",
             Scheme::Vidaptive => "vidaptive",
             Scheme::Oracle => "oracle",
         }
@@ -40,6 +57,7 @@ impl Scheme {
     pub fn wire_id(self) -> u8 {
         match self {
             Scheme::Conventional => 1,
+            Scheme::ConventionalLegacy => 4,
             Scheme::Vidaptive => 2,
             Scheme::Oracle => 3,
         }
@@ -51,12 +69,14 @@ impl Scheme {
     }
 
     /// The receiver feedback period the scheme's sender needs with default parameters:
-    /// GCC's [`GccConfig::feedback_interval`]; `None` (a report after every packet) for
+    /// [`CONVENTIONAL_FEEDBACK_INTERVAL`] for the conventional scheme; the legacy GCC's
+    /// [`GccConfig::feedback_interval`]; `None` (a report after every packet) for
     /// Vidaptive, whose Copa needs an ACK per packet; the default for the oracle (which
     /// ignores feedback).
     pub fn feedback_interval(self) -> Option<Duration> {
         match self {
-            Scheme::Conventional => Some(GccConfig::default().feedback_interval),
+            Scheme::Conventional => Some(CONVENTIONAL_FEEDBACK_INTERVAL),
+            Scheme::ConventionalLegacy => Some(GccConfig::default().feedback_interval),
             Scheme::Vidaptive => None,
             Scheme::Oracle => ReceiverConfig::default().feedback_interval,
         }
@@ -83,7 +103,15 @@ mod tests {
         assert_eq!(Scheme::from_name("webrtc"), None);
         assert_eq!(
             Scheme::Conventional.feedback_interval(),
+            Some(Duration::from_millis(50))
+        );
+        assert_eq!(
+            Scheme::ConventionalLegacy.feedback_interval(),
             Some(Duration::from_millis(100))
+        );
+        assert_eq!(
+            Scheme::from_name("conventional-legacy"),
+            Some(Scheme::ConventionalLegacy)
         );
         assert_eq!(Scheme::Vidaptive.feedback_interval(), None);
     }

@@ -11,15 +11,17 @@ use salsify_time::Instant;
 use crate::error::ConfigError;
 use crate::scheme::Scheme;
 use crate::{
-    GccConfig, GccSender, LinkForecast, OracleConfig, OracleSender, VidaptiveConfig,
-    VidaptiveSender,
+    ConventionalConfig, GccConfig, GccSender, LinkForecast, OracleConfig, OracleSender,
+    VidaptiveConfig, VidaptiveSender, WebrtcSender,
 };
 
 /// One of the baseline senders.
 #[derive(Debug)]
 pub enum BaselineSender {
-    /// WebRTC-style GCC.
-    Conventional(GccSender),
+    /// libwebrtc's GoogCC and video sender.
+    Conventional(WebrtcSender),
+    /// The earlier hand-written GCC.
+    ConventionalLegacy(GccSender),
     /// Vidaptive-style Copa.
     Vidaptive(VidaptiveSender),
     /// The oracle (simulator only).
@@ -28,9 +30,17 @@ pub enum BaselineSender {
 
 impl BaselineSender {
     /// The conventional sender for a `source` = (width, height) camera
-    /// ([`GccSender::new`]).
-    pub fn conventional(config: GccConfig, source: (u32, u32)) -> Result<Self, ConfigError> {
-        GccSender::new(config, source).map(BaselineSender::Conventional)
+    /// ([`WebrtcSender::new`]).
+    pub fn conventional(
+        config: ConventionalConfig,
+        source: (u32, u32),
+    ) -> Result<Self, ConfigError> {
+        WebrtcSender::new(config, source).map(BaselineSender::Conventional)
+    }
+
+    /// The legacy conventional sender ([`GccSender::new`]).
+    pub fn conventional_legacy(config: GccConfig, source: (u32, u32)) -> Result<Self, ConfigError> {
+        GccSender::new(config, source).map(BaselineSender::ConventionalLegacy)
     }
 
     /// The Vidaptive-style sender for a `source` = (width, height) camera
@@ -48,6 +58,7 @@ impl BaselineSender {
     pub fn kind(&self) -> Scheme {
         match self {
             BaselineSender::Conventional(_) => Scheme::Conventional,
+            BaselineSender::ConventionalLegacy(_) => Scheme::ConventionalLegacy,
             BaselineSender::Vidaptive(_) => Scheme::Vidaptive,
             BaselineSender::Oracle(_) => Scheme::Oracle,
         }
@@ -56,6 +67,7 @@ impl BaselineSender {
     fn endpoint(&self) -> &dyn SenderEndpoint {
         match self {
             BaselineSender::Conventional(s) => s,
+            BaselineSender::ConventionalLegacy(s) => s,
             BaselineSender::Vidaptive(s) => s,
             BaselineSender::Oracle(s) => s,
         }
@@ -64,6 +76,7 @@ impl BaselineSender {
     fn endpoint_mut(&mut self) -> &mut dyn SenderEndpoint {
         match self {
             BaselineSender::Conventional(s) => s,
+            BaselineSender::ConventionalLegacy(s) => s,
             BaselineSender::Vidaptive(s) => s,
             BaselineSender::Oracle(s) => s,
         }

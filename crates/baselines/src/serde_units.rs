@@ -104,3 +104,20 @@ pub mod kbps {
         Ok(Bitrate::bps(bps as u64))
     }
 }
+
+/// An optional [`salsify_time::Bitrate`] as kb/s, `0` meaning `None` (no limit).
+pub mod opt_kbps {
+    use super::*;
+    use salsify_time::Bitrate;
+
+    /// Writes kb/s (`None`: 0).
+    pub fn serialize<S: Serializer>(b: &Option<Bitrate>, s: S) -> Result<S::Ok, S::Error> {
+        super::kbps::serialize(&b.unwrap_or(Bitrate::ZERO), s)
+    }
+
+    /// Reads kb/s (0: `None`).
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Bitrate>, D::Error> {
+        let b = super::kbps::deserialize(d)?;
+        Ok((b.as_bps() != 0).then_some(b))
+    }
+}

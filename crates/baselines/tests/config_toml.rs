@@ -167,3 +167,45 @@ fn defaults_are_valid() {
     OracleConfig::default().validate().unwrap();
     ReceiverConfig::default().validate().unwrap();
 }
+
+/// The conventional scheme's `[conventional]` table: libwebrtc's defaults in experiment
+/// units, optional limits written as 0 (none), every field settable, bad values named.
+#[test]
+fn conventional_table_round_trips_with_libwebrtcs_defaults() {
+    use salsify_baselines::ConventionalConfig;
+    let text = round_trip::<ConventionalConfig>();
+    for line in [
+        "start_kbps = 300",
+        "min_kbps = 30",
+        "max_kbps = 0",
+        "encoder_max_kbps = 0",
+        "pacing_factor = 1.1",
+        "max_pacing_delay_ms = 2000",
+        "process_interval_ms = 25",
+        "feedback_only = false",
+        "rtcp_interval_ms = 1000",
+        "congestion_window_ms = 350",
+        "pushback_min_kbps = 30",
+        "pushback_drop_frame = true",
+        "alr_probing = false",
+        "initial_frame_drop = true",
+        "quality_scaler = true",
+        "dropframe_thresh = 30",
+        "max_gap_frames = 0",
+    ] {
+        assert!(text.contains(line), "{line} in\n{text}");
+    }
+    let c: ConventionalConfig =
+        toml::from_str("encoder_max_kbps = 12000\ncongestion_window_ms = 0\nmax_kbps = 20000")
+            .unwrap();
+    assert_eq!(c.encoder_max, Some(Bitrate::kbps(12_000)));
+    assert_eq!(c.max, Some(Bitrate::kbps(20_000)));
+    assert_eq!(c.congestion_window, None);
+    assert_eq!(c.encoder_max_for(1280, 720), Bitrate::kbps(12_000));
+    assert!(parse_error::<ConventionalConfig>("pacing_factr = 1").contains("pacing_factr"));
+    let e = toml::from_str::<ConventionalConfig>("pacing_factor = 0.5")
+        .unwrap()
+        .validate()
+        .unwrap_err();
+    assert_eq!(e.field(), "pacing_factor");
+}

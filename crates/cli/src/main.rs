@@ -36,7 +36,7 @@ enum Command {
     /// salsify-2c); a live line per second, a summary, and logs in an output folder.
     Demo(Box<demo::DemoArgs>),
     /// Stream video to a receiver over UDP (--scheme: salsify-2c, salsify-1c, the Salsify
-    /// ablations, conventional or vidaptive).
+    /// ablations, conventional, conventional-legacy or vidaptive).
     Send(Box<send::SendArgs>),
     /// Write a key pair for encrypted sessions: NAME.key (private, for this side's --key)
     /// and NAME.pub (public, for the peer's --peer-key).

@@ -28,7 +28,7 @@ pub struct RecvArgs {
     #[command(flatten)]
     pub keys: KeyArgs,
     /// Scheme parameters: a TOML file with the tables of experiment files (the receiver uses
-    /// [salsify_receiver] and [conventional]).
+    /// [salsify_receiver], [conventional] and [conventional_legacy]).
     #[arg(long)]
     pub scheme_params: Option<PathBuf>,
     /// Write the shown pictures as Y4M here; `-` writes to standard output

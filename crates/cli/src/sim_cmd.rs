@@ -27,8 +27,9 @@ pub struct SimArgs {
     config: Option<PathBuf>,
     /// Scheme: salsify-2c, salsify-1c, salsify-no-grace, salsify-conventional-codec,
     /// salsify-conventional-transport, salsify-paper (the paper's sender rules),
-    /// salsify-2c-project / salsify-1c-project (the first round's sender), conventional (GCC +
-    /// libvpx CBR), vidaptive, oracle.
+    /// salsify-2c-project / salsify-1c-project (the first round's sender), conventional
+    /// (libwebrtc's GoogCC + libvpx CBR), conventional-legacy (the earlier hand-written GCC),
+    /// vidaptive, oracle.
     #[arg(long)]
     scheme: Option<String>,
     /// Video: `synthetic`, or a .y4m or other video file (held in memory, played forwards
@@ -46,8 +47,8 @@ pub struct SimArgs {
     #[arg(long)]
     trace: Option<PathBuf>,
     /// Synthetic link when no trace is given: cellular, intermittent, wifi, ramp, dropout,
-    /// the slow and fading links fade, 3g, ack-stall, cliff (README: "Link presets"), or
-    /// constant:KBPS.
+    /// the slow and fading links fade, 3g, ack-stall, cliff (README: "Link presets"),
+    /// vidaptive-fig1, or constant:KBPS.
     #[arg(long)]
     link: Option<String>,
     /// DropTail queue in packets (0 = unlimited).

@@ -217,6 +217,23 @@ pub fn cliff() -> Result<LinkConfig, GeneratorError> {
     ])?))
 }
 
+/// [`vidaptive_fig1`]'s high rate.
+pub const FIG1_HIGH: Bitrate = Bitrate::mbps(2);
+/// [`vidaptive_fig1`]'s low rate.
+pub const FIG1_LOW: Bitrate = Bitrate::kbps(500);
+/// How long [`vidaptive_fig1`] holds each rate.
+pub const FIG1_HOLD: Duration = Duration::from_secs(40);
+
+/// Vidaptive's Figure 1 link (Vidaptive, arXiv 2309.16869, section 2): 2 Mb/s and 500 kb/s
+/// alternating every 40 s, starting high; an 80 s period, repeating. Deterministic. The
+/// figure's 50 ms RTT and no drops are the experiment's `delay_ms = 25` and a deep queue.
+pub fn vidaptive_fig1() -> Result<LinkConfig, GeneratorError> {
+    Ok(LinkConfig::with_trace(generators::segments(&[
+        RateSegment::hold(FIG1_HOLD, FIG1_HIGH),
+        RateSegment::hold(FIG1_HOLD, FIG1_LOW),
+    ])?))
+}
+
 #[cfg(test)]
 #[path = "presets_tests.rs"]
 mod tests;

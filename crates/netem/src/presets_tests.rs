@@ -159,6 +159,18 @@ fn cliff_falls_at_once_and_comes_back() {
 }
 
 #[test]
+fn vidaptive_fig1_alternates_2_mbps_and_500_kbps_every_40_s() {
+    let trace = vidaptive_fig1().unwrap().trace;
+    assert_eq!(trace.period(), Duration::from_secs(80));
+    for cycle in 0..2 {
+        let at = |s: f64| secs(80.0 * cycle as f64 + s);
+        assert!((rate(&trace, at(0.0), at(40.0)) - 2e6).abs() <= 600.0);
+        assert!((rate(&trace, at(40.0), at(80.0)) - 500e3).abs() <= 600.0);
+        assert!(rate(&trace, at(40.0), at(41.0)) <= 512e3);
+    }
+}
+
+#[test]
 fn same_seed_same_trace() {
     let millis = |c: LinkConfig| c.trace.millis().to_vec();
     assert_eq!(millis(fade(4).unwrap()), millis(fade(4).unwrap()));

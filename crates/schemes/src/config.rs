@@ -1,7 +1,8 @@
 //! Scheme names, their parameters and the endpoints they build.
 
 use salsify_baselines::{
-    BaselineReceiver, BaselineSender, GccConfig, LinkForecast, OracleConfig, VidaptiveConfig,
+    BaselineReceiver, BaselineSender, ConventionalConfig, GccConfig, LinkForecast, OracleConfig,
+    VidaptiveConfig,
 };
 use salsify_endpoint::{ReceiverEndpoint, SenderEndpoint, WireFamily};
 use salsify_time::Duration;
@@ -16,6 +17,7 @@ pub const SCHEMES: &[&str] = &[
     "salsify-conventional-codec",
     "salsify-conventional-transport",
     "conventional",
+    "conventional-legacy",
     "vidaptive",
     "oracle",
     "salsify-paper",
@@ -33,9 +35,12 @@ pub struct SchemeParams {
     /// The Salsify receiver.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub salsify_receiver: Option<salsify_transport::ReceiverConfig>,
-    /// The conventional (WebRTC-style GCC) sender.
+    /// The conventional sender (libwebrtc's GoogCC and video sender).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub conventional: Option<GccConfig>,
+    pub conventional: Option<ConventionalConfig>,
+    /// The legacy conventional sender (the earlier hand-written GCC).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conventional_legacy: Option<GccConfig>,
     /// The Vidaptive-style sender.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub vidaptive: Option<VidaptiveConfig>,
@@ -59,8 +64,10 @@ pub enum SchemeConfig {
         /// The two options are encoded at once on two cores (2c) or in series (1c).
         parallel: bool,
     },
-    /// WebRTC-style: GCC + libvpx CBR + pacer + NACK/PLI.
-    Conventional(GccConfig),
+    /// WebRTC: libwebrtc's GoogCC + its video sender + libvpx CBR + NACK/PLI.
+    Conventional(ConventionalConfig),
+    /// The earlier hand-written GCC + libvpx CBR + pacer + NACK/PLI.
+    ConventionalLegacy(GccConfig),
     /// Vidaptive-style: Copa + padding + pause/reset + alpha, libvpx CBR.
     Vidaptive(VidaptiveConfig),
     /// The oracle: knows the link's future (simulation only).
@@ -119,6 +126,10 @@ impl SchemeParams {
         if let Some(c) = &self.conventional {
             c.validate().map_err(|e| invalid("conventional")(&e))?;
         }
+        if let Some(c) = &self.conventional_legacy {
+            c.validate()
+                .map_err(|e| invalid("conventional_legacy")(&e))?;
+        }
         if let Some(c) = &self.vidaptive {
             c.validate().map_err(|e| invalid("vidaptive")(&e))?;
         }
@@ -135,6 +146,9 @@ impl SchemeConfig {
         params.validate()?;
         let scheme = match name {
             "conventional" => SchemeConfig::Conventional(params.conventional.unwrap_or_default()),
+            "conventional-legacy" => {
+                SchemeConfig::ConventionalLegacy(params.conventional_legacy.unwrap_or_default())
+            }
             "vidaptive" => SchemeConfig::Vidaptive(params.vidaptive.unwrap_or_default()),
             "oracle" => SchemeConfig::Oracle(params.oracle.unwrap_or_default()),
             _ => Self::salsify(name, params)?,
@@ -224,6 +238,7 @@ impl SchemeConfig {
         match self {
             SchemeConfig::Salsify { name, .. } => name,
             SchemeConfig::Conventional(_) => "conventional",
+            SchemeConfig::ConventionalLegacy(_) => "conventional-legacy",
             SchemeConfig::Vidaptive(_) => "vidaptive",
             SchemeConfig::Oracle(_) => "oracle",
         }
@@ -241,6 +256,9 @@ impl SchemeConfig {
                     .map_err(|e| invalid("salsify_receiver")(&e))
             }
             SchemeConfig::Conventional(c) => c.validate().map_err(|e| invalid("conventional")(&e)),
+            SchemeConfig::ConventionalLegacy(c) => {
+                c.validate().map_err(|e| invalid("conventional_legacy")(&e))
+            }
             SchemeConfig::Vidaptive(c) => c.validate().map_err(|e| invalid("vidaptive")(&e)),
             SchemeConfig::Oracle(c) => c.validate().map_err(|e| invalid("oracle")(&e)),
         }
@@ -278,6 +296,10 @@ impl SchemeConfig {
             }
             SchemeConfig::Conventional(c) => Box::new(
                 BaselineSender::conventional(*c, size).map_err(|e| invalid("conventional")(&e))?,
+            ),
+            SchemeConfig::ConventionalLegacy(c) => Box::new(
+                BaselineSender::conventional_legacy(*c, size)
+                    .map_err(|e| invalid("conventional_legacy")(&e))?,
             ),
             SchemeConfig::Vidaptive(c) => {
                 Box::new(BaselineSender::vidaptive(*c, size).map_err(|e| invalid("vidaptive")(&e))?)
@@ -322,7 +344,10 @@ impl SchemeConfig {
                 SalsifyReceiver::new(receiver.clone())
                     .map_err(|e| invalid("salsify_receiver")(&e))?,
             ),
-            SchemeConfig::Conventional(c) => Box::new(baseline(Some(c.feedback_interval))?),
+            SchemeConfig::Conventional(_) => Box::new(baseline(Some(
+                salsify_baselines::CONVENTIONAL_FEEDBACK_INTERVAL,
+            ))?),
+            SchemeConfig::ConventionalLegacy(c) => Box::new(baseline(Some(c.feedback_interval))?),
             // Copa needs an ACK per packet.
             SchemeConfig::Vidaptive(_) => Box::new(baseline(None)?),
             SchemeConfig::Oracle(_) => Box::new(baseline(

@@ -3,8 +3,9 @@
 //!
 //! ```toml
 //! scheme = "salsify-2c"          # salsify-1c, salsify-no-grace, salsify-conventional-codec,
-//!                                # salsify-conventional-transport, conventional (GCC + CBR),
-//!                                # vidaptive, oracle
+//!                                # salsify-conventional-transport, conventional (libwebrtc's
+//!                                # GoogCC + CBR), conventional-legacy (the earlier
+//!                                # hand-written GCC), vidaptive, oracle
 //! video = "synthetic"            # or a .y4m / .mp4 path (played forwards and backwards)
 //! size = "1280x720"              # synthetic source only
 //! fps = 60                       # synthetic source only
@@ -15,7 +16,7 @@
 //! trace = "../shared/traces/Verizon-LTE-short"   # PREFIX: video over PREFIX.down, ACKs over PREFIX.up
 //! # preset = "cellular"         # instead of a trace: cellular, intermittent, wifi, ramp,
 //! #                             # dropout, constant:KBPS; slow and fading: fade, 3g,
-//! #                             # ack-stall, cliff (see PRESETS)
+//! #                             # ack-stall, cliff, vidaptive-fig1 (see PRESETS)
 //! queue_packets = 256
 //! delay_ms = 20                  # one way, each direction
 //! loss = 0.0                     # i.i.d. loss on the video direction
@@ -23,17 +24,18 @@
 //!
 //! # Optional: the scheme's own parameters, one table per scheme family; only the table of
 //! # the scheme run is used. Every field and its default is documented on the config type
-//! # (salsify-transport SenderConfig / ReceiverConfig, salsify-baselines GccConfig,
-//! # VidaptiveConfig, OracleConfig); an unknown or out-of-range field is an error naming it.
+//! # (salsify-transport SenderConfig / ReceiverConfig, salsify-baselines ConventionalConfig,
+//! # GccConfig for [conventional_legacy], VidaptiveConfig, OracleConfig); an unknown or
+//! # out-of-range field is an error naming it.
 //! [salsify]
 //! delay_target_ms = 100.0
 //! [conventional]
-//! max_kbps = 2500
+//! encoder_max_kbps = 12000
 //! ```
 
 use std::path::{Path, PathBuf};
 
-use salsify_baselines::{GccConfig, OracleConfig, VidaptiveConfig};
+use salsify_baselines::{ConventionalConfig, GccConfig, OracleConfig, VidaptiveConfig};
 use salsify_netem::{generators, presets, Bitrate, LinkConfig, LossModel, QueueLimit, Trace};
 use salsify_schemes::{SchemeConfig, SchemeError, SchemeParams};
 use salsify_time::Duration;
@@ -64,6 +66,8 @@ pub use salsify_schemes::SCHEMES;
 /// - `ack-stall`: 2 Mb/s both ways; the video path never fails, the ACK path loses every
 ///   packet for 2-5 s after every 10-20 s (uniform, from the seed; the first hour scheduled).
 /// - `cliff`: 10 Mb/s for 20 s, then at once 100 kb/s for 10 s, repeating (30 s period).
+/// - `vidaptive-fig1`: Vidaptive's Figure 1 link, 2 Mb/s and 500 kb/s alternating every 40 s,
+///   starting high (use with `delay_ms = 25` and a deep queue for its 50 ms RTT, no drops).
 pub const PRESETS: &[&str] = &[
     "cellular",
     "intermittent",
@@ -79,6 +83,8 @@ pub const PRESETS: &[&str] = &[
     "ack-stall",
     // 10 Mb/s for 20 s, 100 kb/s for 10 s, repeating.
     "cliff",
+    // Vidaptive's Figure 1: 2 Mb/s and 500 kb/s alternating every 40 s.
+    "vidaptive-fig1",
 ];
 
 /// An experiment. Every field has a default, so an empty file is a valid experiment.
@@ -110,10 +116,13 @@ pub struct Experiment {
     /// `[salsify_receiver]`: Salsify's receiver parameters.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub salsify_receiver: Option<salsify_transport::ReceiverConfig>,
-    /// `[conventional]`: the WebRTC-style scheme's parameters (GCC, pacer, encoder), e.g.
-    /// `max_kbps`.
+    /// `[conventional]`: the WebRTC scheme's parameters (libwebrtc's GoogCC, pacer, video
+    /// sender), e.g. `encoder_max_kbps`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub conventional: Option<GccConfig>,
+    pub conventional: Option<ConventionalConfig>,
+    /// `[conventional_legacy]`: the earlier hand-written GCC's parameters, e.g. `max_kbps`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conventional_legacy: Option<GccConfig>,
     /// `[vidaptive]`: the Vidaptive-style scheme's parameters.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub vidaptive: Option<VidaptiveConfig>,
@@ -137,6 +146,7 @@ impl Default for Experiment {
             salsify: None,
             salsify_receiver: None,
             conventional: None,
+            conventional_legacy: None,
             vidaptive: None,
             oracle: None,
         }
@@ -215,6 +225,7 @@ impl Experiment {
             salsify: self.salsify.clone(),
             salsify_receiver: self.salsify_receiver.clone(),
             conventional: self.conventional,
+            conventional_legacy: self.conventional_legacy,
             vidaptive: self.vidaptive,
             oracle: self.oracle,
         }
@@ -314,6 +325,7 @@ impl LinkSpec {
             "fade" => generated(presets::fade(seed)),
             "3g" => generated(presets::three_g(seed)),
             "cliff" => generated(presets::cliff()),
+            "vidaptive-fig1" => generated(presets::vidaptive_fig1()),
             "dropout" => {
                 if !(self.dropout_at_s.is_finite() && self.dropout_at_s >= 0.0) {
                     return fail(

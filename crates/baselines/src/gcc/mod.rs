@@ -37,9 +37,9 @@ use loss_based::LossBased;
 use probe::{ProbeBitrateEstimator, ProbeCluster, ProbeController, ProbePacket};
 use trendline::{BandwidthUsage, Trendline};
 
-/// The conventional scheme's parameters (GCC, pacer, CBR encoder), as the `[conventional]`
-/// table of an experiment file names them (durations in ms, rates in kb/s; every field
-/// optional, unknown fields refused).
+/// The legacy conventional scheme's parameters (GCC, pacer, CBR encoder), as the
+/// `[conventional_legacy]` table of an experiment file names them (durations in ms, rates in
+/// kb/s; every field optional, unknown fields refused).
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct GccConfig {

@@ -70,6 +70,10 @@ pub const FIRST_SEARCH_START: u8 = 64;
 /// target cannot be met.
 pub const SLACK: Duration = Duration::from_millis(10);
 
+/// How long after a keyframe's forecast arrival a keyframe request may still be one sent
+/// before it arrived (the feedback's trip back).
+const KEYFRAME_ANSWERED: Duration = Duration::from_millis(150);
+
 /// The first guess of the coarsest keyframe's size (VP8 bytes), before any was seen.
 pub const FIRST_KEYFRAME_GUESS: usize = 2000;
 
@@ -154,6 +158,9 @@ pub struct OracleSender {
     /// the next search starts from both.
     state: State,
     last_quality: Quality,
+    /// When the last keyframe sent arrives (forecast): keyframe requests until a little after
+    /// it were sent before it arrived and are already answered.
+    keyframe_arrives: Option<Instant>,
     out: VecDeque<SenderOutput>,
     stats: SenderCounters,
 }
@@ -185,6 +192,7 @@ impl OracleSender {
             coarsest: FIRST_KEYFRAME_GUESS,
             state: State::initial(),
             last_quality: Quality::new(FIRST_SEARCH_START).unwrap_or(Quality::WORST),
+            keyframe_arrives: None,
             out: VecDeque::new(),
             stats: SenderCounters::default(),
         })
@@ -356,6 +364,9 @@ impl OracleSender {
     }
 
     fn send(&mut self, now: Instant, p: Picture, f: &EncodedFrame) {
+        if f.keyframe {
+            self.keyframe_arrives = Some(self.arrival(now, f.vp8().len()));
+        }
         let states = Some((f.source, f.target.hash()));
         self.send_vp8(now, p, f.vp8(), f.keyframe, f.quality, states);
     }
@@ -489,10 +500,24 @@ impl SenderEndpoint for OracleSender {
         Ok(())
     }
 
-    /// Feedback is ignored: the oracle already knows everything. Only another protocol's
-    /// datagram is refused.
-    fn handle_datagram(&mut self, _now: Instant, datagram: &[u8]) -> Result<(), DatagramError> {
+    /// The oracle knows every delivery opportunity but not the link's random losses (the
+    /// intermittent link drops every packet while failed): a lost frame breaks the chain of
+    /// inter frames, and the receiver asks for a keyframe (PLI). The next search then starts
+    /// from the initial state, so its frame is a keyframe. Requests until `KEYFRAME_ANSWERED`
+    /// after the last keyframe's forecast arrival were sent before it arrived. Everything
+    /// else in the feedback is ignored; another protocol's datagram is refused.
+    fn handle_datagram(&mut self, now: Instant, datagram: &[u8]) -> Result<(), DatagramError> {
         match Packet::parse(datagram) {
+            Ok(Packet::Pli) => {
+                let answered = self
+                    .keyframe_arrives
+                    .is_some_and(|at| now <= at + KEYFRAME_ANSWERED);
+                if !answered {
+                    self.state = State::initial();
+                    self.stats.plis += 1;
+                }
+                Ok(())
+            }
             Ok(_) => Ok(()),
             Err(e) => Err(datagram_error(e.into())),
         }

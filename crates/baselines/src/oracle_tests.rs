@@ -478,3 +478,49 @@ proptest::proptest! {
         }
     }
 }
+
+/// A keyframe request (the receiver lost a frame the oracle could not foresee) makes the next
+/// search start from the initial state (a keyframe); one arriving while that keyframe is
+/// still on its way is already answered.
+#[test]
+fn a_keyframe_request_restarts_from_the_initial_state_once() {
+    use salsify_codec::{search, Encoder, SyntheticSource};
+    let (w, h) = (128, 96);
+    let mut enc = Encoder::new(w, h).unwrap();
+    let video = SyntheticSource::new(w, h, 30, 3).unwrap();
+    let mut o = oracle(100);
+    let pli = Packet::Pli.emit().unwrap();
+    let mut sources = Vec::new();
+    for i in 0..10u64 {
+        let now = Instant::from_millis(i * 33);
+        if i == 8 {
+            o.handle_datagram(now, &pli).unwrap();
+        }
+        if i == 9 {
+            // Sent before the keyframe of picture 8 arrived: no second keyframe.
+            o.handle_datagram(now, &pli).unwrap();
+        }
+        o.handle_picture(now, i, now);
+        let Some(SenderOutput::Encode(req)) = drain(&mut o).into_iter().next() else {
+            panic!("no request")
+        };
+        let EncodeJob::FinestFitting {
+            source,
+            bytes,
+            start,
+        } = req.job
+        else {
+            panic!("{:?}", req.job)
+        };
+        sources.push(source.is_initial());
+        let found = search::finest_fitting(&mut enc, &source, &video.frame(i), bytes / 4, start)
+            .unwrap()
+            .unwrap();
+        o.handle_encoded(now, req.id, Ok(EncodeOutcome::Functional(vec![found])))
+            .unwrap();
+        drain(&mut o);
+    }
+    let initial: Vec<usize> = (0..sources.len()).filter(|&i| sources[i]).collect();
+    assert_eq!(initial, [0, 8]);
+    assert_eq!(o.counters().plis, 1);
+}

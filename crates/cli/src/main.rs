@@ -1,5 +1,6 @@
 //! `salsify`: low-latency video after Salsify (NSDI 2018). See `salsify --help`.
 
+mod barcode_cmd;
 mod bench_codec;
 mod codec_demo;
 mod demo;
@@ -52,6 +53,9 @@ enum Command {
     Eval(Box<eval_cmd::EvalArgs>),
     /// The report of one or more `salsify eval` folders (e.g. one per shard), merged.
     Report(report_cmd::ReportArgs),
+    /// Stamp a frame-id barcode into every picture of a video (a Y4M file to feed a
+    /// black-box peer such as Chromium), or read the barcodes of a Y4M file back.
+    Barcode(barcode_cmd::BarcodeArgs),
     /// Benchmarks (figures per core, measured side by side in one run).
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -82,6 +86,7 @@ fn run(cli: Cli) -> Result<()> {
         Some(Command::Sim(args)) => sim_cmd::run(&args),
         Some(Command::Eval(args)) => eval_cmd::run(&args),
         Some(Command::Report(args)) => report_cmd::run(&args),
+        Some(Command::Barcode(args)) => barcode_cmd::run(&args),
         Some(Command::Bench(BenchCommand::Codec(args))) => bench_codec::run(&args),
     }
 }

@@ -3,7 +3,7 @@
 
 use std::fs::File;
 use std::io::{BufReader, BufWriter};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -48,42 +48,55 @@ pub fn run(args: &BarcodeArgs) -> Result<()> {
         return read_back(path);
     }
     let out = args.out.as_ref().context("--out is required")?;
+    stamp_video(
+        &args.input,
+        args.size,
+        args.fps,
+        args.frames,
+        args.first_id,
+        out,
+    )?;
+    Ok(())
+}
+
+/// Stamps `frames` pictures of `input` (default: all; 300 of the synthetic source), scaled
+/// to `size` if given, with ids from `first_id`, into the Y4M file `out`; returns how many.
+pub fn stamp_video(
+    input: &str,
+    size: Option<Size>,
+    fps: u32,
+    frames: Option<u64>,
+    first_id: u64,
+    out: &Path,
+) -> Result<u64> {
     let default_size = Size {
         width: 640,
         height: 360,
     };
-    let mut input = VideoInput::open(
-        &args.input,
-        args.size.unwrap_or(default_size),
-        f64::from(args.fps),
-    )?;
-    let size = args.size.unwrap_or(input.size);
+    let mut input_video = VideoInput::open(input, size.unwrap_or(default_size), f64::from(fps))?;
+    let size = size.unwrap_or(input_video.size);
     let layout = BandLayout::for_size(size.width, size.height)?;
-    let frames = match (args.frames, args.input == "synthetic") {
+    let frames = match (frames, input == "synthetic") {
         (Some(n), _) => n,
         (None, true) => 300,
         (None, false) => u64::MAX,
     };
     // A whole file of unknown length fails at the first id too large instead.
-    if frames != u64::MAX && args.first_id.saturating_add(frames - 1) > MAX_FRAME_ID {
-        bail!(
-            "{frames} frame ids from {} pass the barcode's largest id {MAX_FRAME_ID}",
-            args.first_id
-        );
+    if frames != u64::MAX && first_id.saturating_add(frames.saturating_sub(1)) > MAX_FRAME_ID {
+        bail!("{frames} frame ids from {first_id} pass the barcode's largest id {MAX_FRAME_ID}");
     }
-    let rate = frame_rate(input.fps);
+    let rate = frame_rate(input_video.fps);
     let file = File::create(out).with_context(|| format!("cannot create '{}'", out.display()))?;
     let header = Y4mHeader::new(size.width, size.height, rate);
     let mut writer = Y4mWriter::new(BufWriter::with_capacity(1 << 20, file), header)?;
     let mut written = 0u64;
     while written < frames {
-        let Some(picture) = input.next_frame()? else {
+        let Some(picture) = input_video.next_frame()? else {
             break;
         };
         let mut picture = fit(picture, size)?;
-        let id = args.first_id + written;
-        salsify_barcode::stamp(&mut picture, id)
-            .with_context(|| format!("frame {written} of '{}'", input.name))?;
+        salsify_barcode::stamp(&mut picture, first_id + written)
+            .with_context(|| format!("frame {written} of '{}'", input_video.name))?;
         writer.write_frame(&picture)?;
         written += 1;
     }
@@ -91,19 +104,19 @@ pub fn run(args: &BarcodeArgs) -> Result<()> {
         .finish()
         .with_context(|| format!("writing '{}'", out.display()))?;
     if written == 0 {
-        bail!("'{}' has no frames", input.name);
+        bail!("'{}' has no frames", input_video.name);
     }
     eprintln!(
         "salsify barcode: {written} frames of {} ({size}, {} fps), ids {}..={}, to {}; the band is the top {} rows ({:.1} % of the picture)",
-        input.name,
+        input_video.name,
         rate.to_f64(),
-        args.first_id,
-        args.first_id + written - 1,
+        first_id,
+        first_id + written - 1,
         out.display(),
         salsify_barcode::BAND_ROWS,
         layout.area_share() * 100.0
     );
-    Ok(())
+    Ok(written)
 }
 
 /// The input picture at `size` (scaled if it differs).
@@ -123,7 +136,7 @@ fn frame_rate(fps: f64) -> Rational {
     }
 }
 
-fn read_back(path: &PathBuf) -> Result<()> {
+fn read_back(path: &Path) -> Result<()> {
     let file = File::open(path).with_context(|| format!("cannot open '{}'", path.display()))?;
     let mut reader = Y4mReader::new(BufReader::with_capacity(1 << 20, file))
         .with_context(|| format!("reading '{}'", path.display()))?;

@@ -8,6 +8,7 @@ mod eval_cmd;
 mod input;
 mod link;
 mod monitor;
+mod peer_cmd;
 mod recv;
 mod report_cmd;
 mod runtime;
@@ -56,6 +57,10 @@ enum Command {
     /// Stamp a frame-id barcode into every picture of a video (a Y4M file to feed a
     /// black-box peer such as Chromium), or read the barcodes of a Y4M file back.
     Barcode(barcode_cmd::BarcodeArgs),
+    /// Unmodified systems as peers (headless Chromium's WebRTC), measured black-box through
+    /// the link relay by barcodes and scored as simulated runs are.
+    #[command(subcommand)]
+    Peer(peer_cmd::PeerCommand),
     /// Benchmarks (figures per core, measured side by side in one run).
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -87,6 +92,7 @@ fn run(cli: Cli) -> Result<()> {
         Some(Command::Eval(args)) => eval_cmd::run(&args),
         Some(Command::Report(args)) => report_cmd::run(&args),
         Some(Command::Barcode(args)) => barcode_cmd::run(&args),
+        Some(Command::Peer(command)) => peer_cmd::run(&command),
         Some(Command::Bench(BenchCommand::Codec(args))) => bench_codec::run(&args),
     }
 }

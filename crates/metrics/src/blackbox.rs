@@ -72,6 +72,8 @@ pub struct Joined {
     pub matched: usize,
     /// Displays that matched none, with the reason, by index into the displays given.
     pub unmatched: Vec<(usize, Unmatched)>,
+    /// For each display given, the index of the capture it matched.
+    pub matched_to: Vec<Option<usize>>,
 }
 
 /// Joins captures (in capture order) with displays (any order) into per-frame records.
@@ -102,6 +104,7 @@ pub fn join(
         .collect();
     let mut matched = 0;
     let mut unmatched = Vec::new();
+    let mut matched_to = vec![None; shown.len()];
     for (index, s) in shown.iter().enumerate() {
         let candidates = by_barcode.get(&s.barcode).map_or(&[][..], Vec::as_slice);
         // The latest capture of this barcode at or before the display.
@@ -115,6 +118,7 @@ pub fn join(
             continue;
         }
         matched += 1;
+        matched_to[index] = Some(capture);
         let record = &mut records[capture];
         if record.display.is_none_or(|t| s.at < t) {
             record.display = Some(s.at);
@@ -126,6 +130,7 @@ pub fn join(
         records,
         matched,
         unmatched,
+        matched_to,
     })
 }
 
@@ -168,6 +173,7 @@ mod tests {
         let j = join(&captures, &shown, JoinConfig::default()).unwrap();
         assert_eq!(j.matched, 4);
         assert_eq!(j.unmatched, vec![(4, Unmatched::NoCapture)]);
+        assert_eq!(j.matched_to, vec![Some(0), Some(2), Some(3), Some(3), None]);
         let displays: Vec<Option<Instant>> = j.records.iter().map(|r| r.display).collect();
         assert_eq!(
             displays,

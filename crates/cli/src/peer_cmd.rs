@@ -12,6 +12,9 @@ use crate::input::Size;
 use crate::link::{relay_config, LinkFlags};
 use crate::runtime;
 
+/// Below this share of presented pictures matched to their source the run is an error.
+const MIN_MATCH_SHARE: f64 = 0.5;
+
 /// The peers.
 #[derive(Subcommand, Debug)]
 pub enum PeerCommand {
@@ -211,5 +214,16 @@ fn score_call(
         "salsify peer: frames.csv, summary.json, match.json in {}",
         out.display()
     );
+    if c.match_share < MIN_MATCH_SHARE {
+        bail!(
+            "only {} of {} presented pictures match their barcode's source picture ({} unknown barcodes, {} whose content is another frame's, {} with no capture): is the reference '{}' the source the call played?",
+            c.shown_matched,
+            c.shown,
+            c.shown_unknown_barcode,
+            c.shown_content_mismatch,
+            c.shown_no_capture,
+            reference.display()
+        );
+    }
     Ok(())
 }

@@ -22,6 +22,10 @@ use crate::records::{read_captures, read_shown};
 /// was not barcoded, or the pictures are too damaged to score.
 pub const MIN_READABLE_SHARE: f64 = 0.5;
 
+/// A presented picture must resemble its barcode's reference picture at least as much as
+/// the reference pictures this many frames before and after.
+pub const CONTENT_SHIFT: u32 = 3;
+
 /// What to score.
 #[derive(Debug, Clone)]
 pub struct AnalysisInput<'a> {
@@ -52,6 +56,9 @@ pub struct MatchCounts {
     pub shown_unknown_barcode: u64,
     /// ... read, but no camera picture of that barcode at or shortly before.
     pub shown_no_capture: u64,
+    /// ... read, but the picture resembles the reference pictures [`CONTENT_SHIFT`] frames
+    /// before or after its barcode's more than its own (barcode and content disagree).
+    pub shown_content_mismatch: u64,
     /// Presentations the page missed (no callback, so no picture recorded).
     pub presentations_missed: u64,
     /// Matched / recorded presented pictures.
@@ -146,6 +153,7 @@ pub fn analyse(input: &AnalysisInput<'_>) -> Result<Analysis> {
     let mut shown: Vec<(usize, Shown)> = Vec::new();
     let mut unreadable: Vec<(usize, String)> = Vec::new();
     let mut unknown: Vec<usize> = Vec::new();
+    let mut mismatched: Vec<usize> = Vec::new();
     for (i, record) in shown_records.iter().enumerate() {
         let picture = pictures
             .next_frame()?
@@ -159,6 +167,10 @@ pub fn analyse(input: &AnalysisInput<'_>) -> Result<Analysis> {
                 None => unknown.push(i),
                 Some(source) => {
                     let score = salsify_barcode::ssim_outside_band(source, &picture)?;
+                    if !content_agrees(&reference, barcode, score.ssim, &picture)? {
+                        mismatched.push(i);
+                        continue;
+                    }
                     shown.push((
                         i,
                         Shown {
@@ -209,7 +221,9 @@ pub fn analyse(input: &AnalysisInput<'_>) -> Result<Analysis> {
         .filter(|(i, _)| display_in_window(*i))
         .map(|(i, e)| format!("presented picture {i}: {e}"))
         .collect();
-    counts.shown_read += counts.shown_unknown_barcode;
+    counts.shown_content_mismatch =
+        mismatched.iter().filter(|&&i| display_in_window(i)).count() as u64;
+    counts.shown_read += counts.shown_unknown_barcode + counts.shown_content_mismatch;
     counts.shown = counts.shown_read + unreadable.len() as u64;
     check_readable(
         "presented pictures (receiver side)",
@@ -219,12 +233,20 @@ pub fn analyse(input: &AnalysisInput<'_>) -> Result<Analysis> {
     counts.match_share = counts.shown_matched as f64 / counts.shown as f64;
     counts.matched_ssim_mean = salsify_metrics::mean(&matched_ssims);
 
-    let records: Vec<FrameRecord> = joined
+    let mut records: Vec<FrameRecord> = joined
         .records
         .into_iter()
         .zip(&capture_in_window)
         .filter_map(|(r, &w)| w.then_some(r))
         .collect();
+    // Times from the first picture in the window, as a simulated run's are from its start.
+    if let Some(base) = records.first().map(|r| r.capture) {
+        let rebase = |t: Instant| Instant::ZERO + (t - base);
+        for r in &mut records {
+            r.capture = rebase(r.capture);
+            r.display = r.display.map(rebase);
+        }
+    }
     let duration = match (records.first(), records.last()) {
         (Some(a), Some(b)) => b.capture - a.capture + Duration::from_secs_f64(1.0 / fps),
         _ => bail!("no camera picture with a readable barcode in the measured window"),
@@ -241,6 +263,28 @@ pub fn analyse(input: &AnalysisInput<'_>) -> Result<Analysis> {
         summary,
         counts,
     })
+}
+
+/// Whether `picture` (barcode `barcode`, SSIM `own` against its reference picture) is at
+/// least as close to its own reference picture as to those [`CONTENT_SHIFT`] frames away.
+fn content_agrees(
+    reference: &HashMap<u32, Image>,
+    barcode: u32,
+    own: f64,
+    picture: &Image,
+) -> Result<bool> {
+    let rivals = [
+        barcode.checked_sub(CONTENT_SHIFT),
+        barcode.checked_add(CONTENT_SHIFT),
+    ];
+    for rival in rivals.into_iter().flatten() {
+        if let Some(other) = reference.get(&rival) {
+            if salsify_barcode::ssim_outside_band(other, picture)?.ssim > own {
+                return Ok(false);
+            }
+        }
+    }
+    Ok(true)
 }
 
 /// An error if fewer than [`MIN_READABLE_SHARE`] of `total` pictures had a readable barcode.

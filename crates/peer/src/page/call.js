@@ -202,6 +202,8 @@ async function main() {
   });
   const track = camera.getVideoTracks()[0];
   event('camera', { settings: track.getSettings() });
+  // From the start, so that every picture the call shows has its capture recorded.
+  captureLoop(track.clone(), clock);
 
   const sender = new RTCPeerConnection({ iceServers: [] });
   const receiver = new RTCPeerConnection({ iceServers: [] });
@@ -255,7 +257,6 @@ async function main() {
   await receiver.addIceCandidate(route.for_receiver);
   await sender.addIceCandidate(route.for_sender);
 
-  captureLoop(track.clone(), clock);
   statsLoop(sender, receiver, clock);
 }
 

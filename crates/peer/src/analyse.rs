@@ -78,8 +78,15 @@ pub struct Analysis {
     pub counts: MatchCounts,
 }
 
-/// The reference pictures by barcode.
-fn load_reference(path: &Path) -> Result<(HashMap<u32, Image>, (u32, u32), f64)> {
+/// The reference: pictures by barcode, picture size, frame rate.
+struct Reference {
+    pictures: HashMap<u32, Image>,
+    size: (u32, u32),
+    fps: f64,
+}
+
+/// Reads the reference pictures, each by its barcode.
+fn load_reference(path: &Path) -> Result<Reference> {
     let file = File::open(path).with_context(|| format!("cannot open '{}'", path.display()))?;
     let mut reader = Y4mReader::new(BufReader::with_capacity(1 << 20, file))
         .with_context(|| format!("reading '{}'", path.display()))?;
@@ -100,7 +107,11 @@ fn load_reference(path: &Path) -> Result<(HashMap<u32, Image>, (u32, u32), f64)>
     if pictures.is_empty() {
         bail!("reference '{}' has no frames", path.display());
     }
-    Ok((pictures, (header.width, header.height), fps))
+    Ok(Reference {
+        pictures,
+        size: (header.width, header.height),
+        fps,
+    })
 }
 
 /// Scores the call in `input.dir`.
@@ -110,7 +121,11 @@ fn load_reference(path: &Path) -> Result<(HashMap<u32, Image>, (u32, u32), f64)>
 /// displayed in it), so a picture captured just before the window opens is not counted as
 /// a failed match.
 pub fn analyse(input: &AnalysisInput<'_>) -> Result<Analysis> {
-    let (reference, size, fps) = load_reference(input.reference)?;
+    let Reference {
+        pictures: reference,
+        size,
+        fps,
+    } = load_reference(input.reference)?;
     let in_window = |t: Instant| {
         input.from.is_none_or(|from| t >= from) && input.until.is_none_or(|until| t <= until)
     };

@@ -39,6 +39,8 @@ pub enum PageEvent {
     },
     /// The page failed; the message says where.
     Error(String),
+    /// A frame could not be recorded (the message and how many times so far).
+    Warning(String),
     /// The relay is running on this address (the page's candidates were routed).
     Routed(SocketAddr),
 }
@@ -297,6 +299,14 @@ fn event(shared: &Shared, body: &[u8]) -> Result<()> {
             },
         ),
         Some("error") => send(shared, PageEvent::Error(text("message"))),
+        Some("warning") => send(
+            shared,
+            PageEvent::Warning(format!(
+                "{} ({} so far)",
+                text("message"),
+                value.get("count").and_then(|c| c.as_u64()).unwrap_or(1)
+            )),
+        ),
         _ => {}
     }
     Ok(())

@@ -180,6 +180,7 @@ pub fn record_call(
             Ok(PageEvent::State { peer, state, .. }) if state == "failed" => {
                 bail!("the {peer} peer connection failed during the call")
             }
+            Ok(PageEvent::Warning(w)) => progress(&format!("page: {w}")),
             _ => {}
         }
         if clock::now() >= next_line {
@@ -248,6 +249,7 @@ fn wait_connected(
         }
         match rx.recv_timeout(std::time::Duration::from_millis(100)) {
             Ok(PageEvent::Error(e)) => bail!("the page failed: {e}"),
+            Ok(PageEvent::Warning(w)) => progress(&format!("page: {w}")),
             Ok(PageEvent::Routed(a)) => {
                 progress(&format!("relay on {a}; connecting"));
                 relay = Some(a);

@@ -22,6 +22,20 @@ function fail(where, err) {
   event('error', { message: `${where}: ${err && err.message ? err.message : err}` });
 }
 
+// A per-frame failure (e.g. no picture to copy while the decoder changes resolution): that
+// frame is not recorded; the count goes to the server, once per kind and second at most.
+const warnings = {};
+function warn(where, err) {
+  const message = `${where}: ${err && err.message ? err.message : err}`;
+  const w = warnings[message] || (warnings[message] = { count: 0, last: 0 });
+  w.count += 1;
+  const now = performance.now();
+  if (now - w.last >= 1000) {
+    w.last = now;
+    event('warning', { message, count: w.count });
+  }
+}
+
 window.addEventListener('error', (e) => fail('page', e.message));
 window.addEventListener('unhandledrejection', (e) => fail('page', e.reason));
 
@@ -118,7 +132,7 @@ async function captureLoop(track, clock) {
       }
       uploads.post(`/captured?ts=${frame.timestamp}&read=${readAt}&w=${w}&skipped=${uploads.skipped}`, luma);
     } catch (e) {
-      fail('capture', e);
+      warn('capture', e);
     } finally {
       frame.close();
     }
@@ -148,7 +162,7 @@ function displayLoop(video, clock) {
         packI420(buf, layout, w, h),
       );
     } catch (e) {
-      fail('display', e);
+      warn('display', e);
     } finally {
       if (frame) frame.close();
     }

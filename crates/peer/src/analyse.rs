@@ -134,10 +134,10 @@ pub fn analyse(input: &AnalysisInput<'_>) -> Result<Analysis> {
     // Sender side: camera pictures with a readable barcode.
     let mut captured = Vec::new();
     let mut capture_errors = Vec::new();
-    for (i, c) in read_captures(&input.dir.join("captures.csv"))?
-        .into_iter()
-        .enumerate()
-    {
+    // The page posts concurrently, so records may arrive (and be written) out of order.
+    let mut capture_records = read_captures(&input.dir.join("captures.csv"))?;
+    capture_records.sort_by_key(|c| c.capture);
+    for (i, c) in capture_records.into_iter().enumerate() {
         match c.barcode {
             Ok(barcode) => captured.push(Captured {
                 barcode,

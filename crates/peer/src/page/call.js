@@ -8,7 +8,9 @@
 'use strict';
 
 const BAND_ROWS = 16;
-const MAX_INFLIGHT_CAPTURED = 16;
+const MAX_INFLIGHT_CAPTURED = 64;
+// Camera frames the processor queues while the page is busy (its default drops them).
+const CAPTURE_QUEUE = 60;
 const MAX_INFLIGHT_SHOWN = 8;
 
 function event(kind, fields) {
@@ -111,7 +113,8 @@ function packI420(buf, layout, w, h) {
 }
 
 async function captureLoop(track, clock) {
-  const reader = new MediaStreamTrackProcessor({ track }).readable.getReader();
+  const reader = new MediaStreamTrackProcessor({ track, maxBufferSize: CAPTURE_QUEUE })
+    .readable.getReader();
   const uploads = poster(MAX_INFLIGHT_CAPTURED);
   for (;;) {
     const { value: frame, done } = await reader.read();

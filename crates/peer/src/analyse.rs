@@ -59,7 +59,8 @@ pub struct MatchCounts {
     /// ... read, but the picture resembles the reference pictures [`CONTENT_SHIFT`] frames
     /// before or after its barcode's more than its own (barcode and content disagree).
     pub shown_content_mismatch: u64,
-    /// Presentations the page missed (no callback, so no picture recorded).
+    /// Presentations the page did not record (no callback for them, the element had moved on
+    /// to a newer picture, or no upload slot): counted as not shown.
     pub presentations_missed: u64,
     /// Matched / recorded presented pictures.
     pub match_share: f64,

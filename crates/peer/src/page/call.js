@@ -46,15 +46,17 @@ function poster(limit) {
   let inflight = 0;
   let skipped = 0;
   return {
+    // Whether the upload was started.
     post(path, body) {
       if (inflight >= limit) {
         skipped += 1;
-        return;
+        return false;
       }
       inflight += 1;
       fetch(path, { method: 'POST', body })
         .catch(() => {})
         .finally(() => { inflight -= 1; });
+      return true;
     },
     get skipped() { return skipped; },
   };
@@ -133,7 +135,9 @@ async function captureLoop(track, clock) {
         const from = layout[0].offset + row * layout[0].stride;
         luma.set(buf.subarray(from, from + w), row * w);
       }
-      uploads.post(`/captured?ts=${frame.timestamp}&read=${readAt}&w=${w}&skipped=${uploads.skipped}`, luma);
+      if (!uploads.post(`/captured?ts=${frame.timestamp}&read=${readAt}&w=${w}`, luma)) {
+        warn('capture', 'too many uploads under way: a camera picture not recorded');
+      }
     } catch (e) {
       warn('capture', e);
     } finally {
@@ -145,13 +149,20 @@ async function captureLoop(track, clock) {
 function displayLoop(video, clock) {
   const uploads = poster(MAX_INFLIGHT_SHOWN);
   let lastPresented = null;
+  // Presentations not recorded since the last one that was (no picture, or no upload slot).
+  let unrecorded = 0;
   const onFrame = async (now, md) => {
     video.requestVideoFrameCallback(onFrame);
-    const missed = lastPresented === null ? 0 : md.presentedFrames - lastPresented - 1;
+    unrecorded += lastPresented === null ? 0 : md.presentedFrames - lastPresented - 1;
     lastPresented = md.presentedFrames;
     let frame;
     try {
-      frame = new VideoFrame(video, { timestamp: Math.round(md.mediaTime * 1e6) });
+      frame = new VideoFrame(video);
+      // On a busy page the element may already show a newer picture than the one the
+      // callback describes: that picture would get this one's display time, so skip it.
+      if (Math.abs(frame.timestamp - md.mediaTime * 1e6) > 1000) {
+        throw new Error('the video element moved on to a newer picture before the copy');
+      }
       const display = Math.round(md.expectedDisplayTime * 1000 + clock.offset);
       const received = md.receiveTime ? Math.round(md.receiveTime * 1000 + clock.offset) : '';
       const w = frame.visibleRect.width;
@@ -159,12 +170,14 @@ function displayLoop(video, clock) {
       if (frame.format !== 'I420') throw new Error(`decoded frames are ${frame.format}, not I420`);
       const buf = new Uint8Array(frame.allocationSize());
       const layout = await frame.copyTo(buf);
-      uploads.post(
+      const posted = uploads.post(
         `/shown?display=${display}&received=${received}&w=${w}&h=${h}&rtp=${md.rtpTimestamp}`
-          + `&missed=${missed}&skipped=${uploads.skipped}`,
+          + `&missed=${unrecorded}`,
         packI420(buf, layout, w, h),
       );
+      if (posted) unrecorded = 0; else unrecorded += 1;
     } catch (e) {
+      unrecorded += 1;
       warn('display', e);
     } finally {
       if (frame) frame.close();

@@ -68,7 +68,8 @@ pub enum EncodeMode {
 #[derive(Args, Debug, Clone)]
 pub struct SchemeArgs {
     /// The scheme: salsify-2c, salsify-1c, salsify-no-grace, salsify-conventional-codec,
-    /// salsify-conventional-transport, conventional (WebRTC-style: GCC, libvpx CBR, pacer,
+    /// salsify-conventional-transport, salsify-paper, salsify-2c-project, salsify-1c-project,
+    /// conventional (WebRTC-style: GCC, libvpx CBR, pacer,
     /// NACK/PLI) or vidaptive (Copa, padding, encoder pause/reset). Default salsify-2c, or
     /// what the Salsify shorthands below name. (The oracle reads the link's future and runs
     /// only in the simulator.)

@@ -26,7 +26,9 @@ pub struct SimArgs {
     #[arg(long)]
     config: Option<PathBuf>,
     /// Scheme: salsify-2c, salsify-1c, salsify-no-grace, salsify-conventional-codec,
-    /// salsify-conventional-transport, conventional (GCC + libvpx CBR), vidaptive, oracle.
+    /// salsify-conventional-transport, salsify-paper (the paper's sender rules),
+    /// salsify-2c-project / salsify-1c-project (the first round's sender), conventional (GCC +
+    /// libvpx CBR), vidaptive, oracle.
     #[arg(long)]
     scheme: Option<String>,
     /// Video: `synthetic`, or a .y4m or other video file (held in memory, played forwards
@@ -44,6 +46,7 @@ pub struct SimArgs {
     #[arg(long)]
     trace: Option<PathBuf>,
     /// Synthetic link when no trace is given: cellular, intermittent, wifi, ramp, dropout,
+    /// the slow and fading links fade, 3g, ack-stall, cliff (README: "Link presets"), or
     /// constant:KBPS.
     #[arg(long)]
     link: Option<String>,

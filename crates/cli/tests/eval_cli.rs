@@ -196,8 +196,8 @@ fn built_in_matrix_prints_and_plans() {
     let listed = salsify(&["eval", "--dry-run", "--out", dir.to_str().unwrap()]);
     let stdout = String::from_utf8_lossy(&listed.stdout);
     assert!(
-        // 34 runs of experiments 1-7 and 20 of the slow group (5 schemes x 4 presets).
-        stdout.contains("54 runs in shard 1/1, 54 to run"),
+        // 34 runs of experiments 1-7 and 24 of the slow group (6 schemes x 4 presets).
+        stdout.contains("58 runs in shard 1/1, 58 to run"),
         "{stdout}"
     );
     fs::remove_dir_all(&dir).unwrap();

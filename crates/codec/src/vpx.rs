@@ -21,6 +21,25 @@ use crate::image::{Image, PlaneId};
 /// Largest compressed frame handed to libvpx (its length argument is a C `unsigned int`).
 pub const MAX_FRAME_BYTES: usize = 64 << 20;
 
+/// The bit rate (kb/s) and frame rate libvpx's rate control is told about.
+///
+/// The quantizer is fixed per encode, but libvpx's CBR rate control still runs, and one of its
+/// paths ignores the fixed range: after 150 inter frames it derives a floor for the quantizer
+/// from the average quantizer of *every* inter frame the context coded before, and never clips
+/// that floor to `rc_max_quantizer` (libvpx 1.12 `encode_frame_to_data_rate`:
+/// `active_best_quality = inter_minq[active_worst_quality]`, the latter from `ni_av_qi`). After
+/// a fade coded at index 127, a reused context coded "quality 3" at index 22-24 for the rest of
+/// its life. The floor is reset to `rc_min_quantizer` only while the rate-control buffer is
+/// full. So the buffer starts full, and the budget per frame is more than any VP8 frame can
+/// take: libvpx caps the rate at 24 bits per pixel per frame (twice an uncompressed I420
+/// picture), and 1 Gb/s at 10 frames/s = 100 Mb per frame caps it again only above 4.2
+/// megapixels, still more than such a picture uncompressed. The buffer never drains, and the
+/// coded index is the one asked for whatever the context encoded before. (A larger budget
+/// per frame would overflow libvpx's `int` keyframe targets, about 5.4 times the budget.)
+const RC_TARGET_KBPS: u32 = 1_000_000;
+/// See [`RC_TARGET_KBPS`].
+const RC_FRAME_RATE: c_int = 10;
+
 /// Encoder settings that are fixed for the life of a context.
 #[derive(Clone, Copy, Debug)]
 pub struct EncoderSettings {
@@ -63,13 +82,20 @@ impl EncoderContext {
         cfg.g_w = settings.width;
         cfg.g_h = settings.height;
         cfg.g_threads = 1;
-        cfg.g_timebase = sys::vpx_rational { num: 1, den: 1000 };
+        // Each frame lasts one tick (see `encode`), so libvpx's rate control sees this rate.
+        cfg.g_timebase = sys::vpx_rational {
+            num: 1,
+            den: RC_FRAME_RATE,
+        };
         cfg.g_error_resilient = sys::VPX_ERROR_RESILIENT_DEFAULT;
         cfg.g_lag_in_frames = 0;
         cfg.rc_dropframe_thresh = 0;
         cfg.rc_resize_allowed = 0;
         cfg.rc_end_usage = sys::vpx_rc_mode::VPX_CBR;
-        cfg.rc_target_bitrate = 100_000;
+        cfg.rc_target_bitrate = RC_TARGET_KBPS;
+        // The buffer starts full and, with a budget no frame can exceed, stays full.
+        cfg.rc_buf_initial_sz = cfg.rc_buf_sz;
+        cfg.rc_buf_optimal_sz = cfg.rc_buf_sz;
         cfg.kf_mode = sys::vpx_kf_mode::VPX_KF_DISABLED;
         cfg.rc_min_quantizer = 32;
         cfg.rc_max_quantizer = 32;
@@ -179,6 +205,27 @@ impl EncoderContext {
         Ok(out)
     }
 
+    /// The quantizer index (0..=127) libvpx coded the last frame with.
+    pub fn last_quantizer(&mut self) -> Result<u8, CodecError> {
+        let mut q: c_int = -1;
+        // SAFETY: VP8E_GET_LAST_QUANTIZER takes an `int *` and writes one int through it.
+        let res = unsafe {
+            sys::vpx_codec_control_(
+                &mut *self.ctx,
+                sys::vp8e_enc_control_id::VP8E_GET_LAST_QUANTIZER as c_int,
+                &mut q as *mut c_int,
+            )
+        };
+        check_ctx("VP8E_GET_LAST_QUANTIZER", &mut self.ctx, res)?;
+        u8::try_from(q)
+            .ok()
+            .filter(|&q| q <= 127)
+            .ok_or_else(|| CodecError::Vpx {
+                call: "VP8E_GET_LAST_QUANTIZER",
+                message: format!("quantizer index {q} out of range"),
+            })
+    }
+
     /// Replaces the encoder's LAST reference with `reference` (aligned size).
     pub fn set_last_reference(&mut self, reference: &Image) -> Result<(), CodecError> {
         set_reference(&mut self.ctx, reference)
@@ -264,6 +311,22 @@ impl DecoderContext {
         // SAFETY: a non-null image stays valid until the next decode call on this context.
         let img = unsafe { &*img };
         copy_out_visible(img, out)
+    }
+
+    /// The quantizer index (0..=127) of the last frame decoded, as its header says.
+    #[cfg(test)]
+    pub fn last_quantizer(&mut self) -> Result<u8, CodecError> {
+        let mut q: c_int = -1;
+        // SAFETY: VPXD_GET_LAST_QUANTIZER takes an `int *` and writes one int through it.
+        let res = unsafe {
+            sys::vpx_codec_control_(
+                &mut *self.ctx,
+                sys::vp8_dec_control_id::VPXD_GET_LAST_QUANTIZER as c_int,
+                &mut q as *mut c_int,
+            )
+        };
+        check_ctx("VPXD_GET_LAST_QUANTIZER", &mut self.ctx, res)?;
+        u8::try_from(q).map_err(|_| CodecError::CorruptFrame(format!("quantizer index {q}")))
     }
 
     /// Replaces the decoder's LAST reference. The decoder must have decoded a keyframe of

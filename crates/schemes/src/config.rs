@@ -19,8 +19,8 @@ pub const SCHEMES: &[&str] = &[
     "vidaptive",
     "oracle",
     "salsify-paper",
-    "salsify-2c-slowlink",
-    "salsify-1c-slowlink",
+    "salsify-2c-project",
+    "salsify-1c-project",
 ];
 
 /// Per-family parameters, each defaulting to the papers' values (see each type's docs).
@@ -146,6 +146,12 @@ impl SchemeConfig {
     fn salsify(name: &str, params: &SchemeParams) -> Result<SchemeConfig, SchemeError> {
         let base = params.salsify.clone().unwrap_or_default();
         let receiver = params.salsify_receiver.clone().unwrap_or_default();
+        let mut receiver = receiver;
+        if name == "salsify-paper" || name.ends_with("-project") {
+            // The paper's (and the first round's) estimate: a plain mean per packet, whatever
+            // its size.
+            receiver.size_aware_estimate = false;
+        }
         let (name, sender, parallel) = match name {
             "salsify-2c" => ("salsify-2c", base, true),
             "salsify-1c" => ("salsify-1c", base, false),
@@ -185,18 +191,20 @@ impl SchemeConfig {
                 },
                 true,
             ),
-            "salsify-2c-slowlink" => (
-                "salsify-2c-slowlink",
+            // The first round's rules (fixed 250 ms outage timeout, whole-frame probes every
+            // 80 ms), kept so results before the slow-link rules can be reproduced.
+            "salsify-2c-project" => (
+                "salsify-2c-project",
                 SenderConfig {
-                    rules: SenderRules::SlowLink,
+                    rules: SenderRules::Project,
                     ..base
                 },
                 true,
             ),
-            "salsify-1c-slowlink" => (
-                "salsify-1c-slowlink",
+            "salsify-1c-project" => (
+                "salsify-1c-project",
                 SenderConfig {
-                    rules: SenderRules::SlowLink,
+                    rules: SenderRules::Project,
                     ..base
                 },
                 false,
@@ -349,11 +357,11 @@ mod tests {
             } => (sender.rules, parallel),
             other => panic!("{other:?}"),
         };
-        assert_eq!(rules("salsify-2c"), (SenderRules::Project, true));
-        assert_eq!(rules("salsify-1c"), (SenderRules::Project, false));
+        assert_eq!(rules("salsify-2c"), (SenderRules::SlowLink, true));
+        assert_eq!(rules("salsify-1c"), (SenderRules::SlowLink, false));
         assert_eq!(rules("salsify-paper"), (SenderRules::Paper, true));
-        assert_eq!(rules("salsify-2c-slowlink"), (SenderRules::SlowLink, true));
-        assert_eq!(rules("salsify-1c-slowlink"), (SenderRules::SlowLink, false));
+        assert_eq!(rules("salsify-2c-project"), (SenderRules::Project, true));
+        assert_eq!(rules("salsify-1c-project"), (SenderRules::Project, false));
         // The [salsify] table's other fields carry over; its rules are the name's.
         let params = SchemeParams {
             salsify: Some(SenderConfig {

@@ -23,8 +23,9 @@
 //! outage_probe_interval_ms = 80.0
 //! max_states = 64
 //! grace_period = true
-//! rules = "project"     # or "paper" (no outage handling, the paper's forced sends),
-//!                       # or "slow-link" (outages and sizes paced by the link; see below)
+//! rules = "slow-link"   # outages and sizes paced by the link (see [slow_link] below),
+//!                       # or "paper" (no outage handling, the paper's forced sends),
+//!                       # or "project" (the first round's: fixed 250 ms timeout, frame probes)
 //! mode = "salsify"      # or "conventional-codec", "conventional-transport" (1 s updates),
 //!                       # or { conventional-transport = { update_interval_ms = 500.0 } }
 //!
@@ -36,7 +37,8 @@
 //! [slow_link]           # used only with rules = "slow-link"
 //! ack_timeout_factor = 2
 //! max_probe_interval_ms = 2000.0
-//! paced_probe_cap = false
+//! paced_probe_cap = true
+//! idle_link_skips = 1
 //! ```
 
 use salsify_codec::Quality;
@@ -183,23 +185,25 @@ impl<'de> Deserialize<'de> for SenderMode {
 #[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum SenderRules {
-    /// This project's additions (the default): no budget before the first estimate while
+    /// The first round's additions (before the slow-link rules): no budget before the first estimate while
     /// something is in flight; forced sends only with nothing in flight; an outage is
     /// suspected after `outage_timeout` (or four tau) of silence, and then the worse option
-    /// is sent every `outage_probe_interval` as a probe whatever the budget.
-    #[default]
+    /// is sent every `outage_probe_interval` as a probe whatever the budget. Kept for
+    /// comparison (schemes `salsify-2c-project`, `salsify-1c-project`): on slow links its
+    /// fixed timeout and whole-frame probes flood the queue.
     Project,
     /// The paper's (and original code's) rules: no outage handling at all (no silence
     /// timeout, no probes, no switch to acknowledged states without a loss report), no limit
     /// before the first estimate, and the worse option forced out after
     /// `max_consecutive_skips` skips in a row whether or not something is in flight.
     Paper,
-    /// The project's rules made safe on slow and fading links (see [`SlowLinkConfig`] and
+    /// The default: the project's rules made safe on slow and fading links (see [`SlowLinkConfig`] and
     /// [`crate::decision`]): the outage timeout follows the link's own pace, probes are the
     /// worse option if it is one fragment, else the coarsest frame the encoder makes, and back
     /// off exponentially, and forced sends never exceed what the
     /// estimate drains within the delay target (one fragment at least), asking the encoder
     /// for the coarsest quality when even the worse option is too large.
+    #[default]
     SlowLink,
 }
 
@@ -223,6 +227,13 @@ pub struct SlowLinkConfig {
     /// fragment *received*, short fragments included, so on a slow link the cap can let
     /// probes of full fragments offer more than the link carries during a false outage.
     pub paced_probe_cap: bool,
+    /// With nothing in flight (the link idle as far as the sender knows), a frame is forced
+    /// out after this many skips in a row, instead of `max_consecutive_skips`: one fragment
+    /// into an idle link queues behind nothing, and when `tau` is stale after a deep fade,
+    /// each forced fragment is a fresh sample that brings the estimate (and the quality)
+    /// back. Measured (fade preset, 640x360@30 synthetic, 180 s): 4 skips 13.1 dB SSIM, 49%
+    /// utilisation; 1 skip 15.0 dB, 77%, same delay. Default 1.
+    pub idle_link_skips: u32,
 }
 
 impl Default for SlowLinkConfig {
@@ -230,7 +241,8 @@ impl Default for SlowLinkConfig {
         SlowLinkConfig {
             ack_timeout_factor: 2,
             max_probe_interval: Duration::from_secs(2),
-            paced_probe_cap: false,
+            paced_probe_cap: true,
+            idle_link_skips: 1,
         }
     }
 }
@@ -311,7 +323,7 @@ pub struct SenderConfig {
     pub max_states: usize,
     /// Put grace periods in fragments. `false` is the "no grace period" ablation.
     pub grace_period: bool,
-    /// Which rules govern forced sends and outages. Default [`SenderRules::Project`].
+    /// Which rules govern forced sends and outages. Default [`SenderRules::SlowLink`].
     pub rules: SenderRules,
     /// Parameters of [`SenderRules::SlowLink`] (ignored under the other rules).
     pub slow_link: SlowLinkConfig,
@@ -338,7 +350,7 @@ impl Default for SenderConfig {
             pacing: PacingConfig::default(),
             max_states: 64,
             grace_period: true,
-            rules: SenderRules::Project,
+            rules: SenderRules::SlowLink,
             slow_link: SlowLinkConfig::default(),
             mode: SenderMode::Salsify,
         }
@@ -400,6 +412,10 @@ pub struct ReceiverConfig {
     pub connection_id: Option<u16>,
     /// Weight of a new sample in the inter-arrival EWMA. Default 0.1 (the paper).
     pub ewma_alpha: f64,
+    /// Estimate tau per full-size datagram (an EWMA of sizes beside the EWMA of gaps; see
+    /// [`crate::estimator`]), not per datagram whatever its size. Default true; the
+    /// `salsify-paper` scheme uses the paper's plain per-packet mean.
+    pub size_aware_estimate: bool,
     /// How long a complete frame whose source state is missing waits for an older,
     /// reordered frame to supply it before the receiver gives up on it. Default 10 ms.
     #[serde(rename = "reorder_window_ms", with = "millis")]
@@ -417,6 +433,7 @@ impl Default for ReceiverConfig {
         ReceiverConfig {
             connection_id: None,
             ewma_alpha: 0.1,
+            size_aware_estimate: true,
             reorder_window: Duration::from_millis(10),
             max_pending_frames: 16,
             max_states: 16,
@@ -627,7 +644,7 @@ mod tests {
     #[test]
     fn rules_read_as_names_and_slow_link_parameters_as_a_table() {
         let rules = |text: &str| toml::from_str::<SenderConfig>(text).map(|c| c.rules);
-        assert_eq!(rules("").unwrap(), SenderRules::Project);
+        assert_eq!(rules("").unwrap(), SenderRules::SlowLink);
         assert_eq!(rules("rules = \"project\"").unwrap(), SenderRules::Project);
         assert_eq!(rules("rules = \"paper\"").unwrap(), SenderRules::Paper);
         assert_eq!(
@@ -646,7 +663,8 @@ mod tests {
             SlowLinkConfig {
                 ack_timeout_factor: 3,
                 max_probe_interval: Duration::from_millis(500),
-                paced_probe_cap: false,
+                paced_probe_cap: true,
+                idle_link_skips: 1,
             }
         );
         let err = toml::from_str::<SenderConfig>("[slow_link]\nfactor = 3")
@@ -716,11 +734,12 @@ mod tests {
             },
             max_states: 32,
             grace_period: false,
-            rules: SenderRules::SlowLink,
+            rules: SenderRules::Project,
             slow_link: SlowLinkConfig {
                 ack_timeout_factor: 3,
                 max_probe_interval: Duration::from_micros(1_500_500),
                 paced_probe_cap: true,
+                idle_link_skips: 3,
             },
             mode: SenderMode::ConventionalTransport {
                 update_interval: Duration::from_millis(750),
@@ -745,6 +764,7 @@ mod tests {
         let receiver = ReceiverConfig {
             connection_id: Some(7),
             ewma_alpha: 0.25,
+            size_aware_estimate: true,
             reorder_window: Duration::from_micros(12_345),
             max_pending_frames: 8,
             max_states: 4,
@@ -768,7 +788,7 @@ mod tests {
             "min_gap_ms = 0.5",
             "start_quality = 64",
             "mode = \"salsify\"",
-            "rules = \"project\"",
+            "rules = \"slow-link\"",
             "ack_timeout_factor = 2",
         ] {
             assert!(text.contains(line), "{line} in {text}");

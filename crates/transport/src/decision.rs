@@ -222,15 +222,19 @@ pub fn probe_interval(base: Duration, cap: Duration, probes: u32) -> Duration {
 /// The longest probe interval under the slow-link rules: `factor x pace` (a one-fragment probe
 /// then takes at most `1 / factor` of the link as the estimate says), at least `base` and at
 /// most `max`. On a fast link this is `base` — a probe costs the link next to nothing, so it
-/// need not back off — and on a slow one it grows with the time a fragment takes.
+/// need not back off — and on a slow one it grows with the time a fragment takes. Without a
+/// pace (no ACK yet) nothing says the link is fast: `max`, the full backoff.
 pub fn probe_interval_cap(
     base: Duration,
     max: Duration,
     factor: u32,
     pace: Option<Duration>,
 ) -> Duration {
-    let paced = pace.unwrap_or(Duration::ZERO).saturating_mul(factor);
-    paced.max(base).min(max.max(base))
+    let max = max.max(base);
+    match pace {
+        Some(pace) => pace.saturating_mul(factor).max(base).min(max),
+        None => max,
+    }
 }
 
 /// The most bytes a frame sent against the budget's advice may have under the slow-link
@@ -527,7 +531,11 @@ mod tests {
     #[test]
     fn the_probe_backoff_is_capped_by_the_link_pace() {
         let cap = |pace| probe_interval_cap(MS(80), MS(2_000), 2, pace);
-        assert_eq!(cap(None), MS(80));
+        assert_eq!(
+            cap(None),
+            MS(2_000),
+            "no pace: nothing says the link is fast"
+        );
         assert_eq!(cap(Some(MS(1))), MS(80));
         assert_eq!(cap(Some(MS(560))), MS(1_120));
         assert_eq!(cap(Some(MS(5_000))), MS(2_000));

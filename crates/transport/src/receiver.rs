@@ -199,7 +199,11 @@ impl<D: FrameDecoder> Receiver<D> {
             connection_id: config.connection_id,
             ack_connection_id: config.connection_id.unwrap_or_default(),
             states: StateStore::new(config.max_states),
-            estimator: InterArrivalEstimator::new(config.ewma_alpha),
+            estimator: if config.size_aware_estimate {
+                InterArrivalEstimator::size_aware(config.ewma_alpha)
+            } else {
+                InterArrivalEstimator::new(config.ewma_alpha)
+            },
             config,
             decoder,
             pending: BTreeMap::new(),
@@ -233,7 +237,8 @@ impl<D: FrameDecoder> Receiver<D> {
             return Err(why);
         }
         if self.follows_last_arrival(&fragment) {
-            self.estimator.on_arrival(now, fragment.grace);
+            self.estimator
+                .on_sized_arrival(now, fragment.grace, bytes.len());
         } else {
             self.estimator.on_arrival_after_gap(now);
         }

@@ -852,11 +852,11 @@ impl<F: EncodedFrame> Sender<F> {
                 self.config.max_consecutive_skips,
             );
         }
-        decision::feedback_starved(
-            self.consecutive_skips,
-            self.config.max_consecutive_skips,
-            self.fragments_in_flight(),
-        )
+        let skips = match self.config.rules {
+            SenderRules::SlowLink => self.config.slow_link.idle_link_skips,
+            _ => self.config.max_consecutive_skips,
+        };
+        decision::feedback_starved(self.consecutive_skips, skips, self.fragments_in_flight())
     }
 
     fn skip(&mut self, now: Instant, picture: u64, captured: Instant, budget: Option<usize>) {

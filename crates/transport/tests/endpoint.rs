@@ -163,13 +163,14 @@ fn scheme_names_follow_the_configuration() {
     let rules = |rules| SenderConfig { rules, ..d() };
     assert_eq!(name(rules(SenderRules::Paper), true), "salsify-paper");
     assert_eq!(
-        name(rules(SenderRules::SlowLink), true),
-        "salsify-2c-slowlink"
+        name(rules(SenderRules::Project), true),
+        "salsify-2c-project"
     );
     assert_eq!(
-        name(rules(SenderRules::SlowLink), false),
-        "salsify-1c-slowlink"
+        name(rules(SenderRules::Project), false),
+        "salsify-1c-project"
     );
+    assert_eq!(name(rules(SenderRules::SlowLink), true), "salsify-2c");
     let bad = SenderConfig {
         fragment_payload: 0,
         ..d()

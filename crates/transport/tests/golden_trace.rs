@@ -36,6 +36,16 @@ impl Digest {
     }
 }
 
+/// The sender's defaults under the rules these digests were recorded with (the first round's,
+/// [`SenderRules::Project`]); the slow-link rules, now the default, have scenarios of their
+/// own.
+fn first_round_rules() -> SenderConfig {
+    SenderConfig {
+        rules: SenderRules::Project,
+        ..SenderConfig::default()
+    }
+}
+
 /// One scenario: sender config, links, an outage window on the video direction, faults.
 struct Scenario {
     config: SenderConfig,
@@ -55,7 +65,7 @@ struct Scenario {
 impl Default for Scenario {
     fn default() -> Self {
         Scenario {
-            config: SenderConfig::default(),
+            config: first_round_rules(),
             forward: LinkConfig::default(),
             backward: LinkConfig::default(),
             outage: None,
@@ -76,7 +86,12 @@ fn run(s: Scenario) -> (u64, SenderStats, ReceiverStats) {
     let mut d = Digest::new();
     let mut sender: Sender<FakeFrame> =
         Sender::new(s.config.clone(), FakeState(StateHash::INITIAL)).unwrap();
-    let mut receiver = Receiver::new(ReceiverConfig::default(), FakeDecoder).unwrap();
+    // The first round's receiver too: the plain per-packet estimate.
+    let first_round_receiver = ReceiverConfig {
+        size_aware_estimate: false,
+        ..ReceiverConfig::default()
+    };
+    let mut receiver = Receiver::new(first_round_receiver, FakeDecoder).unwrap();
     let mut service = FakeService::default();
     let mut forward = Link::new(s.forward, s.seed);
     let mut backward = Link::new(s.backward, s.seed ^ 0xb0b);
@@ -243,7 +258,7 @@ fn scenarios() -> Vec<(&'static str, Scenario, u64)> {
             Scenario {
                 config: SenderConfig {
                     grace_period: false,
-                    ..SenderConfig::default()
+                    ..first_round_rules()
                 },
                 forward: lossy(),
                 seed: 5,
@@ -256,7 +271,7 @@ fn scenarios() -> Vec<(&'static str, Scenario, u64)> {
             Scenario {
                 config: SenderConfig {
                     mode: SenderMode::ConventionalCodec,
-                    ..SenderConfig::default()
+                    ..first_round_rules()
                 },
                 forward: narrow,
                 outage: Some((Instant::from_millis(2_000), Instant::from_millis(2_500))),
@@ -269,7 +284,7 @@ fn scenarios() -> Vec<(&'static str, Scenario, u64)> {
             Scenario {
                 config: SenderConfig {
                     mode: SenderMode::ConventionalCodec,
-                    ..SenderConfig::default()
+                    ..first_round_rules()
                 },
                 forward: slow,
                 ..Scenario::default()
@@ -283,7 +298,7 @@ fn scenarios() -> Vec<(&'static str, Scenario, u64)> {
                     mode: SenderMode::ConventionalTransport {
                         update_interval: Duration::from_millis(700),
                     },
-                    ..SenderConfig::default()
+                    ..first_round_rules()
                 },
                 forward: lossy(),
                 seed: 9,
@@ -299,7 +314,7 @@ fn scenarios() -> Vec<(&'static str, Scenario, u64)> {
                     delay_target: Duration::from_millis(60),
                     max_consecutive_skips: 3,
                     start_quality: Quality::new(90).unwrap(),
-                    ..SenderConfig::default()
+                    ..first_round_rules()
                 },
                 forward: narrow,
                 outage: Some((Instant::from_millis(5_000), Instant::from_millis(5_300))),

@@ -225,9 +225,12 @@ fn two_options_step_quality_down_17_and_up_23_within_3_to_127() {
         [(47, 87), (30, 70), (13, 53), (3, 36), (3, 26), (3, 26)]
     );
 
-    // Budget zero: forced worse options walk up to the clamp at 127.
+    // Budget zero: forced worse options walk up to the clamp at 127 (the first round's rules,
+    // which force the worse option whatever its size; the slow-link rules' cap is tested in
+    // tests/slow_link.rs).
     let mut s = new_sender(SenderConfig {
         max_consecutive_skips: 0,
+        rules: SenderRules::Project,
         ..SenderConfig::default()
     });
     s.handle_datagram(
@@ -303,7 +306,12 @@ fn sends_the_larger_option_that_fits_else_skips() {
 #[test]
 fn skips_at_most_max_consecutive_then_forces_the_worse_option() {
     let enc = FakeEncoder::default();
-    let mut s = new_sender(SenderConfig::default());
+    // The first round's and the paper's count; the slow-link rules force after
+    // `idle_link_skips` with nothing in flight (tests/slow_link.rs).
+    let mut s = new_sender(SenderConfig {
+        rules: SenderRules::Project,
+        ..SenderConfig::default()
+    });
     let (_, events, datagrams) = offer(&mut s, &enc, 0, Instant::ZERO);
     let mut last_target = sent(&events).unwrap().target;
     // tau = 200 ms > d: budget 0 even with nothing in flight.

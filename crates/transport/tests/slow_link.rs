@@ -1,4 +1,4 @@
-//! The opt-in rules for slow and fading links ([`SenderRules::SlowLink`]) and the paper's rules
+//! The default rules for slow and fading links ([`SenderRules::SlowLink`]) and the paper's rules
 //! ([`SenderRules::Paper`]) in whole sessions over the fake codec: what they send while the
 //! link is slow, silent or too slow for the delay target, against the default rules.
 
@@ -22,7 +22,12 @@ fn narrow() -> LinkConfig {
 /// about 6.8 KB at quantizer 47, 3 KB at 94, 1.9 KB at 127), so that even the coarsest frame
 /// is often more than one fragment, as on the slow links this is about.
 fn session(rules: SenderRules, forward: LinkConfig, seed: u64) -> FakeSession {
-    let mut s = fake_session(config(rules), forward, narrow(), seed);
+    session_with(config(rules), forward, seed)
+}
+
+/// [`session`] with a whole sender configuration.
+fn session_with(config: SenderConfig, forward: LinkConfig, seed: u64) -> FakeSession {
+    let mut s = fake_session(config, forward, narrow(), seed);
     s.service.encoder.model = SizeModel {
         bytes_at_q64: 5_000.0,
         halving_step: 36.0,
@@ -112,7 +117,11 @@ fn on_a_fading_link_the_slow_link_rules_do_not_build_a_queue() {
 
 #[test]
 fn probes_are_the_smallest_frames_and_back_off_while_the_silence_lasts() {
-    let mut s = session(SenderRules::SlowLink, narrow(), 5);
+    // Uncapped backoff: with the default paced cap, probes on this 500 kb/s link (a fragment
+    // in ~22 ms) stay 80 ms apart; the cap's effect is covered by fake_network's outage test.
+    let mut uncapped = config(SenderRules::SlowLink);
+    uncapped.slow_link.paced_probe_cap = false;
+    let mut s = session_with(uncapped, narrow(), 5);
     s.run_until(ms(5_000));
     s.forward.config.loss = 1.0;
     s.run_until(ms(15_000));
@@ -263,4 +272,49 @@ fn with_the_paced_probe_cap_a_fast_link_is_probed_every_interval() {
     );
     let first = s.first_shown_after(restored).expect("shown again");
     assert!(first.at - restored < Duration::from_millis(300));
+}
+
+/// A 5 Mb/s link falls to 16 kbit/s for 10 s and comes back: how long after the sender sends
+/// again until it sends a better (finer) option, with `idle_link_skips` skips before
+/// a forced send into an idle link. (The fake link times each packet when it enters, so what
+/// queued during the fade drains at the fade's rate: the sender waits for it until ~37 s.)
+fn recovery_after_a_deep_fade(idle_link_skips: u32) -> Duration {
+    let mut c = config(SenderRules::SlowLink);
+    c.slow_link.idle_link_skips = idle_link_skips;
+    let fast = LinkConfig {
+        bytes_per_sec: Some(625_000.0),
+        ..LinkConfig::default()
+    };
+    let mut s = session_with(c, fast, 9);
+    s.run_until(ms(3_000));
+    s.forward.config.bytes_per_sec = Some(2_000.0);
+    s.run_until(ms(13_000));
+    s.forward.config.bytes_per_sec = Some(625_000.0);
+    s.run_until(ms(60_000));
+    assert!(s.wrong.is_empty(), "frames shown wrong: {:?}", s.wrong);
+    // The sender resumes once what queued during the fade has drained.
+    let back = s
+        .sent
+        .values()
+        .map(|(f, _)| f.at)
+        .filter(|at| *at >= ms(13_000))
+        .min()
+        .expect("sends again");
+    let better = s
+        .sent
+        .values()
+        .map(|(f, _)| f)
+        .filter(|f| f.at >= back && f.choice == Choice::Better)
+        .map(|f| f.at)
+        .min()
+        .expect("better options again");
+    println!("{idle_link_skips} skips: sends again at {back:?}, better option at {better:?}");
+    better - back
+}
+
+#[test]
+fn forced_fragments_into_an_idle_link_bring_the_estimate_back_after_a_fade() {
+    let (eager, patient) = (recovery_after_a_deep_fade(1), recovery_after_a_deep_fade(4));
+    println!("first better option after the fade: {eager:?} (1 skip), {patient:?} (4 skips)");
+    assert!(eager < patient, "{eager:?} vs {patient:?}");
 }

@@ -29,6 +29,13 @@ fn chromium_available() -> bool {
         })
 }
 
+/// One browser at a time: a second one would compete with the measured call for the CPU.
+static BROWSER: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_browser() -> std::sync::MutexGuard<'static, ()> {
+    BROWSER.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Tests done with the recorded call; the last one removes it (a failing test leaves it for
 /// a look).
 static DONE: AtomicUsize = AtomicUsize::new(0);
@@ -65,6 +72,7 @@ fn recorded_call() -> Option<&'static (PathBuf, f64)> {
             }
         };
         let out = dir.join("call");
+        let _browser = one_browser();
         let status = Command::new(SALSIFY)
             .args(["peer", "chromium", "--input", &input, "--size", "640x360"])
             .args(["--duration", "10", "--link", "constant:4000", "--delay-ms", "20"])
@@ -173,4 +181,52 @@ fn a_source_shifted_by_three_frames_fails_the_match() {
         "{matched} of {shown} still matched"
     );
     done_with(call);
+}
+
+/// Runs `salsify peer chromium` with `args` (synthetic source, 20 frames) expecting it to
+/// fail; returns its error output.
+fn failing_call(name: &str, args: &[&str]) -> String {
+    let out = std::env::temp_dir().join(format!("salsify-peer-{name}-{}", std::process::id()));
+    let result = Command::new(SALSIFY)
+        .args([
+            "peer",
+            "chromium",
+            "--source-frames",
+            "20",
+            "--link",
+            "none",
+        ])
+        .args(args)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&out);
+    let stderr = String::from_utf8_lossy(&result.stderr).to_string();
+    assert!(!result.status.success(), "{stderr}");
+    stderr
+}
+
+#[test]
+fn a_missing_browser_is_a_clear_error() {
+    let e = failing_call("missing", &["--chromium", "/nonexistent/chromium"]);
+    assert!(e.contains("does not exist"), "{e}");
+}
+
+#[test]
+fn a_busy_relay_port_and_a_call_that_cannot_connect_are_clear_errors() {
+    if !chromium_available() {
+        println!("note: Chromium not installed; test skipped");
+        return;
+    }
+    let _browser = one_browser();
+    // A socket on every address holds the port, so the relay cannot listen on it.
+    let held = std::net::UdpSocket::bind("0.0.0.0:0").unwrap();
+    let port = held.local_addr().unwrap().port().to_string();
+    let e = failing_call("busy", &["--relay-port", &port, "--duration", "3"]);
+    assert!(e.contains("choose another with --relay-port"), "{e}");
+    drop(held);
+    // Far too short for the browser to start and connect.
+    let e = failing_call("timeout", &["--connect-timeout", "0.3"]);
+    assert!(e.contains("did not connect within"), "{e}");
 }

@@ -12,7 +12,7 @@ use anyhow::{anyhow, Context, Result};
 use clap::Args;
 use salsify_schemes::SourceInfo;
 use salsify_secure::{Keypair, SecureConfig};
-use salsify_time::Duration;
+use salsify_time::{Duration, Instant};
 
 use crate::link::{relay_config, LinkFlags};
 use crate::monitor::{DemoSummary, Monitor, MonitorConfig};
@@ -42,6 +42,11 @@ pub struct DemoArgs {
     /// as `salsify send/recv --key --peer-key` do).
     #[arg(long)]
     pub plaintext: bool,
+    /// The input is a barcoded Y4M file (`salsify barcode`): also score the run black-box,
+    /// by barcodes read from the captured and shown pictures, with the same analysis as
+    /// `salsify peer chromium` (OUT/blackbox: frames.csv, summary.json, match.json).
+    #[arg(long)]
+    pub barcoded: bool,
     #[command(flatten)]
     pub source: SourceArgs,
     #[command(flatten)]
@@ -91,6 +96,7 @@ pub fn run(args: &DemoArgs) -> Result<()> {
     };
     let source = VideoSource::open(&args.source.camera())?;
     let (width, height) = source.size();
+    let receiver_fps = source.fps();
     let receiver = ReceiverLoopConfig {
         scheme: Some(sender.scheme.clone()),
         source: SourceInfo {
@@ -133,7 +139,16 @@ pub fn run(args: &DemoArgs) -> Result<()> {
     ];
     drop(tx);
     print_setup(args, scheme);
-    let summary = watch(&rx, &stop, args, monitor)?;
+    let blackbox = if args.barcoded {
+        let dir = args.out.join("blackbox");
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create folder '{}'", dir.display()))?;
+        Some(BlackBoxRecorder::new(&dir, width, height, receiver_fps)?)
+    } else {
+        None
+    };
+    let start = clock::now();
+    let (summary, blackbox) = watch(&rx, &stop, args, monitor, blackbox)?;
     let mut failed = None;
     for t in threads {
         if let Ok(Err(e)) | Err(e) = t.join().map_err(|_| anyhow!("a thread panicked")) {
@@ -141,7 +156,76 @@ pub fn run(args: &DemoArgs) -> Result<()> {
         }
     }
     print_summary(&summary, args);
+    if let Some(recorder) = blackbox {
+        recorder.score(&args.source.input, start, start + args.duration)?;
+    }
     failed.map_or(Ok(()), Err)
+}
+
+/// The demo's run recorded as a black-box peer's is: barcodes of captured pictures, shown
+/// pictures with their display times, scored afterwards by `salsify_peer::analyse`.
+struct BlackBoxRecorder {
+    dir: PathBuf,
+    writer: salsify_peer::records::RecordWriter,
+}
+
+impl BlackBoxRecorder {
+    fn new(dir: &std::path::Path, width: u32, height: u32, fps: f64) -> Result<Self> {
+        let rate = salsify_codec::y4m::Rational::new((fps * 1000.0).round() as u32, 1000);
+        Ok(BlackBoxRecorder {
+            dir: dir.to_path_buf(),
+            writer: salsify_peer::records::RecordWriter::create(dir, width, height, rate)?,
+        })
+    }
+
+    fn observe(&mut self, o: &Observation) -> Result<()> {
+        match o {
+            Observation::Captured { at, image, .. } => {
+                self.writer.capture(&salsify_peer::records::CaptureRecord {
+                    capture: *at,
+                    read: *at,
+                    barcode: salsify_barcode::read(image).map_err(|e| e.to_string()),
+                })
+            }
+            Observation::Shown { at, image, .. } => {
+                let mut packed = Vec::with_capacity(image.visible_len());
+                image.write_packed(&mut packed);
+                let record = salsify_peer::records::ShownRecord {
+                    display: *at,
+                    received: None,
+                    width: image.width(),
+                    height: image.height(),
+                    rtp: 0,
+                    missed_before: 0,
+                };
+                self.writer.shown(&record, &packed)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn score(self, reference: &str, from: Instant, until: Instant) -> Result<()> {
+        self.writer.finish()?;
+        let analysis = salsify_peer::analyse(&salsify_peer::AnalysisInput {
+            dir: &self.dir,
+            reference: std::path::Path::new(reference),
+            from: Some(from),
+            until: Some(until),
+        })?;
+        salsify_peer::write_outputs(&self.dir, &analysis)?;
+        let (s, c) = (&analysis.summary, &analysis.counts);
+        println!(
+            "black-box (barcodes): {} of {} shown pictures matched; SSIM {} dB, delay mean {} ms p95 {} ms, {:.1} fps shown; in {}",
+            c.shown_matched,
+            c.shown,
+            s.ssim_db_mean.map_or("-".into(), |v| format!("{v:.2}")),
+            s.delay_mean_ms.map_or("-".into(), |v| format!("{v:.1}")),
+            s.delay_p95_ms.map_or("-".into(), |v| format!("{v:.1}")),
+            s.displayed_fps,
+            self.dir.display()
+        );
+        Ok(())
+    }
 }
 
 /// Runs `f` on a named thread; an error stops the others.
@@ -168,7 +252,8 @@ fn watch(
     stop: &AtomicBool,
     args: &DemoArgs,
     config: MonitorConfig,
-) -> Result<DemoSummary> {
+    mut blackbox: Option<BlackBoxRecorder>,
+) -> Result<(DemoSummary, Option<BlackBoxRecorder>)> {
     let start = clock::now();
     let end = start + args.duration;
     let mut monitor = Monitor::new(config, start);
@@ -182,7 +267,12 @@ fn watch(
             let _ = std::io::stdout().flush();
         }
         match rx.recv_timeout(Duration::from_millis(20)) {
-            Ok(o) => monitor.observe(o),
+            Ok(o) => {
+                if let Some(b) = &mut blackbox {
+                    b.observe(&o)?;
+                }
+                monitor.observe(o)
+            }
             Err(mpsc::RecvTimeoutError::Timeout) if stop.load(Ordering::Relaxed) => {}
             Err(mpsc::RecvTimeoutError::Timeout) => continue,
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
@@ -190,7 +280,7 @@ fn watch(
     }
     let summary = monitor.summary(clock::now().min(end))?;
     monitor.write_frames_csv(&args.out.join("frames.csv"))?;
-    Ok(summary)
+    Ok((summary, blackbox))
 }
 
 fn print_setup(args: &DemoArgs, scheme: &str) {

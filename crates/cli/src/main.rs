@@ -1,5 +1,6 @@
 //! `salsify`: low-latency video after Salsify (NSDI 2018). See `salsify --help`.
 
+mod barcode_cmd;
 mod bench_codec;
 mod bench_secure;
 mod codec_demo;
@@ -9,6 +10,7 @@ mod input;
 mod keys;
 mod link;
 mod monitor;
+mod peer_cmd;
 mod recv;
 mod report_cmd;
 mod runtime;
@@ -57,6 +59,13 @@ enum Command {
     Eval(Box<eval_cmd::EvalArgs>),
     /// The report of one or more `salsify eval` folders (e.g. one per shard), merged.
     Report(report_cmd::ReportArgs),
+    /// Stamp a frame-id barcode into every picture of a video (a Y4M file to feed a
+    /// black-box peer such as Chromium), or read the barcodes of a Y4M file back.
+    Barcode(barcode_cmd::BarcodeArgs),
+    /// Unmodified systems as peers (headless Chromium's WebRTC), measured black-box through
+    /// the link relay by barcodes and scored as simulated runs are.
+    #[command(subcommand)]
+    Peer(peer_cmd::PeerCommand),
     /// Benchmarks (figures per core, measured side by side in one run).
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -91,6 +100,8 @@ fn run(cli: Cli) -> Result<()> {
         Some(Command::Sim(args)) => sim_cmd::run(&args),
         Some(Command::Eval(args)) => eval_cmd::run(&args),
         Some(Command::Report(args)) => report_cmd::run(&args),
+        Some(Command::Barcode(args)) => barcode_cmd::run(&args),
+        Some(Command::Peer(command)) => peer_cmd::run(&command),
         Some(Command::Bench(BenchCommand::Codec(args))) => bench_codec::run(&args),
         Some(Command::Bench(BenchCommand::Secure(args))) => bench_secure::run(&args),
     }

@@ -6,12 +6,15 @@
 //!   next frame shown);
 //! - [`stats`]: mean and percentiles, one definition for every summary;
 //! - [`record`]: the per-frame record a simulator (or a barcode reader) fills;
+//! - [`blackbox`]: (barcode, capture time) and (barcode, display time, score) joined into
+//!   records, for systems measured from outside;
 //! - [`summary`]: a run's [`Summary`], serialisable to JSON;
 //! - [`qoe`]: the paper's two fitted quality-of-experience models.
 //!
 //! Everything here is a pure function of its inputs, so two runs with the same per-frame log
 //! give the same summary bit for bit.
 
+pub mod blackbox;
 pub mod delay;
 pub mod psnr;
 pub mod qoe;

@@ -1,0 +1,156 @@
+//! `salsify barcode`: stamps a frame-id barcode into every picture of any video and writes a
+//! Y4M file (the source a black-box peer is fed), or reads the barcodes of a Y4M file back.
+
+use std::fs::File;
+use std::io::{BufReader, BufWriter};
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use salsify_barcode::{BandLayout, MAX_FRAME_ID};
+use salsify_codec::y4m::{Rational, Y4mHeader, Y4mReader, Y4mWriter};
+use salsify_codec::Image;
+
+use crate::input::{Size, VideoInput};
+
+/// Flags of `salsify barcode`.
+#[derive(Args, Debug, Clone)]
+pub struct BarcodeArgs {
+    /// Video to stamp: `synthetic`, a .y4m file, `-` (Y4M on standard input), or any file
+    /// ffmpeg reads.
+    #[arg(long, default_value = "synthetic")]
+    pub input: String,
+    /// Output Y4M file.
+    #[arg(long, short, required_unless_present = "read")]
+    pub out: Option<PathBuf>,
+    /// Picture size of the output; the input is scaled to it if it differs. Default: the
+    /// input's size (640x360 for the synthetic source).
+    #[arg(long)]
+    pub size: Option<Size>,
+    /// Frame rate of the synthetic source (a file keeps its own).
+    #[arg(long, default_value_t = 30)]
+    pub fps: u32,
+    /// Frames to write (default: the whole input; 300 for the synthetic source).
+    #[arg(long)]
+    pub frames: Option<u64>,
+    /// Frame id of the first picture; the next ones count up from it.
+    #[arg(long, default_value_t = 0)]
+    pub first_id: u64,
+    /// Instead of stamping: read the barcodes of this Y4M file and print one id per frame
+    /// (`-` where unreadable), then how many were read.
+    #[arg(long, conflicts_with_all = ["out", "input"])]
+    pub read: Option<PathBuf>,
+}
+
+/// Runs `salsify barcode`.
+pub fn run(args: &BarcodeArgs) -> Result<()> {
+    if let Some(path) = &args.read {
+        return read_back(path);
+    }
+    let out = args.out.as_ref().context("--out is required")?;
+    stamp_video(
+        &args.input,
+        args.size,
+        args.fps,
+        args.frames,
+        args.first_id,
+        out,
+    )?;
+    Ok(())
+}
+
+/// Stamps `frames` pictures of `input` (default: all; 300 of the synthetic source), scaled
+/// to `size` if given, with ids from `first_id`, into the Y4M file `out`; returns how many.
+pub fn stamp_video(
+    input: &str,
+    size: Option<Size>,
+    fps: u32,
+    frames: Option<u64>,
+    first_id: u64,
+    out: &Path,
+) -> Result<u64> {
+    let default_size = Size {
+        width: 640,
+        height: 360,
+    };
+    let mut input_video = VideoInput::open(input, size.unwrap_or(default_size), f64::from(fps))?;
+    let size = size.unwrap_or(input_video.size);
+    let layout = BandLayout::for_size(size.width, size.height)?;
+    let frames = match (frames, input == "synthetic") {
+        (Some(n), _) => n,
+        (None, true) => 300,
+        (None, false) => u64::MAX,
+    };
+    // A whole file of unknown length fails at the first id too large instead.
+    if frames != u64::MAX && first_id.saturating_add(frames.saturating_sub(1)) > MAX_FRAME_ID {
+        bail!("{frames} frame ids from {first_id} pass the barcode's largest id {MAX_FRAME_ID}");
+    }
+    let rate = frame_rate(input_video.fps);
+    let file = File::create(out).with_context(|| format!("cannot create '{}'", out.display()))?;
+    let header = Y4mHeader::new(size.width, size.height, rate);
+    let mut writer = Y4mWriter::new(BufWriter::with_capacity(1 << 20, file), header)?;
+    let mut written = 0u64;
+    while written < frames {
+        let Some(picture) = input_video.next_frame()? else {
+            break;
+        };
+        let mut picture = fit(picture, size)?;
+        salsify_barcode::stamp(&mut picture, first_id + written)
+            .with_context(|| format!("frame {written} of '{}'", input_video.name))?;
+        writer.write_frame(&picture)?;
+        written += 1;
+    }
+    writer
+        .finish()
+        .with_context(|| format!("writing '{}'", out.display()))?;
+    if written == 0 {
+        bail!("'{}' has no frames", input_video.name);
+    }
+    eprintln!(
+        "salsify barcode: {written} frames of {} ({size}, {} fps), ids {}..={}, to {}; the band is the top {} rows ({:.1} % of the picture)",
+        input_video.name,
+        rate.to_f64(),
+        first_id,
+        first_id + written - 1,
+        out.display(),
+        salsify_barcode::BAND_ROWS,
+        layout.area_share() * 100.0
+    );
+    Ok(written)
+}
+
+/// The input picture at `size` (scaled if it differs).
+fn fit(picture: Image, size: Size) -> Result<Image> {
+    if (picture.width(), picture.height()) == (size.width, size.height) {
+        return Ok(picture);
+    }
+    salsify_codec::scale(&picture, size.width, size.height).context("scaling the input")
+}
+
+/// A Y4M frame rate for `fps` (whole, or in thousandths).
+fn frame_rate(fps: f64) -> Rational {
+    if fps.fract() == 0.0 {
+        Rational::new(fps as u32, 1)
+    } else {
+        Rational::new((fps * 1000.0).round() as u32, 1000)
+    }
+}
+
+fn read_back(path: &Path) -> Result<()> {
+    let file = File::open(path).with_context(|| format!("cannot open '{}'", path.display()))?;
+    let mut reader = Y4mReader::new(BufReader::with_capacity(1 << 20, file))
+        .with_context(|| format!("reading '{}'", path.display()))?;
+    let (mut frames, mut read) = (0u64, 0u64);
+    while let Some(picture) = reader.next_frame()? {
+        match salsify_barcode::read(&picture) {
+            Ok(id) => {
+                println!("{frames} {id}");
+                read += 1;
+            }
+            Err(e) => println!("{frames} - ({e})"),
+        }
+        frames += 1;
+    }
+    eprintln!("salsify barcode: {read} of {frames} frames carry a readable barcode");
+    Ok(())
+}

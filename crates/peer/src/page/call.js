@@ -1,0 +1,293 @@
+// A VP8 call between two RTCPeerConnections of this page, the sender fed by the (fake,
+// barcoded) camera, every ICE candidate rewritten by the server so that both directions cross
+// `salsify link`. Per frame it posts to the server: the camera picture's capture timestamp
+// and barcode band (a MediaStreamTrackProcessor on a clone of the camera track), and every
+// picture the receiving <video> presents, whole, with its expected display time
+// (requestVideoFrameCallback). getStats once a second. Times go to the server on the host's
+// monotonic clock (camera timestamps already are; page times are mapped by /clock pings).
+'use strict';
+
+const BAND_ROWS = 16;
+const MAX_INFLIGHT_CAPTURED = 64;
+// Camera frames the processor queues while the page is busy (its default drops them).
+const CAPTURE_QUEUE = 60;
+const MAX_INFLIGHT_SHOWN = 8;
+
+function event(kind, fields) {
+  return fetch('/event', {
+    method: 'POST',
+    body: JSON.stringify(Object.assign({ kind }, fields || {})),
+  }).catch(() => {});
+}
+
+function fail(where, err) {
+  event('error', { message: `${where}: ${err && err.message ? err.message : err}` });
+}
+
+// A per-frame failure (e.g. no picture to copy while the decoder changes resolution): that
+// frame is not recorded; the count goes to the server, once per kind and second at most.
+const warnings = {};
+function warn(where, err) {
+  const message = `${where}: ${err && err.message ? err.message : err}`;
+  const w = warnings[message] || (warnings[message] = { count: 0, last: 0 });
+  w.count += 1;
+  const now = performance.now();
+  if (now - w.last >= 1000) {
+    w.last = now;
+    event('warning', { message, count: w.count });
+  }
+}
+
+window.addEventListener('error', (e) => fail('page', e.message));
+window.addEventListener('unhandledrejection', (e) => fail('page', e.reason));
+
+// Posts `body` unless `limit` uploads of this kind are already under way.
+function poster(limit) {
+  let inflight = 0;
+  let skipped = 0;
+  return {
+    // Whether the upload was started.
+    post(path, body) {
+      if (inflight >= limit) {
+        skipped += 1;
+        return false;
+      }
+      inflight += 1;
+      fetch(path, { method: 'POST', body })
+        .catch(() => {})
+        .finally(() => { inflight -= 1; });
+      return true;
+    },
+    get skipped() { return skipped; },
+  };
+}
+
+// Offset (µs) that maps performance.now() (ms) onto the server's monotonic clock (µs): the
+// sample with the shortest round trip wins.
+async function syncClock(samples) {
+  let best = null;
+  for (let i = 0; i < samples; i++) {
+    const t0 = performance.now();
+    const reply = await fetch('/clock', { cache: 'no-store' });
+    const host = Number(await reply.text());
+    const t1 = performance.now();
+    const rtt = t1 - t0;
+    if (!best || rtt < best.rtt) best = { rtt, offset: host - ((t0 + t1) / 2) * 1000 };
+  }
+  return best;
+}
+
+// Collects a peer connection's candidates until gathering completes.
+function gather(pc) {
+  const found = [];
+  return {
+    found,
+    done: new Promise((resolve) => {
+      pc.onicecandidate = (e) => {
+        if (e.candidate && e.candidate.candidate) {
+          found.push({ candidate: e.candidate.candidate, sdpMid: e.candidate.sdpMid });
+        } else if (!e.candidate) {
+          resolve();
+        }
+      };
+      setTimeout(resolve, 5000);
+    }),
+  };
+}
+
+// The frame's planes packed (no row padding): I420 only.
+function packI420(buf, layout, w, h) {
+  const sizes = [[w, h], [w / 2, h / 2], [w / 2, h / 2]];
+  if (layout.every((p, i) => p.stride === sizes[i][0])
+      && layout[1].offset === w * h && layout[2].offset === w * h + (w / 2) * (h / 2)) {
+    return buf.subarray(0, w * h * 3 / 2);
+  }
+  const out = new Uint8Array(w * h * 3 / 2);
+  let at = 0;
+  layout.forEach((p, i) => {
+    const [pw, ph] = sizes[i];
+    for (let row = 0; row < ph; row++) {
+      out.set(buf.subarray(p.offset + row * p.stride, p.offset + row * p.stride + pw), at);
+      at += pw;
+    }
+  });
+  return out;
+}
+
+async function captureLoop(track, clock) {
+  const reader = new MediaStreamTrackProcessor({ track, maxBufferSize: CAPTURE_QUEUE })
+    .readable.getReader();
+  const uploads = poster(MAX_INFLIGHT_CAPTURED);
+  for (;;) {
+    const { value: frame, done } = await reader.read();
+    if (done) return;
+    try {
+      const readAt = Math.round(performance.now() * 1000 + clock.offset);
+      const w = frame.visibleRect.width;
+      if (!['I420', 'I420A', 'NV12'].includes(frame.format)) {
+        throw new Error(`camera frames are ${frame.format}, not I420 or NV12`);
+      }
+      const rect = { x: 0, y: 0, width: w, height: BAND_ROWS };
+      const buf = new Uint8Array(frame.allocationSize({ rect }));
+      const layout = await frame.copyTo(buf, { rect });
+      const luma = new Uint8Array(w * BAND_ROWS);
+      for (let row = 0; row < BAND_ROWS; row++) {
+        const from = layout[0].offset + row * layout[0].stride;
+        luma.set(buf.subarray(from, from + w), row * w);
+      }
+      if (!uploads.post(`/captured?ts=${frame.timestamp}&read=${readAt}&w=${w}`, luma)) {
+        warn('capture', 'too many uploads under way: a camera picture not recorded');
+      }
+    } catch (e) {
+      warn('capture', e);
+    } finally {
+      frame.close();
+    }
+  }
+}
+
+function displayLoop(video, clock) {
+  const uploads = poster(MAX_INFLIGHT_SHOWN);
+  let lastPresented = null;
+  // Presentations not recorded since the last one that was (no picture, or no upload slot).
+  let unrecorded = 0;
+  const onFrame = async (now, md) => {
+    video.requestVideoFrameCallback(onFrame);
+    unrecorded += lastPresented === null ? 0 : md.presentedFrames - lastPresented - 1;
+    lastPresented = md.presentedFrames;
+    let frame;
+    try {
+      frame = new VideoFrame(video);
+      // On a busy page the element may already show a newer picture than the one the
+      // callback describes: that picture would get this one's display time, so skip it.
+      if (Math.abs(frame.timestamp - md.mediaTime * 1e6) > 1000) {
+        throw new Error('the video element moved on to a newer picture before the copy');
+      }
+      const display = Math.round(md.expectedDisplayTime * 1000 + clock.offset);
+      const received = md.receiveTime ? Math.round(md.receiveTime * 1000 + clock.offset) : '';
+      const w = frame.visibleRect.width;
+      const h = frame.visibleRect.height;
+      if (frame.format !== 'I420') throw new Error(`decoded frames are ${frame.format}, not I420`);
+      const buf = new Uint8Array(frame.allocationSize());
+      const layout = await frame.copyTo(buf);
+      const posted = uploads.post(
+        `/shown?display=${display}&received=${received}&w=${w}&h=${h}&rtp=${md.rtpTimestamp}`
+          + `&missed=${unrecorded}`,
+        packI420(buf, layout, w, h),
+      );
+      if (posted) unrecorded = 0; else unrecorded += 1;
+    } catch (e) {
+      unrecorded += 1;
+      warn('display', e);
+    } finally {
+      if (frame) frame.close();
+    }
+  };
+  video.requestVideoFrameCallback(onFrame);
+}
+
+function pick(report, fields) {
+  const out = {};
+  for (const f of fields) if (report[f] !== undefined) out[f] = report[f];
+  return out;
+}
+
+function statsLoop(sender, receiver, clock) {
+  setInterval(async () => {
+    try {
+      const out = { t_us: Math.round(performance.now() * 1000 + clock.offset) };
+      (await sender.getStats()).forEach((r) => {
+        if (r.type === 'outbound-rtp') {
+          out.outbound = pick(r, ['targetBitrate', 'bytesSent', 'framesEncoded', 'framesSent',
+            'framesPerSecond', 'frameWidth', 'frameHeight', 'qualityLimitationReason',
+            'qpSum', 'keyFramesEncoded', 'nackCount', 'pliCount', 'retransmittedBytesSent',
+            'encoderImplementation']);
+        } else if (r.type === 'candidate-pair' && r.nominated) {
+          out.pair = pick(r, ['availableOutgoingBitrate', 'currentRoundTripTime', 'bytesSent',
+            'bytesReceived']);
+        }
+      });
+      (await receiver.getStats()).forEach((r) => {
+        if (r.type === 'inbound-rtp') {
+          out.inbound = pick(r, ['bytesReceived', 'packetsLost', 'framesReceived',
+            'framesDecoded', 'framesDropped', 'framesPerSecond', 'frameWidth', 'frameHeight',
+            'jitterBufferDelay', 'jitterBufferEmittedCount', 'freezeCount', 'totalFreezesDuration',
+            'keyFramesDecoded', 'decoderImplementation']);
+        }
+      });
+      fetch('/stats', { method: 'POST', body: JSON.stringify(out) }).catch(() => {});
+    } catch (e) {
+      fail('getStats', e);
+    }
+  }, 1000);
+}
+
+async function main() {
+  const config = await (await fetch('/config', { cache: 'no-store' })).json();
+  const clock = await syncClock(20);
+  event('clock', { offset_us: clock.offset, rtt_ms: clock.rtt });
+
+  const camera = await navigator.mediaDevices.getUserMedia({
+    video: { width: config.width, height: config.height, frameRate: config.fps },
+  });
+  const track = camera.getVideoTracks()[0];
+  event('camera', { settings: track.getSettings() });
+  // From the start, so that every picture the call shows has its capture recorded.
+  captureLoop(track.clone(), clock);
+
+  const sender = new RTCPeerConnection({ iceServers: [] });
+  const receiver = new RTCPeerConnection({ iceServers: [] });
+  const senderCandidates = gather(sender);
+  const receiverCandidates = gather(receiver);
+  for (const [name, pc] of [['sender', sender], ['receiver', receiver]]) {
+    pc.onconnectionstatechange = () => event('state', { peer: name, state: pc.connectionState });
+  }
+
+  const encoding = {};
+  if (config.max_bitrate_bps) encoding.maxBitrate = config.max_bitrate_bps;
+  const transceiver = sender.addTransceiver(track, { direction: 'sendonly', sendEncodings: [encoding] });
+  // VP8 only, keeping Chrome's helper codecs (retransmission, redundancy, FEC).
+  const helpers = ['video/rtx', 'video/red', 'video/ulpfec', 'video/flexfec-03'];
+  const codecs = RTCRtpSender.getCapabilities('video').codecs
+    .filter((c) => c.mimeType === 'video/VP8' || helpers.includes(c.mimeType));
+  transceiver.setCodecPreferences(codecs);
+
+  receiver.ontrack = (e) => {
+    const video = document.getElementById('remote');
+    video.srcObject = new MediaStream([e.track]);
+    displayLoop(video, clock);
+  };
+
+  // Offer and answer without candidates: the candidates go through the server.
+  const offer = await sender.createOffer();
+  await sender.setLocalDescription(offer);
+  await receiver.setRemoteDescription(offer);
+  const answer = await receiver.createAnswer();
+  await receiver.setLocalDescription(answer);
+  await sender.setRemoteDescription(answer);
+
+  if (config.degradation_preference) {
+    const params = transceiver.sender.getParameters();
+    params.degradationPreference = config.degradation_preference;
+    await transceiver.sender.setParameters(params);
+  }
+  const params = transceiver.sender.getParameters();
+  event('sender_parameters', { parameters: params });
+
+  await Promise.all([senderCandidates.done, receiverCandidates.done]);
+  const reply = await fetch('/ice', {
+    method: 'POST',
+    body: JSON.stringify({ sender: senderCandidates.found, receiver: receiverCandidates.found }),
+  });
+  if (!reply.ok) {
+    fail('ice', await reply.text());
+    return;
+  }
+  const route = await reply.json();
+  await receiver.addIceCandidate(route.for_receiver);
+  await sender.addIceCandidate(route.for_sender);
+
+  statsLoop(sender, receiver, clock);
+}
+
+main().catch((e) => fail('setup', e));

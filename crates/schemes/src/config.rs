@@ -165,6 +165,7 @@ impl SchemeConfig {
             // The paper's (and the first round's) estimate: a plain mean per packet, whatever
             // its size.
             receiver.size_aware_estimate = false;
+            receiver.states_behind = 0;
         }
         let (name, sender, parallel) = match name {
             "salsify-2c" => ("salsify-2c", base, true),

@@ -416,6 +416,12 @@ pub struct ReceiverConfig {
     /// [`crate::estimator`]), not per datagram whatever its size. Default true; the
     /// `salsify-paper` scheme uses the paper's plain per-packet mean.
     pub size_aware_estimate: bool,
+    /// States older than the source of the last frame decoded that are kept anyway (the
+    /// newest of them). The sender learns what the receiver holds only through ACKs: when the
+    /// ACK path stalls while video still arrives, the sender's newest acknowledged state falls
+    /// behind what the receiver decoded, and the probes it encodes from that state must still
+    /// decode. Default 8; 0 is the first round's rule (drop everything older at once).
+    pub states_behind: usize,
     /// How long a complete frame whose source state is missing waits for an older,
     /// reordered frame to supply it before the receiver gives up on it. Default 10 ms.
     #[serde(rename = "reorder_window_ms", with = "millis")]
@@ -434,6 +440,7 @@ impl Default for ReceiverConfig {
             connection_id: None,
             ewma_alpha: 0.1,
             size_aware_estimate: true,
+            states_behind: 8,
             reorder_window: Duration::from_millis(10),
             max_pending_frames: 16,
             max_states: 16,
@@ -764,7 +771,8 @@ mod tests {
         let receiver = ReceiverConfig {
             connection_id: Some(7),
             ewma_alpha: 0.25,
-            size_aware_estimate: true,
+            size_aware_estimate: false,
+            states_behind: 3,
             reorder_window: Duration::from_micros(12_345),
             max_pending_frames: 8,
             max_states: 4,

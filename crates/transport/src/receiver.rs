@@ -455,10 +455,12 @@ impl<D: FrameDecoder> Receiver<D> {
         true
     }
 
-    /// Stores the state a frame from `source` reached, dropping states the sender has moved past.
+    /// Stores the state a frame from `source` reached, dropping states the sender has moved
+    /// past but the `states_behind` newest of them (see [`ReceiverConfig::states_behind`]).
     fn keep_state(&mut self, source: StateHash, reached: D::State) {
         let reached_hash = reached.hash();
-        self.states.evict_older_than(source);
+        self.states
+            .evict_older_than_keeping(source, self.config.states_behind);
         self.states.insert(reached);
         if source == StateHash::INITIAL {
             self.states.evict_older_than(reached_hash);

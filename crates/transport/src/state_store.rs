@@ -56,6 +56,14 @@ impl<S: CodecState> StateStore<S> {
         }
     }
 
+    /// Drops every state older than `hash` but the `keep` newest of them; nothing if `hash`
+    /// is not held.
+    pub fn evict_older_than_keeping(&mut self, hash: StateHash, keep: usize) {
+        if let Some(pos) = self.entries.iter().position(|s| s.hash() == hash) {
+            self.entries.drain(..pos.saturating_sub(keep));
+        }
+    }
+
     /// The newest state.
     pub fn newest(&self) -> Option<&S> {
         self.entries.back()

@@ -89,6 +89,7 @@ fn run(s: Scenario) -> (u64, SenderStats, ReceiverStats) {
     // The first round's receiver too: the plain per-packet estimate.
     let first_round_receiver = ReceiverConfig {
         size_aware_estimate: false,
+        states_behind: 0,
         ..ReceiverConfig::default()
     };
     let mut receiver = Receiver::new(first_round_receiver, FakeDecoder).unwrap();

@@ -139,6 +139,8 @@ fn lossy_reordering_network_with_real_codec_never_shows_a_wrong_frame() {
     let (mean_tx_states, mean_rx_states) = s.mean_states();
     assert!(tx.max_states_held <= SenderConfig::default().max_states);
     assert!(rx.max_states_held <= ReceiverConfig::default().max_states);
-    assert!(mean_tx_states < 12.0 && mean_rx_states < 8.0);
+    // The receiver also keeps up to `states_behind` older states (for an ACK path that lags).
+    let behind = ReceiverConfig::default().states_behind as f64;
+    assert!(mean_tx_states < 12.0 && mean_rx_states < 8.0 + behind);
     assert!(recovery <= 2 * RTT + FRAME, "recovery {recovery:?}");
 }

@@ -322,23 +322,28 @@ fn survives_any_datagram_and_keeps_working() {
 
 #[test]
 fn states_older_than_a_used_source_are_evicted() {
-    let frames = chain(20);
-    let mut r = receiver();
-    for (i, f) in frames.iter().enumerate() {
-        for d in fragments(i as u32, f, 1400) {
-            r.handle_datagram(Instant::from_millis(i as u64 * 33), &d)
-                .unwrap();
+    for behind in [0, 3] {
+        let frames = chain(20);
+        let config = ReceiverConfig {
+            states_behind: behind,
+            ..ReceiverConfig::default()
+        };
+        let mut r = Receiver::new(config, FakeDecoder).unwrap();
+        for (i, f) in frames.iter().enumerate() {
+            for d in fragments(i as u32, f, 1400) {
+                r.handle_datagram(Instant::from_millis(i as u64 * 33), &d)
+                    .unwrap();
+            }
         }
+        let out = drain(&mut r);
+        assert_eq!(out.shown.len(), 20);
+        // Decoding frame n from frame n-1's state drops everything older than that state,
+        // but the `states_behind` newest of those.
+        assert_eq!(r.stats().states_held, 2 + behind);
+        assert_eq!(r.stats().max_states_held, 2 + behind);
+        let newest: Vec<_> = frames[18 - behind..].iter().map(|f| f.target.0).collect();
+        assert_eq!(out.acks.last().unwrap().held_states, newest);
     }
-    let out = drain(&mut r);
-    assert_eq!(out.shown.len(), 20);
-    // Decoding frame n from frame n-1's state drops everything older than that state.
-    assert_eq!(r.stats().states_held, 2);
-    assert_eq!(r.stats().max_states_held, 2);
-    assert_eq!(
-        out.acks.last().unwrap().held_states,
-        vec![frames[18].target.0, frames[19].target.0]
-    );
 }
 
 #[test]

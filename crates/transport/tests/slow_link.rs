@@ -8,7 +8,7 @@ use salsify_codec::Quality;
 use salsify_time::Duration;
 use salsify_transport::fake::SizeModel;
 use salsify_transport::*;
-use support::{fake_session, ms, FakeSession, LinkConfig};
+use support::{fake_session, fake_session_with_receiver, ms, FakeSession, LinkConfig};
 
 /// 500 kbit/s, 20 ms each way.
 fn narrow() -> LinkConfig {
@@ -215,7 +215,24 @@ fn the_coarsest_encode_is_one_more_job_from_the_same_source() {
 
 #[test]
 fn the_paper_rules_never_suspect_an_outage_and_force_with_fragments_in_flight() {
-    let mut s = session(SenderRules::Paper, narrow(), 4);
+    // The paper's receiver too, as the salsify-paper scheme has it.
+    let paper_receiver = ReceiverConfig {
+        size_aware_estimate: false,
+        states_behind: 0,
+        ..ReceiverConfig::default()
+    };
+    let mut s = fake_session_with_receiver(
+        config(SenderRules::Paper),
+        paper_receiver,
+        narrow(),
+        narrow(),
+        4,
+    );
+    s.service.encoder.model = SizeModel {
+        bytes_at_q64: 5_000.0,
+        halving_step: 36.0,
+        ..SizeModel::default()
+    };
     s.run_until(ms(3_000));
     s.forward.config.loss = 1.0;
     for t in (3_100..5_000).step_by(100) {

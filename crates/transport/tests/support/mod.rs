@@ -301,8 +301,20 @@ pub fn fake_session(
     backward: LinkConfig,
     seed: u64,
 ) -> FakeSession {
+    fake_session_with_receiver(sender, ReceiverConfig::default(), forward, backward, seed)
+}
+
+/// [`fake_session`] with a receiver configuration too.
+#[allow(dead_code)] // not every test binary uses it
+pub fn fake_session_with_receiver(
+    sender: SenderConfig,
+    receiver: ReceiverConfig,
+    forward: LinkConfig,
+    backward: LinkConfig,
+    seed: u64,
+) -> FakeSession {
     let sender = Sender::new(sender, FakeState(StateHash::INITIAL)).unwrap();
-    let receiver = Receiver::new(ReceiverConfig::default(), FakeDecoder).unwrap();
+    let receiver = Receiver::new(receiver, FakeDecoder).unwrap();
     let verify: Verify<FakeService, FakeDecoder> = Box::new(
         |sent: &SentFrame, target: &FakeState, shown: &FakePicture| {
             shown.picture == sent.picture && shown.state == target.0

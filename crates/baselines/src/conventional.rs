@@ -142,15 +142,10 @@ impl SenderEndpoint for GccSender {
     }
 
     fn handle_picture(&mut self, now: Instant, picture: u64, captured: Instant) {
-        self.core.stats.pictures += 1;
         let p = Picture { picture, captured };
-        if self.core.encoding.is_some() {
-            if let Some(old) = self.waiting.replace(p) {
-                self.core.dropped(now, old, DropReason::EncoderBusy);
-            }
-            return;
+        if let Some(p) = self.core.admit(now, &mut self.waiting, p) {
+            self.start_encode(now, p);
         }
-        self.start_encode(now, p);
     }
 
     /// A failed encode drops its picture; a picture waiting meanwhile is encoded after the

@@ -162,6 +162,24 @@ impl Core {
         });
     }
 
+    /// A new picture `p`: returned to be encoded now if the encoder is free; else it waits
+    /// in `waiting` (one slot: the picture it replaces is dropped as `EncoderBusy`).
+    pub fn admit(
+        &mut self,
+        now: Instant,
+        waiting: &mut Option<Picture>,
+        p: Picture,
+    ) -> Option<Picture> {
+        self.stats.pictures += 1;
+        if self.encoding.is_none() {
+            return Some(p);
+        }
+        if let Some(old) = waiting.replace(p) {
+            self.dropped(now, old, DropReason::EncoderBusy);
+        }
+        None
+    }
+
     /// Asks the driver to encode `p` with the CBR encoder.
     pub fn request_cbr(&mut self, p: Picture, job: CbrJob) {
         let id = self.next_request;

@@ -11,7 +11,7 @@ use salsify_time::Instant;
 use crate::config::{ConfigError, ReceiverConfig, SenderConfig, SenderMode, SenderRules};
 use crate::error::DatagramRejected;
 use crate::receiver::{Receiver, ReceiverEvent, ReceiverOutput};
-use crate::sender::{Choice, DropCause, EncodeJob, Sender, SenderEvent, SenderOutput};
+use crate::sender::{DropCause, EncodeJob, Sender, SenderEvent, SenderOutput};
 use crate::vp8::{CodedPicture, CodedVp8Decoder};
 
 /// The Salsify sender (or one of its ablations) as a [`ep::SenderEndpoint`], with the real
@@ -48,15 +48,6 @@ impl SalsifySender {
     }
 }
 
-fn choice(c: Choice) -> ep::Choice {
-    match c {
-        Choice::Better => ep::Choice::Better,
-        Choice::Worse => ep::Choice::Worse,
-        Choice::ForcedWorse => ep::Choice::ForcedWorse,
-        Choice::Only => ep::Choice::Only,
-    }
-}
-
 fn drop_reason(cause: Option<DropCause>) -> ep::DropReason {
     match cause {
         Some(DropCause::EncoderBusy) => ep::DropReason::EncoderBusy,
@@ -89,7 +80,7 @@ fn sender_event(e: SenderEvent, cause: Option<DropCause>) -> ep::SenderEvent {
             fragments: f.fragments,
             quality: f.quality,
             keyframe: f.source == StateHash::INITIAL,
-            choice: choice(f.choice),
+            choice: f.choice,
             budget: f.budget,
             recovery: f.recovery,
             states: Some((f.source, f.target)),

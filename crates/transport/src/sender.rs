@@ -97,18 +97,9 @@ pub struct EncodeRequest<S> {
     pub job: EncodeJob,
 }
 
-/// Which option a sent frame was.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Choice {
-    /// The better (finer-quantizer) option fit the budget.
-    Better,
-    /// Only the worse option fit.
-    Worse,
-    /// Neither fit, but the skip limit was reached: the worse option was sent anyway.
-    ForcedWorse,
-    /// A one-encode mode (ablations): the only frame was sent.
-    Only,
-}
+/// Which option a sent frame was: the one vocabulary of every scheme (Salsify's `Better`,
+/// `Worse`, `ForcedWorse`; `Only` for the one-encode ablations).
+pub use salsify_endpoint::Choice;
 
 /// A frame the sender committed to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -160,13 +160,6 @@ impl SchemeConfig {
     fn salsify(name: &str, params: &SchemeParams) -> Result<SchemeConfig, SchemeError> {
         let base = params.salsify.clone().unwrap_or_default();
         let receiver = params.salsify_receiver.clone().unwrap_or_default();
-        let mut receiver = receiver;
-        if name == "salsify-paper" || name.ends_with("-project") {
-            // The paper's (and the first round's) estimate: a plain mean per packet, whatever
-            // its size.
-            receiver.size_aware_estimate = false;
-            receiver.states_behind = 0;
-        }
         let (name, sender, parallel) = match name {
             "salsify-2c" => ("salsify-2c", base, true),
             "salsify-1c" => ("salsify-1c", base, false),
@@ -225,6 +218,12 @@ impl SchemeConfig {
                 false,
             ),
             other => return Err(SchemeError::Unknown(other.to_string())),
+        };
+        // The receiver goes with the sender's rules: the paper's and the first round's senders
+        // run with the receiver they were measured with.
+        let receiver = match sender.rules {
+            SenderRules::SlowLink => receiver,
+            _ => receiver.first_round(),
         };
         Ok(SchemeConfig::Salsify {
             name,
@@ -388,6 +387,19 @@ mod tests {
         assert_eq!(rules("salsify-paper"), (SenderRules::Paper, true));
         assert_eq!(rules("salsify-2c-project"), (SenderRules::Project, true));
         assert_eq!(rules("salsify-1c-project"), (SenderRules::Project, false));
+        // The receiver goes with the rules: the paper's and the first round's plain one.
+        let receiver = |name| match SchemeConfig::named(name, &SchemeParams::default()).unwrap() {
+            SchemeConfig::Salsify { receiver, .. } => receiver,
+            other => panic!("{other:?}"),
+        };
+        let default = salsify_transport::ReceiverConfig::default();
+        assert_eq!(receiver("salsify-2c"), default);
+        assert_eq!(receiver("salsify-paper"), default.clone().first_round());
+        assert_eq!(
+            receiver("salsify-1c-project"),
+            default.clone().first_round()
+        );
+        assert_ne!(default.clone().first_round(), default);
         // The [salsify] table's other fields carry over; its rules are the name's.
         let params = SchemeParams {
             salsify: Some(SenderConfig {

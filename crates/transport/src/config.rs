@@ -450,6 +450,17 @@ impl Default for ReceiverConfig {
 }
 
 impl ReceiverConfig {
+    /// `self` with the paper's (and the first round's) estimate and state store: a plain
+    /// per-packet tau, and every state older than the last source dropped at once. The
+    /// receiver of the `salsify-paper` and `*-project` schemes.
+    pub fn first_round(self) -> Self {
+        ReceiverConfig {
+            size_aware_estimate: false,
+            states_behind: 0,
+            ..self
+        }
+    }
+
     /// Checks every field.
     pub fn validate(&self) -> Result<(), ConfigError> {
         if !(self.ewma_alpha > 0.0 && self.ewma_alpha <= 1.0) {

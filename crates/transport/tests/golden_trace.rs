@@ -87,11 +87,7 @@ fn run(s: Scenario) -> (u64, SenderStats, ReceiverStats) {
     let mut sender: Sender<FakeFrame> =
         Sender::new(s.config.clone(), FakeState(StateHash::INITIAL)).unwrap();
     // The first round's receiver too: the plain per-packet estimate.
-    let first_round_receiver = ReceiverConfig {
-        size_aware_estimate: false,
-        states_behind: 0,
-        ..ReceiverConfig::default()
-    };
+    let first_round_receiver = ReceiverConfig::default().first_round();
     let mut receiver = Receiver::new(first_round_receiver, FakeDecoder).unwrap();
     let mut service = FakeService::default();
     let mut forward = Link::new(s.forward, s.seed);

@@ -216,11 +216,7 @@ fn the_coarsest_encode_is_one_more_job_from_the_same_source() {
 #[test]
 fn the_paper_rules_never_suspect_an_outage_and_force_with_fragments_in_flight() {
     // The paper's receiver too, as the salsify-paper scheme has it.
-    let paper_receiver = ReceiverConfig {
-        size_aware_estimate: false,
-        states_behind: 0,
-        ..ReceiverConfig::default()
-    };
+    let paper_receiver = ReceiverConfig::default().first_round();
     let mut s = fake_session_with_receiver(
         config(SenderRules::Paper),
         paper_receiver,

@@ -22,6 +22,7 @@ use crate::runtime::receiver_loop::{self, ReceiverLoopConfig};
 use crate::runtime::sender_loop::{self, SenderLoopConfig};
 use crate::runtime::{self, clock, relay, udp, PictureSource, VideoSource};
 use crate::send::{SchemeArgs, SourceArgs};
+use crate::window;
 
 /// Flags of `salsify demo`.
 #[derive(Args, Debug, Clone)]
@@ -35,6 +36,11 @@ pub struct DemoArgs {
     /// Also write every shown picture to OUT/received.y4m (large: about 10 MB/s at 640x360).
     #[arg(long)]
     pub y4m: bool,
+    /// Show the received video in a window as frames are decoded (no jitter buffer; pictures
+    /// the window could not keep up with are dropped and counted). Closing it (or Escape / q)
+    /// ends the demo like Ctrl-C. Needs a display (DISPLAY or WAYLAND_DISPLAY).
+    #[arg(long)]
+    pub display: bool,
     /// Do not score shown pictures with SSIM (saves CPU at large sizes).
     #[arg(long)]
     pub no_ssim: bool,
@@ -110,6 +116,7 @@ pub fn run(args: &DemoArgs) -> Result<()> {
             ivf: Some(args.out.join("received.ivf")),
             log: Some(args.out.join("receiver.csv")),
             fps: source.fps().round().max(1.0) as u32,
+            view: None,
         },
         secure: receiver_secure,
         ..ReceiverLoopConfig::default()
@@ -121,6 +128,10 @@ pub fn run(args: &DemoArgs) -> Result<()> {
             .then(|| Duration::from_secs_f64(args.path.dropout_at)),
     };
     let scheme = sender.scheme.name();
+    let title = format!("salsify demo: {scheme}");
+    let window = window::open(args.display, &title, (width, height), false)?;
+    let mut receiver = receiver;
+    receiver.display.view = window.as_ref().map(|w| w.view());
     let stop = runtime::stop_on_ctrl_c()?;
     let (tx, rx) = mpsc::channel();
     let threads = [
@@ -148,7 +159,10 @@ pub fn run(args: &DemoArgs) -> Result<()> {
         None
     };
     let start = clock::now();
-    let (summary, blackbox) = watch(&rx, &stop, args, monitor, blackbox)?;
+    let watch_stop = stop.clone();
+    let (summary, blackbox) = window::run_in(window, "salsify demo", &stop, move || {
+        watch(&rx, &watch_stop, args, monitor, blackbox)
+    })?;
     let mut failed = None;
     for t in threads {
         if let Ok(Err(e)) | Err(e) = t.join().map_err(|_| anyhow!("a thread panicked")) {

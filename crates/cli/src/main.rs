@@ -16,6 +16,7 @@ mod report_cmd;
 mod runtime;
 mod send;
 mod sim_cmd;
+mod window;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};

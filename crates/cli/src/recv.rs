@@ -14,6 +14,7 @@ use crate::runtime::observe::Observer;
 use crate::runtime::receiver_loop::{self, ReceiverLoopConfig};
 use crate::runtime::{self, udp};
 use crate::send::read_params;
+use crate::window;
 
 /// Flags of `salsify recv`.
 #[derive(Args, Debug, Clone)]
@@ -31,6 +32,13 @@ pub struct RecvArgs {
     /// [salsify_receiver], [conventional] and [conventional_legacy]).
     #[arg(long)]
     pub scheme_params: Option<PathBuf>,
+    /// Show the video in a window as frames are decoded: no jitter buffer, the newest picture
+    /// at once (pictures the window could not keep up with are dropped and counted, never
+    /// queued). Closing the window (or Escape / q) ends the session like Ctrl-C, keeping
+    /// everything written. Needs a display (DISPLAY or WAYLAND_DISPLAY; `xvfb-run -a` gives
+    /// a virtual one).
+    #[arg(long)]
+    pub display: bool,
     /// Write the shown pictures as Y4M here; `-` writes to standard output
     /// (`salsify recv ... -o - | ffplay -`).
     #[arg(long, short = 'o')]
@@ -100,6 +108,7 @@ impl RecvArgs {
                 ivf: self.ivf.clone(),
                 log: self.log.clone(),
                 fps: self.fps,
+                view: None,
             },
             status: !self.quiet,
             secure: self.keys.secure_config()?,
@@ -111,6 +120,11 @@ impl RecvArgs {
 pub fn run(args: &RecvArgs) -> Result<()> {
     let config = args.loop_config()?;
     let socket = receiver_loop::bind(udp::resolve(&args.listen)?)?;
+    let size = (config.source.width, config.source.height);
+    let title = format!("salsify recv {}", socket.local_addr()?);
+    let window = window::open(args.display, &title, size, args.size.is_none())?;
+    let mut config = config;
+    config.display.view = window.as_ref().map(|w| w.view());
     let stop = runtime::stop_on_ctrl_c()?;
     runtime::stop_after(&stop, args.duration);
     if !args.quiet {
@@ -130,7 +144,9 @@ pub fn run(args: &RecvArgs) -> Result<()> {
     if config.secure.is_none() {
         eprintln!("{}", plaintext_warning("salsify recv"));
     }
-    let totals = receiver_loop::run(config, socket, stop, Observer::default())?;
+    let totals = window::run_in(window, "salsify recv", &stop.clone(), move || {
+        receiver_loop::run(config, socket, stop, Observer::default())
+    })?;
     eprintln!(
         "salsify recv: {} frames shown, {} sessions{}, {} datagrams ignored, {} refused unauthenticated, {} of {} datagrams kernel-timestamped",
         totals.shown,

@@ -49,7 +49,7 @@ use std::sync::Arc;
 use salsify_time::Duration;
 
 pub use camera::{PictureSource, SyntheticCamera};
-pub use display::DisplayConfig;
+pub use display::{DisplayConfig, LiveView};
 pub use observe::{Observation, Observer};
 pub use receiver_loop::{ReceiverLoopConfig, ReceiverTotals};
 pub use relay::{DirectionConfig, RelayConfig, RelayTotals};

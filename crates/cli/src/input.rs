@@ -1,5 +1,6 @@
 //! Video inputs named on the command line: the built-in synthetic source, a Y4M file or pipe,
-//! or any other file ffmpeg can read (decoded through an ffmpeg child process).
+//! a live screen or camera (`x11grab:`, `v4l2:`, through ffmpeg: [`crate::live_input`]), or
+//! any other file ffmpeg can read (decoded through an ffmpeg child process).
 
 use std::fs::File;
 use std::io::{BufReader, Read};
@@ -10,6 +11,8 @@ use anyhow::{bail, Context, Result};
 use salsify_codec::synthetic::SyntheticSource;
 use salsify_codec::y4m::Y4mReader;
 use salsify_codec::Image;
+
+use crate::live_input::LiveSource;
 
 /// Frame rate assumed for a Y4M stream that does not say (`F0:0` or no F).
 const DEFAULT_Y4M_FPS: f64 = 30.0;
@@ -56,6 +59,9 @@ pub struct VideoInput {
     pub size: Size,
     /// Frames per second.
     pub fps: f64,
+    /// A live source (screen, camera): pictures come when they are grabbed, so they are
+    /// passed on as read rather than played at `fps`.
+    pub live: bool,
     frames: Frames,
 }
 
@@ -66,7 +72,8 @@ enum Frames {
 
 impl VideoInput {
     /// Opens `spec`: `synthetic` (the built-in source at `size` and `fps`), `-` (Y4M on
-    /// standard input), a `.y4m` file, or any other file through ffmpeg.
+    /// standard input), a `.y4m` file, `x11grab:DISPLAY` / `v4l2:DEVICE` (a screen or camera
+    /// grabbed by ffmpeg at `size` and `fps`), or any other file through ffmpeg.
     pub fn open(spec: &str, size: Size, fps: f64) -> Result<VideoInput> {
         if spec == "synthetic" {
             if fps.fract() != 0.0 || fps < 1.0 {
@@ -78,8 +85,12 @@ impl VideoInput {
                 name: format!("synthetic {size} at {fps} fps"),
                 size,
                 fps,
+                live: false,
                 frames: Frames::Synthetic(source),
             });
+        }
+        if let Some(live) = LiveSource::parse(spec) {
+            return open_live(spec, &live?, size, fps);
         }
         let (reader, child): (Box<dyn Read + Send>, _) = if spec == "-" {
             (Box::new(std::io::stdin()), None)
@@ -103,6 +114,7 @@ impl VideoInput {
                 height: header.height,
             },
             fps: header.frame_rate.map_or(DEFAULT_Y4M_FPS, |r| r.to_f64()),
+            live: false,
             frames: Frames::Y4m(reader, child),
         })
     }
@@ -140,6 +152,44 @@ impl Drop for VideoInput {
             let _ = child.wait();
         }
     }
+}
+
+/// Opens live source `live` (named `spec`) through an ffmpeg child process.
+fn open_live(spec: &str, live: &LiveSource, size: Size, fps: f64) -> Result<VideoInput> {
+    live.check()?;
+    if !(fps.is_finite() && fps > 0.0) {
+        bail!("--fps {fps}: a live source needs a positive frame rate");
+    }
+    let mut child = Command::new("ffmpeg")
+        .args(live.ffmpeg_args(size, fps))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .with_context(|| {
+            format!("cannot run ffmpeg to read '{spec}': install it (scripts/setup --bench)")
+        })?;
+    let stdout = child.stdout.take().context("ffmpeg has no output pipe")?;
+    // A buffered pipe adds no delay: a read returns what ffmpeg has written so far.
+    let reader: Box<dyn Read + Send> = Box::new(BufReader::with_capacity(1 << 20, stdout));
+    let reader = match Y4mReader::new(reader) {
+        Ok(r) => r,
+        Err(e) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(anyhow::Error::new(e).context(live.hint()));
+        }
+    };
+    let header = reader.header();
+    Ok(VideoInput {
+        name: spec.to_string(),
+        size: Size {
+            width: header.width,
+            height: header.height,
+        },
+        fps: header.frame_rate.map_or(fps, |r| r.to_f64()),
+        live: true,
+        frames: Frames::Y4m(reader, Some(child)),
+    })
 }
 
 /// Starts `ffmpeg` decoding `path` to Y4M on its standard output.

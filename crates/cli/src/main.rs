@@ -9,6 +9,7 @@ mod eval_cmd;
 mod input;
 mod keys;
 mod link;
+mod live_input;
 mod monitor;
 mod peer_cmd;
 mod recv;

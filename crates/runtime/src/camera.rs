@@ -3,6 +3,8 @@
 //! It never waits for the consumer: each picture is handed over as soon as it is due (the
 //! sender loop keeps only the newest few, as senders ask for recent pictures). A source that
 //! cannot keep up (a slow pipe) is played as fast as it delivers, without bursts to catch up.
+//! A live source (a screen or camera grabber, [`PictureSource::is_live`]) keeps its own time:
+//! its pictures are handed over as soon as they are read.
 //!
 //! Where pictures come from is the caller's business ([`PictureSource`]): the runtime knows
 //! files and pipes no more than it knows schemes. [`SyntheticCamera`] is the built-in one.
@@ -24,6 +26,12 @@ pub trait PictureSource: Send {
     fn fps(&self) -> f64;
     /// The next picture; `None` at the end.
     fn next_picture(&mut self) -> Result<Option<Image>>;
+    /// A live source (a screen or camera grabber) delivers pictures when they are taken:
+    /// each is handed over as soon as it is read, without waiting for its slot at `fps`
+    /// (which would add delay, and let pictures pile up if the source runs slightly fast).
+    fn is_live(&self) -> bool {
+        false
+    }
 }
 
 /// The codec crate's synthetic moving test pattern, endless.
@@ -90,13 +98,16 @@ fn play(
     deliver: &mut impl FnMut(Option<Captured>) -> bool,
 ) -> Result<()> {
     let interval = Duration::from_secs_f64(1.0 / source.fps().max(0.1));
+    let live = source.is_live();
     let mut due = clock::now();
     let mut id = 0u64;
     while !stop.load(Ordering::Relaxed) {
         let Some(image) = source.next_picture()? else {
             return Ok(());
         };
-        sleep_until(due, stop);
+        if !live {
+            sleep_until(due, stop);
+        }
         let at = clock::now();
         if !deliver(Some(Captured {
             id,

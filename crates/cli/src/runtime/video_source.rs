@@ -32,6 +32,9 @@ impl VideoSource {
         if config.looped && config.input == "-" {
             bail!("--loop cannot replay standard input");
         }
+        if config.looped && crate::live_input::LiveSource::parse(&config.input).is_some() {
+            bail!("--loop cannot replay a live source ({})", config.input);
+        }
         let input = VideoInput::open(&config.input, config.size, config.fps)
             .with_context(|| format!("cannot open video input '{}'", config.input))?;
         Ok(VideoSource {
@@ -48,6 +51,10 @@ impl PictureSource for VideoSource {
 
     fn fps(&self) -> f64 {
         self.input.fps
+    }
+
+    fn is_live(&self) -> bool {
+        self.input.live
     }
 
     fn next_picture(&mut self) -> Result<Option<Image>> {

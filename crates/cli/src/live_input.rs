@@ -232,7 +232,10 @@ mod tests {
             device: "/dev/video-salsify-missing".into(),
         };
         let err = missing.check().unwrap_err().to_string();
-        assert!(err.contains("no camera at /dev/video-salsify-missing"), "{err}");
+        assert!(
+            err.contains("no camera at /dev/video-salsify-missing"),
+            "{err}"
+        );
         assert!(err.contains("ls /dev/video*"), "{err}");
         let not_a_device = LiveSource::Camera {
             device: std::env::temp_dir(),

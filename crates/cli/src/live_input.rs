@@ -98,13 +98,13 @@ impl LiveSource {
     pub fn hint(&self) -> String {
         match self {
             LiveSource::Screen { display } => format!(
-                "ffmpeg could not grab screen {display} (its message is above): is the X server \
-                 there, and does --size fit in its screen (xdpyinfo | grep dimensions)?"
+                "ffmpeg gave no video from screen {display} (its message is above; is the X \
+                 server there, and does --size fit in its screen? xdpyinfo | grep dimensions)"
             ),
             LiveSource::Camera { device } => format!(
-                "ffmpeg could not read camera {} (its message is above): is it busy in another \
-                 program, and does it offer --size and --fps (v4l2-ctl --list-formats-ext, or \
-                 ffmpeg -f v4l2 -list_formats all -i {})?",
+                "ffmpeg gave no video from camera {} (its message is above; is it busy in \
+                 another program, and does it offer --size and --fps? v4l2-ctl \
+                 --list-formats-ext, or ffmpeg -f v4l2 -list_formats all -i {})",
                 device.display(),
                 device.display()
             ),

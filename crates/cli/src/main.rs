@@ -37,7 +37,8 @@ struct Cli {
 enum Command {
     /// Real-time video on loopback: receiver, link relay (a built-in cellular-like link) and
     /// sender with a synthetic source, for any scheme that runs live (--scheme, default
-    /// salsify-2c); a live line per second, a summary, and logs in an output folder.
+    /// salsify-2c); a live line per second, a summary, and logs in an output folder;
+    /// --display shows the received video in a window.
     Demo(Box<demo::DemoArgs>),
     /// Stream video to a receiver over UDP (--scheme: salsify-2c, salsify-1c, the Salsify
     /// ablations, conventional, conventional-legacy or vidaptive).
@@ -45,8 +46,8 @@ enum Command {
     /// Write a key pair for encrypted sessions: NAME.key (private, for this side's --key)
     /// and NAME.pub (public, for the peer's --peer-key).
     Keygen(keys::KeygenArgs),
-    /// Receive, decode and "display" a stream of any scheme (learned from the first datagram,
-    /// or fixed with --scheme).
+    /// Receive, decode and display a stream of any scheme (learned from the first datagram,
+    /// or fixed with --scheme): in a window (--display), to Y4M / IVF files or pipes, logs.
     Recv(recv::RecvArgs),
     /// A UDP relay between sender and receiver that applies an emulated link in real time.
     Link(Box<link::LinkArgs>),

@@ -505,3 +505,41 @@ fn display_without_a_display_is_a_clear_error() {
         let _ = std::fs::remove_dir_all(&out_dir);
     }
 }
+
+/// `salsify demo --display` (monitor moved off the main thread, window on it) runs to its end
+/// under Xvfb, shows pictures in the window and reports what it showed and dropped.
+#[test]
+fn the_demo_shows_its_video_in_a_window() {
+    let Some(x) = xvfb("the_demo_shows_its_video_in_a_window") else {
+        return;
+    };
+    let dir = temp_dir("demo");
+    let demo = salsify(
+        Some(&x.display),
+        &[
+            "demo",
+            "--display",
+            "--size",
+            "320x240",
+            "--duration",
+            "3",
+            "--no-ssim",
+            "--out",
+            dir.to_str().unwrap(),
+        ],
+    );
+    let out = finish(demo, "salsify demo --display");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("salsify demo: window: "))
+        .unwrap_or_else(|| panic!("no window line: {stderr}"));
+    let shown: u64 = line["salsify demo: window: ".len()..]
+        .split(' ')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap();
+    assert!(shown >= 10, "{line}");
+    assert!(dir.join("received.ivf").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -473,7 +473,8 @@ fn a_grabbed_screen_arrives_end_to_end() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// `--display` with no display is a clear error before anything runs, for recv and demo.
+/// `--display` with no display is a clear error before anything runs, for recv and demo, and
+/// so is a display that is named but not there.
 #[test]
 fn display_without_a_display_is_a_clear_error() {
     for args in [
@@ -504,6 +505,23 @@ fn display_without_a_display_is_a_clear_error() {
         assert!(!stderr.contains("panicked"), "{stderr}");
         let _ = std::fs::remove_dir_all(&out_dir);
     }
+    // A display named but not there: SDL's own error, not an invisible window.
+    let args = [
+        "recv",
+        "--listen",
+        "127.0.0.1:0",
+        "--display",
+        "--duration",
+        "5",
+    ];
+    let out = salsify(Some(":59999"), &args).wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("cannot open a window on DISPLAY=:59999"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
 }
 
 /// `salsify demo --display` (monitor moved off the main thread, window on it) runs to its end

@@ -14,6 +14,9 @@ use sdl2::video::WindowContext;
 use crate::mailbox::{Mailbox, Screen};
 use crate::{named_display, WindowConfig, WindowError, WindowOutcome};
 
+/// SDL video drivers that show nothing: taken only when asked for by SDL_VIDEODRIVER.
+const HEADLESS_DRIVERS: [&str; 3] = ["offscreen", "dummy", "evdev"];
+
 /// Longest the window waits for a picture before looking at its events again.
 const EVENT_POLL: Duration = Duration::from_millis(10);
 
@@ -45,8 +48,22 @@ impl Window {
         // Ctrl-C stays the command's (SDL would turn it into a quit event of its own).
         sdl2::hint::set("SDL_NO_SIGNAL_HANDLERS", "1");
         sdl2::hint::set("SDL_RENDER_SCALE_QUALITY", "linear");
+        // X11 only when only X11 is named: SDL would otherwise try a Wayland compositor that
+        // is not there (and print libwayland's complaint).
+        let var = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
+        if !var("SDL_VIDEODRIVER") && !var("WAYLAND_DISPLAY") {
+            sdl2::hint::set("SDL_VIDEODRIVER", "x11");
+        }
         let sdl = sdl2::init().map_err(fail)?;
         let video = sdl.video().map_err(fail)?;
+        // With no display server to reach, SDL falls back to drivers that show nothing.
+        let driver = video.current_video_driver();
+        if HEADLESS_DRIVERS.contains(&driver) && std::env::var_os("SDL_VIDEODRIVER").is_none() {
+            return Err(fail(format!(
+                "no display server answered there (SDL fell back to its '{driver}' driver, which \
+                 shows nothing)"
+            )));
+        }
         // VP8 pictures are BT.601 limited range at every size.
         // SAFETY: a plain setter of a global SDL setting, called after SDL_Init.
         unsafe {

@@ -76,8 +76,16 @@ impl SessionWindow {
         {
             let (result, outcome) = self.window.run(stop, work);
             let s = outcome.stats;
+            let delay = match s.present_delay_mean() {
+                Some(mean) => format!(
+                    "; hand-over to presented: mean {:.1} ms, max {:.1} ms",
+                    mean.as_secs_f64() * 1e3,
+                    s.present_delay_max.as_secs_f64() * 1e3
+                ),
+                None => String::new(),
+            };
             eprintln!(
-                "{who}: window: {} pictures shown, {} dropped (the window fell behind; it always shows the newest){}",
+                "{who}: window: {} pictures shown, {} dropped (the window fell behind; it always shows the newest){delay}{}",
                 s.shown,
                 s.dropped,
                 if outcome.closed { "; closed by the user" } else { "" }

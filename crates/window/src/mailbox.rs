@@ -5,7 +5,7 @@
 //! when it is ready for one. So a slow window costs skipped pictures, never delay.
 
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use salsify_codec::Image;
 
@@ -18,11 +18,25 @@ pub struct WindowStats {
     pub shown: u64,
     /// Pictures replaced by a newer one before the window took them (it fell behind).
     pub dropped: u64,
+    /// Time from hand-over to the end of presenting, summed over the pictures shown: what the
+    /// window adds after the receiver's display time.
+    pub present_delay_total: Duration,
+    /// The longest such time.
+    pub present_delay_max: Duration,
+}
+
+impl WindowStats {
+    /// Mean time from hand-over to presented; `None` before the first picture.
+    pub fn present_delay_mean(&self) -> Option<Duration> {
+        let shown = u32::try_from(self.shown).ok().filter(|&n| n > 0)?;
+        Some(self.present_delay_total / shown)
+    }
 }
 
 #[derive(Default)]
 struct Slot {
-    picture: Option<Arc<Image>>,
+    /// The newest picture and when it was handed over.
+    picture: Option<(Arc<Image>, Instant)>,
     stats: WindowStats,
 }
 
@@ -43,15 +57,15 @@ impl Mailbox {
     pub(crate) fn put(&self, picture: Arc<Image>) {
         let mut slot = self.lock();
         slot.stats.offered += 1;
-        if slot.picture.replace(picture).is_some() {
+        if slot.picture.replace((picture, Instant::now())).is_some() {
             slot.stats.dropped += 1;
         }
         drop(slot);
         self.ready.notify_one();
     }
 
-    /// Takes the newest picture, waiting at most `wait` for one.
-    pub(crate) fn take(&self, wait: Duration) -> Option<Arc<Image>> {
+    /// Takes the newest picture and when it was handed over, waiting at most `wait` for one.
+    pub(crate) fn take(&self, wait: Duration) -> Option<(Arc<Image>, Instant)> {
         let slot = self.lock();
         let (mut slot, _) = self
             .ready
@@ -62,6 +76,14 @@ impl Mailbox {
             slot.stats.shown += 1;
         }
         picture
+    }
+
+    /// Counts a picture handed over at `since` as presented now.
+    pub(crate) fn presented(&self, since: Instant) {
+        let delay = since.elapsed();
+        let mut slot = self.lock();
+        slot.stats.present_delay_total += delay;
+        slot.stats.present_delay_max = slot.stats.present_delay_max.max(delay);
     }
 
     /// Counts so far; a picture still in the slot is neither shown nor dropped.
@@ -114,19 +136,19 @@ mod tests {
         for v in [10, 20, 30] {
             screen.show(picture(v));
         }
-        let got = mailbox.take(Duration::ZERO).unwrap();
+        let (got, since) = mailbox.take(Duration::ZERO).unwrap();
         assert_eq!(got.y().row(0)[0], 30);
+        mailbox.presented(since);
         assert!(mailbox.take(Duration::from_millis(1)).is_none());
         screen.show(picture(40));
-        assert_eq!(mailbox.take(Duration::ZERO).unwrap().y().row(0)[0], 40);
+        assert_eq!(mailbox.take(Duration::ZERO).unwrap().0.y().row(0)[0], 40);
+        let stats = screen.stats();
         assert_eq!(
-            screen.stats(),
-            WindowStats {
-                offered: 4,
-                shown: 2,
-                dropped: 2
-            }
+            (stats.offered, stats.shown, stats.dropped),
+            (4, 2, 2),
+            "{stats:?}"
         );
+        assert!(stats.present_delay_max <= stats.present_delay_total);
     }
 
     /// A waiting window wakes as soon as a picture comes from another thread.

@@ -128,13 +128,24 @@ impl Window {
                 if outcome.closed || outcome.error.is_some() {
                     continue;
                 }
-                let Some(picture) = picture.or_else(|| redraw.then(|| last.clone()).flatten())
-                else {
-                    continue;
+                let (picture, since) = match (picture, redraw) {
+                    (Some((p, since)), _) => (p, Some(since)),
+                    (None, true) => match &last {
+                        Some(p) => (p.clone(), None),
+                        None => continue,
+                    },
+                    (None, false) => continue,
                 };
-                if let Err(e) = self.present(&creator, &mut surface, &picture, &mut first) {
-                    outcome.error = Some(WindowError::Render(e));
-                    stop.store(true, Ordering::SeqCst);
+                match self.present(&creator, &mut surface, &picture, &mut first) {
+                    Ok(()) => {
+                        if let Some(since) = since {
+                            self.mailbox.presented(since);
+                        }
+                    }
+                    Err(e) => {
+                        outcome.error = Some(WindowError::Render(e));
+                        stop.store(true, Ordering::SeqCst);
+                    }
                 }
                 last = Some(picture);
             }

@@ -106,17 +106,34 @@ impl VideoInput {
             )
         };
         let reader = Y4mReader::new(reader).with_context(|| format!("reading '{spec}'"))?;
+        Ok(VideoInput::from_y4m(
+            spec,
+            reader,
+            child,
+            DEFAULT_Y4M_FPS,
+            false,
+        ))
+    }
+
+    /// An input reading `reader` (fed by `child`, if any); `fps` when the header names none.
+    fn from_y4m(
+        spec: &str,
+        reader: Y4mReader<Box<dyn Read + Send>>,
+        child: Option<Child>,
+        fps: f64,
+        live: bool,
+    ) -> VideoInput {
         let header = reader.header();
-        Ok(VideoInput {
+        VideoInput {
             name: spec.to_string(),
             size: Size {
                 width: header.width,
                 height: header.height,
             },
-            fps: header.frame_rate.map_or(DEFAULT_Y4M_FPS, |r| r.to_f64()),
-            live: false,
+            fps: header.frame_rate.map_or(fps, |r| r.to_f64()),
+            live,
             frames: Frames::Y4m(reader, child),
-        })
+        }
     }
 
     /// The next picture, or `None` at the end of the input.
@@ -179,17 +196,7 @@ fn open_live(spec: &str, live: &LiveSource, size: Size, fps: f64) -> Result<Vide
             return Err(anyhow::Error::new(e).context(live.hint()));
         }
     };
-    let header = reader.header();
-    Ok(VideoInput {
-        name: spec.to_string(),
-        size: Size {
-            width: header.width,
-            height: header.height,
-        },
-        fps: header.frame_rate.map_or(fps, |r| r.to_f64()),
-        live: true,
-        frames: Frames::Y4m(reader, Some(child)),
-    })
+    Ok(VideoInput::from_y4m(spec, reader, Some(child), fps, true))
 }
 
 /// Starts `ffmpeg` decoding `path` to Y4M on its standard output.

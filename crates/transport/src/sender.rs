@@ -42,6 +42,7 @@ use crate::codec::{CodecState, EncodedFrame};
 use crate::config::{ConfigError, SenderConfig, SenderMode, SenderRules};
 use crate::conventional::IntervalQualityController;
 use crate::decision;
+use crate::encode_time::EncodeTimeControl;
 use crate::error::{DatagramRejected, SenderError};
 use crate::pacer::Pacer;
 use crate::state_store::StateStore;
@@ -219,6 +220,8 @@ pub struct SenderStats {
     pub fragments_in_flight: u64,
     /// Quality of the last frame sent.
     pub quality: Quality,
+    /// The finest quantizer the encode-time rule allows now (`None`: no limit).
+    pub quality_floor: Option<Quality>,
 }
 
 impl SenderStats {
@@ -260,6 +263,8 @@ struct InFlightEncode {
     /// The slow-link rules' extra encode at the coarsest quality (the options it completes
     /// wait in [`Sender::held_options`]).
     coarsest: bool,
+    /// When the sender asked for it (its encodes' cost is measured from here).
+    requested: Instant,
 }
 
 /// What the newest usable ACK said.
@@ -313,6 +318,7 @@ pub struct Sender<F: EncodedFrame> {
     /// Events to hand out, each dropped picture with why (for [`crate::SalsifySender`]).
     events: VecDeque<(SenderEvent, Option<DropCause>)>,
     interval_quality: IntervalQualityController,
+    encode_time: EncodeTimeControl,
     stats: SenderStats,
 }
 
@@ -348,6 +354,7 @@ impl<F: EncodedFrame> Sender<F> {
             encodes: VecDeque::new(),
             events: VecDeque::new(),
             interval_quality: IntervalQualityController::new(interval, config.start_quality),
+            encode_time: EncodeTimeControl::new(config.encode_time),
             stats: SenderStats {
                 pictures: 0,
                 encode_requests: 0,
@@ -368,6 +375,7 @@ impl<F: EncodedFrame> Sender<F> {
                 mean_interarrival: None,
                 fragments_in_flight: 0,
                 quality: config.start_quality,
+                quality_floor: None,
             },
             config,
             initial,
@@ -383,6 +391,7 @@ impl<F: EncodedFrame> Sender<F> {
     pub fn handle_frame(&mut self, now: Instant, picture: u64, captured: Instant) {
         self.stats.pictures += 1;
         self.interval_quality.on_picture(captured);
+        self.encode_time.on_picture(captured);
         if self.in_flight.is_some() {
             if let Some((old, _)) = self.waiting_picture.replace((picture, captured)) {
                 self.drop_picture(now, old, DropCause::EncoderBusy);
@@ -405,6 +414,9 @@ impl<F: EncodedFrame> Sender<F> {
             None => return Err(SenderError::UnknownRequest(id)),
         };
         let checked = self.check_frames(&request, &frames);
+        if checked.is_ok() {
+            self.measure_encode(now, &request, &frames);
+        }
         match checked {
             Ok(()) => self.commit_or_skip(now, &request, frames),
             Err(_) => {
@@ -572,6 +584,7 @@ impl<F: EncodedFrame> Sender<F> {
             mean_interarrival: self.view.mean_interarrival,
             fragments_in_flight: self.fragments_in_flight(),
             quality: self.quality,
+            quality_floor: self.encode_time.floor(),
             ..self.stats
         }
     }
@@ -637,6 +650,7 @@ impl<F: EncodedFrame> Sender<F> {
             expected: job.frames_expected(),
             recovery,
             coarsest: false,
+            requested: now,
         });
         self.encodes.push_back(EncodeRequest {
             id,
@@ -647,9 +661,32 @@ impl<F: EncodedFrame> Sender<F> {
         });
     }
 
+    /// A job of the usual two options came back: what it cost goes to the encode-time rule.
+    fn measure_encode(&mut self, now: Instant, request: &InFlightEncode, frames: &[F]) {
+        if request.coarsest || self.config.mode != SenderMode::Salsify {
+            return;
+        }
+        let Some(finest) = frames.iter().map(|f| f.quality()).min() else {
+            return;
+        };
+        let bytes = frames.iter().map(|f| f.len()).sum();
+        let range = (self.config.min_quality, self.config.max_quality);
+        self.encode_time.on_job(
+            now.saturating_duration_since(request.requested),
+            bytes,
+            finest,
+            range,
+        );
+    }
+
     /// The encodes to ask for in the configured mode; `None` to skip without encoding.
     fn job_for(&mut self, now: Instant) -> Option<EncodeJob> {
         let (lo, hi) = (self.config.min_quality, self.config.max_quality);
+        // The finest quantizer whose encodes still fit the frame interval.
+        let lo = self
+            .encode_time
+            .floor()
+            .map_or(lo, |floor| floor.clamp(lo, hi));
         let step = |by: i32| Quality::clamped(i32::from(self.quality.index()) + by, lo, hi);
         match self.config.mode {
             SenderMode::Salsify => Some(EncodeJob::Qualities(vec![
@@ -793,6 +830,7 @@ impl<F: EncodedFrame> Sender<F> {
             expected: 1,
             recovery: request.recovery,
             coarsest: true,
+            requested: now,
         });
         self.encodes.push_back(EncodeRequest {
             id,

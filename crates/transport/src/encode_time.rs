@@ -9,15 +9,19 @@
 //! where a slightly coarser frame would have kept up.
 //!
 //! How: the finest quantizer allowed (the floor) moves coarser by `step` from a job's finest
-//! quantizer when the job took longer than `share` of the frame interval, and one step finer
-//! after a job at the floor that took under `relax` of that. The floor is released when
-//! coarser frames cannot bring a job within the target: a job's time is modelled as
-//! `a + b x bytes` (least squares over recent jobs, with exponentially weighted moments), and
-//! once the jobs' sizes have spread enough to tell, a per-picture part `a` over the target (a
-//! machine too slow or too busy for any quantizer to help) or a byte-dependent part under
-//! `min_byte_share` of the time (an encoder whose cost is all per picture, as the simulator's
-//! area-only model) means quality would be lost for nothing: pictures are dropped instead.
-//! That verdict stands until the sizes spread again. All inputs are times the driver passes
+//! quantizer when the job took longer than the target, and one step finer after a job at the
+//! floor whose byte-dependent part took under `relax` of what the target leaves it. The target is `share` of the frame interval, leaving
+//! the rest to the decoder, the camera and the network threads. A job's time is modelled as
+//! `a + b x bytes` (least squares over recent jobs, with exponentially weighted moments); once
+//! the jobs' sizes have spread enough to tell:
+//! - a per-picture part `a` over the target (a busy machine) makes the target the whole
+//!   interval: quality is given up only as far as it keeps frames flowing (and when even
+//!   that cannot be met, the coarsest frames are the most that flow);
+//! - a byte-dependent part under `min_byte_share` of the time of the largest recent job (an
+//!   encoder whose cost is all per picture, as the simulator's area-only model) releases the
+//!   floor: coarser frames would cost quality without saving time.
+//!
+//! Those verdicts stand until the sizes spread again. All inputs are times the driver passes
 //! in (the simulator's modelled encode times, the runtime's clock), so simulated and live runs
 //! follow one rule.
 
@@ -36,8 +40,8 @@ pub struct EncodeTimeConfig {
     /// Share of the frame interval one picture's encodes may take: the rest is for the
     /// decoder, the camera and the network threads that share the machine. Default 0.75.
     pub share: f64,
-    /// A job at the floor under this share of the target lets the floor move one step
-    /// finer. Default 0.7.
+    /// A job at the floor whose byte-dependent time is under this share of what the target
+    /// leaves it lets the floor move one step finer. Default 0.7.
     pub relax: f64,
     /// Quantizer steps the floor moves coarser by after a job over the limit. Default 4.
     pub step: u8,
@@ -99,6 +103,8 @@ struct Moments {
     y: f64,
     xx: f64,
     xy: f64,
+    /// The largest recent x (decaying 64 times slower than the moments).
+    x_max: f64,
 }
 
 impl Moments {
@@ -108,6 +114,7 @@ impl Moments {
         self.y = mix(self.y, y);
         self.xx = mix(self.xx, x * x);
         self.xy = mix(self.xy, x * y);
+        self.x_max = x.max(self.x_max * (1.0 - weight / 64.0));
     }
 
     /// The least-squares line `a + b x bytes` (seconds), once the sizes have spread enough
@@ -132,8 +139,10 @@ pub struct EncodeTimeControl {
     moments: Moments,
     jobs: u32,
     floor: Option<Quality>,
-    /// The model's last verdict: can coarser frames bring a job within the target?
+    /// The model's last verdict: do coarser frames save time?
     coarsening_helps: bool,
+    /// The model's last per-picture part `a`, in seconds.
+    per_picture: f64,
 }
 
 impl EncodeTimeControl {
@@ -147,6 +156,7 @@ impl EncodeTimeControl {
             jobs: 0,
             floor: None,
             coarsening_helps: true,
+            per_picture: 0.0,
         }
     }
 
@@ -186,23 +196,29 @@ impl EncodeTimeControl {
         if self.jobs < self.config.min_jobs {
             return;
         }
-        let target = self.config.share * interval;
         if let Some((per_picture, per_byte)) = self.moments.line() {
-            let byte_share = per_byte * self.moments.x / self.moments.y.max(f64::MIN_POSITIVE);
-            self.coarsening_helps =
-                per_picture < target && byte_share >= self.config.min_byte_share;
+            let largest = per_byte * self.moments.x_max;
+            let byte_share = largest / (per_picture + largest).max(f64::MIN_POSITIVE);
+            self.per_picture = per_picture;
+            self.coarsening_helps = byte_share >= self.config.min_byte_share;
         }
         if !self.coarsening_helps {
             self.floor = None;
             return;
         }
+        let target = match self.config.share * interval {
+            headroom if self.per_picture < headroom => headroom,
+            _ => interval,
+        };
+        // What the bytes may take: the part of the target the per-picture cost leaves.
+        let a = self.per_picture.clamp(0.0, target);
         let (lo, hi) = range;
         let took = elapsed.as_secs_f64();
         if took > target {
             let coarser = finest.index().saturating_add(self.config.step);
             let coarser = Quality::clamped(i32::from(coarser), lo, hi);
             self.floor = Some(self.floor.map_or(coarser, |f| f.max(coarser)));
-        } else if took < self.config.relax * target {
+        } else if took - a < self.config.relax * (target - a) {
             if let Some(floor) = self.floor.filter(|f| finest <= *f) {
                 let finer = Quality::clamped(i32::from(floor.index()) - 1, lo, hi);
                 self.floor = (finer > lo).then_some(finer);
@@ -210,8 +226,7 @@ impl EncodeTimeControl {
         }
     }
 
-    /// False once the model can tell that coarser frames would not bring a job within the
-    /// target.
+    /// False once the model can tell that coarser frames would not save time.
     pub fn coarsening_helps(&self) -> bool {
         self.coarsening_helps
     }
@@ -253,7 +268,9 @@ mod tests {
             // The content varies: +-20% bytes from picture to picture.
             let wobble = 0.8 + 0.4 * ((i * 7919) % 13) as f64 / 12.0;
             let bytes = (bytes_at(asked) as f64 * wobble) as usize;
-            let ms = base_ms + per_kb_ms * bytes as f64 / 1000.0;
+            // And the machine: +-15% from job to job.
+            let jitter = 0.85 + 0.3 * ((i * 104_729) % 17) as f64 / 16.0;
+            let ms = (base_ms + per_kb_ms * bytes as f64 / 1000.0) * jitter;
             times.push(ms);
             c.on_job(
                 Duration::from_micros((ms * 1000.0) as u64),
@@ -295,9 +312,31 @@ mod tests {
         // 20 ms whatever the bytes (the simulator's area-only model of a slow machine).
         let (c, _) = settle(20.0, 0.0, halving, 60);
         assert_eq!(c.floor(), None);
-        // Fixed cost alone over the target: coarsening cannot help.
-        let (c, _) = settle(14.0, 0.05, halving, 60);
+        // 1% of the time per byte: not worth a quantizer step.
+        let (c, _) = settle(20.0, 0.002, halving, 60);
         assert_eq!(c.floor(), None);
+    }
+
+    #[test]
+    fn a_machine_too_busy_for_the_interval_sends_its_fastest_frames() {
+        // 18 ms per picture + 0.05 ms/KB: nothing fits 16.7 ms, the coarsest come closest.
+        let (c, times) = settle(18.0, 0.05, halving, 60);
+        assert!(c.floor().expect("a floor").index() >= 100);
+        let late = &times[300..];
+        let mean = late.iter().sum::<f64>() / late.len() as f64;
+        assert!(mean < 18.5, "mean job {mean} ms");
+    }
+
+    #[test]
+    fn a_busy_machine_gives_up_quality_only_as_far_as_it_keeps_frames_flowing() {
+        // 14 ms per picture (over 75% of 16.7 ms) + 0.05 ms/KB: 19 ms at q3 overruns the
+        // interval, 50 KB (16.5 ms) does not.
+        let (c, times) = settle(14.0, 0.05, halving, 60);
+        let floor = c.floor().expect("a floor").index();
+        assert!((8..=40).contains(&floor), "floor {floor}");
+        let late = &times[300..];
+        let mean = late.iter().sum::<f64>() / late.len() as f64;
+        assert!(mean <= 16.7, "mean job {mean} ms");
     }
 
     #[test]

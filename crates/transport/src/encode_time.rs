@@ -296,7 +296,7 @@ mod tests {
         let late = &times[300..];
         let mean = late.iter().sum::<f64>() / late.len() as f64;
         assert!(
-            mean <= 0.75 * 16.7 && mean >= 0.5 * 16.7,
+            (0.5 * 16.7..=0.75 * 16.7).contains(&mean),
             "mean job {mean} ms"
         );
     }

@@ -26,9 +26,14 @@ pub struct CostModel {
     pub decode_us_per_megapixel: f64,
     /// Microseconds per kilobyte coded, on top of the per-area cost: finer quantizers code
     /// more and take longer (`salsify bench codec` prints this machine's fit). Default 0: the
-    /// area-only model every result so far was simulated with.
-    #[serde(default)]
+    /// area-only model every result so far was simulated with (and then left out when
+    /// written, so experiments and their run ids stay as they were).
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub encode_us_per_kilobyte: f64,
+}
+
+fn is_zero(value: &f64) -> bool {
+    *value == 0.0
 }
 
 impl Default for CostModel {

@@ -42,6 +42,8 @@
 //! weight = 0.0625
 //! min_jobs = 8
 //! min_byte_share = 0.1
+//! single_encode_after = 30
+//! single_encode_margin = 4.0
 //!
 //! [slow_link]           # used only with rules = "slow-link"
 //! ack_timeout_factor = 2
@@ -795,6 +797,8 @@ mod tests {
                 weight: 0.125,
                 min_jobs: 3,
                 min_byte_share: 0.2,
+                single_encode_after: 12,
+                single_encode_margin: 2.5,
             },
             mode: SenderMode::ConventionalTransport {
                 update_interval: Duration::from_millis(750),

@@ -54,6 +54,14 @@ pub struct EncodeTimeConfig {
     /// The floor is released when the bytes coded account for less than this share of a
     /// job's time. Default 0.1.
     pub min_byte_share: f64,
+    /// While the floor holds (the machine, not the link, limits the quality) and this many
+    /// frames in a row each took at most 1/`single_encode_margin` of the budget, the sender
+    /// asks for the better option only: the worse one would never be sent, and its encode
+    /// takes the core the finer quantizer needs. A frame over that share or a skip brings
+    /// the two options back. Default 30; 0 never.
+    pub single_encode_after: u32,
+    /// See `single_encode_after`. Default 4.
+    pub single_encode_margin: f64,
 }
 
 impl Default for EncodeTimeConfig {
@@ -66,6 +74,8 @@ impl Default for EncodeTimeConfig {
             weight: 1.0 / 16.0,
             min_jobs: 8,
             min_byte_share: 0.1,
+            single_encode_after: 30,
+            single_encode_margin: 4.0,
         }
     }
 }
@@ -90,6 +100,9 @@ impl EncodeTimeConfig {
         }
         if !(self.weight > 0.0 && self.weight <= 1.0) {
             return bad("encode_time.weight", "must be in (0, 1]");
+        }
+        if !(self.single_encode_margin >= 1.0) {
+            return bad("encode_time.single_encode_margin", "must be at least 1");
         }
         if !(0.0..1.0).contains(&self.min_byte_share) {
             return bad("encode_time.min_byte_share", "must be in [0, 1)");

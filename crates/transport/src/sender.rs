@@ -319,6 +319,9 @@ pub struct Sender<F: EncodedFrame> {
     events: VecDeque<(SenderEvent, Option<DropCause>)>,
     interval_quality: IntervalQualityController,
     encode_time: EncodeTimeControl,
+    /// Frames sent in a row that took a small share of the budget (see
+    /// [`crate::EncodeTimeConfig::single_encode_after`]).
+    roomy_frames: u32,
     stats: SenderStats,
 }
 
@@ -355,6 +358,7 @@ impl<F: EncodedFrame> Sender<F> {
             events: VecDeque::new(),
             interval_quality: IntervalQualityController::new(interval, config.start_quality),
             encode_time: EncodeTimeControl::new(config.encode_time),
+            roomy_frames: 0,
             stats: SenderStats {
                 pictures: 0,
                 encode_requests: 0,
@@ -689,6 +693,9 @@ impl<F: EncodedFrame> Sender<F> {
             .map_or(lo, |floor| floor.clamp(lo, hi));
         let step = |by: i32| Quality::clamped(i32::from(self.quality.index()) + by, lo, hi);
         match self.config.mode {
+            SenderMode::Salsify if self.better_only(now) => Some(EncodeJob::Qualities(vec![step(
+                -i32::from(self.config.better_step),
+            )])),
             SenderMode::Salsify => Some(EncodeJob::Qualities(vec![
                 step(-i32::from(self.config.better_step)),
                 step(i32::from(self.config.worse_step)),
@@ -710,6 +717,17 @@ impl<F: EncodedFrame> Sender<F> {
                 Some(EncodeJob::Qualities(vec![q]))
             }
         }
+    }
+
+    /// The machine limits the quality, the link has had room to spare for a while, and
+    /// nothing is being recovered: the worse option would not be sent.
+    fn better_only(&self, now: Instant) -> bool {
+        let after = self.config.encode_time.single_encode_after;
+        after > 0
+            && self.encode_time.floor().is_some()
+            && self.roomy_frames >= after
+            && !self.in_recovery(now)
+            && !self.outage_suspected(now)
     }
 
     fn check_frames(&self, request: &InFlightEncode, frames: &[F]) -> Result<(), SenderError> {
@@ -735,6 +753,15 @@ impl<F: EncodedFrame> Sender<F> {
     /// option that fits the budget now, else skip or force.
     fn commit_or_skip(&mut self, now: Instant, request: &InFlightEncode, mut frames: Vec<F>) {
         let budget = self.budget();
+        if self.config.mode == SenderMode::Salsify && !request.coarsest && frames.len() == 1 {
+            // The better option alone (see `better_only`): sent if it fits, else skipped,
+            // and the skip brings the two options back.
+            let frame = frames.swap_remove(0);
+            return match budget.is_none_or(|b| frame.len() <= b) {
+                true => self.send_frame(now, request, frame, Choice::Better, budget),
+                false => self.skip(now, request.picture, request.captured, budget),
+            };
+        }
         if self.config.rules == SenderRules::SlowLink
             && (request.coarsest || self.config.mode == SenderMode::Salsify)
         {
@@ -890,6 +917,7 @@ impl<F: EncodedFrame> Sender<F> {
 
     fn skip(&mut self, now: Instant, picture: u64, captured: Instant, budget: Option<usize>) {
         self.consecutive_skips += 1;
+        self.roomy_frames = 0;
         self.stats.skipped += 1;
         let skipped = SenderEvent::PictureSkipped {
             picture,
@@ -938,6 +966,12 @@ impl<F: EncodedFrame> Sender<F> {
         self.quality = frame.quality();
         self.consecutive_skips = 0;
         self.last_sent_at = Some(now);
+        let margin = self.config.encode_time.single_encode_margin;
+        let roomy = budget.is_some_and(|b| frame.len() as f64 * margin <= b as f64);
+        self.roomy_frames = match roomy {
+            true => self.roomy_frames.saturating_add(1),
+            false => 0,
+        };
         self.interval_quality.on_sent(frame.len());
         self.count_choice(choice);
         let sent = SenderEvent::FrameSent(SentFrame {

@@ -101,7 +101,7 @@ impl EncodeTimeConfig {
         if !(self.weight > 0.0 && self.weight <= 1.0) {
             return bad("encode_time.weight", "must be in (0, 1]");
         }
-        if !(self.single_encode_margin >= 1.0) {
+        if self.single_encode_margin.is_nan() || self.single_encode_margin < 1.0 {
             return bad("encode_time.single_encode_margin", "must be at least 1");
         }
         if !(0.0..1.0).contains(&self.min_byte_share) {

@@ -246,7 +246,7 @@ fn a_cpu_bound_sender_keeps_up_and_drops_the_worse_encode_on_a_roomy_link() {
         bytes_per_sec: Some(12_500_000.0), // 100 Mb/s
         ..link(0.0, 0.0, 0.0)
     };
-    let mut s = fake_session(SenderConfig::default(), fast.clone(), fast, 3);
+    let mut s = fake_session(SenderConfig::default(), fast, fast, 3);
     s.frame_interval = Duration::from_micros(16_667);
     s.encode_time = Duration::from_millis(3);
     s.encode_time_per_kb = Duration::from_micros(300);

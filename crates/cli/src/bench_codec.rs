@@ -1,7 +1,12 @@
 //! `salsify bench codec`: what one Salsify frame costs, and what each quality buys.
 //!
 //! Everything runs on one thread, so the figures are per core. Timings are wall-clock medians
-//! and 95th percentiles over the frames of the input, measured side by side in one run.
+//! and 95th percentiles over the frames of the input, measured side by side in one run. Per
+//! size and speed it also fits the encode cost as `a + b x bytes` (the simulator's
+//! `encode_us_per_megapixel` and `encode_us_per_kilobyte`) and reports the operating point the
+//! sender's encode-time rule would settle at on this machine: the finest quantizer whose
+//! encodes take at most 75% of the frame interval, for Salsify-2c (two encodes at once) and
+//! Salsify-1c (one after the other).
 
 use std::time::Instant;
 
@@ -18,9 +23,9 @@ pub struct CodecBenchArgs {
     /// reads (e.g. ../shared/video/FourPeople_1280x720_60.mp4).
     #[arg(long, default_value = "synthetic")]
     input: String,
-    /// Picture size of the synthetic source.
-    #[arg(long, default_value = "1280x720")]
-    size: Size,
+    /// Picture sizes of the synthetic source, comma-separated (each measured in turn).
+    #[arg(long, value_delimiter = ',', default_value = "1280x720")]
+    size: Vec<Size>,
     /// Frame rate of the synthetic source.
     #[arg(long, default_value_t = 60.0)]
     fps: f64,
@@ -62,7 +67,18 @@ fn millis_since(t: Instant) -> f64 {
 
 /// Runs the benchmark and prints markdown tables.
 pub fn run(args: &CodecBenchArgs) -> Result<()> {
-    let mut input = VideoInput::open(&args.input, args.size, args.fps)?;
+    if args.size.len() > 1 && args.input != "synthetic" {
+        anyhow::bail!("several --size values need --input synthetic (a file has its own size)");
+    }
+    for &size in &args.size {
+        run_size(args, size)?;
+    }
+    Ok(())
+}
+
+/// The whole benchmark at one picture size.
+fn run_size(args: &CodecBenchArgs, size: Size) -> Result<()> {
+    let mut input = VideoInput::open(&args.input, size, args.fps)?;
     eprintln!("reading {} frames of {} ...", args.frames, input.name);
     let frames = input.read_frames(args.frames)?;
     let size = input.size;
@@ -87,9 +103,95 @@ pub fn run(args: &CodecBenchArgs) -> Result<()> {
         eprintln!("cpu-used {cpu_used}: state restore, read-back, decode ...");
         state_handling(config, &frames)?;
         eprintln!("cpu-used {cpu_used}: quality table ...");
-        quality_table(config, &frames, &args.qualities)?;
+        let rows = quality_table(config, &frames, &args.qualities)?;
+        operating_point(config, input.fps, &rows);
     }
     Ok(())
+}
+
+/// One row of the quality table, kept for the operating point.
+struct QualityRow {
+    quality: u8,
+    median_ms: f64,
+    mean_bytes: f64,
+    ssim_db: f64,
+    /// (bytes, ms) of every timed encode.
+    encodes: Vec<(f64, f64)>,
+}
+
+/// Fits the cost model and prints where the encode-time rule would settle on this machine.
+fn operating_point(config: EncoderConfig, fps: f64, rows: &[QualityRow]) {
+    let points: Vec<(f64, f64)> = rows
+        .iter()
+        .flat_map(|r| r.encodes.iter().copied())
+        .collect();
+    let megapixels = f64::from(config.width) * f64::from(config.height) / 1e6;
+    println!(
+        "## cpu-used {}: cost model and operating point at {fps:.0} frames/s
+",
+        config.cpu_used
+    );
+    match least_squares(&points) {
+        Some((a_ms, b_ms_per_byte)) => println!(
+            "encode ~ {a_ms:.2} ms + {:.3} ms per KB over {} encodes: for `salsify sim`, \
+             `[cost]` encode_us_per_megapixel = {:.0}, encode_us_per_kilobyte = {:.0}\n",
+            b_ms_per_byte * 1000.0,
+            points.len(),
+            a_ms * 1000.0 / megapixels,
+            b_ms_per_byte * 1e6,
+        ),
+        None => println!("(too few encodes to fit a cost model)\n"),
+    }
+    let target = 0.75 * 1000.0 / fps;
+    let ms_at = |q: u8| {
+        rows.iter()
+            .find(|r| r.quality >= q)
+            .or(rows.last())
+            .map_or(f64::NAN, |r| r.median_ms)
+    };
+    let worse_step = salsify_transport::SenderConfig::default().worse_step;
+    let finest = |parallel: bool| {
+        rows.iter().find(|r| {
+            let worse = ms_at(r.quality.saturating_add(worse_step));
+            let job = match parallel {
+                true => r.median_ms.max(worse),
+                false => r.median_ms + worse,
+            };
+            job <= target
+        })
+    };
+    println!("| variant | finest quantizer within {target:.1} ms | bytes/frame | SSIM dB |");
+    println!("|---|---|---|---|");
+    for (name, parallel) in [("Salsify-2c", true), ("Salsify-1c", false)] {
+        match finest(parallel) {
+            Some(r) => println!(
+                "| {name} | q{} | {:.0} | {:.2} |",
+                r.quality, r.mean_bytes, r.ssim_db
+            ),
+            None => println!("| {name} | none of the qualities measured | | |"),
+        }
+    }
+    println!();
+}
+
+/// Intercept and slope of the least-squares line through `points`.
+fn least_squares(points: &[(f64, f64)]) -> Option<(f64, f64)> {
+    let n = points.len() as f64;
+    if points.len() < 3 {
+        return None;
+    }
+    let (sx, sy) = points
+        .iter()
+        .fold((0.0, 0.0), |(sx, sy), (x, y)| (sx + x, sy + y));
+    let (mx, my) = (sx / n, sy / n);
+    let (sxx, sxy) = points.iter().fold((0.0, 0.0), |(sxx, sxy), (x, y)| {
+        (sxx + (x - mx).powi(2), sxy + (x - mx) * (y - my))
+    });
+    if sxx <= 0.0 {
+        return None;
+    }
+    let slope = sxy / sxx;
+    Some((my - slope * mx, slope))
 }
 
 /// The work of one Salsify-1c frame: two encodes from one state (each restoring it and
@@ -208,7 +310,12 @@ fn state_handling(config: EncoderConfig, frames: &[Image]) -> Result<()> {
 }
 
 /// Per quality: encode time, bytes, and the reconstruction's SSIM and PSNR against the source.
-fn quality_table(config: EncoderConfig, frames: &[Image], qualities: &[u8]) -> Result<()> {
+fn quality_table(
+    config: EncoderConfig,
+    frames: &[Image],
+    qualities: &[u8],
+) -> Result<Vec<QualityRow>> {
+    let mut rows = Vec::new();
     println!(
         "## cpu-used {}: quality table (a stream at one quantizer)\n",
         config.cpu_used
@@ -237,16 +344,25 @@ fn quality_table(config: EncoderConfig, frames: &[Image], qualities: &[u8]) -> R
             state = f.target;
         }
         let s = spread(&ms);
+        let row = QualityRow {
+            quality: quality.effective().index(),
+            median_ms: s.median,
+            mean_bytes: mean(&bytes).unwrap_or(f64::NAN),
+            ssim_db: ssim_to_db(mean(&ssim).unwrap_or(f64::NAN)),
+            encodes: bytes.iter().copied().zip(ms.iter().copied()).collect(),
+        };
         println!(
             "| {} | {:.2} | {:.2} | {:.0} | {:.2} | {:.2} |",
-            quality.effective().index(),
+            row.quality,
             s.median,
             s.p95,
-            mean(&bytes).unwrap_or(f64::NAN),
-            ssim_to_db(mean(&ssim).unwrap_or(f64::NAN)),
+            row.mean_bytes,
+            row.ssim_db,
             mean(&psnr).unwrap_or(f64::NAN),
         );
+        rows.push(row);
     }
     println!();
-    Ok(())
+    rows.sort_by_key(|r| r.quality);
+    Ok(rows)
 }

@@ -6,7 +6,10 @@ use salsify_baselines::{
 };
 use salsify_endpoint::{ReceiverEndpoint, SenderEndpoint, WireFamily};
 use salsify_time::Duration;
-use salsify_transport::{SalsifyReceiver, SalsifySender, SenderConfig, SenderMode, SenderRules};
+use salsify_transport::{
+    EncodeTimeConfig, PacingConfig, SalsifyReceiver, SalsifySender, SenderConfig, SenderMode,
+    SenderRules,
+};
 use serde::{Deserialize, Serialize};
 
 /// Every scheme name, as experiment files and `--scheme` take them.
@@ -219,11 +222,29 @@ impl SchemeConfig {
             ),
             other => return Err(SchemeError::Unknown(other.to_string())),
         };
-        // The receiver goes with the sender's rules: the paper's and the first round's senders
-        // run with the receiver they were measured with.
-        let receiver = match sender.rules {
-            SenderRules::SlowLink => receiver,
-            _ => receiver.first_round(),
+        // The receiver and the pacing go with the sender's rules: the paper's and the first
+        // round's senders run as they were measured (unless the table sets its own pacing).
+        let (receiver, sender) = match sender.rules {
+            SenderRules::SlowLink => (receiver, sender),
+            _ => {
+                let pacing = match sender.pacing == PacingConfig::default() {
+                    true => PacingConfig::original(),
+                    false => sender.pacing,
+                };
+                let encode_time = match sender.encode_time == EncodeTimeConfig::default() {
+                    true => EncodeTimeConfig {
+                        enabled: false,
+                        ..sender.encode_time
+                    },
+                    false => sender.encode_time,
+                };
+                let sender = SenderConfig {
+                    pacing,
+                    encode_time,
+                    ..sender
+                };
+                (receiver.first_round(), sender)
+            }
         };
         Ok(SchemeConfig::Salsify {
             name,

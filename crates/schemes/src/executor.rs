@@ -377,6 +377,25 @@ fn decimate(image: &Image, size: (u32, u32)) -> Result<Image, CodecError> {
     Ok(out)
 }
 
+impl Executed {
+    /// The bytes whose coding took time one after the other: the largest frame of encodes
+    /// that ran in parallel, all of them otherwise (what a cost per byte applies to).
+    pub fn serial_bytes(&self) -> usize {
+        let parallel = matches!(self.work, Work::Encodes { parallel: true, .. });
+        match &self.outcome {
+            EncodeOutcome::Functional(frames) => {
+                let sizes = frames.iter().map(|f| f.bytes.len());
+                match parallel {
+                    true => sizes.max().unwrap_or(0),
+                    false => sizes.sum(),
+                }
+            }
+            EncodeOutcome::Cbr(frame) => frame.as_ref().map_or(0, |f| f.data.len()),
+            _ => 0,
+        }
+    }
+}
+
 /// An [`Executor`] on its own thread, so a driver can do other work (decode, score, handle
 /// feedback) while an encode runs.
 pub struct BackgroundExecutor {

@@ -24,6 +24,16 @@ pub struct CostModel {
     pub encode_us_per_megapixel: f64,
     /// Microseconds per decode per megapixel.
     pub decode_us_per_megapixel: f64,
+    /// Microseconds per kilobyte coded, on top of the per-area cost: finer quantizers code
+    /// more and take longer (`salsify bench codec` prints this machine's fit). Default 0: the
+    /// area-only model every result so far was simulated with (and then left out when
+    /// written, so experiments and their run ids stay as they were).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub encode_us_per_kilobyte: f64,
+}
+
+fn is_zero(value: &f64) -> bool {
+    *value == 0.0
 }
 
 impl Default for CostModel {
@@ -34,6 +44,7 @@ impl Default for CostModel {
         CostModel {
             encode_us_per_megapixel: 11_400.0,
             decode_us_per_megapixel: 3_000.0,
+            encode_us_per_kilobyte: 0.0,
         }
     }
 }
@@ -74,11 +85,19 @@ impl CostModel {
         }
     }
 
-    /// Checks that both costs are finite and not negative.
+    /// The time of coding `bytes` one after the other (see
+    /// [`salsify_schemes::Executed::serial_bytes`]), beyond the per-area cost.
+    pub fn coding_time(&self, bytes: usize) -> Duration {
+        let us = self.encode_us_per_kilobyte * bytes as f64 / 1000.0;
+        Duration::from_micros(us.round() as u64)
+    }
+
+    /// Checks that every cost is finite and not negative.
     pub fn validate(&self) -> Result<(), CostError> {
         for (field, value) in [
             ("encode_us_per_megapixel", self.encode_us_per_megapixel),
             ("decode_us_per_megapixel", self.decode_us_per_megapixel),
+            ("encode_us_per_kilobyte", self.encode_us_per_kilobyte),
         ] {
             if !(value.is_finite() && value >= 0.0) {
                 return Err(CostError { field, value });
@@ -102,7 +121,9 @@ mod tests {
         let m = CostModel {
             encode_us_per_megapixel: 1000.0,
             decode_us_per_megapixel: 500.0,
+            encode_us_per_kilobyte: 100.0,
         };
+        assert_eq!(m.coding_time(25_000), Duration::from_micros(2500));
         assert_eq!(m.encode(1000, 1000), Duration::from_millis(1));
         assert_eq!(m.decode(2000, 1000), Duration::from_millis(1));
         assert!(CostModel {
@@ -118,6 +139,7 @@ mod tests {
         let cost = CostModel {
             encode_us_per_megapixel: 1000.0,
             decode_us_per_megapixel: 0.0,
+            encode_us_per_kilobyte: 0.0,
         };
         let one = Duration::from_millis(1);
         let encodes = |count, parallel| Work::Encodes {

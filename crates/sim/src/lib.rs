@@ -138,11 +138,22 @@ struct Sim<'a> {
     sender: Box<dyn SenderEndpoint>,
     receiver: Box<dyn ReceiverEndpoint>,
     encoder: BackgroundExecutor,
-    /// An encode under way: when it finishes (virtual time) and its request id. Its result
-    /// comes from [`BackgroundExecutor::wait`].
-    encoding: Option<(Instant, u64)>,
+    /// An encode under way. Its result comes from [`BackgroundExecutor::wait`].
+    encoding: Option<Encoding>,
     rates: Vec<(Instant, Bitrate, Bitrate)>,
     shown_sizes: Vec<(u32, u32, u64)>,
+}
+
+/// An encode under way in virtual time.
+#[derive(Debug, Clone, Copy)]
+struct Encoding {
+    /// When it finishes, as far as is known: the per-area cost is known when it starts, the
+    /// cost of the bytes it coded once its result is in.
+    done: Instant,
+    /// The request id.
+    id: u64,
+    /// `done` includes the cost of the bytes coded.
+    bytes_charged: bool,
 }
 
 impl<'a> Sim<'a> {
@@ -174,16 +185,27 @@ impl<'a> Sim<'a> {
     }
 
     fn next_event(&self) -> Option<Instant> {
-        self.h.next_event(self.encoding.map(|e| e.0))
+        self.h.next_event(self.encoding.map(|e| e.done))
     }
 
     /// Handles everything due at `now`, then drains both endpoints.
     fn step(&mut self, now: Instant) -> Result<(), SimError> {
-        if let Some((_, id)) = self.encoding.take_if(|e| e.0 <= now) {
-            let outcome = self.encoder.wait()?.outcome;
-            // An error here means the frames did not fit the request; the sender drops the
-            // picture and goes on.
-            let _ = self.sender.handle_encoded(now, id, Ok(outcome));
+        if let Some(e) = self.encoding.take_if(|e| e.done <= now) {
+            let result = self.encoder.wait()?;
+            let coding = self.h.config.cost.coding_time(result.serial_bytes());
+            if !e.bytes_charged && !coding.is_zero() {
+                // Now the bytes are known: the encode ends later by their cost.
+                self.encoder.keep(result);
+                self.encoding = Some(Encoding {
+                    done: e.done + coding,
+                    bytes_charged: true,
+                    ..e
+                });
+            } else {
+                // An error here means the frames did not fit the request; the sender drops
+                // the picture and goes on.
+                let _ = self.sender.handle_encoded(now, e.id, Ok(result.outcome));
+            }
         }
         if let Some((index, at)) = self.h.capture(now) {
             self.sender.handle_picture(now, index, at);
@@ -245,20 +267,25 @@ impl<'a> Sim<'a> {
         };
         let id = request.id;
         let (w, h) = self.h.size;
-        let busy = match salsify_schemes::Executor::work_for(&request.job, w, h) {
+        let cost = &self.h.config.cost;
+        let (busy, bytes_charged) = match salsify_schemes::Executor::work_for(&request.job, w, h) {
             Some(work) => {
                 self.encoder.submit(request, image);
-                self.h.config.cost.encode_time(&work)
+                (cost.encode_time(&work), false)
             }
             None => {
                 self.encoder.submit(request, image);
                 let result = self.encoder.wait()?;
-                let busy = self.h.config.cost.encode_time(&result.work);
+                let busy = cost.encode_time(&result.work) + cost.coding_time(result.serial_bytes());
                 self.encoder.keep(result);
-                busy
+                (busy, true)
             }
         };
-        self.encoding = Some((now + busy, id));
+        self.encoding = Some(Encoding {
+            done: now + busy,
+            id,
+            bytes_charged,
+        });
         Ok(())
     }
 

@@ -88,3 +88,53 @@ fn the_datagram_overhead_is_charged_on_the_links() {
     assert_eq!(oversized.data_link.packets_in, 0);
     assert!(oversized.data_link.packets_rejected > 0);
 }
+
+/// A fast link and an encoder whose cost grows with the bytes it codes (`[cost]
+/// encode_us_per_kilobyte`): with the encode-time rule the sender keeps a picture's encodes
+/// within the frame interval and shows more frames than with the rule off, which climbs to
+/// the finest quantizers and drops pictures while the encoder is busy.
+#[test]
+fn the_encode_time_rule_keeps_up_with_the_camera_when_fine_frames_cost_time() {
+    let run = |enabled: bool| {
+        let mut sender = salsify_transport::SenderConfig::default();
+        sender.encode_time.enabled = enabled;
+        let params = salsify_schemes::SchemeParams {
+            salsify: Some(sender),
+            ..Default::default()
+        };
+        let fast = || LinkConfig::with_trace(generators::constant(Bitrate::kbps(50_000)).unwrap());
+        let config = SimConfig {
+            scheme: salsify_schemes::SchemeConfig::named("salsify-2c", &params).unwrap(),
+            data_link: fast(),
+            feedback_link: fast(),
+            duration: Duration::from_secs(6),
+            cost: salsify_sim::CostModel {
+                encode_us_per_megapixel: 100_000.0,
+                decode_us_per_megapixel: 10_000.0,
+                encode_us_per_kilobyte: 12_000.0,
+            },
+            ..SimConfig::default()
+        };
+        let mut video = SyntheticVideo::new(160, 96, 60, 1).unwrap();
+        simulate(&config, &mut video, &mut |_| {}).unwrap()
+    };
+    let (with, without) = (run(true), run(false));
+    let median_quality = |out: &salsify_sim::SimOutput| {
+        let mut q: Vec<u32> = out.records.iter().filter_map(|r| r.quality).collect();
+        q.sort_unstable();
+        q[q.len() / 2]
+    };
+    let (a, b) = (&with.summary, &without.summary);
+    println!(
+        "with: shown {} q {} delay {:?}; without: shown {} q {} delay {:?}",
+        a.frames_shown,
+        median_quality(&with),
+        a.delay_mean_ms,
+        b.frames_shown,
+        median_quality(&without),
+        b.delay_mean_ms
+    );
+    assert!(a.frames_shown * 10 >= b.frames_shown * 13);
+    assert!(median_quality(&with) > median_quality(&without));
+    assert!(a.delay_mean_ms.unwrap() < b.delay_mean_ms.unwrap());
+}

@@ -31,8 +31,19 @@
 //!
 //! [pacing]
 //! speedup = 5
-//! min_gap_ms = 0.5
+//! min_gap_ms = 0.0      # the paper's schemes: 0.5
 //! max_gap_ms = 2.0
+//!
+//! [encode_time]         # see crate::encode_time
+//! enabled = true
+//! share = 0.75
+//! relax = 0.7
+//! step = 4
+//! weight = 0.0625
+//! min_jobs = 8
+//! min_byte_share = 0.1
+//! single_encode_after = 30
+//! single_encode_margin = 4.0
 //!
 //! [slow_link]           # used only with rules = "slow-link"
 //! ack_timeout_factor = 2
@@ -45,6 +56,7 @@ use salsify_codec::Quality;
 use salsify_time::Duration;
 use serde::{Deserialize, Serialize};
 
+use crate::encode_time::EncodeTimeConfig;
 use crate::serde_units::{millis, quality};
 
 use crate::wire::{MAX_HELD_STATES, MAX_PAYLOAD};
@@ -262,12 +274,26 @@ pub struct PacingConfig {
 }
 
 impl Default for PacingConfig {
-    /// The original's `min(2 ms, max(0.5 ms, tau / 5))`.
+    /// `min(2 ms, tau / 5)`: 5x faster than the link, with no floor. The original's floor of
+    /// 0.5 ms ([`PacingConfig::original`]) capped sending at 22 Mb/s: on a faster link the
+    /// receiver then measured the pacer instead of the link, and the budget let the sender
+    /// queue 100 ms of frames in its own pacer.
     fn default() -> Self {
         PacingConfig {
             speedup: 5,
-            min_gap: Duration::from_micros(500),
+            min_gap: Duration::ZERO,
             max_gap: Duration::from_millis(2),
+        }
+    }
+}
+
+impl PacingConfig {
+    /// The original's `min(2 ms, max(0.5 ms, tau / 5))`: the pacing of the `salsify-paper`
+    /// and first-round schemes.
+    pub fn original() -> Self {
+        PacingConfig {
+            min_gap: Duration::from_micros(500),
+            ..PacingConfig::default()
         }
     }
 }
@@ -327,6 +353,8 @@ pub struct SenderConfig {
     pub rules: SenderRules,
     /// Parameters of [`SenderRules::SlowLink`] (ignored under the other rules).
     pub slow_link: SlowLinkConfig,
+    /// Keeping a picture's encodes within the frame interval ([`crate::encode_time`]).
+    pub encode_time: EncodeTimeConfig,
     /// Salsify or an ablation.
     pub mode: SenderMode,
 }
@@ -352,6 +380,7 @@ impl Default for SenderConfig {
             grace_period: true,
             rules: SenderRules::SlowLink,
             slow_link: SlowLinkConfig::default(),
+            encode_time: EncodeTimeConfig::default(),
             mode: SenderMode::Salsify,
         }
     }
@@ -395,6 +424,7 @@ impl SenderConfig {
                 "below outage_probe_interval_ms",
             );
         }
+        self.encode_time.validate()?;
         if let SenderMode::ConventionalTransport { update_interval } = self.mode {
             if update_interval.is_zero() {
                 return invalid("mode.update_interval_ms", "must be positive");
@@ -759,6 +789,17 @@ mod tests {
                 paced_probe_cap: true,
                 idle_link_skips: 3,
             },
+            encode_time: EncodeTimeConfig {
+                enabled: false,
+                share: 0.5,
+                relax: 0.25,
+                step: 2,
+                weight: 0.125,
+                min_jobs: 3,
+                min_byte_share: 0.2,
+                single_encode_after: 12,
+                single_encode_margin: 2.5,
+            },
             mode: SenderMode::ConventionalTransport {
                 update_interval: Duration::from_millis(750),
             },
@@ -804,8 +845,9 @@ mod tests {
         let text = toml::to_string(&SenderConfig::default()).unwrap();
         for line in [
             "outage_probe_interval_ms = 80.0",
-            "min_gap_ms = 0.5",
+            "min_gap_ms = 0.0",
             "start_quality = 64",
+            "share = 0.75",
             "mode = \"salsify\"",
             "rules = \"slow-link\"",
             "ack_timeout_factor = 2",

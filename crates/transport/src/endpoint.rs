@@ -243,6 +243,12 @@ impl ep::SenderEndpoint for SalsifySender {
                 value: tau.as_secs_f64() * 1000.0,
             });
         }
+        if let Some(floor) = s.quality_floor {
+            d.push(ep::Diagnostic {
+                name: "quality_floor",
+                value: f64::from(floor.index()),
+            });
+        }
         if let Some(b) = self.inner.budget() {
             d.push(ep::Diagnostic {
                 name: "budget_bytes",

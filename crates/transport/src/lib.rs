@@ -63,11 +63,12 @@
 //! the paper's pseudo-code: [`paper_budget`] and [`choose_paper`] are Algorithm 2 as
 //! published; [`frame_budget`] and [`choose_frame`] layer this project's additions on top
 //! (no budget before the first estimate, forced sends when feedback is starved, outage probes).
-//! [`SenderConfig::rules`] selects those rules ([`SenderRules::Project`], the default), the
-//! paper's ([`SenderRules::Paper`]: no outage handling, forced sends after the skip limit) or
-//! the opt-in rules for slow and fading links ([`SenderRules::SlowLink`]: a link-paced outage
-//! timeout, smallest-frame probes with exponential backoff, forced sends within the estimate;
-//! [`choose_slow_link`] and its neighbours).
+//! [`SenderConfig::rules`] selects those rules: the rules for slow and fading links, the default
+//! ([`SenderRules::SlowLink`]: a link-paced outage timeout, smallest-frame probes with
+//! exponential backoff, forced sends within the estimate; [`choose_slow_link`] and its
+//! neighbours), the paper's ([`SenderRules::Paper`]: no outage handling, forced sends after the
+//! skip limit) or the first round's ([`SenderRules::Project`]). What a picture's encodes may
+//! cost in time is [`encode_time`]'s rule.
 //!
 //! Parameters come from experiment files: [`SenderConfig`] and [`ReceiverConfig`] read TOML
 //! with durations in milliseconds and qualities as quantizer indices (see [`config`]).
@@ -85,6 +86,7 @@ pub mod codec;
 pub mod config;
 mod conventional;
 pub mod decision;
+pub mod encode_time;
 pub mod endpoint;
 pub mod error;
 pub mod estimator;
@@ -108,6 +110,7 @@ pub use decision::{
     paper_forced, probe_due, probe_interval, probe_interval_cap, Overrides, PaperDecision,
     SlowLinkDecision,
 };
+pub use encode_time::{EncodeTimeConfig, EncodeTimeControl};
 pub use endpoint::{ReceiverSetupError, SalsifyReceiver, SalsifySender};
 pub use error::{DatagramRejected, SenderError};
 pub use receiver::{Receiver, ReceiverEvent, ReceiverOutput, ReceiverStats};

@@ -1,8 +1,8 @@
 //! Spaces a sender's fragments out in time and measures its idle time (the grace period).
 //!
 //! A frame's fragments are released one per `gap`, where the sender sets `gap` from the
-//! receiver's inter-arrival estimate (by default 5x faster than packets arrive, within
-//! 0.5-2 ms, as the original did). Why pace at all: a keyframe or a big frame sent as one
+//! receiver's inter-arrival estimate (by default 5x faster than packets arrive, at most 2 ms
+//! apart; the original also kept them at least 0.5 ms apart). Why pace at all: a keyframe or a big frame sent as one
 //! burst would land in the bottleneck queue at once — overflowing a small DropTail queue and
 //! making the receiver's inter-arrival samples of the burst meaningless. Pacing faster than the
 //! link drains keeps the bottleneck busy (the budget, not the pacer, limits the rate) while

@@ -42,6 +42,7 @@ use crate::codec::{CodecState, EncodedFrame};
 use crate::config::{ConfigError, SenderConfig, SenderMode, SenderRules};
 use crate::conventional::IntervalQualityController;
 use crate::decision;
+use crate::encode_time::EncodeTimeControl;
 use crate::error::{DatagramRejected, SenderError};
 use crate::pacer::Pacer;
 use crate::state_store::StateStore;
@@ -219,6 +220,8 @@ pub struct SenderStats {
     pub fragments_in_flight: u64,
     /// Quality of the last frame sent.
     pub quality: Quality,
+    /// The finest quantizer the encode-time rule allows now (`None`: no limit).
+    pub quality_floor: Option<Quality>,
 }
 
 impl SenderStats {
@@ -260,6 +263,8 @@ struct InFlightEncode {
     /// The slow-link rules' extra encode at the coarsest quality (the options it completes
     /// wait in [`Sender::held_options`]).
     coarsest: bool,
+    /// When the sender asked for it (its encodes' cost is measured from here).
+    requested: Instant,
 }
 
 /// What the newest usable ACK said.
@@ -313,6 +318,10 @@ pub struct Sender<F: EncodedFrame> {
     /// Events to hand out, each dropped picture with why (for [`crate::SalsifySender`]).
     events: VecDeque<(SenderEvent, Option<DropCause>)>,
     interval_quality: IntervalQualityController,
+    encode_time: EncodeTimeControl,
+    /// Frames sent in a row that took a small share of the budget (see
+    /// [`crate::EncodeTimeConfig::single_encode_after`]).
+    roomy_frames: u32,
     stats: SenderStats,
 }
 
@@ -348,6 +357,8 @@ impl<F: EncodedFrame> Sender<F> {
             encodes: VecDeque::new(),
             events: VecDeque::new(),
             interval_quality: IntervalQualityController::new(interval, config.start_quality),
+            encode_time: EncodeTimeControl::new(config.encode_time),
+            roomy_frames: 0,
             stats: SenderStats {
                 pictures: 0,
                 encode_requests: 0,
@@ -368,6 +379,7 @@ impl<F: EncodedFrame> Sender<F> {
                 mean_interarrival: None,
                 fragments_in_flight: 0,
                 quality: config.start_quality,
+                quality_floor: None,
             },
             config,
             initial,
@@ -383,6 +395,7 @@ impl<F: EncodedFrame> Sender<F> {
     pub fn handle_frame(&mut self, now: Instant, picture: u64, captured: Instant) {
         self.stats.pictures += 1;
         self.interval_quality.on_picture(captured);
+        self.encode_time.on_picture(captured);
         if self.in_flight.is_some() {
             if let Some((old, _)) = self.waiting_picture.replace((picture, captured)) {
                 self.drop_picture(now, old, DropCause::EncoderBusy);
@@ -405,6 +418,9 @@ impl<F: EncodedFrame> Sender<F> {
             None => return Err(SenderError::UnknownRequest(id)),
         };
         let checked = self.check_frames(&request, &frames);
+        if checked.is_ok() {
+            self.measure_encode(now, &request, &frames);
+        }
         match checked {
             Ok(()) => self.commit_or_skip(now, &request, frames),
             Err(_) => {
@@ -572,6 +588,7 @@ impl<F: EncodedFrame> Sender<F> {
             mean_interarrival: self.view.mean_interarrival,
             fragments_in_flight: self.fragments_in_flight(),
             quality: self.quality,
+            quality_floor: self.encode_time.floor(),
             ..self.stats
         }
     }
@@ -637,6 +654,7 @@ impl<F: EncodedFrame> Sender<F> {
             expected: job.frames_expected(),
             recovery,
             coarsest: false,
+            requested: now,
         });
         self.encodes.push_back(EncodeRequest {
             id,
@@ -647,11 +665,37 @@ impl<F: EncodedFrame> Sender<F> {
         });
     }
 
+    /// A job of the usual two options came back: what it cost goes to the encode-time rule.
+    fn measure_encode(&mut self, now: Instant, request: &InFlightEncode, frames: &[F]) {
+        if request.coarsest || self.config.mode != SenderMode::Salsify {
+            return;
+        }
+        let Some(finest) = frames.iter().map(|f| f.quality()).min() else {
+            return;
+        };
+        let bytes = frames.iter().map(|f| f.len()).sum();
+        let range = (self.config.min_quality, self.config.max_quality);
+        self.encode_time.on_job(
+            now.saturating_duration_since(request.requested),
+            bytes,
+            finest,
+            range,
+        );
+    }
+
     /// The encodes to ask for in the configured mode; `None` to skip without encoding.
     fn job_for(&mut self, now: Instant) -> Option<EncodeJob> {
         let (lo, hi) = (self.config.min_quality, self.config.max_quality);
+        // The finest quantizer whose encodes still fit the frame interval.
+        let lo = self
+            .encode_time
+            .floor()
+            .map_or(lo, |floor| floor.clamp(lo, hi));
         let step = |by: i32| Quality::clamped(i32::from(self.quality.index()) + by, lo, hi);
         match self.config.mode {
+            SenderMode::Salsify if self.better_only(now) => Some(EncodeJob::Qualities(vec![step(
+                -i32::from(self.config.better_step),
+            )])),
             SenderMode::Salsify => Some(EncodeJob::Qualities(vec![
                 step(-i32::from(self.config.better_step)),
                 step(i32::from(self.config.worse_step)),
@@ -673,6 +717,17 @@ impl<F: EncodedFrame> Sender<F> {
                 Some(EncodeJob::Qualities(vec![q]))
             }
         }
+    }
+
+    /// The machine limits the quality, the link has had room to spare for a while, and
+    /// nothing is being recovered: the worse option would not be sent.
+    fn better_only(&self, now: Instant) -> bool {
+        let after = self.config.encode_time.single_encode_after;
+        after > 0
+            && self.encode_time.floor().is_some()
+            && self.roomy_frames >= after
+            && !self.in_recovery(now)
+            && !self.outage_suspected(now)
     }
 
     fn check_frames(&self, request: &InFlightEncode, frames: &[F]) -> Result<(), SenderError> {
@@ -698,6 +753,15 @@ impl<F: EncodedFrame> Sender<F> {
     /// option that fits the budget now, else skip or force.
     fn commit_or_skip(&mut self, now: Instant, request: &InFlightEncode, mut frames: Vec<F>) {
         let budget = self.budget();
+        if self.config.mode == SenderMode::Salsify && !request.coarsest && frames.len() == 1 {
+            // The better option alone (see `better_only`): sent if it fits, else skipped,
+            // and the skip brings the two options back.
+            let frame = frames.swap_remove(0);
+            return match budget.is_none_or(|b| frame.len() <= b) {
+                true => self.send_frame(now, request, frame, Choice::Better, budget),
+                false => self.skip(now, request.picture, request.captured, budget),
+            };
+        }
         if self.config.rules == SenderRules::SlowLink
             && (request.coarsest || self.config.mode == SenderMode::Salsify)
         {
@@ -793,6 +857,7 @@ impl<F: EncodedFrame> Sender<F> {
             expected: 1,
             recovery: request.recovery,
             coarsest: true,
+            requested: now,
         });
         self.encodes.push_back(EncodeRequest {
             id,
@@ -852,6 +917,7 @@ impl<F: EncodedFrame> Sender<F> {
 
     fn skip(&mut self, now: Instant, picture: u64, captured: Instant, budget: Option<usize>) {
         self.consecutive_skips += 1;
+        self.roomy_frames = 0;
         self.stats.skipped += 1;
         let skipped = SenderEvent::PictureSkipped {
             picture,
@@ -900,6 +966,12 @@ impl<F: EncodedFrame> Sender<F> {
         self.quality = frame.quality();
         self.consecutive_skips = 0;
         self.last_sent_at = Some(now);
+        let margin = self.config.encode_time.single_encode_margin;
+        let roomy = budget.is_some_and(|b| frame.len() as f64 * margin <= b as f64);
+        self.roomy_frames = match roomy {
+            true => self.roomy_frames.saturating_add(1),
+            false => 0,
+        };
         self.interval_quality.on_sent(frame.len());
         self.count_choice(choice);
         let sent = SenderEvent::FrameSent(SentFrame {

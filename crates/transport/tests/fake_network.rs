@@ -236,3 +236,32 @@ fn narrow_link_makes_the_sender_skip_and_coarsen() {
     assert!(*worst < Duration::from_millis(500));
     let _ = Instant::ZERO;
 }
+
+/// A fast link and an encoder whose fine frames take longer than a 60 fps frame interval:
+/// the encode-time rule sets a floor, jobs fit the interval, and once the link has shown room
+/// to spare the sender asks for the better option alone; every frame shown is still right.
+#[test]
+fn a_cpu_bound_sender_keeps_up_and_drops_the_worse_encode_on_a_roomy_link() {
+    let fast = LinkConfig {
+        bytes_per_sec: Some(12_500_000.0), // 100 Mb/s
+        ..link(0.0, 0.0, 0.0)
+    };
+    let mut s = fake_session(SenderConfig::default(), fast, fast, 3);
+    s.frame_interval = Duration::from_micros(16_667);
+    s.encode_time = Duration::from_millis(3);
+    s.encode_time_per_kb = Duration::from_micros(300);
+    s.run_until(ms(10_000));
+    summary("cpu-bound", &s);
+    assert_sound(&s);
+    let tx = s.sender.stats();
+    let floor = tx.quality_floor.expect("a quantizer floor");
+    assert!(floor.index() > 3, "floor {floor:?}");
+    assert!(tx.dropped * 20 < tx.pictures, "{tx:?}");
+    let late = &s.job_sizes[s.job_sizes.len() / 2..];
+    let single = late.iter().filter(|n| **n == 1).count();
+    assert!(
+        single * 2 > late.len(),
+        "{single} of {} late jobs single",
+        late.len()
+    );
+}

@@ -72,6 +72,10 @@ pub struct Session<E: EncodeService, D: FrameDecoder> {
     pub backward: Link,
     pub frame_interval: Duration,
     pub encode_time: Duration,
+    /// Extra encode time per kilobyte coded (one after the other), like a real encoder.
+    pub encode_time_per_kb: Duration,
+    /// How many frames each encode request asked for, in order.
+    pub job_sizes: Vec<usize>,
     /// Stop capturing at this time (to check what happens when the camera stops).
     pub camera_until: Instant,
     next_capture: Instant,
@@ -81,6 +85,8 @@ pub struct Session<E: EncodeService, D: FrameDecoder> {
     receiver_deadline: Instant,
     /// Target states of the frames of the encode in progress, by hash.
     encoded_targets: HashMap<StateHash, State<E>>,
+    /// Their hashes, oldest first (the map keeps the newest 64).
+    encoded_order: std::collections::VecDeque<StateHash>,
     /// Every frame sent, with the sender's reconstruction.
     pub sent: BTreeMap<u32, (SentFrame, State<E>)>,
     pub shown: Vec<Shown>,
@@ -112,6 +118,8 @@ impl<E: EncodeService, D: FrameDecoder> Session<E, D> {
             backward: Link::new(backward, seed ^ 0xb0b),
             frame_interval: Duration::from_micros(33_333),
             encode_time: Duration::from_millis(5),
+            encode_time_per_kb: Duration::ZERO,
+            job_sizes: Vec::new(),
             camera_until: Instant::FAR_FUTURE,
             next_capture: Instant::ZERO,
             next_picture: 0,
@@ -119,6 +127,7 @@ impl<E: EncodeService, D: FrameDecoder> Session<E, D> {
             sender_deadline: Instant::ZERO,
             receiver_deadline: Instant::FAR_FUTURE,
             encoded_targets: HashMap::new(),
+            encoded_order: std::collections::VecDeque::new(),
             sent: BTreeMap::new(),
             shown: Vec::new(),
             wrong: Vec::new(),
@@ -206,11 +215,22 @@ impl<E: EncodeService, D: FrameDecoder> Session<E, D> {
     fn start_encode(&mut self, request: EncodeRequest<State<E>>) {
         assert!(self.encoding.is_none(), "one encode at a time");
         let frames = self.service.encode(&request);
-        self.encoded_targets = frames
-            .iter()
-            .map(|f| (f.target().hash(), f.target().clone()))
-            .collect();
-        self.encoding = Some((self.now + self.encode_time, request.id, frames));
+        // Kept across requests: the next request can come out before the last one's
+        // FrameSent event (a picture was waiting while the encoder was busy).
+        for f in &frames {
+            self.encoded_targets
+                .insert(f.target().hash(), f.target().clone());
+            self.encoded_order.push_back(f.target().hash());
+        }
+        while self.encoded_order.len() > 64 {
+            if let Some(old) = self.encoded_order.pop_front() {
+                self.encoded_targets.remove(&old);
+            }
+        }
+        self.job_sizes.push(frames.len());
+        let kb = frames.iter().map(|f| f.len()).sum::<usize>() as f64 / 1000.0;
+        let busy = self.encode_time + self.encode_time_per_kb.mul_f64(kb);
+        self.encoding = Some((self.now + busy, request.id, frames));
     }
 
     fn on_sender_event(&mut self, event: SenderEvent) {

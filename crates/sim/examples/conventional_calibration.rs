@@ -42,11 +42,20 @@ fn main() {
 }
 
 fn schemes() -> Vec<SchemeConfig> {
+    let conventional = ConventionalConfig {
+        encoder_max: Some(Bitrate::kbps(12_000)),
+        ..ConventionalConfig::default()
+    };
+    // `CALIBRATION_VARIANT=no-cwnd`: a diagnostic run without congestion-window pushback
+    // (libwebrtc's `WebRTC-CongestionWindow` off), to see what the pushback does to the drain.
+    if std::env::var("CALIBRATION_VARIANT").as_deref() == Ok("no-cwnd") {
+        return vec![SchemeConfig::Conventional(ConventionalConfig {
+            congestion_window: None,
+            ..conventional
+        })];
+    }
     vec![
-        SchemeConfig::Conventional(ConventionalConfig {
-            encoder_max: Some(Bitrate::kbps(12_000)),
-            ..ConventionalConfig::default()
-        }),
+        SchemeConfig::Conventional(conventional),
         SchemeConfig::ConventionalLegacy(GccConfig {
             max: Bitrate::kbps(12_000),
             ..GccConfig::default()
@@ -60,6 +69,14 @@ fn target_at(out: &SimOutput, t: Instant) -> Bitrate {
     out.rates
         .get(i.wrapping_sub(1))
         .map_or(Bitrate::ZERO, |r| r.1)
+}
+
+/// The pacing rate at `t`.
+fn pacing_at(out: &SimOutput, t: Instant) -> Bitrate {
+    let i = out.rates.partition_point(|r| r.0 <= t);
+    out.rates
+        .get(i.wrapping_sub(1))
+        .map_or(Bitrate::ZERO, |r| r.2)
 }
 
 /// Video delivered in [t, t + len), kb/s, by display time.
@@ -199,13 +216,26 @@ fn fig1(secs: u64, w: u32, h: u32) {
                 .map(|t| {
                     let at = Instant::from_millis(t * 1000);
                     format!(
-                        "{t}:{}/{:.0}",
+                        "{t}:{}/{}/{:.0}",
                         target_at(&out, at).as_kbps(),
+                        pacing_at(&out, at).as_kbps(),
                         delivered_kbps(&out, at, Duration::from_secs(2))
                     )
                 })
                 .collect();
-            println!("  target/delivered kb/s every 2 s: {}", trail.join(" "));
+            println!("  encoder target/pacing/delivered kb/s every 2 s: {}", trail.join(" "));
+            let by_second: Vec<String> = (0..secs)
+                .map(|t| {
+                    let mut w: Vec<f64> = d
+                        .iter()
+                        .filter(|x| x.0.since_epoch().as_secs() == t)
+                        .map(|x| x.1)
+                        .collect();
+                    w.sort_by(f64::total_cmp);
+                    format!("{t}:{:.0}", w.get(w.len() / 2).copied().unwrap_or(f64::NAN))
+                })
+                .collect();
+            println!("  median frame delay ms by capture second: {}", by_second.join(" "));
             println!(
                 "  sender {:?}\n  diagnostics {:?}",
                 out.sender, out.diagnostics

@@ -246,7 +246,7 @@ fn run(
                 WebrtcSender::new(ConventionalConfig::default(), (w, h)).unwrap(),
             ),
             ReceiverConfig {
-                feedback_interval: Some(crate::CONVENTIONAL_FEEDBACK_INTERVAL),
+                feedback_interval: crate::Scheme::Conventional.feedback_interval(),
                 ..Default::default()
             },
         ),

@@ -59,7 +59,7 @@ fn run(
 ) -> Run {
     let mut s = WebrtcSender::new(config, source).unwrap();
     let mut r = JitterReceiver::new(ReceiverConfig {
-        feedback_interval: Some(crate::CONVENTIONAL_FEEDBACK_INTERVAL),
+        feedback_interval: crate::Scheme::Conventional.feedback_interval(),
         ..ReceiverConfig::default()
     });
     let mut link = Link {

@@ -223,7 +223,10 @@ fn fig1(secs: u64, w: u32, h: u32) {
                     )
                 })
                 .collect();
-            println!("  encoder target/pacing/delivered kb/s every 2 s: {}", trail.join(" "));
+            println!(
+                "  encoder target/pacing/delivered kb/s every 2 s: {}",
+                trail.join(" ")
+            );
             let by_second: Vec<String> = (0..secs)
                 .map(|t| {
                     let mut w: Vec<f64> = d
@@ -235,7 +238,10 @@ fn fig1(secs: u64, w: u32, h: u32) {
                     format!("{t}:{:.0}", w.get(w.len() / 2).copied().unwrap_or(f64::NAN))
                 })
                 .collect();
-            println!("  median frame delay ms by capture second: {}", by_second.join(" "));
+            println!(
+                "  median frame delay ms by capture second: {}",
+                by_second.join(" ")
+            );
             println!(
                 "  sender {:?}\n  diagnostics {:?}",
                 out.sender, out.diagnostics

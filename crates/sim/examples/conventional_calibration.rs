@@ -54,6 +54,13 @@ fn schemes() -> Vec<SchemeConfig> {
             ..conventional
         })];
     }
+    // `CALIBRATION_VARIANT=adjuster`: with libwebrtc's encoder bitrate adjuster on.
+    if std::env::var("CALIBRATION_VARIANT").as_deref() == Ok("adjuster") {
+        return vec![SchemeConfig::Conventional(ConventionalConfig {
+            bitrate_adjuster: true,
+            ..conventional
+        })];
+    }
     vec![
         SchemeConfig::Conventional(conventional),
         SchemeConfig::ConventionalLegacy(GccConfig {

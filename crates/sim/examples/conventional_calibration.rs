@@ -10,8 +10,10 @@
 //! (no drops), the synthetic source at 30 fps (default 640x360), encoder maximum 12 Mb/s as
 //! in Vidaptive's experiments. For `conventional` and `conventional-legacy` it prints:
 //!
-//! - rise: after each return to 2 Mb/s, the time until the controller's target, and until
-//!   the video delivered (frames by display time, 1 s windows), first reach 90 % of 2 Mb/s;
+//! - rise: after each return to 2 Mb/s, the time until the controller's target (for
+//!   `conventional` its pacing rate / 1.1, for the legacy scheme its encoder's target), and
+//!   until the video delivered (frames by display time, 1 s windows), first reach 90 % of
+//!   2 Mb/s;
 //! - utilisation: video delivered / link rate over the last 20 s of each phase;
 //! - spike: the largest frame delay in the 40 s after each drop to 500 kb/s;
 //! - settle: the time after the drop until the median frame delay over the next 2 s is back
@@ -54,10 +56,11 @@ fn schemes() -> Vec<SchemeConfig> {
             ..conventional
         })];
     }
-    // `CALIBRATION_VARIANT=adjuster`: with libwebrtc's encoder bitrate adjuster on.
-    if std::env::var("CALIBRATION_VARIANT").as_deref() == Ok("adjuster") {
+    // `CALIBRATION_VARIANT=no-adjuster`: without libwebrtc's encoder bitrate adjuster (the
+    // first round's sender).
+    if std::env::var("CALIBRATION_VARIANT").as_deref() == Ok("no-adjuster") {
         return vec![SchemeConfig::Conventional(ConventionalConfig {
-            bitrate_adjuster: true,
+            bitrate_adjuster: false,
             ..conventional
         })];
     }
@@ -70,8 +73,14 @@ fn schemes() -> Vec<SchemeConfig> {
     ]
 }
 
-/// The controller's target at `t`.
-fn target_at(out: &SimOutput, t: Instant) -> Bitrate {
+/// The controller's target at `t`. For `conventional`, the pacing rate it set over
+/// libwebrtc's pacing factor 1.1 (the encoder's target is lower by the header overhead, the
+/// pushback and the bitrate adjuster); for the legacy scheme, the target its encoder was
+/// given (as in the first round).
+fn target_at(out: &SimOutput, t: Instant, conventional: bool) -> Bitrate {
+    if conventional {
+        return pacing_at(out, t).mul_f64(1.0 / 1.1);
+    }
     let i = out.rates.partition_point(|r| r.0 <= t);
     out.rates
         .get(i.wrapping_sub(1))
@@ -124,6 +133,7 @@ fn fig1(secs: u64, w: u32, h: u32) {
     println!("| scheme | phase | rise: target 90 % | rise: video 90 % | utilisation (last 20 s) | delay spike after drop | settle |");
     println!("|---|---|---|---|---|---|---|");
     for scheme in schemes() {
+        let conventional = matches!(scheme, SchemeConfig::Conventional(_));
         let config = SimConfig {
             scheme: scheme.clone(),
             data_link: data.clone(),
@@ -153,7 +163,9 @@ fn fig1(secs: u64, w: u32, h: u32) {
             };
             let (rise_t, rise_v) = if high && phase > 0 {
                 (
-                    fmt_s(reach(&|t| target_at(&out, t) >= Bitrate::kbps(1800))),
+                    fmt_s(reach(&|t| {
+                        target_at(&out, t, conventional) >= Bitrate::kbps(1800)
+                    })),
                     fmt_s(reach(&|t| {
                         delivered_kbps(&out, t, Duration::from_secs(1)) >= 1800.0
                     })),
@@ -224,7 +236,7 @@ fn fig1(secs: u64, w: u32, h: u32) {
                     let at = Instant::from_millis(t * 1000);
                     format!(
                         "{t}:{}/{}/{:.0}",
-                        target_at(&out, at).as_kbps(),
+                        target_at(&out, at, false).as_kbps(),
                         pacing_at(&out, at).as_kbps(),
                         delivered_kbps(&out, at, Duration::from_secs(2))
                     )

@@ -100,9 +100,9 @@ pub struct ConventionalConfig {
     /// encoder_bitrate_adjuster.cc): lowers the encoder's target by its measured overshoot
     /// over 3 s (at most halving it; 20 % assumed for the first 30 frames of each coded
     /// size), using the link's headroom when the encoder's maximum caps the target.
-    /// libwebrtc's default is on (`bitrate_adjuster = true`, rtc_base/experiments/
-    /// rate_control_settings.h). Default here: **off**, a known deviation kept until the
-    /// scheme's published figures are re-measured with it (issue 14, second round).
+    /// Default true, as libwebrtc (`VideoRateControlConfig::bitrate_adjuster = true`,
+    /// rtc_base/experiments/rate_control_settings.h; `VideoStreamEncoder` makes one per
+    /// encoder configuration).
     pub bitrate_adjuster: bool,
 }
 
@@ -126,7 +126,7 @@ impl Default for ConventionalConfig {
             quality_scaler: true,
             dropframe_thresh: CbrConfig::default().dropframe_thresh,
             max_gap_frames: CbrConfig::default().max_gap_frames,
-            bitrate_adjuster: false,
+            bitrate_adjuster: true,
         }
     }
 }

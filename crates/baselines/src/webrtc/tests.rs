@@ -353,21 +353,21 @@ fn encoder_target_at(run: &Run, secs: f64) -> f64 {
         .map_or(0.0, |s| s.2)
 }
 
-/// With the encoder bitrate adjuster on, the encoder is asked for 1/1.2 of its target for
+/// With the encoder bitrate adjuster on (the default), the encoder is asked for 1/1.2 of its target for
 /// the first 30 frames, then, as the fake encoder hits its targets exactly, for all of it.
 #[test]
 fn the_bitrate_adjuster_assumes_20_percent_overshoot_then_measures() {
     let off = run(
-        ConventionalConfig::default(),
+        ConventionalConfig {
+            bitrate_adjuster: false,
+            ..ConventionalConfig::default()
+        },
         (640, 360),
         vec![(0, 2000)],
         4,
     );
     let on = run(
-        ConventionalConfig {
-            bitrate_adjuster: true,
-            ..ConventionalConfig::default()
-        },
+        ConventionalConfig::default(),
         (640, 360),
         vec![(0, 2000)],
         4,

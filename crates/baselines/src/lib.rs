@@ -64,7 +64,7 @@ pub use gcc::GccConfig;
 pub use oracle::{LinkForecast, OracleConfig, OracleSender};
 pub use rate::Bitrate;
 pub use receiver::{BaselineReceiver, ReceiverConfig};
-pub use scheme::{Scheme, CONVENTIONAL_FEEDBACK_INTERVAL};
+pub use scheme::{twcc_feedback_interval, Scheme, RECEIVE_ONLY_SEND_TARGET};
 pub use sender::BaselineSender;
 pub use stats::{ReceiverCounters, SenderCounters};
 pub use vidaptive::{LadderConfig, VidaptiveConfig, VidaptiveSender, VIDAPTIVE_MAX_GAP_FRAMES};

@@ -365,9 +365,11 @@ impl SchemeConfig {
                 SalsifyReceiver::new(receiver.clone())
                     .map_err(|e| invalid("salsify_receiver")(&e))?,
             ),
-            SchemeConfig::Conventional(_) => Box::new(baseline(Some(
-                salsify_baselines::CONVENTIONAL_FEEDBACK_INTERVAL,
-            ))?),
+            // libwebrtc's period for a receiver that only receives (its own send-side
+            // target stays at the start rate): 50 ms.
+            SchemeConfig::Conventional(_) => Box::new(baseline(
+                salsify_baselines::Scheme::Conventional.feedback_interval(),
+            )?),
             SchemeConfig::ConventionalLegacy(c) => Box::new(baseline(Some(c.feedback_interval))?),
             // Copa needs an ACK per packet.
             SchemeConfig::Vidaptive(_) => Box::new(baseline(None)?),

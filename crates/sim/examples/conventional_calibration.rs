@@ -10,8 +10,10 @@
 //! (no drops), the synthetic source at 30 fps (default 640x360), encoder maximum 12 Mb/s as
 //! in Vidaptive's experiments. For `conventional` and `conventional-legacy` it prints:
 //!
-//! - rise: after each return to 2 Mb/s, the time until the controller's target, and until
-//!   the video delivered (frames by display time, 1 s windows), first reach 90 % of 2 Mb/s;
+//! - rise: after each return to 2 Mb/s, the time until the controller's target (for
+//!   `conventional` its pacing rate / 1.1, for the legacy scheme its encoder's target), and
+//!   until the video delivered (frames by display time, 1 s windows), first reach 90 % of
+//!   2 Mb/s;
 //! - utilisation: video delivered / link rate over the last 20 s of each phase;
 //! - spike: the largest frame delay in the 40 s after each drop to 500 kb/s;
 //! - settle: the time after the drop until the median frame delay over the next 2 s is back
@@ -42,11 +44,28 @@ fn main() {
 }
 
 fn schemes() -> Vec<SchemeConfig> {
+    let conventional = ConventionalConfig {
+        encoder_max: Some(Bitrate::kbps(12_000)),
+        ..ConventionalConfig::default()
+    };
+    // `CALIBRATION_VARIANT=no-cwnd`: a diagnostic run without congestion-window pushback
+    // (libwebrtc's `WebRTC-CongestionWindow` off), to see what the pushback does to the drain.
+    if std::env::var("CALIBRATION_VARIANT").as_deref() == Ok("no-cwnd") {
+        return vec![SchemeConfig::Conventional(ConventionalConfig {
+            congestion_window: None,
+            ..conventional
+        })];
+    }
+    // `CALIBRATION_VARIANT=no-adjuster`: without libwebrtc's encoder bitrate adjuster (the
+    // first round's sender).
+    if std::env::var("CALIBRATION_VARIANT").as_deref() == Ok("no-adjuster") {
+        return vec![SchemeConfig::Conventional(ConventionalConfig {
+            bitrate_adjuster: false,
+            ..conventional
+        })];
+    }
     vec![
-        SchemeConfig::Conventional(ConventionalConfig {
-            encoder_max: Some(Bitrate::kbps(12_000)),
-            ..ConventionalConfig::default()
-        }),
+        SchemeConfig::Conventional(conventional),
         SchemeConfig::ConventionalLegacy(GccConfig {
             max: Bitrate::kbps(12_000),
             ..GccConfig::default()
@@ -54,12 +73,26 @@ fn schemes() -> Vec<SchemeConfig> {
     ]
 }
 
-/// The controller's target at `t`.
-fn target_at(out: &SimOutput, t: Instant) -> Bitrate {
+/// The controller's target at `t`. For `conventional`, the pacing rate it set over
+/// libwebrtc's pacing factor 1.1 (the encoder's target is lower by the header overhead, the
+/// pushback and the bitrate adjuster); for the legacy scheme, the target its encoder was
+/// given (as in the first round).
+fn target_at(out: &SimOutput, t: Instant, conventional: bool) -> Bitrate {
+    if conventional {
+        return pacing_at(out, t).mul_f64(1.0 / 1.1);
+    }
     let i = out.rates.partition_point(|r| r.0 <= t);
     out.rates
         .get(i.wrapping_sub(1))
         .map_or(Bitrate::ZERO, |r| r.1)
+}
+
+/// The pacing rate at `t`.
+fn pacing_at(out: &SimOutput, t: Instant) -> Bitrate {
+    let i = out.rates.partition_point(|r| r.0 <= t);
+    out.rates
+        .get(i.wrapping_sub(1))
+        .map_or(Bitrate::ZERO, |r| r.2)
 }
 
 /// Video delivered in [t, t + len), kb/s, by display time.
@@ -100,6 +133,7 @@ fn fig1(secs: u64, w: u32, h: u32) {
     println!("| scheme | phase | rise: target 90 % | rise: video 90 % | utilisation (last 20 s) | delay spike after drop | settle |");
     println!("|---|---|---|---|---|---|---|");
     for scheme in schemes() {
+        let conventional = matches!(scheme, SchemeConfig::Conventional(_));
         let config = SimConfig {
             scheme: scheme.clone(),
             data_link: data.clone(),
@@ -129,7 +163,9 @@ fn fig1(secs: u64, w: u32, h: u32) {
             };
             let (rise_t, rise_v) = if high && phase > 0 {
                 (
-                    fmt_s(reach(&|t| target_at(&out, t) >= Bitrate::kbps(1800))),
+                    fmt_s(reach(&|t| {
+                        target_at(&out, t, conventional) >= Bitrate::kbps(1800)
+                    })),
                     fmt_s(reach(&|t| {
                         delivered_kbps(&out, t, Duration::from_secs(1)) >= 1800.0
                     })),
@@ -199,13 +235,32 @@ fn fig1(secs: u64, w: u32, h: u32) {
                 .map(|t| {
                     let at = Instant::from_millis(t * 1000);
                     format!(
-                        "{t}:{}/{:.0}",
-                        target_at(&out, at).as_kbps(),
+                        "{t}:{}/{}/{:.0}",
+                        target_at(&out, at, false).as_kbps(),
+                        pacing_at(&out, at).as_kbps(),
                         delivered_kbps(&out, at, Duration::from_secs(2))
                     )
                 })
                 .collect();
-            println!("  target/delivered kb/s every 2 s: {}", trail.join(" "));
+            println!(
+                "  encoder target/pacing/delivered kb/s every 2 s: {}",
+                trail.join(" ")
+            );
+            let by_second: Vec<String> = (0..secs)
+                .map(|t| {
+                    let mut w: Vec<f64> = d
+                        .iter()
+                        .filter(|x| x.0.since_epoch().as_secs() == t)
+                        .map(|x| x.1)
+                        .collect();
+                    w.sort_by(f64::total_cmp);
+                    format!("{t}:{:.0}", w.get(w.len() / 2).copied().unwrap_or(f64::NAN))
+                })
+                .collect();
+            println!(
+                "  median frame delay ms by capture second: {}",
+                by_second.join(" ")
+            );
             println!(
                 "  sender {:?}\n  diagnostics {:?}",
                 out.sender, out.diagnostics

@@ -96,6 +96,14 @@ pub struct ConventionalConfig {
     /// Most frame intervals libvpx is told passed between two pictures (0: the real gap, as
     /// libwebrtc). Default 0.
     pub max_gap_frames: u32,
+    /// libwebrtc's encoder bitrate adjuster (`EncoderBitrateAdjuster`, video/
+    /// encoder_bitrate_adjuster.cc): lowers the encoder's target by its measured overshoot
+    /// over 3 s (at most halving it; 20 % assumed for the first 30 frames of each coded
+    /// size), using the link's headroom when the encoder's maximum caps the target.
+    /// Default true, as libwebrtc (`VideoRateControlConfig::bitrate_adjuster = true`,
+    /// rtc_base/experiments/rate_control_settings.h; `VideoStreamEncoder` makes one per
+    /// encoder configuration).
+    pub bitrate_adjuster: bool,
 }
 
 impl Default for ConventionalConfig {
@@ -118,6 +126,7 @@ impl Default for ConventionalConfig {
             quality_scaler: true,
             dropframe_thresh: CbrConfig::default().dropframe_thresh,
             max_gap_frames: CbrConfig::default().max_gap_frames,
+            bitrate_adjuster: true,
         }
     }
 }

@@ -37,6 +37,7 @@
 //!   has no RTCP sender/receiver reports), so it includes the part of the feedback interval
 //!   that the best-placed packet of the period waited.
 
+pub mod adjuster;
 pub mod config;
 mod controller;
 pub mod video;
@@ -180,6 +181,12 @@ pub struct WebrtcSender {
     media_sent: bool,
     /// The (encoder, pacing) rates last reported in an event.
     last_event: Option<(Bitrate, Bitrate)>,
+    /// `EncoderBitrateAdjuster`, made anew for each coded size (when enabled).
+    adjuster: adjuster::BitrateAdjuster,
+    adjuster_size: (u32, u32),
+    /// The last adjustment: (target in, link allocation in, when, target out).
+    adjusted: Option<(Bitrate, Bitrate, Instant, Bitrate)>,
+    framerate: adjuster::InputFramerate,
 }
 
 impl std::fmt::Debug for WebrtcSender {
@@ -226,6 +233,10 @@ impl WebrtcSender {
             held_lost: Vec::new(),
             media_sent: false,
             last_event: None,
+            adjuster: adjuster::BitrateAdjuster::new(config.min, true),
+            adjuster_size: (0, 0),
+            adjusted: None,
+            framerate: adjuster::InputFramerate::default(),
         })
     }
 
@@ -403,7 +414,7 @@ impl WebrtcSender {
             };
             self.core.stats.target = self.target;
         }
-        let encoder = self.compute_encoder_target();
+        let encoder = self.compute_encoder_target(now);
         if self.last_event != Some((encoder, self.pacing_rate)) {
             self.last_event = Some((encoder, self.pacing_rate));
             self.core.event(SenderEvent::Target {
@@ -417,17 +428,49 @@ impl WebrtcSender {
     /// The encoder's target: the allocation (target capped at the encoder's maximum for the
     /// coded size, at least the stream's minimum) less the packets' header overhead, less
     /// the congestion window's reduction.
-    fn compute_encoder_target(&mut self) -> Bitrate {
+    fn compute_encoder_target(&mut self, now: Instant) -> Bitrate {
         let (w, h) = self.resolution.size();
         let max = self.config.encoder_max_for(w, h);
         let allocation = self.target.min(max).max(self.config.min);
-        let payload = allocation
-            .mul_f64(FRAGMENT_PAYLOAD as f64 / (FRAGMENT_PAYLOAD + MEDIA_HEADER_LEN) as f64);
+        let payload_share = FRAGMENT_PAYLOAD as f64 / (FRAGMENT_PAYLOAD + MEDIA_HEADER_LEN) as f64;
+        let payload = allocation.mul_f64(payload_share);
         let target = self
             .cwnd_dropper
             .update(payload, self.cwnd_reduce_ratio, self.config.min);
+        let target = if self.config.bitrate_adjuster {
+            let link = self.target.max(self.config.min).mul_f64(payload_share);
+            self.adjust(now, (w, h), target, link)
+        } else {
+            target
+        };
         self.encoder_target = target;
         target
+    }
+
+    /// `EncoderBitrateAdjuster::AdjustRateAllocation`, run as `VideoStreamEncoder` runs it:
+    /// when the target or the link allocation changes, and at least every second; a new
+    /// adjuster for every coded size (`ReconfigureEncoder`).
+    fn adjust(
+        &mut self,
+        now: Instant,
+        size: (u32, u32),
+        target: Bitrate,
+        link: Bitrate,
+    ) -> Bitrate {
+        if size != self.adjuster_size {
+            self.adjuster_size = size;
+            self.adjuster = adjuster::BitrateAdjuster::new(self.config.min, true);
+            self.adjusted = None;
+        }
+        if let Some((t, l, when, out)) = self.adjusted {
+            if t == target && l == link && now < when + adjuster::REFRESH {
+                return out;
+            }
+        }
+        let fps = self.framerate.fps(now);
+        let out = self.adjuster.adjust(now, target, link, fps);
+        self.adjusted = Some((target, link, now, out));
+        out
     }
 
     /// Tells the controller of a new allocation maximum (the coded size changed), as the
@@ -448,7 +491,7 @@ impl WebrtcSender {
     }
 
     fn start_encode(&mut self, now: Instant, p: Picture) {
-        let target = self.compute_encoder_target();
+        let target = self.compute_encoder_target(now);
         let size = match self.resolution.admit(now, target) {
             Admit::Encode(size) => size,
             Admit::DropInitial => {
@@ -466,7 +509,7 @@ impl WebrtcSender {
             }
             return;
         }
-        let target = self.compute_encoder_target();
+        let target = self.compute_encoder_target(now);
         let job = CbrJob {
             target,
             keyframe: self.core.keyframe_owed,
@@ -647,6 +690,7 @@ impl SenderEndpoint for WebrtcSender {
 
     fn handle_picture(&mut self, now: Instant, picture: u64, captured: Instant) {
         self.ensure_started(now);
+        self.framerate.on_picture(now);
         let p = Picture { picture, captured };
         if let Some(p) = self.core.admit(now, &mut self.waiting, p) {
             self.start_encode(now, p);
@@ -665,6 +709,9 @@ impl SenderEndpoint for WebrtcSender {
         let resized = match frame {
             Some(f) => {
                 let qp = u32::from(f.quality);
+                if self.config.bitrate_adjuster {
+                    self.adjuster.on_encoded(now, f.data.len());
+                }
                 self.core.queue_frame(now, p, &f);
                 self.resolution.on_encoded(now, Some(qp))
             }

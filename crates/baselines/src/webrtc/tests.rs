@@ -59,7 +59,7 @@ fn run(
 ) -> Run {
     let mut s = WebrtcSender::new(config, source).unwrap();
     let mut r = JitterReceiver::new(ReceiverConfig {
-        feedback_interval: Some(crate::CONVENTIONAL_FEEDBACK_INTERVAL),
+        feedback_interval: crate::Scheme::Conventional.feedback_interval(),
         ..ReceiverConfig::default()
     });
     let mut link = Link {
@@ -343,4 +343,42 @@ proptest! {
             .collect();
         drive_with_feedback(&mut s, &datagrams);
     }
+}
+
+fn encoder_target_at(run: &Run, secs: f64) -> f64 {
+    run.samples
+        .iter()
+        .rev()
+        .find(|s| s.0 <= secs + 1e-9)
+        .map_or(0.0, |s| s.2)
+}
+
+/// With the encoder bitrate adjuster on (the default), the encoder is asked for 1/1.2 of its target for
+/// the first 30 frames, then, as the fake encoder hits its targets exactly, for all of it.
+#[test]
+fn the_bitrate_adjuster_assumes_20_percent_overshoot_then_measures() {
+    let off = run(
+        ConventionalConfig {
+            bitrate_adjuster: false,
+            ..ConventionalConfig::default()
+        },
+        (640, 360),
+        vec![(0, 2000)],
+        4,
+    );
+    let on = run(
+        ConventionalConfig::default(),
+        (640, 360),
+        vec![(0, 2000)],
+        4,
+    );
+    let (a, b) = (encoder_target_at(&off, 0.5), encoder_target_at(&on, 0.5));
+    println!("0.5 s: {a:.0} / {b:.0} kb/s");
+    assert!((a / b - 1.2).abs() < 0.02, "{a:.0} vs {b:.0} kb/s at 0.5 s");
+    let (a, b) = (encoder_target_at(&off, 3.9), encoder_target_at(&on, 3.9));
+    println!("3.9 s: {a:.0} / {b:.0}");
+    assert!(
+        b > 0.95 * a && b <= a * 1.001,
+        "{a:.0} vs {b:.0} kb/s at 3.9 s"
+    );
 }

@@ -33,7 +33,7 @@
 //! back through [`Sender::handle_encoded`] at the time they are done. While one request is
 //! outstanding, newer pictures wait (only the newest is kept).
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 
 use salsify_codec::{Quality, StateHash};
 use salsify_time::{Duration, Instant};
@@ -44,6 +44,7 @@ use crate::conventional::IntervalQualityController;
 use crate::decision;
 use crate::error::{DatagramRejected, SenderError};
 use crate::pacer::Pacer;
+use crate::resolution::{self, ResolutionStep};
 use crate::state_store::StateStore;
 use crate::wire::{Ack, DataFragment, Datagram, FragmentId, MAX_FRAGMENTS};
 
@@ -95,6 +96,10 @@ pub struct EncodeRequest<S> {
     pub source: S,
     /// What to encode.
     pub job: EncodeJob,
+    /// Code the picture at its size halved this many times in each dimension (the slow-link
+    /// rules' resolution step, [`crate::resolution`]); 0: the source size. When it differs
+    /// from the size `source` was made at, `source` is the initial state (a keyframe).
+    pub halvings: u8,
 }
 
 /// Which option a sent frame was: the one vocabulary of every scheme (Salsify's `Better`,
@@ -219,6 +224,10 @@ pub struct SenderStats {
     pub fragments_in_flight: u64,
     /// Quality of the last frame sent.
     pub quality: Quality,
+    /// Halvings of the source size the next picture is coded at (the resolution step).
+    pub halvings: u8,
+    /// Resolution steps taken (down and up).
+    pub resolution_changes: u64,
 }
 
 impl SenderStats {
@@ -260,6 +269,8 @@ struct InFlightEncode {
     /// The slow-link rules' extra encode at the coarsest quality (the options it completes
     /// wait in [`Sender::held_options`]).
     coarsest: bool,
+    /// The picture size it codes (see [`EncodeRequest::halvings`]).
+    halvings: u8,
 }
 
 /// What the newest usable ACK said.
@@ -304,6 +315,11 @@ pub struct Sender<F: EncodedFrame> {
     ack_gap: Option<Duration>,
     /// Probes sent since the last ACK (slow-link rules: each doubles the probe interval).
     probes_in_silence: u32,
+    /// The picture size in force.
+    resolution: ResolutionStep,
+    /// The size (halvings) each state sent was made at, for the states not at the source
+    /// size; pruned to the states held.
+    state_halvings: HashMap<StateHash, u8>,
     /// The better and worse options of a picture waiting for its coarsest encode.
     held_options: Vec<F>,
     in_flight: Option<InFlightEncode>,
@@ -341,6 +357,8 @@ impl<F: EncodedFrame> Sender<F> {
             silent_flight: 0,
             ack_gap: None,
             probes_in_silence: 0,
+            resolution: ResolutionStep::new(),
+            state_halvings: HashMap::new(),
             held_options: Vec::new(),
             in_flight: None,
             waiting_picture: None,
@@ -368,6 +386,8 @@ impl<F: EncodedFrame> Sender<F> {
                 mean_interarrival: None,
                 fragments_in_flight: 0,
                 quality: config.start_quality,
+                halvings: 0,
+                resolution_changes: 0,
             },
             config,
             initial,
@@ -572,6 +592,8 @@ impl<F: EncodedFrame> Sender<F> {
             mean_interarrival: self.view.mean_interarrival,
             fragments_in_flight: self.fragments_in_flight(),
             quality: self.quality,
+            halvings: self.resolution.halvings(),
+            resolution_changes: self.resolution.changes(),
             ..self.stats
         }
     }
@@ -618,7 +640,12 @@ impl<F: EncodedFrame> Sender<F> {
     }
 
     fn start_encode(&mut self, now: Instant, picture: u64, captured: Instant) {
-        let (source, recovery) = self.choose_source(now);
+        let (mut source, recovery) = self.choose_source(now);
+        let halvings = self.resolution.halvings();
+        if self.halvings_of(source.hash()) != halvings {
+            // A state of another size cannot be a reference: a keyframe at the new size.
+            source = self.initial.clone();
+        }
         if recovery && !self.in_recovery(now) {
             self.stats.outage_frames += 1;
         }
@@ -637,6 +664,7 @@ impl<F: EncodedFrame> Sender<F> {
             expected: job.frames_expected(),
             recovery,
             coarsest: false,
+            halvings,
         });
         self.encodes.push_back(EncodeRequest {
             id,
@@ -644,7 +672,43 @@ impl<F: EncodedFrame> Sender<F> {
             captured,
             source,
             job,
+            halvings,
         });
+    }
+
+    /// The size (halvings) `state` was made at; the initial state fits any size.
+    fn halvings_of(&self, state: StateHash) -> u8 {
+        if state == StateHash::INITIAL {
+            return self.resolution.halvings();
+        }
+        self.state_halvings.get(&state).copied().unwrap_or(0)
+    }
+
+    /// The resolution step's observation of one picture's inter-frame options (see
+    /// [`crate::resolution`]).
+    fn observe_size(&mut self, now: Instant, request: &InFlightEncode, options: &[F]) {
+        let config = &self.config.slow_link.resolution;
+        if !config.enabled || options.iter().any(|f| f.source() == StateHash::INITIAL) {
+            return;
+        }
+        let max = self.config.max_quality;
+        let coarsest = options
+            .iter()
+            .filter(|f| f.quality() >= max)
+            .map(|f| f.len())
+            .min();
+        let Some(smallest) = options.iter().map(|f| f.len()).min() else {
+            return;
+        };
+        let fit = resolution::classify(
+            coarsest,
+            smallest,
+            self.config.fragment_payload,
+            self.config.delay_target,
+            self.view.mean_interarrival,
+            config.step_up_margin,
+        );
+        self.resolution.observe(now, config, request.halvings, fit);
     }
 
     /// The encodes to ask for in the configured mode; `None` to skip without encoding.
@@ -741,6 +805,9 @@ impl<F: EncodedFrame> Sender<F> {
             [b, w, c] => (b.len(), w.len(), Some(c.len())),
             _ => return self.drop_picture(now, request.picture, DropCause::Failed),
         };
+        if self.config.mode == SenderMode::Salsify {
+            self.observe_size(now, request, &options);
+        }
         let overrides = self.overrides(now);
         let lift = self.consecutive_skips >= self.config.max_consecutive_skips.saturating_mul(2);
         let decision = decision::choose_slow_link(
@@ -793,6 +860,7 @@ impl<F: EncodedFrame> Sender<F> {
             expected: 1,
             recovery: request.recovery,
             coarsest: true,
+            halvings: request.halvings,
         });
         self.encodes.push_back(EncodeRequest {
             id,
@@ -800,6 +868,7 @@ impl<F: EncodedFrame> Sender<F> {
             captured: request.captured,
             source,
             job: EncodeJob::Qualities(vec![self.config.max_quality]),
+            halvings: request.halvings,
         });
     }
 
@@ -896,6 +965,7 @@ impl<F: EncodedFrame> Sender<F> {
         }
         self.next_seq += u64::from(count);
         self.states.insert(frame.target().clone());
+        self.note_halvings(target, request.halvings);
         self.last_target = Some(target);
         self.quality = frame.quality();
         self.consecutive_skips = 0;
@@ -917,6 +987,20 @@ impl<F: EncodedFrame> Sender<F> {
             recovery: request.recovery,
         });
         self.events.push_back((sent, None));
+    }
+
+    /// Records the size a state sent was made at (only states below the source size are
+    /// kept, pruned to the states the store still holds).
+    fn note_halvings(&mut self, target: StateHash, halvings: u8) {
+        if halvings == 0 {
+            self.state_halvings.remove(&target);
+        } else {
+            self.state_halvings.insert(target, halvings);
+        }
+        if self.state_halvings.len() > 2 * self.config.max_states.max(1) {
+            let states = &self.states;
+            self.state_halvings.retain(|h, _| states.contains(*h));
+        }
     }
 
     fn count_choice(&mut self, choice: Choice) {

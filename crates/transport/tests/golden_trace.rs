@@ -202,7 +202,10 @@ fn run(s: Scenario) -> (u64, SenderStats, ReceiverStats) {
     let stats = format!("{tx:?}");
     let step = ", halvings: 0, resolution_changes: 0 }";
     assert!(stats.ends_with(step), "{stats}");
-    d.bytes(12, format!("{} }}", &stats[..stats.len() - step.len()]).as_bytes());
+    d.bytes(
+        12,
+        format!("{} }}", &stats[..stats.len() - step.len()]).as_bytes(),
+    );
     d.debug(12, &rx);
     (d.0, tx, rx)
 }

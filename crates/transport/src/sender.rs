@@ -317,6 +317,10 @@ pub struct Sender<F: EncodedFrame> {
     probes_in_silence: u32,
     /// The picture size in force.
     resolution: ResolutionStep,
+    /// The last coarsest-quality inter frame's size at the size in force (None after a
+    /// step until one is made): with the smallest option, it bounds the coarsest frame from
+    /// above while the quality is finer (see [`Self::observe_size`]).
+    coarsest_seen: Option<usize>,
     /// The size (halvings) each state sent was made at, for the states not at the source
     /// size; pruned to the states held.
     state_halvings: HashMap<StateHash, u8>,
@@ -358,6 +362,7 @@ impl<F: EncodedFrame> Sender<F> {
             ack_gap: None,
             probes_in_silence: 0,
             resolution: ResolutionStep::new(),
+            coarsest_seen: None,
             state_halvings: HashMap::new(),
             held_options: Vec::new(),
             in_flight: None,
@@ -687,8 +692,11 @@ impl<F: EncodedFrame> Sender<F> {
     /// The resolution step's observation of one picture's inter-frame options (see
     /// [`crate::resolution`]).
     fn observe_size(&mut self, now: Instant, request: &InFlightEncode, options: &[F]) {
-        let config = &self.config.slow_link.resolution;
+        let config = self.config.slow_link.resolution;
         if !config.enabled || options.iter().any(|f| f.source() == StateHash::INITIAL) {
+            return;
+        }
+        if request.halvings != self.resolution.halvings() {
             return;
         }
         let max = self.config.max_quality;
@@ -697,9 +705,15 @@ impl<F: EncodedFrame> Sender<F> {
             .filter(|f| f.quality() >= max)
             .map(|f| f.len())
             .min();
+        if coarsest.is_some() {
+            self.coarsest_seen = coarsest;
+        }
         let Some(smallest) = options.iter().map(|f| f.len()).min() else {
             return;
         };
+        // While the quality is finer than the coarsest, the last coarsest frame measured at
+        // this size stands in for it (content changes it slowly; the smallest option caps it).
+        let smallest = self.coarsest_seen.map_or(smallest, |c| c.min(smallest));
         let fit = resolution::classify(
             coarsest,
             smallest,
@@ -708,7 +722,9 @@ impl<F: EncodedFrame> Sender<F> {
             self.view.mean_interarrival,
             config.step_up_margin,
         );
-        self.resolution.observe(now, config, request.halvings, fit);
+        if self.resolution.observe(now, &config, request.halvings, fit) {
+            self.coarsest_seen = None;
+        }
     }
 
     /// The encodes to ask for in the configured mode; `None` to skip without encoding.

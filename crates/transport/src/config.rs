@@ -44,7 +44,7 @@
 //! enabled = true
 //! max_halvings = 1
 //! step_down_after_ms = 1000.0
-//! step_up_after_ms = 3000.0
+//! step_up_after_ms = 1000.0
 //! step_up_margin = 2.0
 //! ```
 
@@ -278,8 +278,11 @@ pub struct ResolutionStepConfig {
     /// targets, several ACK round trips on a slow link, so one slow estimate is not enough.
     #[serde(rename = "step_down_after_ms", with = "millis")]
     pub step_down_after: Duration,
-    /// How long a larger frame must fit with margin before a step up. Default 3 s: a step up
-    /// costs a keyframe four times the area, worth it only on a lasting improvement.
+    /// How long a larger frame must fit with margin before a step up. Default 1 s, as for a
+    /// step down: the hysteresis is in the thresholds (a factor `4 x margin` in rate), and
+    /// every second at the smaller size after the link has returned costs quality (measured
+    /// on the fade preset, FourPeople 720p60: 3 s 17.41 dB, 1831 / 9403 ms; 1 s 18.53 dB,
+    /// 1610 / 8914 ms).
     #[serde(rename = "step_up_after_ms", with = "millis")]
     pub step_up_after: Duration,
     /// A larger frame "fits with margin" when it would cross within the delay target divided
@@ -293,7 +296,7 @@ impl Default for ResolutionStepConfig {
             enabled: true,
             max_halvings: 1,
             step_down_after: Duration::from_secs(1),
-            step_up_after: Duration::from_secs(3),
+            step_up_after: Duration::from_secs(1),
             step_up_margin: 2.0,
         }
     }

@@ -189,8 +189,8 @@ mod tests {
         assert!(!s.observe(at(9_000), &config, 1, Fit::TooLarge));
         assert!(!s.observe(at(9_000), &config, 0, Fit::RoomForLarger));
         assert!(!s.observe(at(10_000), &config, 1, Fit::RoomForLarger));
-        assert!(!s.observe(at(12_900), &config, 1, Fit::RoomForLarger));
-        assert!(s.observe(at(13_000), &config, 1, Fit::RoomForLarger));
+        assert!(!s.observe(at(10_900), &config, 1, Fit::RoomForLarger));
+        assert!(s.observe(at(11_000), &config, 1, Fit::RoomForLarger));
         assert_eq!((s.halvings(), s.changes()), (0, 2));
         // At the source size there is nothing larger.
         assert!(!s.observe(at(20_000), &config, 0, Fit::RoomForLarger));

@@ -61,7 +61,7 @@ pub use conventional::GccSender;
 pub use core::deadband_passes;
 pub use error::{ConfigError, PacketError, ReceiverBuildError};
 pub use gcc::GccConfig;
-pub use oracle::{LinkForecast, OracleConfig, OracleSender};
+pub use oracle::{LinkForecast, OracleConfig, OracleRule, OracleSender};
 pub use rate::Bitrate;
 pub use receiver::{BaselineReceiver, ReceiverConfig};
 pub use scheme::{twcc_feedback_interval, Scheme, RECEIVE_ONLY_SEND_TARGET};

@@ -12,27 +12,34 @@
 //! # The rule
 //!
 //! It minimises the paper's delay metric first (a picture never shown counts until the next
-//! one shown), quality second. For each camera picture `p` (captured `c`), when the encoder
+//! one shown), quality second within a slack of a fraction of a frame interval. For each camera picture `p` (captured `c`), when the encoder
 //! is free at `now`, with the encode taking `e`, sent at `s = now + e`, and `m` its estimate
 //! of the picture's coarsest (smallest) frame:
 //!
 //! 1. Earliest display: `E = arrival(s, m)`.
-//! 2. Send or skip: if `E <= c + delay_target` it sends. Otherwise the next picture (captured
-//!    one frame interval later, its encode starting then or now if later) could be shown at
-//!    `E' = arrival(s', m)`; it sends only if `E < E'`, i.e. some frame of `p` is shown
-//!    before any later picture could be, and skips `p` otherwise (the link is busy with what
-//!    it queued, or in an outage, until after the next picture could be sent: that picture
-//!    is shown no later and is newer). So it never refuses every picture: the picture whose
-//!    frame can first use the link after a busy period or an outage is always sent.
-//! 3. Quality: deadline `D = max(c + delay_target, E + SLACK)` and the encode job is
-//!    [`EncodeJob::FinestFitting`] with `bytes = max(budget(s, D), m)` — the finest quality
-//!    arriving within the delay target when that is achievable, else by the earliest
-//!    achievable display plus a small slack; if even the coarsest frame needs more, the bound
-//!    is what it needs (`m`). A frame found is sent at once and arrives by `D` (by
+//! 2. Send or skip: the next picture (captured one frame interval later, its encode starting
+//!    then or now if later) could be shown at `E' = arrival(s', m)`; it sends only if
+//!    `E < E'`, i.e. some frame of `p` is shown before any later picture could be, and skips
+//!    `p` otherwise (the link is busy with what it queued, or in an outage, until after the
+//!    next picture could be sent: that picture is shown no later and is newer). So it never
+//!    refuses every picture: the picture whose frame can first use the link after a busy
+//!    period or an outage is always sent.
+//! 3. Quality: deadline `D = E + slack` with the slack [`OracleConfig::quality_slack_frames`]
+//!    frame intervals (half by default), and the encode job is [`EncodeJob::FinestFitting`]
+//!    with `bytes = max(budget(s, D), m)` — the finest quality arriving by the earliest
+//!    achievable display plus the slack; if even the coarsest frame needs more, the bound is
+//!    what it needs (`m`). A frame found is sent at once and arrives by `D` (by
 //!    `arrival(s, size)` if the bound was `m`); every frame is sent at the earliest instant
 //!    its picture can be (capture plus encode), so the same frames sent in the same order
 //!    cannot arrive earlier under any other schedule (the link is FIFO and departures are
-//!    monotone in the send time).
+//!    monotone in the send time). With a slack under one interval a frame's last byte
+//!    leaves before the next picture's first can, so quality bought in the slack delays no
+//!    later picture.
+//!
+//! Under the first rounds' rule ([`OracleRule::Target`]) step 2 applies only when
+//! `E > c + delay_target`, and step 3's deadline is `max(c + delay_target, E + SLACK)`: the
+//! link is filled up to the delay target, so on a fast link its mean delay sits at the
+//! target and a scheme with smaller frames can beat it — it was not a bound on delay.
 //!
 //! The coarsest size is not known before encoding (the job returns the finest frame that
 //! fits or none), so `m` is learnt, erring low (a guess too low costs at most the picture
@@ -77,13 +84,36 @@ const KEYFRAME_ANSWERED: Duration = Duration::from_millis(150);
 /// The first guess of the coarsest keyframe's size (VP8 bytes), before any was seen.
 pub const FIRST_KEYFRAME_GUESS: usize = 2000;
 
+/// What the oracle's frames aim at (the `rule` of `[oracle]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OracleRule {
+    /// Delay first: each frame may arrive at most [`OracleConfig::quality_slack_frames`]
+    /// frame intervals after the earliest display its picture can have, and a picture is
+    /// skipped whenever a later one could be shown as soon. Quality only within that slack.
+    #[default]
+    DelayFirst,
+    /// The first rounds' rule: frames fill the link up to the delay target after capture
+    /// (delay is spent on quality up to the target), skipping only when the target cannot
+    /// be met. Not a bound on mean delay: a scheme that sends smaller frames can be faster.
+    Target,
+}
+
 /// The oracle's parameters, the `[oracle]` table of an experiment file (durations in ms;
 /// unknown fields refused).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct OracleConfig {
-    /// Every frame must arrive within this time of its capture. Default 100 ms (Salsify's
-    /// delay target).
+    /// What the frames aim at. Default `"delay-first"`.
+    pub rule: OracleRule,
+    /// Under `delay-first`: the time past the earliest achievable display a frame may take
+    /// for quality, in frame intervals. Default 0.5: a frame leaves the link free before the
+    /// next picture can use it (so it delays no later picture), and the picture shown is at
+    /// most half an interval older than the fastest possible one. Before the interval is
+    /// known, [`SLACK`].
+    pub quality_slack_frames: f64,
+    /// Under `target`: every frame must arrive within this time of its capture. Default
+    /// 100 ms (Salsify's delay target).
     #[serde(rename = "delay_target_ms", with = "crate::serde_units::millis")]
     pub delay_target: Duration,
     /// Time an encode takes, charged before sending. Set by the simulator from its cost
@@ -95,6 +125,8 @@ pub struct OracleConfig {
 impl Default for OracleConfig {
     fn default() -> Self {
         OracleConfig {
+            rule: OracleRule::DelayFirst,
+            quality_slack_frames: 0.5,
             delay_target: Duration::from_millis(100),
             encode_time: Duration::ZERO,
         }
@@ -106,6 +138,14 @@ impl OracleConfig {
     pub fn validate(&self) -> Result<(), ConfigError> {
         if self.delay_target.is_zero() {
             return Err(ConfigError::invalid("delay_target_ms", "must be above 0"));
+        }
+        if !(self.quality_slack_frames.is_finite()
+            && (0.0..=10.0).contains(&self.quality_slack_frames))
+        {
+            return Err(ConfigError::invalid(
+                "quality_slack_frames",
+                "must be 0..=10",
+            ));
         }
         Ok(())
     }
@@ -275,7 +315,8 @@ impl OracleSender {
         let m = self.coarsest.max(1);
         let earliest = self.arrival(send_at, m);
         let target = p.captured + self.config.delay_target;
-        if earliest > target {
+        let delay_first = self.config.rule == OracleRule::DelayFirst;
+        if delay_first || earliest > target {
             if let Some(interval) = self.interval {
                 let next_send = (p.captured + interval).max(now) + self.config.encode_time;
                 if self.arrival(next_send, m) <= earliest {
@@ -283,8 +324,19 @@ impl OracleSender {
                 }
             }
         }
-        let deadline = target.max(earliest + SLACK);
+        let deadline = if delay_first {
+            earliest + self.quality_slack()
+        } else {
+            target.max(earliest + SLACK)
+        };
         Some(self.budget(send_at, deadline).max(m))
+    }
+
+    /// The delay-first rule's slack: `quality_slack_frames` intervals ([`SLACK`] before the
+    /// interval is known).
+    fn quality_slack(&self) -> Duration {
+        self.interval
+            .map_or(SLACK, |i| i.mul_f64(self.config.quality_slack_frames))
     }
 
     fn start(&mut self, now: Instant, p: Picture) {

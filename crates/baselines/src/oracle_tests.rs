@@ -1,12 +1,15 @@
 //! Tests of the oracle (a child module of `oracle`).
 use super::*;
 
-/// One 1500-byte opportunity every millisecond (12 Mb/s), 20 ms propagation.
+/// One 1500-byte opportunity every millisecond (12 Mb/s), 20 ms propagation; the first
+/// rounds' rule, aiming at `target_ms`.
 fn oracle(target_ms: u64) -> OracleSender {
     OracleSender::new(
         OracleConfig {
+            rule: OracleRule::Target,
             delay_target: Duration::from_millis(target_ms),
             encode_time: Duration::ZERO,
+            ..OracleConfig::default()
         },
         LinkForecast {
             opportunity: Box::new(|n| Instant::from_millis(n + 1)),
@@ -227,9 +230,29 @@ struct Run {
 /// Drives an oracle with a picture every `interval_ms` for `pictures` pictures, encodes
 /// taking `encode_ms`, answered by `sizes`.
 fn run(link: LinkForecast, sizes: Sizes, pictures: u64, interval_ms: u64, encode_ms: u64) -> Run {
+    run_with(
+        OracleRule::DelayFirst,
+        link,
+        sizes,
+        pictures,
+        interval_ms,
+        encode_ms,
+    )
+}
+
+/// [`run`] under `rule`.
+fn run_with(
+    rule: OracleRule,
+    link: LinkForecast,
+    sizes: Sizes,
+    pictures: u64,
+    interval_ms: u64,
+    encode_ms: u64,
+) -> Run {
     let config = OracleConfig {
-        delay_target: Duration::from_millis(100),
+        rule,
         encode_time: Duration::from_millis(encode_ms),
+        ..OracleConfig::default()
     };
     let mut o = OracleSender::new(config, link).unwrap();
     let mut frames = vec![];
@@ -307,6 +330,69 @@ fn delays(shown: &[(u64, Instant)], pictures: u64, interval_ms: u64) -> Vec<u64>
         }
     }
     out
+}
+
+/// On a fast link (12 Mb/s, 20 ms propagation, 30 fps) the delay-first rule shows every
+/// picture within half an interval of the earliest it could be shown (its coarsest frame on
+/// the link the instant it is encoded), so its paper delay is below the target rule's (which
+/// fills the link up to 100 ms after capture), and it still buys quality in the slack.
+#[test]
+fn delay_first_shows_each_picture_within_the_slack_of_its_earliest_display() {
+    let times: Vec<u64> = (1..=20_000).collect();
+    let sizes = Sizes {
+        key: 3000,
+        inter: 300,
+        grow: 500,
+    };
+    let mean = |r: &Run| {
+        let shown = deliver(&link_of(times.clone(), 20), &r.frames);
+        let d = delays(&shown, r.pictures, 33);
+        (d.iter().sum::<u64>() as f64 / d.len() as f64, shown)
+    };
+    let first = run_with(
+        OracleRule::DelayFirst,
+        link_of(times.clone(), 20),
+        sizes,
+        300,
+        33,
+        5,
+    );
+    let target = run_with(
+        OracleRule::Target,
+        link_of(times.clone(), 20),
+        sizes,
+        300,
+        33,
+        5,
+    );
+    let (first_mean, shown) = mean(&first);
+    let (target_mean, _) = mean(&target);
+    assert!(
+        first_mean + 30.0 < target_mean,
+        "delay-first {first_mean:.1} ms, target {target_mean:.1} ms"
+    );
+    // Earliest display of an inter frame: encode 5 ms, the next opportunity, 20 ms of
+    // propagation; plus the slack of 16.5 ms and an opportunity of rounding.
+    for &(p, at) in shown.iter().skip(3) {
+        let delay = at - Instant::from_millis(p * 33);
+        assert!(
+            delay <= Duration::from_millis(5 + 1 + 20 + 17 + 1),
+            "{p}: {delay:?}"
+        );
+    }
+    // Quality was bought in the slack: frames far above the coarsest size.
+    let bytes: usize = first
+        .frames
+        .iter()
+        .skip(3)
+        .map(|f| f.2.iter().sum::<usize>())
+        .sum();
+    let n = first.frames.len().saturating_sub(3).max(1);
+    assert!(
+        bytes / n > 10 * sizes.inter,
+        "{} bytes per frame",
+        bytes / n
+    );
 }
 
 /// 20 kb/s (one 1500-byte opportunity every 600 ms) and a 720p-sized first frame (its

@@ -52,7 +52,14 @@ fn defaults_round_trip_in_experiment_units() {
         assert!(vidaptive.contains(line), "{line} in\n{vidaptive}");
     }
     let oracle = round_trip::<OracleConfig>();
-    assert_eq!(oracle.trim(), "delay_target_ms = 100");
+    assert_eq!(
+        oracle.trim(),
+        "rule = \"delay-first\"\nquality_slack_frames = 0.5\ndelay_target_ms = 100"
+    );
+    let target: OracleConfig = toml::from_str("rule = \"target\"").unwrap();
+    assert_eq!(target.rule, salsify_baselines::OracleRule::Target);
+    let bad = toml::from_str::<OracleConfig>("quality_slack_frames = -1").unwrap();
+    assert!(bad.validate().is_err());
     let receiver = round_trip::<ReceiverConfig>();
     for line in [
         "feedback_interval_ms = 100",

@@ -26,7 +26,7 @@ pub use frame::EncodedFrame;
 pub use image::{Image, Plane, PlaneId};
 pub use ivf::{IvfFrame, IvfHeader, IvfReader, IvfWriter};
 pub use quality::Quality;
-pub use scale::scale;
+pub use scale::{halved_size, scale};
 pub use state::{State, StateHash};
 pub use synthetic::{SyntheticFrame, SyntheticSource};
 pub use y4m::{Rational, Y4mHeader, Y4mReader, Y4mWriter};

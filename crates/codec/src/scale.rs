@@ -7,6 +7,20 @@
 use crate::error::CodecError;
 use crate::image::{Image, PlaneId};
 
+/// The smallest side [`halved_size`] makes (or the source's, if that is smaller).
+pub const MIN_HALVED_SIDE: u32 = 16;
+
+/// The size of a `width` x `height` picture halved `halvings` times in each dimension, each
+/// side rounded down to an even number and kept at least [`MIN_HALVED_SIDE`] (a source side
+/// already smaller stays as it is). 0 halvings: the source size.
+pub fn halved_size(width: u32, height: u32, halvings: u8) -> (u32, u32) {
+    let side = |v: u32| {
+        let halved = (v.checked_shr(u32::from(halvings)).unwrap_or(0)) & !1;
+        halved.max(MIN_HALVED_SIDE.min(v))
+    };
+    (side(width), side(height))
+}
+
 /// `src` resampled to `width` x `height` (even, as every [`Image`]). The same size returns
 /// a copy.
 pub fn scale(src: &Image, width: u32, height: u32) -> Result<Image, CodecError> {
@@ -168,5 +182,16 @@ mod tests {
     fn odd_sizes_are_refused() {
         let img = Image::new(32, 32).unwrap();
         assert!(scale(&img, 31, 32).is_err());
+    }
+
+    #[test]
+    fn halved_sizes_are_even_and_bounded_below() {
+        assert_eq!(halved_size(1280, 720, 0), (1280, 720));
+        assert_eq!(halved_size(1280, 720, 1), (640, 360));
+        assert_eq!(halved_size(1280, 720, 2), (320, 180));
+        assert_eq!(halved_size(642, 362, 1), (320, 180));
+        assert_eq!(halved_size(64, 48, 3), (16, 16));
+        assert_eq!(halved_size(12, 10, 1), (12, 10));
+        assert_eq!(halved_size(64, 48, 200), (16, 16));
     }
 }

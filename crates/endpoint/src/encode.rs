@@ -32,6 +32,10 @@ pub enum EncodeJob {
         qualities: Vec<Quality>,
         /// The encodes run in parallel.
         parallel: bool,
+        /// The picture is coded at its size halved this many times in each dimension
+        /// (`salsify_codec::halved_size`); 0: the source size. A source state of another
+        /// size makes the frames keyframes.
+        halvings: u8,
     },
     /// One frame at the quality predicted, before encoding, to make a frame of at most
     /// `bytes` (the paper's conventional-codec ablation: binary search on a 1/16-area copy).

@@ -72,6 +72,7 @@ pub fn run(
         source,
         qualities,
         parallel: false,
+        halvings,
     } = &request.job
     else {
         return executor
@@ -86,6 +87,7 @@ pub fn run(
                 source: source.clone(),
                 qualities: vec![q],
                 parallel: false,
+                halvings: *halvings,
             },
             ..request.clone()
         };
@@ -121,6 +123,7 @@ mod tests {
                     source: State::initial(),
                     qualities: qualities.clone(),
                     parallel,
+                    halvings: 0,
                 },
             };
             let Ok(EncodeOutcome::Functional(frames)) = run(&mut ex, &request, &image) else {

@@ -10,8 +10,8 @@ use std::sync::mpsc;
 use std::sync::Arc;
 
 use salsify_codec::{
-    scale, search, CbrConfig, CbrEncoder, CodecError, Encoder, EncoderConfig, Image, PlaneId,
-    Quality, State,
+    halved_size, scale, search, CbrConfig, CbrEncoder, CodecError, Encoder, EncoderConfig, Image,
+    PlaneId, Quality, State,
 };
 use salsify_endpoint::{CbrJob, EncodeJob, EncodeOutcome, EncodeRequest};
 
@@ -55,8 +55,19 @@ pub struct Executor {
     fps: f64,
     cpu_used: i32,
     functional: [Encoder; 2],
+    /// The functional pair for a smaller picture size (a resolution step), opened on the
+    /// first job at that size and re-opened when the size changes.
+    halved: Option<HalvedEncoders>,
     predictor: Option<QualityPredictor>,
     cbr: Option<CbrStream>,
+}
+
+/// Functional encoders for pictures scaled down to `size`, and the last picture scaled (the
+/// coarsest-quality re-encode of a picture needs it again).
+struct HalvedEncoders {
+    size: (u32, u32),
+    encoders: [Encoder; 2],
+    scaled: Option<(u64, Image)>,
 }
 
 /// libvpx's CBR encoder as the last job set it up.
@@ -78,6 +89,7 @@ impl Executor {
             fps,
             cpu_used,
             functional: [Encoder::with_config(config)?, Encoder::with_config(config)?],
+            halved: None,
             predictor: None,
             cbr: None,
         })
@@ -91,13 +103,17 @@ impl Executor {
             EncodeJob::Qualities {
                 qualities,
                 parallel,
+                halvings,
                 ..
-            } => Some(Work::Encodes {
-                count: qualities.len() as u32,
-                parallel: *parallel,
-                width,
-                height,
-            }),
+            } => {
+                let (width, height) = halved_size(width, height, *halvings);
+                Some(Work::Encodes {
+                    count: qualities.len() as u32,
+                    parallel: *parallel,
+                    width,
+                    height,
+                })
+            }
             EncodeJob::FinestFitting { .. } => Some(Work::Encodes {
                 count: 1,
                 parallel: false,
@@ -122,8 +138,22 @@ impl Executor {
                 source,
                 qualities,
                 parallel,
+                halvings,
             } => {
-                let frames = self.encode_qualities(source, image, qualities, *parallel)?;
+                let (width, height) = halved_size(width, height, *halvings);
+                let frames = if (width, height) == self.size {
+                    let [e0, e1] = &mut self.functional;
+                    encode_qualities([e0, e1], source, image, qualities, *parallel)?
+                } else {
+                    self.encode_halved(
+                        request,
+                        (width, height),
+                        source,
+                        image,
+                        qualities,
+                        *parallel,
+                    )?
+                };
                 let work = Work::Encodes {
                     count: frames.len() as u32,
                     parallel: *parallel,
@@ -194,43 +224,39 @@ impl Executor {
         }
     }
 
-    /// One frame per quality. Two options go to two encoder instances, one each, whether they
-    /// run at once on two threads (`parallel`) or one after the other, so each instance sees
-    /// the same calls in the same order and the frames do not depend on the threads.
-    fn encode_qualities(
+    /// [`encode_qualities`] on the pair for `size` (opened, or re-opened, for it), with
+    /// the picture scaled down once per picture.
+    fn encode_halved(
         &mut self,
+        request: &EncodeRequest,
+        size: (u32, u32),
         source: &State,
         image: &Image,
         qualities: &[Quality],
         parallel: bool,
     ) -> Result<Vec<salsify_codec::EncodedFrame>, CodecError> {
-        match qualities {
-            [a, b] if !parallel => {
-                let [e0, e1] = &mut self.functional;
-                Ok(vec![
-                    e0.encode(source, image, *a)?,
-                    e1.encode(source, image, *b)?,
-                ])
-            }
-            [a, b] => {
-                let [e0, e1] = &mut self.functional;
-                let (fa, fb) = std::thread::scope(|s| {
-                    let other = s.spawn(|| e1.encode(source, image, *b));
-                    let first = e0.encode(source, image, *a);
-                    let second = other.join().unwrap_or_else(|_| {
-                        Err(CodecError::InvalidInput(
-                            "the encoder thread panicked".into(),
-                        ))
-                    });
-                    (first, second)
-                });
-                Ok(vec![fa?, fb?])
-            }
-            qs => qs
-                .iter()
-                .map(|&q| self.functional[0].encode(source, image, q))
-                .collect(),
+        if self.halved.as_ref().is_none_or(|h| h.size != size) {
+            let config = EncoderConfig {
+                cpu_used: self.cpu_used,
+                ..EncoderConfig::new(size.0, size.1)
+            };
+            self.halved = Some(HalvedEncoders {
+                size,
+                encoders: [Encoder::with_config(config)?, Encoder::with_config(config)?],
+                scaled: None,
+            });
         }
+        let halved = self.halved.as_mut().expect("opened above");
+        if halved
+            .scaled
+            .as_ref()
+            .is_none_or(|(p, _)| *p != request.picture)
+        {
+            halved.scaled = Some((request.picture, scale(image, size.0, size.1)?));
+        }
+        let (_, picture) = halved.scaled.as_ref().expect("scaled above");
+        let [e0, e1] = &mut halved.encoders;
+        encode_qualities([e0, e1], source, picture, qualities, parallel)
     }
 
     fn encode_cbr(
@@ -274,6 +300,38 @@ impl Executor {
         stream
             .encoder
             .encode(picture, request.captured.as_micros(), job.keyframe)
+    }
+}
+
+/// One frame per quality. Two options go to two encoder instances, one each, whether they
+/// run at once on two threads (`parallel`) or one after the other, so each instance sees
+/// the same calls in the same order and the frames do not depend on the threads.
+fn encode_qualities(
+    [e0, e1]: [&mut Encoder; 2],
+    source: &State,
+    image: &Image,
+    qualities: &[Quality],
+    parallel: bool,
+) -> Result<Vec<salsify_codec::EncodedFrame>, CodecError> {
+    match qualities {
+        [a, b] if !parallel => Ok(vec![
+            e0.encode(source, image, *a)?,
+            e1.encode(source, image, *b)?,
+        ]),
+        [a, b] => {
+            let (fa, fb) = std::thread::scope(|s| {
+                let other = s.spawn(|| e1.encode(source, image, *b));
+                let first = e0.encode(source, image, *a);
+                let second = other.join().unwrap_or_else(|_| {
+                    Err(CodecError::InvalidInput(
+                        "the encoder thread panicked".into(),
+                    ))
+                });
+                (first, second)
+            });
+            Ok(vec![fa?, fb?])
+        }
+        qs => qs.iter().map(|&q| e0.encode(source, image, q)).collect(),
     }
 }
 

@@ -171,6 +171,7 @@ impl ep::SenderEndpoint for SalsifySender {
                         source: r.source,
                         qualities,
                         parallel: self.parallel,
+                        halvings: r.halvings,
                     },
                     EncodeJob::SizeTarget { bytes, hint } => ep::EncodeJob::SizeTarget {
                         source: r.source,
@@ -235,6 +236,14 @@ impl ep::SenderEndpoint for SalsifySender {
             ep::Diagnostic {
                 name: "quality",
                 value: f64::from(s.quality.index()),
+            },
+            ep::Diagnostic {
+                name: "halvings",
+                value: f64::from(s.halvings),
+            },
+            ep::Diagnostic {
+                name: "resolution_changes",
+                value: s.resolution_changes as f64,
             },
         ];
         if let Some(tau) = s.mean_interarrival {

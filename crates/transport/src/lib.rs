@@ -93,6 +93,7 @@ pub mod estimator;
 pub mod fake;
 pub mod pacer;
 pub mod receiver;
+pub mod resolution;
 pub mod sender;
 mod serde_units;
 pub mod state_store;
@@ -101,8 +102,8 @@ pub mod wire;
 
 pub use codec::{CodecState, DecodeError, EncodedFrame, FrameDecoder};
 pub use config::{
-    ConfigError, PacingConfig, ReceiverConfig, SenderConfig, SenderMode, SenderRules,
-    SlowLinkConfig,
+    ConfigError, PacingConfig, ReceiverConfig, ResolutionStepConfig, SenderConfig, SenderMode,
+    SenderRules, SlowLinkConfig,
 };
 pub use decision::{
     choose_frame, choose_paper, choose_slow_link, feedback_starved, frame_budget, link_pace,

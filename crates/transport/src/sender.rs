@@ -33,7 +33,7 @@
 //! back through [`Sender::handle_encoded`] at the time they are done. While one request is
 //! outstanding, newer pictures wait (only the newest is kept).
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 
 use salsify_codec::{Quality, StateHash};
 use salsify_time::{Duration, Instant};
@@ -45,6 +45,7 @@ use crate::decision;
 use crate::encode_time::EncodeTimeControl;
 use crate::error::{DatagramRejected, SenderError};
 use crate::pacer::Pacer;
+use crate::resolution::{self, ResolutionStep};
 use crate::state_store::StateStore;
 use crate::wire::{Ack, DataFragment, Datagram, FragmentId, MAX_FRAGMENTS};
 
@@ -96,6 +97,10 @@ pub struct EncodeRequest<S> {
     pub source: S,
     /// What to encode.
     pub job: EncodeJob,
+    /// Code the picture at its size halved this many times in each dimension (the slow-link
+    /// rules' resolution step, [`crate::resolution`]); 0: the source size. When it differs
+    /// from the size `source` was made at, `source` is the initial state (a keyframe).
+    pub halvings: u8,
 }
 
 /// Which option a sent frame was: the one vocabulary of every scheme (Salsify's `Better`,
@@ -222,6 +227,10 @@ pub struct SenderStats {
     pub quality: Quality,
     /// The finest quantizer the encode-time rule allows now (`None`: no limit).
     pub quality_floor: Option<Quality>,
+    /// Halvings of the source size the next picture is coded at (the resolution step).
+    pub halvings: u8,
+    /// Resolution steps taken (down and up).
+    pub resolution_changes: u64,
 }
 
 impl SenderStats {
@@ -265,6 +274,8 @@ struct InFlightEncode {
     coarsest: bool,
     /// When the sender asked for it (its encodes' cost is measured from here).
     requested: Instant,
+    /// The picture size it codes (see [`EncodeRequest::halvings`]).
+    halvings: u8,
 }
 
 /// What the newest usable ACK said.
@@ -309,6 +320,15 @@ pub struct Sender<F: EncodedFrame> {
     ack_gap: Option<Duration>,
     /// Probes sent since the last ACK (slow-link rules: each doubles the probe interval).
     probes_in_silence: u32,
+    /// The picture size in force.
+    resolution: ResolutionStep,
+    /// The last coarsest-quality inter frame's size at the size in force (None after a
+    /// step until one is made): with the smallest option, it bounds the coarsest frame from
+    /// above while the quality is finer (see [`Self::observe_size`]).
+    coarsest_seen: Option<usize>,
+    /// The size (halvings) each state sent was made at, for the states not at the source
+    /// size; pruned to the states held.
+    state_halvings: HashMap<StateHash, u8>,
     /// The better and worse options of a picture waiting for its coarsest encode.
     held_options: Vec<F>,
     in_flight: Option<InFlightEncode>,
@@ -350,6 +370,9 @@ impl<F: EncodedFrame> Sender<F> {
             silent_flight: 0,
             ack_gap: None,
             probes_in_silence: 0,
+            resolution: ResolutionStep::new(),
+            coarsest_seen: None,
+            state_halvings: HashMap::new(),
             held_options: Vec::new(),
             in_flight: None,
             waiting_picture: None,
@@ -380,6 +403,8 @@ impl<F: EncodedFrame> Sender<F> {
                 fragments_in_flight: 0,
                 quality: config.start_quality,
                 quality_floor: None,
+                halvings: 0,
+                resolution_changes: 0,
             },
             config,
             initial,
@@ -589,6 +614,8 @@ impl<F: EncodedFrame> Sender<F> {
             fragments_in_flight: self.fragments_in_flight(),
             quality: self.quality,
             quality_floor: self.encode_time.floor(),
+            halvings: self.resolution.halvings(),
+            resolution_changes: self.resolution.changes(),
             ..self.stats
         }
     }
@@ -635,7 +662,12 @@ impl<F: EncodedFrame> Sender<F> {
     }
 
     fn start_encode(&mut self, now: Instant, picture: u64, captured: Instant) {
-        let (source, recovery) = self.choose_source(now);
+        let (mut source, recovery) = self.choose_source(now);
+        let halvings = self.resolution.halvings();
+        if self.halvings_of(source.hash()) != halvings {
+            // A state of another size cannot be a reference: a keyframe at the new size.
+            source = self.initial.clone();
+        }
         if recovery && !self.in_recovery(now) {
             self.stats.outage_frames += 1;
         }
@@ -655,6 +687,7 @@ impl<F: EncodedFrame> Sender<F> {
             recovery,
             coarsest: false,
             requested: now,
+            halvings,
         });
         self.encodes.push_back(EncodeRequest {
             id,
@@ -662,6 +695,7 @@ impl<F: EncodedFrame> Sender<F> {
             captured,
             source,
             job,
+            halvings,
         });
     }
 
@@ -681,6 +715,52 @@ impl<F: EncodedFrame> Sender<F> {
             finest,
             range,
         );
+    }
+
+    /// The size (halvings) `state` was made at; the initial state fits any size.
+    fn halvings_of(&self, state: StateHash) -> u8 {
+        if state == StateHash::INITIAL {
+            return self.resolution.halvings();
+        }
+        self.state_halvings.get(&state).copied().unwrap_or(0)
+    }
+
+    /// The resolution step's observation of one picture's inter-frame options (see
+    /// [`crate::resolution`]).
+    fn observe_size(&mut self, now: Instant, request: &InFlightEncode, options: &[F]) {
+        let config = self.config.slow_link.resolution;
+        if !config.enabled || options.iter().any(|f| f.source() == StateHash::INITIAL) {
+            return;
+        }
+        if request.halvings != self.resolution.halvings() {
+            return;
+        }
+        let max = self.config.max_quality;
+        let coarsest = options
+            .iter()
+            .filter(|f| f.quality() >= max)
+            .map(|f| f.len())
+            .min();
+        if coarsest.is_some() {
+            self.coarsest_seen = coarsest;
+        }
+        let Some(smallest) = options.iter().map(|f| f.len()).min() else {
+            return;
+        };
+        // While the quality is finer than the coarsest, the last coarsest frame measured at
+        // this size stands in for it (content changes it slowly; the smallest option caps it).
+        let smallest = self.coarsest_seen.map_or(smallest, |c| c.min(smallest));
+        let fit = resolution::classify(
+            coarsest,
+            smallest,
+            self.config.fragment_payload,
+            self.config.delay_target,
+            self.view.mean_interarrival,
+            config.step_up_margin,
+        );
+        if self.resolution.observe(now, &config, request.halvings, fit) {
+            self.coarsest_seen = None;
+        }
     }
 
     /// The encodes to ask for in the configured mode; `None` to skip without encoding.
@@ -719,12 +799,14 @@ impl<F: EncodedFrame> Sender<F> {
         }
     }
 
-    /// The machine limits the quality, the link has had room to spare for a while, and
-    /// nothing is being recovered: the worse option would not be sent.
+    /// The machine limits the quality, the link has had room to spare for a while, the
+    /// picture is at its full size (the resolution step watches both options to step back up)
+    /// and nothing is being recovered: the worse option would not be sent.
     fn better_only(&self, now: Instant) -> bool {
         let after = self.config.encode_time.single_encode_after;
         after > 0
             && self.encode_time.floor().is_some()
+            && self.resolution.halvings() == 0
             && self.roomy_frames >= after
             && !self.in_recovery(now)
             && !self.outage_suspected(now)
@@ -805,6 +887,9 @@ impl<F: EncodedFrame> Sender<F> {
             [b, w, c] => (b.len(), w.len(), Some(c.len())),
             _ => return self.drop_picture(now, request.picture, DropCause::Failed),
         };
+        if self.config.mode == SenderMode::Salsify {
+            self.observe_size(now, request, &options);
+        }
         let overrides = self.overrides(now);
         let lift = self.consecutive_skips >= self.config.max_consecutive_skips.saturating_mul(2);
         let decision = decision::choose_slow_link(
@@ -858,6 +943,7 @@ impl<F: EncodedFrame> Sender<F> {
             recovery: request.recovery,
             coarsest: true,
             requested: now,
+            halvings: request.halvings,
         });
         self.encodes.push_back(EncodeRequest {
             id,
@@ -865,6 +951,7 @@ impl<F: EncodedFrame> Sender<F> {
             captured: request.captured,
             source,
             job: EncodeJob::Qualities(vec![self.config.max_quality]),
+            halvings: request.halvings,
         });
     }
 
@@ -962,6 +1049,7 @@ impl<F: EncodedFrame> Sender<F> {
         }
         self.next_seq += u64::from(count);
         self.states.insert(frame.target().clone());
+        self.note_halvings(target, request.halvings);
         self.last_target = Some(target);
         self.quality = frame.quality();
         self.consecutive_skips = 0;
@@ -989,6 +1077,20 @@ impl<F: EncodedFrame> Sender<F> {
             recovery: request.recovery,
         });
         self.events.push_back((sent, None));
+    }
+
+    /// Records the size a state sent was made at (only states below the source size are
+    /// kept, pruned to the states the store still holds).
+    fn note_halvings(&mut self, target: StateHash, halvings: u8) {
+        if halvings == 0 {
+            self.state_halvings.remove(&target);
+        } else {
+            self.state_halvings.insert(target, halvings);
+        }
+        if self.state_halvings.len() > 2 * self.config.max_states.max(1) {
+            let states = &self.states;
+            self.state_halvings.retain(|h, _| states.contains(*h));
+        }
     }
 
     fn count_choice(&mut self, choice: Choice) {

@@ -195,6 +195,7 @@ fn a_session_through_the_traits_maps_jobs_events_and_counters() {
             source,
             qualities,
             parallel: p,
+            ..
         } = &log.requests[0].job
         else {
             panic!("{:?}", log.requests[0]);

@@ -43,6 +43,10 @@ pub struct RunMeta {
     pub sender_states_max: usize,
     /// Most decoder states the Salsify receiver held at once (0 for other schemes).
     pub receiver_states_max: usize,
+    /// The picture sizes shown, in order, each with how many pictures in a row (a scheme
+    /// that changes resolution lists several). Empty in runs stored before it was recorded.
+    #[serde(default)]
+    pub sizes_shown: Vec<(u32, u32, u64)>,
 }
 
 /// A finished run read back.
@@ -201,6 +205,7 @@ fn write_run(dir: &Path, run: &PlannedRun, output: &SimOutput, wall_s: f64) -> i
         wall_s,
         sender_states_max: output.sender.max_states_held,
         receiver_states_max: output.receiver.max_states_held,
+        sizes_shown: output.shown_sizes.clone(),
     };
     fs::write(dir.join("run.json"), serde_json::to_string_pretty(&meta)?)?;
     // Last: its presence is what marks the run finished.

@@ -353,6 +353,7 @@ mod tests {
                         wall_s: 1.0,
                         sender_states_max: 0,
                         receiver_states_max: 0,
+                        sizes_shown: vec![],
                     },
                     summary: summary(mean, p95),
                     dir: "/nonexistent".into(),

@@ -226,7 +226,8 @@ impl EncodeTimeControl {
             let coarser = Quality::clamped(i32::from(coarser), lo, hi);
             self.floor = Some(self.floor.map_or(coarser, |f| f.max(coarser)));
         } else if !bytes_matter || took - a < self.config.relax * (target - a) {
-            if let Some(floor) = self.floor.filter(|f| finest <= *f) {
+            // Not every index is a quantizer libvpx codes: a floor of 36 is coded as 37.
+            if let Some(floor) = self.floor.filter(|f| finest <= f.effective()) {
                 let finer = Quality::clamped(i32::from(floor.index()) - 1, lo, hi);
                 self.floor = (finer > lo).then_some(finer);
             }
@@ -301,6 +302,41 @@ mod tests {
             (0.5 * 16.7..=0.75 * 16.7).contains(&mean),
             "mean job {mean} ms"
         );
+    }
+
+    #[test]
+    fn the_floor_comes_down_through_indices_libvpx_codes_as_coarser_ones() {
+        let mut c = EncodeTimeControl::new(EncodeTimeConfig::default());
+        let interval = Duration::from_micros(16_667);
+        for i in 0..50u32 {
+            c.on_picture(Instant::ZERO + interval * i);
+            // Costly at first: the floor rises.
+            let asked = c.floor().map_or(3, |f| f.index());
+            let coded = q(asked).effective();
+            let bytes = halving(coded.index());
+            let ms = 5.0 + 0.3 * bytes as f64 / 1000.0;
+            c.on_job(
+                Duration::from_micros((ms * 1000.0) as u64),
+                bytes,
+                coded,
+                range(),
+            );
+        }
+        let high = c.floor().expect("a floor").index();
+        for i in 50..400u32 {
+            c.on_picture(Instant::ZERO + interval * i);
+            // Then cheap: every job fits, coded at what libvpx makes of the request.
+            let asked = c.floor().map_or(3, |f| f.index());
+            let coded = q(asked).effective();
+            c.on_job(
+                Duration::from_millis(3),
+                halving(coded.index()),
+                coded,
+                range(),
+            );
+        }
+        let low = c.floor().map_or(3, |f| f.index());
+        assert!(low + 10 < high, "floor {high} then {low}");
     }
 
     #[test]

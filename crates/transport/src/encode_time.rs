@@ -254,8 +254,35 @@ mod tests {
         (q(RANGE.0), q(RANGE.1))
     }
 
-    /// A machine where a job takes `base_ms + per_kb_ms x KB`, an encoder whose job codes
-    /// `bytes_at(q)`, and a sender that always asks for the floor (an unlimited link).
+    /// Pictures `pictures` at `fps` through `c`, each encoded at the floor (an unlimited link):
+    /// `job(picture, asked)` says what the job coded, how long it took (ms) and at which
+    /// quantizer. Returns the job times.
+    fn drive(
+        c: &mut EncodeTimeControl,
+        pictures: std::ops::Range<u32>,
+        fps: u32,
+        job: impl Fn(u32, Quality) -> (usize, f64, Quality),
+    ) -> Vec<f64> {
+        let interval = Duration::from_micros(1_000_000 / u64::from(fps));
+        let mut times = Vec::new();
+        for i in pictures {
+            c.on_picture(Instant::ZERO + interval * i);
+            let asked = c.floor().unwrap_or(q(RANGE.0));
+            let (bytes, ms, coded) = job(i, asked);
+            times.push(ms);
+            let took = Duration::from_micros((ms * 1000.0) as u64);
+            c.on_job(took, bytes, coded, range());
+        }
+        times
+    }
+
+    /// The content varies: +-20% bytes from picture to picture.
+    fn wobble(i: u32) -> f64 {
+        0.8 + 0.4 * ((i * 7919) % 13) as f64 / 12.0
+    }
+
+    /// A machine where a job takes `base_ms + per_kb_ms x KB` (+-15% from job to job), an
+    /// encoder whose job codes `bytes_at(q)` (+-20%), 600 pictures.
     fn settle(
         base_ms: f64,
         per_kb_ms: f64,
@@ -263,25 +290,12 @@ mod tests {
         fps: u32,
     ) -> (EncodeTimeControl, Vec<f64>) {
         let mut c = EncodeTimeControl::new(EncodeTimeConfig::default());
-        let interval = Duration::from_micros(1_000_000 / u64::from(fps));
-        let mut times = Vec::new();
-        for i in 0..600u32 {
-            c.on_picture(Instant::ZERO + interval * i);
-            let asked = c.floor().map_or(RANGE.0, |f| f.index());
-            // The content varies: +-20% bytes from picture to picture.
-            let wobble = 0.8 + 0.4 * ((i * 7919) % 13) as f64 / 12.0;
-            let bytes = (bytes_at(asked) as f64 * wobble) as usize;
-            // And the machine: +-15% from job to job.
+        let times = drive(&mut c, 0..600, fps, |i, asked| {
+            let bytes = (bytes_at(asked.index()) as f64 * wobble(i)) as usize;
             let jitter = 0.85 + 0.3 * ((i * 104_729) % 17) as f64 / 16.0;
             let ms = (base_ms + per_kb_ms * bytes as f64 / 1000.0) * jitter;
-            times.push(ms);
-            c.on_job(
-                Duration::from_micros((ms * 1000.0) as u64),
-                bytes,
-                q(asked),
-                range(),
-            );
-        }
+            (bytes, ms, asked)
+        });
         (c, times)
     }
 
@@ -307,34 +321,18 @@ mod tests {
     #[test]
     fn the_floor_comes_down_through_indices_libvpx_codes_as_coarser_ones() {
         let mut c = EncodeTimeControl::new(EncodeTimeConfig::default());
-        let interval = Duration::from_micros(16_667);
-        for i in 0..50u32 {
-            c.on_picture(Instant::ZERO + interval * i);
-            // Costly at first: the floor rises.
-            let asked = c.floor().map_or(3, |f| f.index());
-            let coded = q(asked).effective();
-            let bytes = halving(coded.index());
-            let ms = 5.0 + 0.3 * bytes as f64 / 1000.0;
-            c.on_job(
-                Duration::from_micros((ms * 1000.0) as u64),
-                bytes,
-                coded,
-                range(),
-            );
-        }
+        // Costly at first: the floor rises. Then cheap: every job fits. Each job is coded at
+        // what libvpx makes of the request.
+        let coded_job = |per_kb: f64| {
+            move |_, asked: Quality| {
+                let coded = asked.effective();
+                let bytes = halving(coded.index());
+                (bytes, 3.0 + per_kb * bytes as f64 / 1000.0, coded)
+            }
+        };
+        drive(&mut c, 0..50, 60, coded_job(0.3));
         let high = c.floor().expect("a floor").index();
-        for i in 50..400u32 {
-            c.on_picture(Instant::ZERO + interval * i);
-            // Then cheap: every job fits, coded at what libvpx makes of the request.
-            let asked = c.floor().map_or(3, |f| f.index());
-            let coded = q(asked).effective();
-            c.on_job(
-                Duration::from_millis(3),
-                halving(coded.index()),
-                coded,
-                range(),
-            );
-        }
+        drive(&mut c, 50..400, 60, coded_job(0.0));
         let low = c.floor().map_or(3, |f| f.index());
         assert!(low + 10 < high, "floor {high} then {low}");
     }
@@ -382,25 +380,15 @@ mod tests {
     #[test]
     fn the_floor_comes_back_down_when_encodes_get_cheaper() {
         let mut c = EncodeTimeControl::new(EncodeTimeConfig::default());
-        let interval = Duration::from_micros(16_667);
-        let run = |c: &mut EncodeTimeControl, from: u32, per_kb: f64| {
-            for i in from..from + 600 {
-                c.on_picture(Instant::ZERO + interval * i);
-                let asked = c.floor().map_or(3, |f| f.index());
-                let wobble = 0.8 + 0.4 * ((i * 7919) % 13) as f64 / 12.0;
-                let bytes = (halving(asked) as f64 * wobble) as usize;
-                let ms = 5.0 + per_kb * bytes as f64 / 1000.0;
-                c.on_job(
-                    Duration::from_micros((ms * 1000.0) as u64),
-                    bytes,
-                    q(asked),
-                    range(),
-                );
+        let job = |per_kb: f64| {
+            move |i, asked: Quality| {
+                let bytes = (halving(asked.index()) as f64 * wobble(i)) as usize;
+                (bytes, 5.0 + per_kb * bytes as f64 / 1000.0, asked)
             }
         };
-        run(&mut c, 0, 0.2);
+        drive(&mut c, 0..600, 60, job(0.2));
         let loaded = c.floor().expect("a floor under load").index();
-        run(&mut c, 600, 0.02);
+        drive(&mut c, 600..1200, 60, job(0.02));
         let idle = c.floor().map_or(3, |f| f.index());
         assert!(idle < loaded, "floor {loaded} under load, {idle} after");
     }

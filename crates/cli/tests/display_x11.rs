@@ -9,9 +9,8 @@
 //! starts its own Xvfb on a free display number and stops it (by its process id) at the end.
 
 use std::io::{BufRead, BufReader};
-use std::net::UdpSocket;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use salsify_codec::synthetic::SyntheticSource;
@@ -19,8 +18,15 @@ use salsify_codec::y4m::{Rational, Y4mHeader, Y4mReader, Y4mWriter};
 use salsify_codec::Image;
 use salsify_eval::metrics::ssim_luma;
 
-const SALSIFY: &str = env!("CARGO_BIN_EXE_salsify");
 /// Screen and picture size: the window fills the virtual screen exactly.
+mod support;
+
+use support::{finish, free_addr, SALSIFY};
+
+fn temp_dir(name: &str) -> PathBuf {
+    support::temp_dir("x11", name)
+}
+
 const SIZE: (u32, u32) = (320, 240);
 
 /// A virtual X server of the test's own, stopped when dropped.
@@ -85,18 +91,6 @@ fn xvfb(test: &str) -> Option<Xvfb> {
     })
 }
 
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("salsify-x11-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn free_addr() -> String {
-    let s = UdpSocket::bind("127.0.0.1:0").unwrap();
-    s.local_addr().unwrap().to_string()
-}
-
 fn salsify(display: Option<&str>, args: &[&str]) -> Child {
     let mut c = Command::new(SALSIFY);
     c.args(args)
@@ -110,17 +104,6 @@ fn salsify(display: Option<&str>, args: &[&str]) -> Child {
         None => c.env_remove("DISPLAY"),
     };
     c.spawn().expect("the salsify binary runs")
-}
-
-fn finish(child: Child, what: &str) -> Output {
-    let out = child.wait_with_output().expect("wait for salsify");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "{what} failed: {}\n{stderr}",
-        out.status
-    );
-    out
 }
 
 fn read_y4m(path: &Path) -> Vec<Image> {

@@ -15,28 +15,25 @@ use salsify_eval::metrics::ssim_luma;
 use salsify_schemes::SCHEMES;
 use salsify_transport::wire::DataFragment;
 
+mod support;
+
+use support::{finish, free_addr, SALSIFY};
+
+fn temp_dir(name: &str) -> PathBuf {
+    support::temp_dir("rt", name)
+}
+
 const SIZE: (u32, u32) = (160, 96);
 const FPS: u32 = 30;
 
 fn salsify(args: &[&str]) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_salsify"))
+    Command::new(SALSIFY)
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .expect("the salsify binary runs")
-}
-
-fn finish(child: Child, what: &str) -> Output {
-    let out = child.wait_with_output().expect("wait for salsify");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "{what} failed: {}\n{stderr}",
-        out.status
-    );
-    out
 }
 
 /// Stops processes that outlive their sender (receivers, relays) once the last datagrams
@@ -53,19 +50,6 @@ fn stop_all(children: Vec<(Child, &str)>) -> Vec<Output> {
         .into_iter()
         .map(|(child, what)| finish(child, what))
         .collect()
-}
-
-/// A loopback address with a port free right now.
-fn free_addr() -> String {
-    let s = UdpSocket::bind("127.0.0.1:0").unwrap();
-    s.local_addr().unwrap().to_string()
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("salsify-rt-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 fn csv_rows(path: &Path) -> Vec<Vec<String>> {

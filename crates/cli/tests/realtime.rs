@@ -668,7 +668,7 @@ fn a_receiver_follows_its_senders_restarts_at_once() {
 fn keys(dir: &Path) -> (Vec<String>, Vec<String>) {
     for name in ["recv", "send"] {
         let out = dir.join(name);
-        let run = Command::new(env!("CARGO_BIN_EXE_salsify"))
+        let run = Command::new(SALSIFY)
             .args(["keygen", "--force", "-o", out.to_str().unwrap()])
             .output()
             .unwrap();

@@ -66,6 +66,20 @@ pub fn frame_budget(
     }
 }
 
+/// The receiver's inter-arrival estimate as it would stand if the fragment the sender waits
+/// for arrived now: after an ACK silence of `silence` (fragments in flight throughout),
+/// the next arrival is at least `silence` after the last one, so the receiver's EWMA (weight
+/// `weight`, the paper's 0.1) will move to at least `tau + weight x (silence - tau)`. The
+/// paper's budget uses `tau` as last reported, which stays stale for a whole silence: when the
+/// rate falls 100x at once, the sender kept sending frames sized for the old rate until the
+/// first slow ACK (one fragment later) came back. `tau` itself when the silence is shorter.
+pub fn tau_after_silence(tau: Duration, silence: Duration, weight: f64) -> Duration {
+    if silence <= tau || weight.is_nan() || weight <= 0.0 {
+        return tau;
+    }
+    tau + (silence - tau).mul_f64(weight.min(1.0))
+}
+
 /// What Algorithm 2 does with the two options of one picture.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PaperDecision {

@@ -461,7 +461,13 @@ impl<D: FrameDecoder> Receiver<D> {
         let reached_hash = reached.hash();
         self.states
             .evict_older_than_keeping(source, self.config.states_behind);
-        self.states.insert(reached);
+        // The source may be the sender's acknowledged reference for frames still to come
+        // (not under the first round's rule, `states_behind = 0`, kept as it was).
+        if self.config.states_behind > 0 {
+            self.states.insert_keeping(reached, source);
+        } else {
+            self.states.insert(reached);
+        }
         if source == StateHash::INITIAL {
             self.states.evict_older_than(reached_hash);
         }

@@ -52,6 +52,9 @@ use crate::wire::{Ack, DataFragment, Datagram, FragmentId, MAX_FRAGMENTS};
 /// Sent-frame records kept to map ACKed fragments to sequence numbers.
 const MAX_FRAME_RECORDS: usize = 4096;
 
+/// Send times kept for fragments in flight (the oldest are dropped beyond it).
+const MAX_SEND_TIMES: usize = 8192;
+
 /// What to encode.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EncodeJob {
@@ -320,6 +323,14 @@ pub struct Sender<F: EncodedFrame> {
     ack_gap: Option<Duration>,
     /// Probes sent since the last ACK (slow-link rules: each doubles the probe interval).
     probes_in_silence: u32,
+    /// Send times of the fragments out of the pacer and not yet reported received, oldest
+    /// first, as (sequence number, time); at most [`MAX_SEND_TIMES`].
+    send_times: VecDeque<(u64, Instant)>,
+    /// The round trip of the newest fragment reported received, and when its ACK came.
+    last_round_trip: Option<(Duration, Instant)>,
+    /// Mean lateness of ACKs against [`Self::ack_expected`] (gain 1/4, as TCP's RTTVAR):
+    /// how much silence is usual on this path.
+    ack_lateness: Duration,
     /// The picture size in force.
     resolution: ResolutionStep,
     /// The last coarsest-quality inter frame's size at the size in force (None after a
@@ -370,6 +381,9 @@ impl<F: EncodedFrame> Sender<F> {
             silent_flight: 0,
             ack_gap: None,
             probes_in_silence: 0,
+            send_times: VecDeque::new(),
+            last_round_trip: None,
+            ack_lateness: Duration::ZERO,
             resolution: ResolutionStep::new(),
             coarsest_seen: None,
             state_halvings: HashMap::new(),
@@ -484,8 +498,16 @@ impl<F: EncodedFrame> Sender<F> {
         };
         self.stats.acks += 1;
         let before = self.view.highest_seq;
+        let expected = self.ack_expected();
         self.note_received(ack.highest);
         self.measure_ack_gap(now, before);
+        if self.view.highest_seq > before {
+            if let Some(expected) = expected {
+                let late = now.saturating_duration_since(expected);
+                self.ack_lateness = (self.ack_lateness * 3 + late) / 4;
+            }
+            self.note_round_trip(now);
+        }
         // The ACKs are flowing: the silence clock restarts for whatever is still in flight.
         self.silent_since = (self.fragments_in_flight() > 0).then_some(now);
         self.silence_from_ack = self.silent_since.is_some();
@@ -551,6 +573,47 @@ impl<F: EncodedFrame> Sender<F> {
         )
     }
 
+    /// When the ACK for the oldest fragment in flight is due: one round trip (the last one
+    /// measured) after it left, and not before `tau` after the last ACK. `None` with nothing
+    /// in flight or nothing measured yet.
+    fn ack_expected(&self) -> Option<Instant> {
+        let (Some(tau), Some(&(_, sent)), Some((round_trip, acked_at))) = (
+            self.view.mean_interarrival,
+            self.send_times.front(),
+            self.last_round_trip,
+        ) else {
+            return None;
+        };
+        Some((acked_at + tau).max(sent + round_trip))
+    }
+
+    /// The budget the sender decides with at `now`: [`Sender::budget`], but under the
+    /// slow-link rules with tau as the receiver would report it if the fragment it waits for
+    /// arrived now ([`decision::tau_after_silence`]). Silence counts from when that
+    /// fragment's ACK is due ([`Self::ack_expected`]) plus `silence_jitter_factor` times the
+    /// ACKs' usual lateness on this path — as TCP's retransmission timeout adds four times
+    /// the RTT variation — so neither a fragment just sent, nor a standing queue, nor the
+    /// bursty delivery of a cellular link counts as silence; a link whose rate fell at once
+    /// does.
+    fn budget_at(&self, now: Instant) -> Option<usize> {
+        let sl = &self.config.slow_link;
+        if self.config.rules != SenderRules::SlowLink || sl.silence_weight <= 0.0 {
+            return self.budget();
+        }
+        let (Some(tau), Some(expected)) = (self.view.mean_interarrival, self.ack_expected()) else {
+            return self.budget();
+        };
+        let margin = self.ack_lateness.saturating_mul(sl.silence_jitter_factor);
+        let overdue = now.saturating_duration_since(expected + margin);
+        let tau = decision::tau_after_silence(tau, tau + overdue, sl.silence_weight);
+        decision::frame_budget(
+            self.config.fragment_payload,
+            self.config.delay_target,
+            Some(tau),
+            self.fragments_in_flight(),
+        )
+    }
+
     /// True while encoding from acknowledged states.
     pub fn in_recovery(&self, now: Instant) -> bool {
         self.recovery_until.is_some_and(|until| now < until)
@@ -588,6 +651,23 @@ impl<F: EncodedFrame> Sender<F> {
             decision::link_pace(self.view.mean_interarrival, self.ack_gap),
             self.silent_flight,
         )
+    }
+
+    /// Drops the send times of the fragments reported received, keeping the round trip of
+    /// the newest of them.
+    fn note_round_trip(&mut self, now: Instant) {
+        let Some(highest) = self.view.highest_seq else {
+            return;
+        };
+        while let Some(&(seq, sent)) = self.send_times.front() {
+            if seq > highest {
+                break;
+            }
+            if seq == highest {
+                self.last_round_trip = Some((now.saturating_duration_since(sent), now));
+            }
+            self.send_times.pop_front();
+        }
     }
 
     /// A fresh ACK after a silence that began with fragments already out: the time per
@@ -780,7 +860,7 @@ impl<F: EncodedFrame> Sender<F> {
                 step(-i32::from(self.config.better_step)),
                 step(i32::from(self.config.worse_step)),
             ])),
-            SenderMode::ConventionalCodec => match self.budget() {
+            SenderMode::ConventionalCodec => match self.budget_at(now) {
                 None => Some(EncodeJob::Qualities(vec![self.quality])),
                 Some(0) if !self.feedback_starved() => None,
                 Some(bytes) => Some(EncodeJob::SizeTarget {
@@ -834,7 +914,7 @@ impl<F: EncodedFrame> Sender<F> {
     /// Algorithm 2 and this project's additions ([`decision::choose_frame`]): send the larger
     /// option that fits the budget now, else skip or force.
     fn commit_or_skip(&mut self, now: Instant, request: &InFlightEncode, mut frames: Vec<F>) {
-        let budget = self.budget();
+        let budget = self.budget_at(now);
         if self.config.mode == SenderMode::Salsify && !request.coarsest && frames.len() == 1 {
             // The better option alone (see `better_only`): sent if it fits, else skipped,
             // and the skip brings the two options back.
@@ -928,7 +1008,7 @@ impl<F: EncodedFrame> Sender<F> {
             self.states.get(request.source).cloned()
         };
         let Some(source) = source else {
-            return self.skip(now, request.picture, request.captured, self.budget());
+            return self.skip(now, request.picture, request.captured, self.budget_at(now));
         };
         self.held_options = options;
         let id = self.next_request_id;
@@ -1048,7 +1128,14 @@ impl<F: EncodedFrame> Sender<F> {
             self.frame_records.pop_front();
         }
         self.next_seq += u64::from(count);
-        self.states.insert(frame.target().clone());
+        // As at the receiver: a reference still in use (the acknowledged state every probe
+        // in an ACK stall starts from) outlives the cap (slow-link rules only, so the paper's
+        // and the first round's senders stay as they were).
+        if self.config.rules == SenderRules::SlowLink {
+            self.states.insert_keeping(frame.target().clone(), source);
+        } else {
+            self.states.insert(frame.target().clone());
+        }
         self.note_halvings(target, request.halvings);
         self.last_target = Some(target);
         self.quality = frame.quality();
@@ -1130,6 +1217,12 @@ impl<F: EncodedFrame> Sender<F> {
             .emit(&mut out)
             .expect("sender builds only valid fragments");
         self.stats.fragments_sent += 1;
+        // The pacer is first in, first out: this is the oldest fragment not yet emitted.
+        let seq = self.next_seq - 1 - self.pacer.len() as u64;
+        self.send_times.push_back((seq, now));
+        if self.send_times.len() > MAX_SEND_TIMES {
+            self.send_times.pop_front();
+        }
         out
     }
 

@@ -39,6 +39,25 @@ impl<S: CodecState> StateStore<S> {
         self.max_held = self.max_held.max(self.entries.len());
     }
 
+    /// Adds `state` as the newest, as [`StateStore::insert`], but the cap never drops
+    /// `reference`: a state still used as a reference must outlive the cap, however many
+    /// states were reached from it since. (While the ACK path is down the sender encodes every
+    /// probe from the same acknowledged state; with a plain cap the receiver dropped it after
+    /// 16 probes and no later probe decoded.) The order is unchanged.
+    pub fn insert_keeping(&mut self, state: S, reference: StateHash) {
+        let hash = state.hash();
+        self.entries.retain(|s| s.hash() != hash);
+        self.entries.push_back(state);
+        while self.entries.len() > self.cap {
+            let oldest_other = self.entries.iter().position(|s| s.hash() != reference);
+            match oldest_other {
+                Some(pos) => drop(self.entries.remove(pos)),
+                None => break,
+            }
+        }
+        self.max_held = self.max_held.max(self.entries.len());
+    }
+
     /// The state named `hash`, if held.
     pub fn get(&self, hash: StateHash) -> Option<&S> {
         self.entries.iter().rev().find(|s| s.hash() == hash)
@@ -117,5 +136,18 @@ mod tests {
         assert_eq!(store.len(), 2);
         assert_eq!(store.max_held(), 3);
         assert_eq!(store.newest(), Some(&s(2)));
+    }
+
+    #[test]
+    fn a_reference_in_use_outlives_the_cap() {
+        let mut store = StateStore::new(4);
+        store.insert(s(1));
+        for h in 10..30 {
+            store.insert_keeping(s(h), StateHash(1)); // every new state reached from state 1
+        }
+        assert_eq!(store.newest_hashes(8), [1, 27, 28, 29].map(StateHash));
+        store.insert_keeping(s(30), StateHash(99)); // not held: a plain insert
+        assert_eq!(store.newest_hashes(8), [27, 28, 29, 30].map(StateHash));
+        assert_eq!(store.max_held(), 4);
     }
 }

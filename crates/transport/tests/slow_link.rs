@@ -331,3 +331,76 @@ fn forced_fragments_into_an_idle_link_bring_the_estimate_back_after_a_fade() {
     println!("first better option after the fade: {eager:?} (1 skip), {patient:?} (4 skips)");
     assert!(eager < patient, "{eager:?} vs {patient:?}");
 }
+
+#[test]
+fn in_a_long_ack_stall_every_probe_still_decodes() {
+    // The video path stays healthy while the ACK path is dead for 5 s: the sender encodes
+    // every probe from the last state it saw acknowledged (dozens of probes), and the
+    // receiver must still hold that state for the last of them.
+    let mut s = fake_session(
+        config(SenderRules::SlowLink),
+        LinkConfig {
+            bytes_per_sec: Some(250_000.0),
+            ..LinkConfig::default()
+        },
+        narrow(),
+        7,
+    );
+    s.run_until(ms(5_000));
+    s.backward.config.loss = 1.0;
+    s.run_until(ms(10_000));
+    s.backward.config.loss = 0.0;
+    s.run_until(ms(12_000));
+    assert!(s.wrong.is_empty(), "frames shown wrong: {:?}", s.wrong);
+    let probes = sent_between(&s, 5_500, 10_000);
+    assert!(probes.len() > 20, "{} probes", probes.len());
+    let shown_late = s
+        .shown
+        .iter()
+        .filter(|f| f.at >= ms(9_000) && f.at < ms(10_000))
+        .count();
+    assert!(
+        shown_late >= 5,
+        "{shown_late} frames shown in the stall's last second"
+    );
+}
+
+/// Bytes of the frames sent within 500 ms after a 10 Mb/s link falls to 100 kb/s at once,
+/// with the budget's silence weight `weight`.
+fn bytes_sent_after_a_cliff(weight: f64) -> usize {
+    let mut c = config(SenderRules::SlowLink);
+    c.slow_link.silence_weight = weight;
+    let fast = LinkConfig {
+        bytes_per_sec: Some(1_250_000.0),
+        ..LinkConfig::default()
+    };
+    let mut s = session_with(c, fast, 3);
+    s.run_until(ms(5_000));
+    s.forward.config.bytes_per_sec = Some(12_500.0);
+    s.run_until(ms(6_000));
+    assert!(s.wrong.is_empty(), "frames shown wrong: {:?}", s.wrong);
+    sent_between(&s, 5_000, 5_500).iter().map(|f| f.bytes).sum()
+}
+
+#[test]
+fn with_a_silence_weight_the_sender_stops_sooner_when_the_rate_falls_at_once() {
+    let paper = bytes_sent_after_a_cliff(0.0);
+    let projected = bytes_sent_after_a_cliff(0.1);
+    assert!(
+        projected * 10 < paper * 7,
+        "sent after the cliff: {projected} bytes with the silence weight, {paper} without"
+    );
+}
+
+#[test]
+fn tau_after_silence_is_the_receivers_next_estimate() {
+    let tau = Duration::from_millis(2);
+    assert_eq!(decision::tau_after_silence(tau, ms_d(1), 0.1), tau);
+    assert_eq!(decision::tau_after_silence(tau, ms_d(102), 0.1), ms_d(12));
+    assert_eq!(decision::tau_after_silence(tau, ms_d(102), 0.0), tau);
+    assert_eq!(decision::tau_after_silence(tau, ms_d(102), 1.0), ms_d(102));
+}
+
+fn ms_d(n: u64) -> Duration {
+    Duration::from_millis(n)
+}

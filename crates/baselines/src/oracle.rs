@@ -1,7 +1,9 @@
 //! The oracle: a sender that reads the link's future (simulator only), the bound the other
 //! schemes are measured against.
 //!
-//! It is the only traffic on the link and knows every future delivery opportunity, so it can
+//! It is the only traffic on the link and knows every future delivery opportunity and every
+//! window in which the link is failed (a packet offered then is lost; it sends nothing then:
+//! a frame ready in a failure leaves when the link is back), so it can
 //! model the bottleneck exactly (same rules as `salsify-netem`: an opportunity carries
 //! `opportunity_bytes` of the head packets, splitting a packet that does not fit; a packet
 //! cannot use an opportunity at the instant it arrives; bytes of an opportunity with nothing
@@ -13,7 +15,8 @@
 //!
 //! It minimises the paper's delay metric first (a picture never shown counts until the next
 //! one shown), quality second within a slack of a fraction of a frame interval. For each camera picture `p` (captured `c`), when the encoder
-//! is free at `now`, with the encode taking `e`, sent at `s = now + e`, and `m` its estimate
+//! is free at `now`, with the encode taking `e`, sent at `s = now + e` (or when the link is
+//! next up, if it is failed then), and `m` its estimate
 //! of the picture's coarsest (smallest) frame:
 //!
 //! 1. Earliest display: `E = arrival(s, m)`.
@@ -159,6 +162,26 @@ pub struct LinkForecast {
     pub opportunity_bytes: u32,
     /// Propagation delay after the bottleneck.
     pub propagation: Duration,
+    /// The first instant at or after the one given when the link takes packets (a packet
+    /// offered while the link is failed is lost): the link's failure windows, as far as they
+    /// depend on time alone. The identity for a link that never fails.
+    pub up_at: Box<dyn FnMut(Instant) -> Instant + Send>,
+}
+
+impl LinkForecast {
+    /// A link that never fails, with opportunity `n` at `opportunity(n)`.
+    pub fn without_failures(
+        opportunity: Box<dyn Fn(u64) -> Instant + Send>,
+        opportunity_bytes: u32,
+        propagation: Duration,
+    ) -> LinkForecast {
+        LinkForecast {
+            opportunity,
+            opportunity_bytes,
+            propagation,
+            up_at: Box::new(|t| t),
+        }
+    }
 }
 
 impl std::fmt::Debug for LinkForecast {
@@ -202,6 +225,9 @@ pub struct OracleSender {
     /// it were sent before it arrived and are already answered.
     keyframe_arrives: Option<Instant>,
     out: VecDeque<SenderOutput>,
+    /// Each frame's datagrams and its `FrameSent` event, to hand out at its send time (held
+    /// while the link is failed), in order.
+    held: VecDeque<(Instant, SenderOutput)>,
     stats: SenderCounters,
 }
 
@@ -234,6 +260,7 @@ impl OracleSender {
             last_quality: Quality::new(FIRST_SEARCH_START).unwrap_or(Quality::WORST),
             keyframe_arrives: None,
             out: VecDeque::new(),
+            held: VecDeque::new(),
             stats: SenderCounters::default(),
         })
     }
@@ -310,8 +337,8 @@ impl OracleSender {
 
     /// The rule of the module doc: the search to ask for picture `p` if the encode starts at
     /// `now` (its bound), or `None` to skip it (a later picture would be shown as soon).
-    fn plan(&self, now: Instant, p: Picture) -> Option<usize> {
-        let send_at = now + self.config.encode_time;
+    fn plan(&mut self, now: Instant, p: Picture) -> Option<usize> {
+        let send_at = (self.link.up_at)(now + self.config.encode_time);
         let m = self.coarsest.max(1);
         let earliest = self.arrival(send_at, m);
         let target = p.captured + self.config.delay_target;
@@ -319,6 +346,7 @@ impl OracleSender {
         if delay_first || earliest > target {
             if let Some(interval) = self.interval {
                 let next_send = (p.captured + interval).max(now) + self.config.encode_time;
+                let next_send = (self.link.up_at)(next_send);
                 if self.arrival(next_send, m) <= earliest {
                     return None;
                 }
@@ -415,15 +443,18 @@ impl OracleSender {
         Ok(frame)
     }
 
+    /// Sends frame `f` as soon as the link takes packets (at once unless it is failed now).
     fn send(&mut self, now: Instant, p: Picture, f: &EncodedFrame) {
+        let at = (self.link.up_at)(now);
         if f.keyframe {
-            self.keyframe_arrives = Some(self.arrival(now, f.vp8().len()));
+            self.keyframe_arrives = Some(self.arrival(at, f.vp8().len()));
         }
         let states = Some((f.source, f.target.hash()));
-        self.send_vp8(now, p, f.vp8(), f.keyframe, f.quality, states);
+        self.send_vp8(at, p, f.vp8(), f.keyframe, f.quality, states);
     }
 
-    /// Sends VP8 frame `data` at once, booking the link's opportunities it will use.
+    /// Sends VP8 frame `data` at `now` (handed out then), booking the link's opportunities
+    /// it will use.
     fn send_vp8(
         &mut self,
         now: Instant,
@@ -456,28 +487,28 @@ impl OracleSender {
             if let Ok(bytes) = packet.emit() {
                 c = self.serve(c, bytes.len()).0;
                 self.stats.media_packets += 1;
-                self.out.push_back(SenderOutput::Transmit(bytes));
+                self.held.push_back((now, SenderOutput::Transmit(bytes)));
             }
         }
         self.cursor = c;
         self.stats.frames_sent += 1;
         self.stats.keyframes += u64::from(keyframe);
         self.stats.quality = Some(quality);
-        self.out
-            .push_back(SenderOutput::Event(SenderEvent::FrameSent(SentFrame {
-                frame,
-                picture: p.picture,
-                captured: p.captured,
-                at: now,
-                bytes: data.len(),
-                fragments: count as u16,
-                quality,
-                keyframe,
-                choice: Choice::Only,
-                budget: None,
-                recovery: false,
-                states,
-            })));
+        let sent = SenderOutput::Event(SenderEvent::FrameSent(SentFrame {
+            frame,
+            picture: p.picture,
+            captured: p.captured,
+            at: now,
+            bytes: data.len(),
+            fragments: count as u16,
+            quality,
+            keyframe,
+            choice: Choice::Only,
+            budget: None,
+            recovery: false,
+            states,
+        }));
+        self.held.push_back((now, sent));
     }
 }
 
@@ -552,9 +583,9 @@ impl SenderEndpoint for OracleSender {
         Ok(())
     }
 
-    /// The oracle knows every delivery opportunity but not the link's random losses (the
-    /// intermittent link drops every packet while failed): a lost frame breaks the chain of
-    /// inter frames, and the receiver asks for a keyframe (PLI). The next search then starts
+    /// The oracle knows every delivery opportunity and when the link is failed (it sends
+    /// nothing then), but not i.i.d. random losses: a lost frame breaks the chain of inter
+    /// frames, and the receiver asks for a keyframe (PLI). The next search then starts
     /// from the initial state, so its frame is a keyframe. Requests until `KEYFRAME_ANSWERED`
     /// after the last keyframe's forecast arrival were sent before it arrived. Everything
     /// else in the feedback is ignored; another protocol's datagram is refused.
@@ -577,10 +608,18 @@ impl SenderEndpoint for OracleSender {
 
     fn handle_timeout(&mut self, _now: Instant) {}
 
-    fn poll_output(&mut self, _now: Instant) -> SenderOutput {
-        self.out
-            .pop_front()
-            .unwrap_or(SenderOutput::Timeout(Instant::FAR_FUTURE))
+    fn poll_output(&mut self, now: Instant) -> SenderOutput {
+        if let Some(out) = self.out.pop_front() {
+            return out;
+        }
+        match self.held.front() {
+            Some(&(at, _)) if at <= now => match self.held.pop_front() {
+                Some((_, out)) => out,
+                None => SenderOutput::Timeout(Instant::FAR_FUTURE),
+            },
+            Some(&(at, _)) => SenderOutput::Timeout(at),
+            None => SenderOutput::Timeout(Instant::FAR_FUTURE),
+        }
     }
 
     fn stats(&self) -> SenderStats {

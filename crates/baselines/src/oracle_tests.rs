@@ -11,11 +11,11 @@ fn oracle(target_ms: u64) -> OracleSender {
             encode_time: Duration::ZERO,
             ..OracleConfig::default()
         },
-        LinkForecast {
-            opportunity: Box::new(|n| Instant::from_millis(n + 1)),
-            opportunity_bytes: 1500,
-            propagation: Duration::from_millis(20),
-        },
+        LinkForecast::without_failures(
+            Box::new(|n| Instant::from_millis(n + 1)),
+            1500,
+            Duration::from_millis(20),
+        ),
     )
     .unwrap()
 }
@@ -54,7 +54,8 @@ fn a_sent_frame_uses_up_the_budget() {
 fn drain(o: &mut OracleSender) -> Vec<SenderOutput> {
     let mut out = vec![];
     loop {
-        match o.poll_output(Instant::ZERO) {
+        // Everything it holds, whenever it is due.
+        match o.poll_output(Instant::FAR_FUTURE) {
             SenderOutput::Timeout(_) => return out,
             x => out.push(x),
         }
@@ -211,14 +212,14 @@ impl Sizes {
 /// A link whose opportunity `n` is at `times[n]` (then every 1 ms after the last).
 fn link_of(times: Vec<u64>, propagation_ms: u64) -> LinkForecast {
     let times = std::sync::Arc::new(times);
-    LinkForecast {
-        opportunity: Box::new(move |n| match times.get(n as usize) {
+    LinkForecast::without_failures(
+        Box::new(move |n| match times.get(n as usize) {
             Some(&t) => Instant::from_millis(t),
             None => Instant::from_millis(times.last().copied().unwrap_or(0) + 1 + n),
         }),
-        opportunity_bytes: 1500,
-        propagation: Duration::from_millis(propagation_ms),
-    }
+        1500,
+        Duration::from_millis(propagation_ms),
+    )
 }
 
 /// What a run sent: per picture, the send time and datagram sizes of its frame.
@@ -609,4 +610,42 @@ fn a_keyframe_request_restarts_from_the_initial_state_once() {
     let initial: Vec<usize> = (0..sources.len()).filter(|&i| sources[i]).collect();
     assert_eq!(initial, [0, 8]);
     assert_eq!(o.counters().plis, 1);
+}
+
+#[test]
+fn nothing_is_sent_while_the_link_is_failed_and_the_newest_picture_goes_first_after() {
+    let at = Instant::from_millis;
+    let mut link = link_of(vec![], 20);
+    // Failed from 100 ms to 400 ms: a packet offered then would be lost.
+    link.up_at = Box::new(move |t| {
+        if t >= at(100) && t < at(400) {
+            at(400)
+        } else {
+            t
+        }
+    });
+    let sizes = Sizes {
+        key: 3000,
+        inter: 500,
+        grow: 50,
+    };
+    let r = run(link, sizes, 30, 33, 5);
+    assert!(
+        r.frames
+            .iter()
+            .all(|(_, t, _)| *t < at(100) || *t >= at(400)),
+        "{:?}",
+        r.frames.iter().map(|f| (f.0, f.1)).collect::<Vec<_>>()
+    );
+    let after: Vec<u64> = r
+        .frames
+        .iter()
+        .filter(|(_, t, _)| *t >= at(400))
+        .map(|f| f.0)
+        .collect();
+    // Pictures 4-10 (captured 132-330 ms) could be shown no sooner than picture 11 (363 ms,
+    // encoded by 368 ms): skipped; 11 leaves at 400 ms, and every picture after it follows
+    // (but the last, whose encode ends after the run).
+    assert_eq!(after.first(), Some(&11), "{after:?}");
+    assert_eq!(after, (11..29).collect::<Vec<_>>());
 }

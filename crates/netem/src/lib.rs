@@ -52,6 +52,6 @@ pub use link::{
     TimeoutReason,
 };
 pub use log::{LogHeader, MahimahiLog};
-pub use loss::{LossError, LossModel, LossPlacement, Outage};
+pub use loss::{FailureForecast, LossError, LossModel, LossPlacement, Outage};
 pub use queue::QueueLimit;
 pub use trace::{Trace, TraceError, TRACE_PACKET_BYTES};

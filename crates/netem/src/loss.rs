@@ -195,6 +195,105 @@ impl ModelState {
     }
 }
 
+/// The failure windows a link will have — its intermittent failures and scheduled outages,
+/// drawn from the same seeded streams the link draws them from — generated lazily as far as
+/// asked: what a sender that reads the link's future (the simulator's oracle) knows about
+/// which packets the link will drop on entry ([`LossPlacement::Entry`]). I.i.d. loss depends
+/// on the traffic, not on time, and is not forecast ([`FailureForecast::has_iid_loss`]).
+#[derive(Debug)]
+pub struct FailureForecast {
+    sources: Vec<WindowSource>,
+    iid: bool,
+}
+
+#[derive(Debug)]
+enum WindowSource {
+    /// An intermittent link's process and its windows generated so far.
+    OnOff(Box<OnOff>, Vec<(Instant, Instant)>),
+    Fixed(Vec<(Instant, Instant)>),
+}
+
+impl FailureForecast {
+    /// The forecast for `models` on a link seeded `seed` that starts at `start` (as
+    /// [`crate::LinkConfig::seed`] and the link's start). The models must be valid.
+    pub fn new(models: &[LossModel], seed: u64, start: Instant) -> FailureForecast {
+        let mut iid = false;
+        let sources = models
+            .iter()
+            .enumerate()
+            .filter_map(|(i, model)| {
+                // The same stream as `LossState::new` gives model `i`.
+                let mut rng = ChaCha8Rng::seed_from_u64(seed);
+                rng.set_stream(i as u64 + 1);
+                match ModelState::new(model, rng, start) {
+                    ModelState::Iid { probability, .. } => {
+                        iid |= probability > 0.0;
+                        None
+                    }
+                    ModelState::Intermittent(on_off) => {
+                        Some(WindowSource::OnOff(Box::new(on_off), Vec::new()))
+                    }
+                    ModelState::Outages(windows) => Some(WindowSource::Fixed(windows)),
+                }
+            })
+            .collect();
+        FailureForecast { sources, iid }
+    }
+
+    /// A link that never fails.
+    pub fn never() -> FailureForecast {
+        FailureForecast {
+            sources: Vec::new(),
+            iid: false,
+        }
+    }
+
+    /// True when the link also loses packets at random (not forecast).
+    pub fn has_iid_loss(&self) -> bool {
+        self.iid
+    }
+
+    /// The first instant at or after `t` when the link is up: `t` itself unless `t` falls in
+    /// a failure window (overlapping windows of several models are crossed together).
+    pub fn up_at(&mut self, t: Instant) -> Instant {
+        let mut at = t;
+        loop {
+            let end = self
+                .sources
+                .iter_mut()
+                .filter_map(|s| s.failed_until(at))
+                .max();
+            match end {
+                Some(end) if end > at => at = end,
+                _ => return at,
+            }
+        }
+    }
+}
+
+impl WindowSource {
+    /// The end of this source's failure window holding `t`, if any.
+    fn failed_until(&mut self, t: Instant) -> Option<Instant> {
+        let windows = match self {
+            WindowSource::OnOff(process, windows) => {
+                while windows.last().is_none_or(|&(_, end)| end <= t) {
+                    let next = process.next_failure();
+                    windows.push(next);
+                    if next.0 > t {
+                        break;
+                    }
+                }
+                &*windows
+            }
+            WindowSource::Fixed(windows) => &*windows,
+        };
+        windows
+            .iter()
+            .find(|&&(a, b)| a <= t && t < b)
+            .map(|&(_, b)| b)
+    }
+}
+
 /// An alternating up/down process with exponential holding times, advanced lazily to the
 /// time of each query.
 #[derive(Debug)]
@@ -247,6 +346,17 @@ impl OnOff {
     }
 
     /// An exponential duration with the given mean, at least 1 µs so time always advances.
+    /// The next failure window `[start, end)`, drawing as [`OnOff::is_up`] would to cross
+    /// it. Only for a process that is up and has not been queried by `is_up`.
+    fn next_failure(&mut self) -> (Instant, Instant) {
+        let start = self.next_switch;
+        let down = self.sample(self.mean_down_us);
+        let end = start + down;
+        let up = self.sample(self.mean_up_us);
+        self.next_switch = end + up;
+        (start, end)
+    }
+
     fn sample(&mut self, mean_us: f64) -> Duration {
         let x: f64 = self.rng.sample(Exp1);
         let us = (x * mean_us).round().clamp(1.0, MAX_PERIOD_MICROS);
@@ -260,6 +370,44 @@ mod tests {
 
     fn rng(seed: u64) -> ChaCha8Rng {
         ChaCha8Rng::seed_from_u64(seed)
+    }
+
+    #[test]
+    fn the_forecast_names_exactly_the_failures_the_link_has() {
+        let models = [
+            LossModel::Intermittent {
+                mean_up: Duration::from_millis(300),
+                mean_down: Duration::from_millis(100),
+            },
+            LossModel::outage(Duration::from_secs(2), Duration::from_millis(500)),
+        ];
+        let start = Instant::from_millis(7);
+        let mut link = LossState::new(&models, 9, start);
+        let mut forecast = FailureForecast::new(&models, 9, start);
+        assert!(!forecast.has_iid_loss());
+        let mut failed = 0;
+        for ms in 0..20_000u64 {
+            let t = start + Duration::from_micros(ms * 1_000 + 311);
+            let up = forecast.up_at(t);
+            assert_eq!(link.drops(t), up > t, "at {t:?}");
+            failed += u32::from(up > t);
+            // The end named is an instant the link is up again.
+            assert_eq!(forecast.up_at(up), up);
+        }
+        assert!(failed > 3_000, "{failed} ms failed");
+        // Asked out of order, it answers the same.
+        let mut again = FailureForecast::new(&models, 9, start);
+        let late = again.up_at(start + Duration::from_millis(2_100));
+        assert_eq!(late, forecast.up_at(start + Duration::from_millis(2_100)));
+        assert!(late >= start + Duration::from_millis(2_500));
+    }
+
+    #[test]
+    fn iid_loss_is_not_forecast() {
+        let mut f = FailureForecast::new(&[LossModel::iid(0.5)], 1, Instant::ZERO);
+        assert!(f.has_iid_loss());
+        assert_eq!(f.up_at(Instant::from_millis(5)), Instant::from_millis(5));
+        assert!(!FailureForecast::never().has_iid_loss());
     }
 
     #[test]

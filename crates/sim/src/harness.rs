@@ -1,7 +1,7 @@
 //! What a simulated run holds besides its endpoints: the camera's clock, both emulated links,
 //! the endpoints' deadlines, the frame log and the recorded link events.
 
-use salsify_netem::{Link, LinkEvent};
+use salsify_netem::{FailureForecast, Link, LinkEvent, LossPlacement};
 use salsify_time::Instant;
 
 use super::{FrameLog, SimConfig, SimError, VideoSource};
@@ -95,14 +95,21 @@ impl<'a> Harness<'a> {
     }
 
     /// The video link's future, for a scheme that reads it (the oracle): its delivery
-    /// opportunities from netem's own trace arithmetic (the link starts at time zero).
+    /// opportunities from netem's own trace arithmetic and its failure windows from netem's
+    /// own seeded streams (the link starts at time zero). Failures are forecast where the
+    /// link decides loss as packets enter (the default); i.i.d. loss is not forecast.
     pub fn data_link_forecast(&self) -> salsify_baselines::LinkForecast {
         let link = &self.config.data_link;
         let trace = link.trace.clone();
+        let mut failures = match link.loss_placement {
+            LossPlacement::Entry => FailureForecast::new(&link.loss, link.seed, Instant::ZERO),
+            _ => FailureForecast::never(),
+        };
         salsify_baselines::LinkForecast {
             opportunity: Box::new(move |n| Instant::ZERO + trace.opportunity_time(n)),
             opportunity_bytes: link.opportunity_bytes,
             propagation: link.propagation_delay,
+            up_at: Box::new(move |t| failures.up_at(t)),
         }
     }
 

@@ -830,11 +830,16 @@ impl<F: EncodedFrame> Sender<F> {
         // While the quality is finer than the coarsest, the last coarsest frame measured at
         // this size stands in for it (content changes it slowly; the smallest option caps it).
         let smallest = self.coarsest_seen.map_or(smallest, |c| c.min(smallest));
+        let within = resolution::fit_horizon(
+            self.config.delay_target,
+            self.encode_time.frame_interval(),
+            config.within_frame_interval,
+        );
         let fit = resolution::classify(
             coarsest,
             smallest,
             self.config.fragment_payload,
-            self.config.delay_target,
+            within,
             self.view.mean_interarrival,
             config.step_up_margin,
         );

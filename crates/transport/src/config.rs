@@ -320,6 +320,8 @@ pub struct ResolutionStepConfig {
     /// measured (640x360@30 synthetic, 120 s, seed 1, on against off) it trades quality for
     /// delay — fade 828 / 4603 ms at 13.32 dB (off: 997 / 5800, 13.91), 3g 137 / 406 at 8.13
     /// (154 / 529, 8.48), EV-DO 263 / 1027 at 7.17 (272 / 1021, 7.73), LTE unchanged.
+    /// Written out only when set, so runs without it keep their ids.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub within_frame_interval: bool,
 }
 

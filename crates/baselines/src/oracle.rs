@@ -87,6 +87,12 @@ const KEYFRAME_ANSWERED: Duration = Duration::from_millis(150);
 /// The first guess of the coarsest keyframe's size (VP8 bytes), before any was seen.
 pub const FIRST_KEYFRAME_GUESS: usize = 2000;
 
+/// The most halvings of the picture size the oracle considers ([`OracleConfig::max_halvings`]).
+pub const MAX_HALVINGS: u8 = 1;
+
+/// The most pictures a size comparison looks ahead.
+const MAX_LOOKAHEAD_PICTURES: u64 = 600;
+
 /// What the oracle's frames aim at (the `rule` of `[oracle]`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -119,10 +125,41 @@ pub struct OracleConfig {
     /// 100 ms (Salsify's delay target).
     #[serde(rename = "delay_target_ms", with = "crate::serde_units::millis")]
     pub delay_target: Duration,
+    /// Under `delay-first`: how many times it may halve the picture's width and height
+    /// (0 or 1). Default 1: it codes at the source size or at half of it, whichever shows
+    /// pictures sooner (see the module doc). 0: the source size only (the rule before the
+    /// field existed, then not written out, so experiments and their run ids stay as they
+    /// were).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub max_halvings: u8,
+    /// Under `delay-first`, with `max_halvings` 1: how far ahead it compares the sizes
+    /// (their coarsest frames' mean delay over the pictures captured in this time). Default
+    /// 1000 ms (then not written out).
+    #[serde(
+        rename = "size_lookahead_ms",
+        with = "crate::serde_units::millis",
+        skip_serializing_if = "is_default_lookahead"
+    )]
+    pub size_lookahead: Duration,
     /// Time an encode takes, charged before sending. Set by the simulator from its cost
     /// model, so not read from experiment files. Default 0.
     #[serde(skip)]
     pub encode_time: Duration,
+    /// Time an encode at half the source's width and height takes; set by the simulator as
+    /// `encode_time`. Default 0.
+    #[serde(skip)]
+    pub halved_encode_time: Duration,
+}
+
+fn is_zero(n: &u8) -> bool {
+    *n == 0
+}
+
+/// The default [`OracleConfig::size_lookahead`].
+const SIZE_LOOKAHEAD: Duration = Duration::from_millis(1000);
+
+fn is_default_lookahead(d: &Duration) -> bool {
+    *d == SIZE_LOOKAHEAD
 }
 
 impl Default for OracleConfig {
@@ -131,7 +168,10 @@ impl Default for OracleConfig {
             rule: OracleRule::DelayFirst,
             quality_slack_frames: 0.5,
             delay_target: Duration::from_millis(100),
+            max_halvings: 1,
+            size_lookahead: SIZE_LOOKAHEAD,
             encode_time: Duration::ZERO,
+            halved_encode_time: Duration::ZERO,
         }
     }
 }
@@ -149,6 +189,15 @@ impl OracleConfig {
                 "quality_slack_frames",
                 "must be 0..=10",
             ));
+        }
+        if self.max_halvings > MAX_HALVINGS {
+            return Err(ConfigError::invalid(
+                "max_halvings",
+                "must be 0 (the source size only) or 1 (also half its width and height)",
+            ));
+        }
+        if self.size_lookahead > Duration::from_secs(10) {
+            return Err(ConfigError::invalid("size_lookahead_ms", "must be 0..=10000"));
         }
         Ok(())
     }
@@ -200,6 +249,24 @@ struct Cursor {
     used: u32,
 }
 
+/// A frame the oracle may ask for: its size (halvings of the source's width and height),
+/// whether it is a keyframe (from the initial state or a state of the other size), and the
+/// estimate of its coarsest frame's size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Ask {
+    halvings: u8,
+    keyframe: bool,
+    coarsest: usize,
+}
+
+/// Estimates of the coarsest frame's size (VP8 bytes) at one picture size, learnt as the
+/// module doc says; `None` before any was learnt.
+#[derive(Debug, Clone, Copy, Default)]
+struct Coarsest {
+    keyframe: Option<usize>,
+    inter: Option<usize>,
+}
+
 /// The oracle sender.
 #[derive(Debug)]
 pub struct OracleSender {
@@ -209,14 +276,16 @@ pub struct OracleSender {
     next_frame: u32,
     next_seq: u32,
     next_request: u64,
-    /// A search under way: request id, picture, bound asked.
-    encoding: Option<(u64, Picture, usize)>,
+    /// A search under way: request id, picture, the frame asked for and its bound.
+    encoding: Option<(u64, Picture, Ask, usize)>,
     waiting: Option<Picture>,
     /// Capture time of the last picture offered and the interval before it.
     last_captured: Option<Instant>,
     interval: Option<Duration>,
-    /// Estimate of the coarsest frame's size (VP8 bytes) of the next picture.
-    coarsest: usize,
+    /// Estimates of the coarsest frames, per size (index: halvings).
+    coarsest: [Coarsest; MAX_HALVINGS as usize + 1],
+    /// The size (halvings) of the last frame sent: `state`'s.
+    halvings: u8,
     /// The functional codec state of the last frame sent (the receiver's), and its quantizer:
     /// the next search starts from both.
     state: State,
@@ -244,6 +313,8 @@ impl OracleSender {
                 ),
             ));
         }
+        let mut coarsest = [Coarsest::default(); MAX_HALVINGS as usize + 1];
+        coarsest[0].keyframe = Some(FIRST_KEYFRAME_GUESS);
         Ok(OracleSender {
             config,
             link,
@@ -255,7 +326,8 @@ impl OracleSender {
             waiting: None,
             last_captured: None,
             interval: None,
-            coarsest: FIRST_KEYFRAME_GUESS,
+            coarsest,
+            halvings: 0,
             state: State::initial(),
             last_quality: Quality::new(FIRST_SEARCH_START).unwrap_or(Quality::WORST),
             keyframe_arrives: None,
@@ -272,7 +344,11 @@ impl OracleSender {
 
     /// The cursor moved past every opportunity at or before `t` (they pass unused).
     fn cursor_at(&self, t: Instant) -> Cursor {
-        let mut c = self.cursor;
+        self.advance(self.cursor, t)
+    }
+
+    /// Cursor `c` moved past every opportunity at or before `t`.
+    fn advance(&self, mut c: Cursor, t: Instant) -> Cursor {
         while (self.link.opportunity)(c.next) <= t {
             c = Cursor {
                 next: c.next + 1,
@@ -335,17 +411,19 @@ impl OracleSender {
         departs + self.link.propagation
     }
 
-    /// The rule of the module doc: the search to ask for picture `p` if the encode starts at
-    /// `now` (its bound), or `None` to skip it (a later picture would be shown as soon).
-    fn plan(&mut self, now: Instant, p: Picture) -> Option<usize> {
-        let send_at = (self.link.up_at)(now + self.config.encode_time);
-        let m = self.coarsest.max(1);
+    /// The rule of the module doc: the frame to ask for picture `p` if the encode starts at
+    /// `now` and its bound, or `None` to skip it (a later picture would be shown as soon).
+    fn plan(&mut self, now: Instant, p: Picture) -> Option<(Ask, usize)> {
+        let ask = self.choose_size(now, p);
+        let m = ask.coarsest;
+        let encode_time = self.encode_time(ask.halvings);
+        let send_at = (self.link.up_at)(now + encode_time);
         let earliest = self.arrival(send_at, m);
         let target = p.captured + self.config.delay_target;
         let delay_first = self.config.rule == OracleRule::DelayFirst;
         if delay_first || earliest > target {
             if let Some(interval) = self.interval {
-                let next_send = (p.captured + interval).max(now) + self.config.encode_time;
+                let next_send = (p.captured + interval).max(now) + encode_time;
                 let next_send = (self.link.up_at)(next_send);
                 if self.arrival(next_send, m) <= earliest {
                     return None;
@@ -357,7 +435,103 @@ impl OracleSender {
         } else {
             target.max(earliest + SLACK)
         };
-        Some(self.budget(send_at, deadline).max(m))
+        Some((ask, self.budget(send_at, deadline).max(m)))
+    }
+
+    /// The time an encode at `halvings` takes.
+    fn encode_time(&self, halvings: u8) -> Duration {
+        match halvings {
+            0 => self.config.encode_time,
+            _ => self.config.halved_encode_time,
+        }
+    }
+
+    /// The coarsest keyframe's estimated size at `halvings`: learnt, or (never seen) the
+    /// source size's scaled by the area.
+    fn keyframe_estimate(&self, halvings: u8) -> usize {
+        let area = 1usize << (2 * u32::from(halvings));
+        self.coarsest[usize::from(halvings)]
+            .keyframe
+            .unwrap_or_else(|| self.coarsest[0].keyframe.unwrap_or(FIRST_KEYFRAME_GUESS) / area)
+            .max(1)
+    }
+
+    /// The coarsest inter frame's estimated size at `halvings`: learnt, or a quarter of the
+    /// keyframe's.
+    fn inter_estimate(&self, halvings: u8) -> usize {
+        self.coarsest[usize::from(halvings)]
+            .inter
+            .unwrap_or_else(|| self.keyframe_estimate(halvings) / 4)
+            .max(1)
+    }
+
+    /// The frame at the size in force: an inter frame from the last frame's state, or a
+    /// keyframe if there is none (the start, or a keyframe request).
+    fn at_size_in_force(&self) -> Ask {
+        let keyframe = self.state.is_initial();
+        Ask {
+            halvings: self.halvings,
+            keyframe,
+            coarsest: match keyframe {
+                true => self.keyframe_estimate(self.halvings),
+                false => self.inter_estimate(self.halvings),
+            },
+        }
+    }
+
+    /// The size for picture `p` (module doc, "Picture size"): of the frame at the size in
+    /// force and a keyframe at each other size, the largest whose coarsest frames over the
+    /// look-ahead have a mean delay within the slack of the least.
+    fn choose_size(&mut self, now: Instant, p: Picture) -> Ask {
+        let current = self.at_size_in_force();
+        if self.config.rule != OracleRule::DelayFirst || self.config.max_halvings == 0 {
+            return current;
+        }
+        let pictures = self.interval.map_or(1, |i| {
+            let n = self.config.size_lookahead.as_nanos() / i.as_nanos().max(1);
+            (n as u64).clamp(1, MAX_LOOKAHEAD_PICTURES)
+        });
+        let asks: Vec<Ask> = (0..=self.config.max_halvings)
+            .map(|halvings| match halvings == current.halvings {
+                true => current,
+                false => Ask {
+                    halvings,
+                    keyframe: true,
+                    coarsest: self.keyframe_estimate(halvings),
+                },
+            })
+            .collect();
+        let mut options: Vec<(Ask, Duration)> = asks
+            .into_iter()
+            .map(|ask| (ask, self.lookahead(now, p, ask, pictures)))
+            .collect();
+        let least = options.iter().map(|o| o.1).min().unwrap_or(Duration::ZERO);
+        let within = least + self.quality_slack();
+        options.sort_by_key(|o| o.0.halvings);
+        options
+            .into_iter()
+            .find(|o| o.1 <= within)
+            .map_or(current, |o| o.0)
+    }
+
+    /// The mean delay (arrival after capture) of `pictures` pictures from `p` on, if `p` is
+    /// coded as `first` and every later one as the coarsest inter frame at its size, each
+    /// sent as soon as it is encoded, behind what the link already queued.
+    fn lookahead(&mut self, now: Instant, p: Picture, first: Ask, pictures: u64) -> Duration {
+        let encode_time = self.encode_time(first.halvings);
+        let interval = self.interval.unwrap_or(Duration::ZERO);
+        let inter = self.inter_estimate(first.halvings);
+        let mut c = self.cursor;
+        let mut total = Duration::ZERO;
+        for k in 0..pictures {
+            let captured = p.captured + interval * k as u32;
+            let send_at = (self.link.up_at)(captured.max(now) + encode_time);
+            let size = if k == 0 { first.coarsest } else { inter };
+            let (next, departs) = self.serve(self.advance(c, send_at), Self::wire_bytes(size));
+            c = next;
+            total += (departs + self.link.propagation).saturating_duration_since(captured);
+        }
+        total / pictures.max(1) as u32
     }
 
     /// The delay-first rule's slack: `quality_slack_frames` intervals ([`SLACK`] before the
@@ -368,13 +542,13 @@ impl OracleSender {
     }
 
     fn start(&mut self, now: Instant, p: Picture) {
-        let Some(bytes) = self.plan(now, p) else {
+        let Some((ask, bytes)) = self.plan(now, p) else {
             self.drop_picture(now, p, DropReason::WouldBeLate);
             return;
         };
         let id = self.next_request;
         self.next_request += 1;
-        self.encoding = Some((id, p, bytes));
+        self.encoding = Some((id, p, ask, bytes));
         self.out.push_back(SenderOutput::Encode(EncodeRequest {
             id,
             picture: p.picture,
@@ -383,26 +557,33 @@ impl OracleSender {
                 source: self.state.clone(),
                 bytes,
                 start: self.last_quality,
+                halvings: ask.halvings,
             },
         }));
     }
 
-    /// Learns the coarsest size from a search's answer (see the module doc).
-    fn learn(&mut self, bound: usize, found: Option<&EncodedFrame>) {
-        self.coarsest = match found {
-            None => self.coarsest.max(bound + bound / 4 + 1),
-            Some(f) if f.keyframe => f.vp8().len() / 4,
+    /// Learns the coarsest size of the frame kind asked for from a search's answer (see the
+    /// module doc).
+    fn learn(&mut self, ask: Ask, bound: usize, found: Option<&EncodedFrame>) {
+        let guess = ask.coarsest;
+        let learnt = match found {
+            None => guess.max(bound + bound / 4 + 1),
+            Some(f) if f.quality == Quality::WORST => f.vp8().len(),
             Some(f) => {
-                let size = f.vp8().len();
-                if f.quality == Quality::WORST {
-                    size
-                } else {
-                    let m = self.coarsest.min(size);
-                    m - m / 8
-                }
+                let m = guess.min(f.vp8().len());
+                m - m / 8
             }
         }
         .max(1);
+        let at = &mut self.coarsest[usize::from(ask.halvings)];
+        match found {
+            Some(f) if f.keyframe => {
+                at.keyframe = Some(learnt);
+                at.inter = Some((f.vp8().len() / 4).max(1));
+            }
+            _ if ask.keyframe => at.keyframe = Some(learnt),
+            _ => at.inter = Some(learnt),
+        }
     }
 
     fn drop_picture(&mut self, now: Instant, p: Picture, reason: DropReason) {
@@ -548,8 +729,8 @@ impl SenderEndpoint for OracleSender {
         id: u64,
         result: Result<EncodeOutcome, EncodeFailed>,
     ) -> Result<(), InputError> {
-        let (p, bound) = match self.encoding {
-            Some((i, p, bound)) if i == id => (p, bound),
+        let (p, ask, bound) = match self.encoding {
+            Some((i, p, ask, bound)) if i == id => (p, ask, bound),
             _ => return Err(InputError::UnknownRequest(id)),
         };
         self.encoding = None;
@@ -564,10 +745,11 @@ impl SenderEndpoint for OracleSender {
                 return Ok(());
             }
         };
-        self.learn(bound, frame.as_ref());
+        self.learn(ask, bound, frame.as_ref());
         match frame {
             Some(f) => {
                 self.state = f.target.clone();
+                self.halvings = ask.halvings;
                 self.last_quality = f.quality;
                 if f.vp8().len().div_ceil(FRAGMENT_PAYLOAD) <= usize::from(MAX_FRAGMENTS) {
                     self.send(now, p, &f)

@@ -39,6 +39,36 @@
 //!    leaves before the next picture's first can, so quality bought in the slack delays no
 //!    later picture.
 //!
+//! # Picture size
+//!
+//! With [`OracleConfig::max_halvings`] 1 (the default) it may also code a picture at half
+//! the source's width and height (the receiver decodes it and the simulator scales it up
+//! for display and scoring, as for Salsify's resolution step); a frame of the other size
+//! is a keyframe. Before step 1 it picks the size, then steps 1-3 run at that size with
+//! that size's estimate `m` and encode time. The candidates are the frame at the size in
+//! force (an inter frame, or a keyframe after a keyframe request) and a keyframe at the
+//! other size. For each, it forecasts the delays (arrival after capture) of the pictures
+//! captured in the next [`OracleConfig::size_lookahead`] (1 s) if this picture is that
+//! frame and every later one the coarsest inter frame at its size, each sent as soon as it
+//! is encoded; it takes the largest size whose mean forecast delay is within the slack of
+//! the least (delay first, quality second, as in step 3). With a look-ahead of one picture
+//! this is the greedy rule "E = the earliest display over the sizes, then the largest
+//! size arriving by `E + slack`" — which a switch's keyframe defeats: a halved keyframe is
+//! usually larger than a source-size inter frame, so greedy would never step down on a
+//! link too slow for the source size, nor back up once it is fast (tested). The look-ahead
+//! charges the keyframe once against what the smaller (or larger) frames save over the
+//! next second. What it guarantees: each picture's size is, by the link's known future and
+//! its estimates, the one whose coarsest frames reach the receiver soonest on average over
+//! the look-ahead (within the slack, the larger); where the two sizes' forecasts differ by
+//! less than the slack (a link fast enough for either) it never steps down, so its frames
+//! are those of `max_halvings = 0` (tested). What it does not: an optimum
+//! over the whole run (the look-ahead is a second, and it assumes every later picture is
+//! sent, whereas step 2 may skip some), nor exact sizes (they are estimates, per size and
+//! kind: a halved keyframe never seen is guessed as the source size's over the area, a
+//! halved inter frame never seen as a quarter of its keyframe). So it is not a proven
+//! bound: that no scheme beats it is checked by the evaluation, not assumed. Under
+//! [`OracleRule::Target`] it codes at the source size only.
+//!
 //! Under the first rounds' rule ([`OracleRule::Target`]) step 2 applies only when
 //! `E > c + delay_target`, and step 3's deadline is `max(c + delay_target, E + SLACK)`: the
 //! link is filled up to the delay target, so on a fast link its mean delay sits at the
@@ -50,7 +80,8 @@
 //! frame found at the coarsest quality gives it exactly; a search that found nothing proves
 //! it exceeds the bound (then bound x 5/4); a finer frame found bounds it above (then 7/8 of
 //! the smaller of that frame and `m`, to keep probing down); after a keyframe the
-//! inter-frame guess is a quarter of its size. The first keyframe is guessed
+//! inter-frame guess is a quarter of its size. It keeps one estimate per size and frame
+//! kind (keyframe, inter frame), and learns the kind it asked for. The first keyframe is guessed
 //! [`FIRST_KEYFRAME_GUESS`] bytes. With `m` right, skipping never makes a picture later than
 //! sending every picture would (tested).
 //!

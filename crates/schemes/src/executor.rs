@@ -635,6 +635,49 @@ mod tests {
         assert_eq!(sizes, vec![(320, 180), (160, 90)]);
     }
 
+    /// The oracle's search at half the width and height: a keyframe at that size from a
+    /// state of another size, then inter frames from its state; back at the source size a
+    /// keyframe again. The work charged is the size coded.
+    #[test]
+    fn finest_fitting_codes_the_size_it_names() {
+        let source = SyntheticSource::new(160, 96, 30, 5).unwrap();
+        let mut ex = Executor::new(160, 96, 30.0, -8).unwrap();
+        let mut state = State::initial();
+        let mut seen = Vec::new();
+        for (i, halvings) in [1u8, 1, 0, 0].into_iter().enumerate() {
+            let job = EncodeJob::FinestFitting {
+                source: state.clone(),
+                bytes: 100_000,
+                start: Quality::new(64).unwrap(),
+                halvings,
+            };
+            let expected = Executor::work_for(&job, 160, 96);
+            let mut req = request(job);
+            req.picture = i as u64;
+            let out = ex.run(&req, &source.frame(i as u64)).unwrap();
+            assert_eq!(Some(out.work), expected);
+            let EncodeOutcome::Functional(mut frames) = out.outcome else {
+                panic!("functional job")
+            };
+            let frame = frames.pop().expect("a frame fits 100 kB");
+            let Work::Encodes { width, height, .. } = out.work else {
+                panic!("{:?}", out.work)
+            };
+            assert_eq!(frame.target.size(), Some((width, height)));
+            seen.push((width, height, frame.keyframe));
+            state = frame.target;
+        }
+        assert_eq!(
+            seen,
+            [
+                (80, 48, true),
+                (80, 48, false),
+                (160, 96, true),
+                (160, 96, false)
+            ]
+        );
+    }
+
     #[test]
     fn decimation_averages_blocks() {
         let mut img = Image::new(8, 8).unwrap();

@@ -47,11 +47,12 @@
 //! is a keyframe. Before step 1 it picks the size, then steps 1-3 run at that size with
 //! that size's estimate `m` and encode time. The candidates are the frame at the size in
 //! force (an inter frame, or a keyframe after a keyframe request) and a keyframe at the
-//! other size. For each, it forecasts the delays (arrival after capture) of the pictures
-//! captured in the next [`OracleConfig::size_lookahead`] (1 s) if this picture is that
-//! frame and every later one the coarsest inter frame at its size, each sent as soon as it
-//! is encoded; it takes the largest size whose mean forecast delay is within the slack of
-//! the least (delay first, quality second, as in step 3). With a look-ahead of one picture
+//! other size. For each, it forecasts the paper delays of the pictures captured in the
+//! next [`OracleConfig::size_lookahead`] (1 s) if steps 1-2 run on coarsest frames: the
+//! first frame sent is that one, every later one the coarsest inter frame at its size,
+//! each picture sent as soon as it is encoded unless the next could be shown as soon; it
+//! takes the largest size whose mean forecast delay is within the slack of the least
+//! (delay first, quality second, as in step 3). With a look-ahead of one picture
 //! this is the greedy rule "E = the earliest display over the sizes, then the largest
 //! size arriving by `E + slack`" — which a switch's keyframe defeats: a halved keyframe is
 //! usually larger than a source-size inter frame, so greedy would never step down on a
@@ -62,8 +63,8 @@
 //! the look-ahead (within the slack, the larger); where the two sizes' forecasts differ by
 //! less than the slack (a link fast enough for either) it never steps down, so its frames
 //! are those of `max_halvings = 0` (tested). What it does not: an optimum
-//! over the whole run (the look-ahead is a second, and it assumes every later picture is
-//! sent, whereas step 2 may skip some), nor exact sizes (they are estimates, per size and
+//! over the whole run (the look-ahead is a second and ignores the quality bought in the
+//! slack), nor exact sizes (they are estimates, per size and
 //! kind: a halved keyframe never seen is guessed as the source size's over the area, a
 //! halved inter frame never seen as a quarter of its keyframe). So it is not a proven
 //! bound: that no scheme beats it is checked by the evaluation, not assumed. Under
@@ -545,22 +546,41 @@ impl OracleSender {
             .map_or(current, |o| o.0)
     }
 
-    /// The mean delay (arrival after capture) of `pictures` pictures from `p` on, if `p` is
-    /// coded as `first` and every later one as the coarsest inter frame at its size, each
-    /// sent as soon as it is encoded, behind what the link already queued.
+    /// The mean paper delay of `pictures` pictures from `p` on if the rule (step 2) runs on
+    /// coarsest frames: the first frame sent is `first`, every later one the coarsest inter
+    /// frame at its size; a picture is skipped when the next could be shown as soon, and
+    /// counts until the next shown; the last is sent.
     fn lookahead(&mut self, now: Instant, p: Picture, first: Ask, pictures: u64) -> Duration {
         let encode_time = self.encode_time(first.halvings);
         let interval = self.interval.unwrap_or(Duration::ZERO);
-        let inter = self.inter_estimate(first.halvings);
+        let captured = |k: u64| p.captured + interval * k as u32;
+        let sends: Vec<Instant> = (0..pictures)
+            .map(|k| (self.link.up_at)(captured(k).max(now) + encode_time))
+            .collect();
+        let inter = Self::wire_bytes(self.inter_estimate(first.halvings));
+        let mut frame = Self::wire_bytes(first.coarsest);
         let mut c = self.cursor;
+        let mut at = self.advance(c, sends[0]);
         let mut total = Duration::ZERO;
-        for k in 0..pictures {
-            let captured = p.captured + interval * k as u32;
-            let send_at = (self.link.up_at)(captured.max(now) + encode_time);
-            let size = if k == 0 { first.coarsest } else { inter };
-            let (next, departs) = self.serve(self.advance(c, send_at), Self::wire_bytes(size));
-            c = next;
-            total += (departs + self.link.propagation).saturating_duration_since(captured);
+        let mut waiting_since = 0;
+        for k in 0..pictures as usize {
+            let (after, departs) = self.serve(at, frame);
+            if let Some(&next_send) = sends.get(k + 1) {
+                let next = self.advance(c, next_send);
+                if self.serve(next, frame).1 <= departs {
+                    at = next;
+                    continue;
+                }
+            }
+            let shown = departs + self.link.propagation;
+            for j in waiting_since..=k {
+                total += shown.saturating_duration_since(captured(j as u64));
+            }
+            waiting_since = k + 1;
+            (c, frame) = (after, inter);
+            if let Some(&next_send) = sends.get(k + 1) {
+                at = self.advance(c, next_send);
+            }
         }
         total / pictures.max(1) as u32
     }

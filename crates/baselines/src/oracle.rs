@@ -229,7 +229,10 @@ impl OracleConfig {
             ));
         }
         if self.size_lookahead > Duration::from_secs(10) {
-            return Err(ConfigError::invalid("size_lookahead_ms", "must be 0..=10000"));
+            return Err(ConfigError::invalid(
+                "size_lookahead_ms",
+                "must be 0..=10000",
+            ));
         }
         Ok(())
     }

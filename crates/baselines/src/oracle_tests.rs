@@ -791,4 +791,5 @@ fn it_steps_down_in_a_fade_and_back_up_after() {
     assert!(
         mean_h < mean_s && p95_h < p95_s,
         "halved {mean_h:.0} / {p95_h} ms, source only {mean_s:.0} / {p95_s} ms"
-    );}
+    );
+}

@@ -55,18 +55,20 @@
 //! (delay first, quality second, as in step 3). With a look-ahead of one picture
 //! this is the greedy rule "E = the earliest display over the sizes, then the largest
 //! size arriving by `E + slack`" — which a switch's keyframe defeats: a halved keyframe is
-//! usually larger than a source-size inter frame, so greedy would never step down on a
-//! link too slow for the source size, nor back up once it is fast (tested). The look-ahead
-//! charges the keyframe once against what the smaller (or larger) frames save over the
-//! next second. What it guarantees: each picture's size is, by the link's known future and
+//! usually larger than a source-size inter frame, so greedy would rarely step down on a
+//! link too slow for the source size, or back up once it is fast. The look-ahead charges
+//! the keyframe once against what the smaller (or larger) frames save over the next second
+//! (tested on a fade where the halved keyframe is larger than a source-size inter frame).
+//! The first picture, before the frame interval is known, gets a one-picture look-ahead. What it guarantees: each picture's size is, by the link's known future and
 //! its estimates, the one whose coarsest frames reach the receiver soonest on average over
 //! the look-ahead (within the slack, the larger); where the two sizes' forecasts differ by
 //! less than the slack (a link fast enough for either) it never steps down, so its frames
-//! are those of `max_halvings = 0` (tested). What it does not: an optimum
-//! over the whole run (the look-ahead is a second and ignores the quality bought in the
-//! slack), nor exact sizes (they are estimates, per size and
-//! kind: a halved keyframe never seen is guessed as the source size's over the area, a
-//! halved inter frame never seen as a quarter of its keyframe). So it is not a proven
+//! are those of `max_halvings = 0` (tested). What it does not: an optimum over the whole
+//! run (the look-ahead is a second, and models coarsest frames while the frames sent fill
+//! the slack for quality, so it may step down for a gain smaller than the slack), nor
+//! exact sizes (they are estimates, per size and kind: a halved keyframe never seen is
+//! guessed as the source size's over the area, a halved inter frame never seen as a
+//! quarter of its keyframe). So it is not a proven
 //! bound: that no scheme beats it is checked by the evaluation, not assumed. Under
 //! [`OracleRule::Target`] it codes at the source size only.
 //!

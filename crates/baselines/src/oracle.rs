@@ -39,6 +39,42 @@
 //!    leaves before the next picture's first can, so quality bought in the slack delays no
 //!    later picture.
 //!
+//! # Picture size
+//!
+//! With [`OracleConfig::max_halvings`] 1 (the default) it may also code a picture at half
+//! the source's width and height (the receiver decodes it and the simulator scales it up
+//! for display and scoring, as for Salsify's resolution step); a frame of the other size
+//! is a keyframe. Before step 1 it picks the size, then steps 1-3 run at that size with
+//! that size's estimate `m` and encode time. The candidates are the frame at the size in
+//! force (an inter frame, or a keyframe after a keyframe request) and a keyframe at the
+//! other size. For each, it forecasts the paper delays of the pictures captured in the
+//! next [`OracleConfig::size_lookahead`] (1 s) if steps 1-2 run on coarsest frames: the
+//! first frame sent is that one, every later one the coarsest inter frame at its size,
+//! each picture sent as soon as it is encoded unless the next could be shown as soon; it
+//! takes the largest size whose mean forecast delay is within the slack of the least
+//! (delay first, quality second, as in step 3). With a look-ahead of one picture
+//! this is the greedy rule "E = the earliest display over the sizes, then the largest
+//! size arriving by `E + slack`" — which a switch's keyframe defeats: a halved keyframe is
+//! usually larger than a source-size inter frame, so greedy would rarely step down on a
+//! link too slow for the source size, or back up once it is fast. The look-ahead charges
+//! the keyframe once against what the smaller (or larger) frames save over the next second
+//! (tested on a fade where the halved keyframe is larger than a source-size inter frame).
+//! The first picture, before the frame interval is known, gets a one-picture look-ahead. What it guarantees: each picture's size is, by the link's known future and
+//! its estimates, the one whose coarsest frames reach the receiver soonest on average over
+//! the look-ahead (within the slack, the larger); where the two sizes' forecasts differ by
+//! less than the slack (a link fast enough for either) it never steps down, so its frames
+//! are those of `max_halvings = 0` (tested). The encode time is part of the delay: where a
+//! halved encode saves about the slack (720p60 under the default cost model: 10.5 ms
+//! against 2.6 ms, slack 8.3 ms) it may code halved even on a fast link, for a few ms of
+//! delay at a large cost in quality (quality is second). What it does not: an optimum over the whole
+//! run (the look-ahead is a second, and models coarsest frames while the frames sent fill
+//! the slack for quality, so it may step down for a gain smaller than the slack), nor
+//! exact sizes (they are estimates, per size and kind: a halved keyframe never seen is
+//! guessed as the source size's over the area, a halved inter frame never seen as a
+//! quarter of its keyframe). So it is not a proven
+//! bound: that no scheme beats it is checked by the evaluation, not assumed. Under
+//! [`OracleRule::Target`] it codes at the source size only.
+//!
 //! Under the first rounds' rule ([`OracleRule::Target`]) step 2 applies only when
 //! `E > c + delay_target`, and step 3's deadline is `max(c + delay_target, E + SLACK)`: the
 //! link is filled up to the delay target, so on a fast link its mean delay sits at the
@@ -50,7 +86,8 @@
 //! frame found at the coarsest quality gives it exactly; a search that found nothing proves
 //! it exceeds the bound (then bound x 5/4); a finer frame found bounds it above (then 7/8 of
 //! the smaller of that frame and `m`, to keep probing down); after a keyframe the
-//! inter-frame guess is a quarter of its size. The first keyframe is guessed
+//! inter-frame guess is a quarter of its size. It keeps one estimate per size and frame
+//! kind (keyframe, inter frame), and learns the kind it asked for. The first keyframe is guessed
 //! [`FIRST_KEYFRAME_GUESS`] bytes. With `m` right, skipping never makes a picture later than
 //! sending every picture would (tested).
 //!
@@ -87,6 +124,12 @@ const KEYFRAME_ANSWERED: Duration = Duration::from_millis(150);
 /// The first guess of the coarsest keyframe's size (VP8 bytes), before any was seen.
 pub const FIRST_KEYFRAME_GUESS: usize = 2000;
 
+/// The most halvings of the picture size the oracle considers ([`OracleConfig::max_halvings`]).
+pub const MAX_HALVINGS: u8 = 1;
+
+/// The most pictures a size comparison looks ahead.
+const MAX_LOOKAHEAD_PICTURES: u64 = 600;
+
 /// What the oracle's frames aim at (the `rule` of `[oracle]`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -119,10 +162,41 @@ pub struct OracleConfig {
     /// 100 ms (Salsify's delay target).
     #[serde(rename = "delay_target_ms", with = "crate::serde_units::millis")]
     pub delay_target: Duration,
+    /// Under `delay-first`: how many times it may halve the picture's width and height
+    /// (0 or 1). Default 1: it codes at the source size or at half of it, whichever shows
+    /// pictures sooner (see the module doc). 0: the source size only (the rule before the
+    /// field existed, then not written out, so experiments and their run ids stay as they
+    /// were).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub max_halvings: u8,
+    /// Under `delay-first`, with `max_halvings` 1: how far ahead it compares the sizes
+    /// (their coarsest frames' mean delay over the pictures captured in this time). Default
+    /// 1000 ms (then not written out).
+    #[serde(
+        rename = "size_lookahead_ms",
+        with = "crate::serde_units::millis",
+        skip_serializing_if = "is_default_lookahead"
+    )]
+    pub size_lookahead: Duration,
     /// Time an encode takes, charged before sending. Set by the simulator from its cost
     /// model, so not read from experiment files. Default 0.
     #[serde(skip)]
     pub encode_time: Duration,
+    /// Time an encode at half the source's width and height takes; set by the simulator as
+    /// `encode_time`. Default 0.
+    #[serde(skip)]
+    pub halved_encode_time: Duration,
+}
+
+fn is_zero(n: &u8) -> bool {
+    *n == 0
+}
+
+/// The default [`OracleConfig::size_lookahead`].
+const SIZE_LOOKAHEAD: Duration = Duration::from_millis(1000);
+
+fn is_default_lookahead(d: &Duration) -> bool {
+    *d == SIZE_LOOKAHEAD
 }
 
 impl Default for OracleConfig {
@@ -131,7 +205,10 @@ impl Default for OracleConfig {
             rule: OracleRule::DelayFirst,
             quality_slack_frames: 0.5,
             delay_target: Duration::from_millis(100),
+            max_halvings: 1,
+            size_lookahead: SIZE_LOOKAHEAD,
             encode_time: Duration::ZERO,
+            halved_encode_time: Duration::ZERO,
         }
     }
 }
@@ -148,6 +225,18 @@ impl OracleConfig {
             return Err(ConfigError::invalid(
                 "quality_slack_frames",
                 "must be 0..=10",
+            ));
+        }
+        if self.max_halvings > MAX_HALVINGS {
+            return Err(ConfigError::invalid(
+                "max_halvings",
+                "must be 0 (the source size only) or 1 (also half its width and height)",
+            ));
+        }
+        if self.size_lookahead > Duration::from_secs(10) {
+            return Err(ConfigError::invalid(
+                "size_lookahead_ms",
+                "must be 0..=10000",
             ));
         }
         Ok(())
@@ -200,6 +289,24 @@ struct Cursor {
     used: u32,
 }
 
+/// A frame the oracle may ask for: its size (halvings of the source's width and height),
+/// whether it is a keyframe (from the initial state or a state of the other size), and the
+/// estimate of its coarsest frame's size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Ask {
+    halvings: u8,
+    keyframe: bool,
+    coarsest: usize,
+}
+
+/// Estimates of the coarsest frame's size (VP8 bytes) at one picture size, learnt as the
+/// module doc says; `None` before any was learnt.
+#[derive(Debug, Clone, Copy, Default)]
+struct Coarsest {
+    keyframe: Option<usize>,
+    inter: Option<usize>,
+}
+
 /// The oracle sender.
 #[derive(Debug)]
 pub struct OracleSender {
@@ -209,14 +316,16 @@ pub struct OracleSender {
     next_frame: u32,
     next_seq: u32,
     next_request: u64,
-    /// A search under way: request id, picture, bound asked.
-    encoding: Option<(u64, Picture, usize)>,
+    /// A search under way: request id, picture, the frame asked for and its bound.
+    encoding: Option<(u64, Picture, Ask, usize)>,
     waiting: Option<Picture>,
     /// Capture time of the last picture offered and the interval before it.
     last_captured: Option<Instant>,
     interval: Option<Duration>,
-    /// Estimate of the coarsest frame's size (VP8 bytes) of the next picture.
-    coarsest: usize,
+    /// Estimates of the coarsest frames, per size (index: halvings).
+    coarsest: [Coarsest; MAX_HALVINGS as usize + 1],
+    /// The size (halvings) of the last frame sent: `state`'s.
+    halvings: u8,
     /// The functional codec state of the last frame sent (the receiver's), and its quantizer:
     /// the next search starts from both.
     state: State,
@@ -244,6 +353,8 @@ impl OracleSender {
                 ),
             ));
         }
+        let mut coarsest = [Coarsest::default(); MAX_HALVINGS as usize + 1];
+        coarsest[0].keyframe = Some(FIRST_KEYFRAME_GUESS);
         Ok(OracleSender {
             config,
             link,
@@ -255,7 +366,8 @@ impl OracleSender {
             waiting: None,
             last_captured: None,
             interval: None,
-            coarsest: FIRST_KEYFRAME_GUESS,
+            coarsest,
+            halvings: 0,
             state: State::initial(),
             last_quality: Quality::new(FIRST_SEARCH_START).unwrap_or(Quality::WORST),
             keyframe_arrives: None,
@@ -272,7 +384,11 @@ impl OracleSender {
 
     /// The cursor moved past every opportunity at or before `t` (they pass unused).
     fn cursor_at(&self, t: Instant) -> Cursor {
-        let mut c = self.cursor;
+        self.advance(self.cursor, t)
+    }
+
+    /// Cursor `c` moved past every opportunity at or before `t`.
+    fn advance(&self, mut c: Cursor, t: Instant) -> Cursor {
         while (self.link.opportunity)(c.next) <= t {
             c = Cursor {
                 next: c.next + 1,
@@ -335,17 +451,19 @@ impl OracleSender {
         departs + self.link.propagation
     }
 
-    /// The rule of the module doc: the search to ask for picture `p` if the encode starts at
-    /// `now` (its bound), or `None` to skip it (a later picture would be shown as soon).
-    fn plan(&mut self, now: Instant, p: Picture) -> Option<usize> {
-        let send_at = (self.link.up_at)(now + self.config.encode_time);
-        let m = self.coarsest.max(1);
+    /// The rule of the module doc: the frame to ask for picture `p` if the encode starts at
+    /// `now` and its bound, or `None` to skip it (a later picture would be shown as soon).
+    fn plan(&mut self, now: Instant, p: Picture) -> Option<(Ask, usize)> {
+        let ask = self.choose_size(now, p);
+        let m = ask.coarsest;
+        let encode_time = self.encode_time(ask.halvings);
+        let send_at = (self.link.up_at)(now + encode_time);
         let earliest = self.arrival(send_at, m);
         let target = p.captured + self.config.delay_target;
         let delay_first = self.config.rule == OracleRule::DelayFirst;
         if delay_first || earliest > target {
             if let Some(interval) = self.interval {
-                let next_send = (p.captured + interval).max(now) + self.config.encode_time;
+                let next_send = (p.captured + interval).max(now) + encode_time;
                 let next_send = (self.link.up_at)(next_send);
                 if self.arrival(next_send, m) <= earliest {
                     return None;
@@ -357,7 +475,122 @@ impl OracleSender {
         } else {
             target.max(earliest + SLACK)
         };
-        Some(self.budget(send_at, deadline).max(m))
+        Some((ask, self.budget(send_at, deadline).max(m)))
+    }
+
+    /// The time an encode at `halvings` takes.
+    fn encode_time(&self, halvings: u8) -> Duration {
+        match halvings {
+            0 => self.config.encode_time,
+            _ => self.config.halved_encode_time,
+        }
+    }
+
+    /// The coarsest keyframe's estimated size at `halvings`: learnt, or (never seen) the
+    /// source size's scaled by the area.
+    fn keyframe_estimate(&self, halvings: u8) -> usize {
+        let area = 1usize << (2 * u32::from(halvings));
+        self.coarsest[usize::from(halvings)]
+            .keyframe
+            .unwrap_or_else(|| self.coarsest[0].keyframe.unwrap_or(FIRST_KEYFRAME_GUESS) / area)
+            .max(1)
+    }
+
+    /// The coarsest inter frame's estimated size at `halvings`: learnt, or a quarter of the
+    /// keyframe's.
+    fn inter_estimate(&self, halvings: u8) -> usize {
+        self.coarsest[usize::from(halvings)]
+            .inter
+            .unwrap_or_else(|| self.keyframe_estimate(halvings) / 4)
+            .max(1)
+    }
+
+    /// The frame at the size in force: an inter frame from the last frame's state, or a
+    /// keyframe if there is none (the start, or a keyframe request).
+    fn at_size_in_force(&self) -> Ask {
+        let keyframe = self.state.is_initial();
+        Ask {
+            halvings: self.halvings,
+            keyframe,
+            coarsest: match keyframe {
+                true => self.keyframe_estimate(self.halvings),
+                false => self.inter_estimate(self.halvings),
+            },
+        }
+    }
+
+    /// The size for picture `p` (module doc, "Picture size"): of the frame at the size in
+    /// force and a keyframe at each other size, the largest whose coarsest frames over the
+    /// look-ahead have a mean delay within the slack of the least.
+    fn choose_size(&mut self, now: Instant, p: Picture) -> Ask {
+        let current = self.at_size_in_force();
+        if self.config.rule != OracleRule::DelayFirst || self.config.max_halvings == 0 {
+            return current;
+        }
+        let pictures = self.interval.map_or(1, |i| {
+            let n = self.config.size_lookahead.as_nanos() / i.as_nanos().max(1);
+            (n as u64).clamp(1, MAX_LOOKAHEAD_PICTURES)
+        });
+        let asks: Vec<Ask> = (0..=self.config.max_halvings)
+            .map(|halvings| match halvings == current.halvings {
+                true => current,
+                false => Ask {
+                    halvings,
+                    keyframe: true,
+                    coarsest: self.keyframe_estimate(halvings),
+                },
+            })
+            .collect();
+        let mut options: Vec<(Ask, Duration)> = asks
+            .into_iter()
+            .map(|ask| (ask, self.lookahead(now, p, ask, pictures)))
+            .collect();
+        let least = options.iter().map(|o| o.1).min().unwrap_or(Duration::ZERO);
+        let within = least + self.quality_slack();
+        options.sort_by_key(|o| o.0.halvings);
+        options
+            .into_iter()
+            .find(|o| o.1 <= within)
+            .map_or(current, |o| o.0)
+    }
+
+    /// The mean paper delay of `pictures` pictures from `p` on if the rule (step 2) runs on
+    /// coarsest frames: the first frame sent is `first`, every later one the coarsest inter
+    /// frame at its size; a picture is skipped when the next could be shown as soon, and
+    /// counts until the next shown; the last is sent.
+    fn lookahead(&mut self, now: Instant, p: Picture, first: Ask, pictures: u64) -> Duration {
+        let encode_time = self.encode_time(first.halvings);
+        let interval = self.interval.unwrap_or(Duration::ZERO);
+        let captured = |k: u64| p.captured + interval * k as u32;
+        let sends: Vec<Instant> = (0..pictures)
+            .map(|k| (self.link.up_at)(captured(k).max(now) + encode_time))
+            .collect();
+        let inter = Self::wire_bytes(self.inter_estimate(first.halvings));
+        let mut frame = Self::wire_bytes(first.coarsest);
+        let mut c = self.cursor;
+        let mut at = self.advance(c, sends[0]);
+        let mut total = Duration::ZERO;
+        let mut waiting_since = 0;
+        for k in 0..pictures as usize {
+            let (after, departs) = self.serve(at, frame);
+            if let Some(&next_send) = sends.get(k + 1) {
+                let next = self.advance(c, next_send);
+                if self.serve(next, frame).1 <= departs {
+                    at = next;
+                    continue;
+                }
+            }
+            let shown = departs + self.link.propagation;
+            for j in waiting_since..=k {
+                total += shown.saturating_duration_since(captured(j as u64));
+            }
+            waiting_since = k + 1;
+            (c, frame) = (after, inter);
+            if let Some(&next_send) = sends.get(k + 1) {
+                at = self.advance(c, next_send);
+            }
+        }
+        total / pictures.max(1) as u32
     }
 
     /// The delay-first rule's slack: `quality_slack_frames` intervals ([`SLACK`] before the
@@ -368,13 +601,13 @@ impl OracleSender {
     }
 
     fn start(&mut self, now: Instant, p: Picture) {
-        let Some(bytes) = self.plan(now, p) else {
+        let Some((ask, bytes)) = self.plan(now, p) else {
             self.drop_picture(now, p, DropReason::WouldBeLate);
             return;
         };
         let id = self.next_request;
         self.next_request += 1;
-        self.encoding = Some((id, p, bytes));
+        self.encoding = Some((id, p, ask, bytes));
         self.out.push_back(SenderOutput::Encode(EncodeRequest {
             id,
             picture: p.picture,
@@ -383,26 +616,33 @@ impl OracleSender {
                 source: self.state.clone(),
                 bytes,
                 start: self.last_quality,
+                halvings: ask.halvings,
             },
         }));
     }
 
-    /// Learns the coarsest size from a search's answer (see the module doc).
-    fn learn(&mut self, bound: usize, found: Option<&EncodedFrame>) {
-        self.coarsest = match found {
-            None => self.coarsest.max(bound + bound / 4 + 1),
-            Some(f) if f.keyframe => f.vp8().len() / 4,
+    /// Learns the coarsest size of the frame kind asked for from a search's answer (see the
+    /// module doc).
+    fn learn(&mut self, ask: Ask, bound: usize, found: Option<&EncodedFrame>) {
+        let guess = ask.coarsest;
+        let learnt = match found {
+            None => guess.max(bound + bound / 4 + 1),
+            Some(f) if f.quality == Quality::WORST => f.vp8().len(),
             Some(f) => {
-                let size = f.vp8().len();
-                if f.quality == Quality::WORST {
-                    size
-                } else {
-                    let m = self.coarsest.min(size);
-                    m - m / 8
-                }
+                let m = guess.min(f.vp8().len());
+                m - m / 8
             }
         }
         .max(1);
+        let at = &mut self.coarsest[usize::from(ask.halvings)];
+        match found {
+            Some(f) if f.keyframe => {
+                at.keyframe = Some(learnt);
+                at.inter = Some((f.vp8().len() / 4).max(1));
+            }
+            _ if ask.keyframe => at.keyframe = Some(learnt),
+            _ => at.inter = Some(learnt),
+        }
     }
 
     fn drop_picture(&mut self, now: Instant, p: Picture, reason: DropReason) {
@@ -548,8 +788,8 @@ impl SenderEndpoint for OracleSender {
         id: u64,
         result: Result<EncodeOutcome, EncodeFailed>,
     ) -> Result<(), InputError> {
-        let (p, bound) = match self.encoding {
-            Some((i, p, bound)) if i == id => (p, bound),
+        let (p, ask, bound) = match self.encoding {
+            Some((i, p, ask, bound)) if i == id => (p, ask, bound),
             _ => return Err(InputError::UnknownRequest(id)),
         };
         self.encoding = None;
@@ -564,10 +804,11 @@ impl SenderEndpoint for OracleSender {
                 return Ok(());
             }
         };
-        self.learn(bound, frame.as_ref());
+        self.learn(ask, bound, frame.as_ref());
         match frame {
             Some(f) => {
                 self.state = f.target.clone();
+                self.halvings = ask.halvings;
                 self.last_quality = f.quality;
                 if f.vp8().len().div_ceil(FRAGMENT_PAYLOAD) <= usize::from(MAX_FRAGMENTS) {
                     self.send(now, p, &f)

@@ -83,6 +83,7 @@ fn searches_continue_from_the_last_frame_found() {
             source,
             bytes,
             start,
+            halvings: 0,
         } = req.job
         else {
             panic!("{:?}", req.job)
@@ -179,16 +180,23 @@ struct Sizes {
 }
 
 impl Sizes {
-    /// What a finest-fitting search answers.
+    /// What a finest-fitting search answers. At half the width and height every size is a
+    /// third (the fake's states are 32x32 at the source size, 16x16 halved: a state of the
+    /// other size makes a keyframe).
     fn search(&self, job: &EncodeJob) -> Vec<EncodedFrame> {
-        let EncodeJob::FinestFitting { source, bytes, .. } = job else {
+        let EncodeJob::FinestFitting {
+            source,
+            bytes,
+            halvings,
+            ..
+        } = job
+        else {
             panic!("{job:?}")
         };
-        let base = if source.is_initial() {
-            self.key
-        } else {
-            self.inter
-        };
+        let side = 32 >> halvings;
+        let keyframe = source.size() != Some((side, side));
+        let shrink = if *halvings == 0 { 1 } else { 3 };
+        let base = if keyframe { self.key } else { self.inter } / shrink;
         let steps = bytes.saturating_sub(base) / self.grow.max(1);
         if *bytes < base {
             return vec![];
@@ -196,7 +204,7 @@ impl Sizes {
         let steps = if self.grow == 0 { 0 } else { steps.min(127) };
         let quality = Quality::new(127 - steps as u8).unwrap();
         let size = base + steps * self.grow;
-        let target = State::from_reference(salsify_codec::Image::new(16, 16).unwrap());
+        let target = State::from_reference(salsify_codec::Image::new(side, side).unwrap());
         let mut data = vec![0; salsify_codec::frame::HEADER_LEN];
         data.resize(salsify_codec::frame::HEADER_LEN + size, 1);
         vec![EncodedFrame {
@@ -204,7 +212,7 @@ impl Sizes {
             source: source.hash(),
             target,
             quality,
-            keyframe: source.is_initial(),
+            keyframe,
         }]
     }
 }
@@ -222,10 +230,12 @@ fn link_of(times: Vec<u64>, propagation_ms: u64) -> LinkForecast {
     )
 }
 
-/// What a run sent: per picture, the send time and datagram sizes of its frame.
+/// What a run sent: per picture, the send time and datagram sizes of its frame; and the
+/// picture and halvings of every search asked for.
 struct Run {
     frames: Vec<(u64, Instant, Vec<usize>)>,
     pictures: u64,
+    halvings: Vec<(u64, u8)>,
 }
 
 /// Drives an oracle with a picture every `interval_ms` for `pictures` pictures, encodes
@@ -252,11 +262,28 @@ fn run_with(
 ) -> Run {
     let config = OracleConfig {
         rule,
-        encode_time: Duration::from_millis(encode_ms),
         ..OracleConfig::default()
+    };
+    run_config(config, link, sizes, pictures, interval_ms, encode_ms)
+}
+
+/// [`run`] with `config` (its encode times set to `encode_ms`).
+fn run_config(
+    config: OracleConfig,
+    link: LinkForecast,
+    sizes: Sizes,
+    pictures: u64,
+    interval_ms: u64,
+    encode_ms: u64,
+) -> Run {
+    let config = OracleConfig {
+        encode_time: Duration::from_millis(encode_ms),
+        halved_encode_time: Duration::from_millis(encode_ms),
+        ..config
     };
     let mut o = OracleSender::new(config, link).unwrap();
     let mut frames = vec![];
+    let mut halvings = vec![];
     let mut pending: Option<(Instant, EncodeRequest)> = None;
     let mut collect = |o: &mut OracleSender, now: Instant, pending: &mut Option<_>| {
         let mut datagrams = vec![];
@@ -264,6 +291,9 @@ fn run_with(
             match o.poll_output(now) {
                 SenderOutput::Timeout(_) => break,
                 SenderOutput::Encode(req) => {
+                    if let EncodeJob::FinestFitting { halvings: h, .. } = req.job {
+                        halvings.push((req.picture, h));
+                    }
                     *pending = Some((now + Duration::from_millis(encode_ms), req))
                 }
                 SenderOutput::Transmit(d) => datagrams.push(d.len()),
@@ -284,7 +314,11 @@ fn run_with(
         o.handle_picture(now, i, now);
         collect(&mut o, now, &mut pending);
     }
-    Run { frames, pictures }
+    Run {
+        frames,
+        pictures,
+        halvings,
+    }
 }
 
 /// An independent model of the bottleneck (netem's rules, byte by byte): when each
@@ -595,6 +629,7 @@ fn a_keyframe_request_restarts_from_the_initial_state_once() {
             source,
             bytes,
             start,
+            halvings: 0,
         } = req.job
         else {
             panic!("{:?}", req.job)
@@ -648,4 +683,113 @@ fn nothing_is_sent_while_the_link_is_failed_and_the_newest_picture_goes_first_af
     // (but the last, whose encode ends after the run).
     assert_eq!(after.first(), Some(&11), "{after:?}");
     assert_eq!(after, (11..29).collect::<Vec<_>>());
+}
+
+/// Mean and 95th percentile of the paper delay of a run on `times` (20 ms propagation).
+fn delay_stats(times: &[u64], r: &Run, interval_ms: u64) -> (f64, u64) {
+    let shown = deliver(&link_of(times.to_vec(), 20), &r.frames);
+    let mut d = delays(&shown, r.pictures, interval_ms);
+    assert!(!d.is_empty(), "nothing shown");
+    let mean = d.iter().sum::<u64>() as f64 / d.len() as f64;
+    d.sort_unstable();
+    (mean, d[(d.len() * 95).div_ceil(100) - 1])
+}
+
+/// 40 kb/s (a 1500-byte opportunity every 300 ms) and source-size frames of at least 2 kB
+/// (400 ms of link each, more than a frame interval): at the source size the queue only
+/// grows. Halved (a third of the bytes) it steps down, and its delays are lower than with
+/// the source size only.
+#[test]
+fn on_a_link_too_slow_for_the_source_size_it_steps_down() {
+    let times: Vec<u64> = (1..=400).map(|n| n * 300).collect();
+    let sizes = Sizes {
+        key: 6000,
+        inter: 2000,
+        grow: 40,
+    };
+    let with = |max_halvings| OracleConfig {
+        max_halvings,
+        ..OracleConfig::default()
+    };
+    let halved = run_config(with(1), link_of(times.clone(), 20), sizes, 1800, 33, 5);
+    let source = run_config(with(0), link_of(times.clone(), 20), sizes, 1800, 33, 5);
+    assert!(source.halvings.iter().all(|&(_, h)| h == 0));
+    let stepped = halved.halvings.iter().filter(|&&(_, h)| h == 1).count();
+    assert!(
+        stepped * 2 > halved.halvings.len(),
+        "{stepped} of {} searches halved",
+        halved.halvings.len()
+    );
+    let (mean_h, p95_h) = delay_stats(&times, &halved, 33);
+    let (mean_s, p95_s) = delay_stats(&times, &source, 33);
+    assert!(
+        mean_h < mean_s && p95_h < p95_s,
+        "halved {mean_h:.0} / {p95_h} ms, source only {mean_s:.0} / {p95_s} ms"
+    );
+    assert!(halved.frames.len() > source.frames.len());
+}
+
+/// On a fast link (12 Mb/s) it never steps down: the same frames at the same times as
+/// with the source size only.
+#[test]
+fn on_a_fast_link_it_never_steps_down() {
+    let times: Vec<u64> = (1..=20_000).collect();
+    let sizes = Sizes {
+        key: 3000,
+        inter: 300,
+        grow: 500,
+    };
+    let with = |max_halvings| OracleConfig {
+        max_halvings,
+        ..OracleConfig::default()
+    };
+    let halved = run_config(with(1), link_of(times.clone(), 20), sizes, 300, 33, 5);
+    let source = run_config(with(0), link_of(times, 20), sizes, 300, 33, 5);
+    assert!(halved.halvings.iter().all(|&(_, h)| h == 0));
+    assert_eq!(halved.frames, source.frames);
+}
+
+/// A fast link (12 Mb/s) that falls to 40 kb/s from 2 s to 30 s. A halved keyframe (3 kB)
+/// is larger than a source-size inter frame (2 kB), so a picture-by-picture choice would
+/// stay at the source size; looking ahead, it steps down soon after the fall (once its
+/// queue of source-size frames drains), and back up once the link is fast again.
+#[test]
+fn it_steps_down_in_a_fade_and_back_up_after() {
+    let times: Vec<u64> = (1..2000)
+        .chain((2000..30_000).step_by(300))
+        .chain(30_000..40_000)
+        .collect();
+    let sizes = Sizes {
+        key: 9000,
+        inter: 2000,
+        grow: 40,
+    };
+    let r = run(link_of(times.clone(), 20), sizes, 1200, 33, 5);
+    let size_at = |picture: u64| {
+        r.halvings
+            .iter()
+            .rev()
+            .find(|s| s.0 <= picture)
+            .map(|s| s.1)
+    };
+    assert_eq!(size_at(50), Some(0), "{:?}", &r.halvings[..60]);
+    assert_eq!(size_at(200), Some(1), "{:?}", r.halvings);
+    assert_eq!(size_at(1199), Some(0), "{:?}", r.halvings);
+    let source = run_config(
+        OracleConfig {
+            max_halvings: 0,
+            ..OracleConfig::default()
+        },
+        link_of(times.clone(), 20),
+        sizes,
+        1200,
+        33,
+        5,
+    );
+    let (mean_h, p95_h) = delay_stats(&times, &r, 33);
+    let (mean_s, p95_s) = delay_stats(&times, &source, 33);
+    assert!(
+        mean_h < mean_s && p95_h < p95_s,
+        "halved {mean_h:.0} / {p95_h} ms, source only {mean_s:.0} / {p95_s} ms"
+    );
 }

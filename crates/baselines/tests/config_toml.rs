@@ -54,8 +54,25 @@ fn defaults_round_trip_in_experiment_units() {
     let oracle = round_trip::<OracleConfig>();
     assert_eq!(
         oracle.trim(),
-        "rule = \"delay-first\"\nquality_slack_frames = 0.5\ndelay_target_ms = 100"
+        "rule = \"delay-first\"\nquality_slack_frames = 0.5\ndelay_target_ms = 100\nmax_halvings = 1"
     );
+    // The source size only (the rule before the size choice) is not written out, so an
+    // experiment that asks for it keeps its run id.
+    let source_only: OracleConfig = toml::from_str("max_halvings = 0").unwrap();
+    assert_eq!(source_only.max_halvings, 0);
+    assert!(!toml::to_string(&source_only)
+        .unwrap()
+        .contains("max_halvings"));
+    let lookahead: OracleConfig = toml::from_str("size_lookahead_ms = 500").unwrap();
+    assert_eq!(lookahead.size_lookahead, Duration::from_millis(500));
+    let field = |t: &str| {
+        toml::from_str::<OracleConfig>(t)
+            .unwrap()
+            .validate()
+            .map_err(|e| e.field())
+    };
+    assert_eq!(field("max_halvings = 2"), Err("max_halvings"));
+    assert_eq!(field("size_lookahead_ms = 60000"), Err("size_lookahead_ms"));
     let target: OracleConfig = toml::from_str("rule = \"target\"").unwrap();
     assert_eq!(target.rule, salsify_baselines::OracleRule::Target);
     let bad = toml::from_str::<OracleConfig>("quality_slack_frames = -1").unwrap();

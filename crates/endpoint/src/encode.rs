@@ -58,6 +58,9 @@ pub enum EncodeJob {
         bytes: usize,
         /// Where the search starts.
         start: Quality,
+        /// The picture is coded at its size halved this many times in each dimension, as
+        /// in [`EncodeJob::Qualities`]; a source state of another size makes a keyframe.
+        halvings: u8,
     },
     /// One frame from the hidden-state CBR encoder (libvpx's rate control, as WebRTC uses it).
     Cbr(CbrJob),

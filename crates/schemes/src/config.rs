@@ -329,11 +329,13 @@ impl SchemeConfig {
         })
     }
 
-    /// The oracle's sender, given the link's future and the modelled encode time.
+    /// The oracle's sender, given the link's future and the modelled encode times (at the
+    /// source size, and at half its width and height).
     pub fn build_oracle_sender(
         &self,
         forecast: LinkForecast,
         encode_time: Duration,
+        halved_encode_time: Duration,
     ) -> Result<Box<dyn SenderEndpoint>, SchemeError> {
         let SchemeConfig::Oracle(c) = self else {
             return Err(SchemeError::Invalid {
@@ -341,7 +343,11 @@ impl SchemeConfig {
                 why: format!("{} is not the oracle", self.name()),
             });
         };
-        let config = OracleConfig { encode_time, ..*c };
+        let config = OracleConfig {
+            encode_time,
+            halved_encode_time,
+            ..*c
+        };
         Ok(Box::new(
             BaselineSender::oracle(config, forecast).map_err(|e| invalid("oracle")(&e))?,
         ))

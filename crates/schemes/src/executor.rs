@@ -114,12 +114,15 @@ impl Executor {
                     height,
                 })
             }
-            EncodeJob::FinestFitting { .. } => Some(Work::Encodes {
-                count: 1,
-                parallel: false,
-                width,
-                height,
-            }),
+            EncodeJob::FinestFitting { halvings, .. } => {
+                let (width, height) = halved_size(width, height, *halvings);
+                Some(Work::Encodes {
+                    count: 1,
+                    parallel: false,
+                    width,
+                    height,
+                })
+            }
             EncodeJob::Cbr(job) => Some(Work::Encodes {
                 count: 1,
                 parallel: false,
@@ -193,9 +196,15 @@ impl Executor {
                 source,
                 bytes,
                 start,
+                halvings,
             } => {
-                let frame =
-                    search::finest_fitting(&mut self.functional[0], source, image, *bytes, *start)?;
+                let (width, height) = halved_size(width, height, *halvings);
+                let frame = if (width, height) == self.size {
+                    search::finest_fitting(&mut self.functional[0], source, image, *bytes, *start)?
+                } else {
+                    let ([e0, _], picture) = self.halved(request, (width, height), image)?;
+                    search::finest_fitting(e0, source, picture, *bytes, *start)?
+                };
                 Ok(Executed {
                     outcome: EncodeOutcome::Functional(frame.into_iter().collect()),
                     work: Work::Encodes {
@@ -224,8 +233,7 @@ impl Executor {
         }
     }
 
-    /// [`encode_qualities`] on the pair for `size` (opened, or re-opened, for it), with
-    /// the picture scaled down once per picture.
+    /// [`encode_qualities`] on the pair for `size`.
     fn encode_halved(
         &mut self,
         request: &EncodeRequest,
@@ -235,6 +243,18 @@ impl Executor {
         qualities: &[Quality],
         parallel: bool,
     ) -> Result<Vec<salsify_codec::EncodedFrame>, CodecError> {
+        let ([e0, e1], picture) = self.halved(request, size, image)?;
+        encode_qualities([e0, e1], source, picture, qualities, parallel)
+    }
+
+    /// The functional pair for `size` (opened, or re-opened, for it) and the request's
+    /// picture scaled down to it (once per picture).
+    fn halved(
+        &mut self,
+        request: &EncodeRequest,
+        size: (u32, u32),
+        image: &Image,
+    ) -> Result<(&mut [Encoder; 2], &Image), CodecError> {
         if self.halved.as_ref().is_none_or(|h| h.size != size) {
             let config = EncoderConfig {
                 cpu_used: self.cpu_used,
@@ -254,9 +274,11 @@ impl Executor {
         {
             halved.scaled = Some((request.picture, scale(image, size.0, size.1)?));
         }
-        let (_, picture) = halved.scaled.as_ref().expect("scaled above");
-        let [e0, e1] = &mut halved.encoders;
-        encode_qualities([e0, e1], source, picture, qualities, parallel)
+        let HalvedEncoders {
+            encoders, scaled, ..
+        } = halved;
+        let (_, picture) = scaled.as_ref().expect("scaled above");
+        Ok((encoders, picture))
     }
 
     fn encode_cbr(
@@ -611,6 +633,49 @@ mod tests {
         }
         // The first frame and the first at the new size are keyframes of their size.
         assert_eq!(sizes, vec![(320, 180), (160, 90)]);
+    }
+
+    /// The oracle's search at half the width and height: a keyframe at that size from a
+    /// state of another size, then inter frames from its state; back at the source size a
+    /// keyframe again. The work charged is the size coded.
+    #[test]
+    fn finest_fitting_codes_the_size_it_names() {
+        let source = SyntheticSource::new(160, 96, 30, 5).unwrap();
+        let mut ex = Executor::new(160, 96, 30.0, -8).unwrap();
+        let mut state = State::initial();
+        let mut seen = Vec::new();
+        for (i, halvings) in [1u8, 1, 0, 0].into_iter().enumerate() {
+            let job = EncodeJob::FinestFitting {
+                source: state.clone(),
+                bytes: 100_000,
+                start: Quality::new(64).unwrap(),
+                halvings,
+            };
+            let expected = Executor::work_for(&job, 160, 96);
+            let mut req = request(job);
+            req.picture = i as u64;
+            let out = ex.run(&req, &source.frame(i as u64)).unwrap();
+            assert_eq!(Some(out.work), expected);
+            let EncodeOutcome::Functional(mut frames) = out.outcome else {
+                panic!("functional job")
+            };
+            let frame = frames.pop().expect("a frame fits 100 kB");
+            let Work::Encodes { width, height, .. } = out.work else {
+                panic!("{:?}", out.work)
+            };
+            assert_eq!(frame.target.size(), Some((width, height)));
+            seen.push((width, height, frame.keyframe));
+            state = frame.target;
+        }
+        assert_eq!(
+            seen,
+            [
+                (80, 48, true),
+                (80, 48, false),
+                (160, 96, true),
+                (160, 96, false)
+            ]
+        );
     }
 
     #[test]

@@ -19,7 +19,7 @@ pub use cost::{CostError, CostModel};
 pub use log::{write_frames_csv, FrameLog};
 pub use video::{ClipError, LoopedClip, SyntheticVideo, VideoSource};
 
-use salsify_codec::{scale, CodecError, Image};
+use salsify_codec::{halved_size, scale, CodecError, Image};
 use salsify_endpoint::{
     Bitrate, Diagnostic, Displayed, EncodeFailed, EncodeRequest, ReceiverEndpoint, ReceiverEvent,
     ReceiverOutput, ReceiverStats, SenderEndpoint, SenderEvent, SenderOutput, SenderStats,
@@ -166,9 +166,14 @@ impl<'a> Sim<'a> {
             fps: h.fps,
         };
         let sender = match &config.scheme {
-            SchemeConfig::Oracle(_) => config
-                .scheme
-                .build_oracle_sender(h.data_link_forecast(), config.cost.encode(width, height))?,
+            SchemeConfig::Oracle(_) => {
+                let (w, h2) = halved_size(width, height, 1);
+                config.scheme.build_oracle_sender(
+                    h.data_link_forecast(),
+                    config.cost.encode(width, height),
+                    config.cost.encode(w, h2),
+                )?
+            }
             scheme => scheme.build_sender(&source, 0)?,
         };
         let receiver = config.scheme.build_receiver(&source)?;

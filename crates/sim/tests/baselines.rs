@@ -142,3 +142,41 @@ fn vidaptive_steps_down_the_ladder_in_an_outage_and_pictures_are_scored_full_siz
     let mean = after.iter().sum::<f64>() / after.len() as f64;
     assert!(mean > 0.8, "SSIM {mean}; {:?}", out.shown_sizes);
 }
+
+/// The oracle's size choice end to end: on a link that falls to 30 kb/s for five seconds it
+/// codes pictures at half the width and height (a keyframe at that size, decoded by the
+/// receiver, scaled back up and scored against the source), and at the source size again
+/// once the link is fast.
+#[test]
+fn the_oracle_steps_down_on_a_slow_stretch_and_its_pictures_are_scored_full_size() {
+    let secs = 12;
+    let trace = generators::from_rate_fn(Duration::from_secs(secs), |t| {
+        if (3.0..8.0).contains(&t.as_secs_f64()) {
+            30_000.0
+        } else {
+            2_000_000.0
+        }
+    })
+    .unwrap();
+    let out = run_on(
+        "oracle",
+        LinkConfig::with_trace(trace),
+        (640, 360, 30),
+        secs,
+    );
+    println!(
+        "oracle: sizes shown {:?}; {:?}",
+        out.shown_sizes, out.summary
+    );
+    let sizes: Vec<(u32, u32)> = out.shown_sizes.iter().map(|&(w, h, _)| (w, h)).collect();
+    // Half size after the source size (the first keyframe may be half-size: see the
+    // oracle's module doc), then the source size again.
+    let full = sizes.iter().position(|&s| s == (640, 360));
+    let half = sizes.iter().rposition(|&s| s == (320, 180));
+    assert!(full < half, "{:?}", out.shown_sizes);
+    assert_eq!(sizes.last(), Some(&(640, 360)), "{:?}", out.shown_sizes);
+    // Every picture shown is scored, whatever size it was coded at.
+    let shown: Vec<_> = out.records.iter().filter(|r| r.display.is_some()).collect();
+    assert!(shown.len() > 150, "{} shown", shown.len());
+    assert!(shown.iter().all(|r| r.ssim.is_some()));
+}

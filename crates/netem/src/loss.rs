@@ -141,18 +141,21 @@ enum ModelState {
     Outages(Vec<(Instant, Instant)>),
 }
 
+/// The random stream of a link's loss model number `index`, for the link and its forecast
+/// alike. Stream 0 is left for other uses of the seed.
+fn model_stream(seed: u64, index: usize) -> ChaCha8Rng {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    rng.set_stream(index as u64 + 1);
+    rng
+}
+
 impl LossState {
     /// Starts the models of a link that starts at `start`. The models must be valid.
     pub(crate) fn new(models: &[LossModel], seed: u64, start: Instant) -> LossState {
         let models = models
             .iter()
             .enumerate()
-            .map(|(i, model)| {
-                let mut rng = ChaCha8Rng::seed_from_u64(seed);
-                // Stream 0 is left for other uses of the seed.
-                rng.set_stream(i as u64 + 1);
-                ModelState::new(model, rng, start)
-            })
+            .map(|(i, model)| ModelState::new(model, model_stream(seed, i), start))
             .collect();
         LossState { models }
     }
@@ -221,11 +224,8 @@ impl FailureForecast {
         let sources = models
             .iter()
             .enumerate()
-            .filter_map(|(i, model)| {
-                // The same stream as `LossState::new` gives model `i`.
-                let mut rng = ChaCha8Rng::seed_from_u64(seed);
-                rng.set_stream(i as u64 + 1);
-                match ModelState::new(model, rng, start) {
+            .filter_map(
+                |(i, model)| match ModelState::new(model, model_stream(seed, i), start) {
                     ModelState::Iid { probability, .. } => {
                         iid |= probability > 0.0;
                         None
@@ -234,8 +234,8 @@ impl FailureForecast {
                         Some(WindowSource::OnOff(Box::new(on_off), Vec::new()))
                     }
                     ModelState::Outages(windows) => Some(WindowSource::Fixed(windows)),
-                }
-            })
+                },
+            )
             .collect();
         FailureForecast { sources, iid }
     }

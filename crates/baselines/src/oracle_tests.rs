@@ -707,12 +707,8 @@ fn on_a_link_too_slow_for_the_source_size_it_steps_down() {
         inter: 2000,
         grow: 40,
     };
-    let with = |max_halvings| OracleConfig {
-        max_halvings,
-        ..OracleConfig::default()
-    };
-    let halved = run_config(with(1), link_of(times.clone(), 20), sizes, 1800, 33, 5);
-    let source = run_config(with(0), link_of(times.clone(), 20), sizes, 1800, 33, 5);
+    let halved = run_config(halvings(1), link_of(times.clone(), 20), sizes, 1800, 33, 5);
+    let source = run_config(halvings(0), link_of(times.clone(), 20), sizes, 1800, 33, 5);
     assert!(source.halvings.iter().all(|&(_, h)| h == 0));
     let stepped = halved.halvings.iter().filter(|&&(_, h)| h == 1).count();
     assert!(
@@ -729,6 +725,14 @@ fn on_a_link_too_slow_for_the_source_size_it_steps_down() {
     assert!(halved.frames.len() > source.frames.len());
 }
 
+/// The default oracle with at most `max_halvings` halvings of the picture size.
+fn halvings(max_halvings: u8) -> OracleConfig {
+    OracleConfig {
+        max_halvings,
+        ..OracleConfig::default()
+    }
+}
+
 /// On a fast link (12 Mb/s) it never steps down: the same frames at the same times as
 /// with the source size only.
 #[test]
@@ -739,12 +743,8 @@ fn on_a_fast_link_it_never_steps_down() {
         inter: 300,
         grow: 500,
     };
-    let with = |max_halvings| OracleConfig {
-        max_halvings,
-        ..OracleConfig::default()
-    };
-    let halved = run_config(with(1), link_of(times.clone(), 20), sizes, 300, 33, 5);
-    let source = run_config(with(0), link_of(times, 20), sizes, 300, 33, 5);
+    let halved = run_config(halvings(1), link_of(times.clone(), 20), sizes, 300, 33, 5);
+    let source = run_config(halvings(0), link_of(times, 20), sizes, 300, 33, 5);
     assert!(halved.halvings.iter().all(|&(_, h)| h == 0));
     assert_eq!(halved.frames, source.frames);
 }
@@ -775,17 +775,7 @@ fn it_steps_down_in_a_fade_and_back_up_after() {
     assert_eq!(size_at(50), Some(0), "{:?}", &r.halvings[..60]);
     assert_eq!(size_at(200), Some(1), "{:?}", r.halvings);
     assert_eq!(size_at(1199), Some(0), "{:?}", r.halvings);
-    let source = run_config(
-        OracleConfig {
-            max_halvings: 0,
-            ..OracleConfig::default()
-        },
-        link_of(times.clone(), 20),
-        sizes,
-        1200,
-        33,
-        5,
-    );
+    let source = run_config(halvings(0), link_of(times.clone(), 20), sizes, 1200, 33, 5);
     let (mean_h, p95_h) = delay_stats(&times, &r, 33);
     let (mean_s, p95_s) = delay_stats(&times, &source, 33);
     assert!(

@@ -501,7 +501,7 @@ impl<F: EncodedFrame> Sender<F> {
         let expected = self.ack_expected();
         self.note_received(ack.highest);
         self.measure_ack_gap(now, before);
-        if self.view.highest_seq > before {
+        if self.silence_in_budget() && self.view.highest_seq > before {
             if let Some(expected) = expected {
                 let late = now.saturating_duration_since(expected);
                 self.ack_lateness = (self.ack_lateness * 3 + late) / 4;
@@ -573,6 +573,12 @@ impl<F: EncodedFrame> Sender<F> {
         )
     }
 
+    /// True when the budget counts ACK silence (`[slow_link] silence_weight` above 0 under
+    /// the slow-link rules); only then are send times and ACK lateness tracked.
+    fn silence_in_budget(&self) -> bool {
+        self.config.rules == SenderRules::SlowLink && self.config.slow_link.silence_weight > 0.0
+    }
+
     /// When the ACK for the oldest fragment in flight is due: one round trip (the last one
     /// measured) after it left, and not before `tau` after the last ACK. `None` with nothing
     /// in flight or nothing measured yet.
@@ -597,7 +603,7 @@ impl<F: EncodedFrame> Sender<F> {
     /// does.
     fn budget_at(&self, now: Instant) -> Option<usize> {
         let sl = &self.config.slow_link;
-        if self.config.rules != SenderRules::SlowLink || sl.silence_weight <= 0.0 {
+        if !self.silence_in_budget() {
             return self.budget();
         }
         let (Some(tau), Some(expected)) = (self.view.mean_interarrival, self.ack_expected()) else {
@@ -1222,11 +1228,13 @@ impl<F: EncodedFrame> Sender<F> {
             .emit(&mut out)
             .expect("sender builds only valid fragments");
         self.stats.fragments_sent += 1;
-        // The pacer is first in, first out: this is the oldest fragment not yet emitted.
-        let seq = self.next_seq - 1 - self.pacer.len() as u64;
-        self.send_times.push_back((seq, now));
-        if self.send_times.len() > MAX_SEND_TIMES {
-            self.send_times.pop_front();
+        if self.silence_in_budget() {
+            // The pacer is first in, first out: this is the oldest fragment not yet emitted.
+            let seq = self.next_seq - 1 - self.pacer.len() as u64;
+            self.send_times.push_back((seq, now));
+            if self.send_times.len() > MAX_SEND_TIMES {
+                self.send_times.pop_front();
+            }
         }
         out
     }

@@ -539,7 +539,12 @@ pub struct ReceiverConfig {
     /// newest of them). The sender learns what the receiver holds only through ACKs: when the
     /// ACK path stalls while video still arrives, the sender's newest acknowledged state falls
     /// behind what the receiver decoded, and the probes it encodes from that state must still
-    /// decode. Default 8; 0 is the first round's rule (drop everything older at once).
+    /// decode. How many that takes is the frames the sender sends past its newest
+    /// acknowledged state before the budget stops it, about the frame rate times the delay
+    /// target plus a round trip: 4 at 30 fps on a 40 ms path, 9 at 60 fps (where 8 lost every
+    /// probe of a 2-5 s stall: 60 fps ACK-stall link, 640x360, 298 / 1995 ms mean / p95; 71 /
+    /// 127 with room for 30). Default 32: 60 fps with 400 ms round trips, 120 fps with 150
+    /// ms. 0 is the first round's rule (drop everything older at once).
     pub states_behind: usize,
     /// How long a complete frame whose source state is missing waits for an older,
     /// reordered frame to supply it before the receiver gives up on it. Default 10 ms.
@@ -547,7 +552,9 @@ pub struct ReceiverConfig {
     pub reorder_window: Duration,
     /// Most frames being reassembled at once (oldest dropped first). Default 16.
     pub max_pending_frames: usize,
-    /// Most decoder states kept (oldest dropped first). Default 16.
+    /// Most decoder states kept (oldest dropped first; a state used as a reference is kept
+    /// anyway, see [`crate::state_store::StateStore::insert_keeping`]). One state is one reference
+    /// picture, 1.4 MB at 720p. Default 48: `states_behind` and the newest 16.
     pub max_states: usize,
     /// How many of the newest held states each ACK lists. Default 8.
     pub acked_states: usize,
@@ -559,10 +566,10 @@ impl Default for ReceiverConfig {
             connection_id: None,
             ewma_alpha: 0.1,
             size_aware_estimate: true,
-            states_behind: 8,
+            states_behind: 32,
             reorder_window: Duration::from_millis(10),
             max_pending_frames: 16,
-            max_states: 16,
+            max_states: 48,
             acked_states: 8,
         }
     }

@@ -328,7 +328,7 @@ fn scenarios() -> Vec<(&'static str, Scenario, u64)> {
                 seed: 9,
                 ..Scenario::default()
             },
-            0xb132_095c_dbe1_c0be,
+            0x5659_7c4d_005b_223c,
         ),
         (
             "tuned: small payload, short target, 3 skips, coarse start",

@@ -332,20 +332,23 @@ fn forced_fragments_into_an_idle_link_bring_the_estimate_back_after_a_fade() {
     assert!(eager < patient, "{eager:?} vs {patient:?}");
 }
 
-#[test]
-fn in_a_long_ack_stall_every_probe_still_decodes() {
-    // The video path stays healthy while the ACK path is dead for 5 s: the sender encodes
-    // every probe from the last state it saw acknowledged (dozens of probes), and the
-    // receiver must still hold that state for the last of them.
-    let mut s = fake_session(
+/// Frames shown in the last second of a 5 s dead ACK path (from 5 s to 10 s) while the
+/// video path (10 Mb/s) stays healthy, with the camera at `fps` and the receiver configured `receiver`:
+/// the sender encodes every probe from the last state it saw acknowledged (dozens of
+/// probes), and the receiver must still hold that state for the last of them. Asserts that
+/// no frame is shown wrong and that probes went out.
+fn shown_late_in_an_ack_stall(fps: u64, receiver: ReceiverConfig) -> usize {
+    let mut s = fake_session_with_receiver(
         config(SenderRules::SlowLink),
+        receiver,
         LinkConfig {
-            bytes_per_sec: Some(250_000.0),
+            bytes_per_sec: Some(1_250_000.0),
             ..LinkConfig::default()
         },
         narrow(),
         7,
     );
+    s.frame_interval = Duration::from_micros(1_000_000 / fps);
     s.run_until(ms(5_000));
     s.backward.config.loss = 1.0;
     s.run_until(ms(10_000));
@@ -354,15 +357,35 @@ fn in_a_long_ack_stall_every_probe_still_decodes() {
     assert!(s.wrong.is_empty(), "frames shown wrong: {:?}", s.wrong);
     let probes = sent_between(&s, 5_500, 10_000);
     assert!(probes.len() > 20, "{} probes", probes.len());
-    let shown_late = s
-        .shown
+    s.shown
         .iter()
         .filter(|f| f.at >= ms(9_000) && f.at < ms(10_000))
-        .count();
-    assert!(
-        shown_late >= 5,
-        "{shown_late} frames shown in the stall's last second"
-    );
+        .count()
+}
+
+#[test]
+fn in_a_long_ack_stall_every_probe_still_decodes() {
+    for fps in [30, 60] {
+        let shown = shown_late_in_an_ack_stall(fps, ReceiverConfig::default());
+        assert!(
+            shown >= 5,
+            "{fps} fps: {shown} frames shown in the stall's last second"
+        );
+    }
+}
+
+#[test]
+fn at_60_fps_a_receiver_keeping_8_states_behind_loses_the_probes_reference() {
+    // What the default's 32 is for: at 60 fps the sender sends more frames past its newest
+    // acknowledged state before the budget stops it than 8 older states cover.
+    let eight = ReceiverConfig {
+        states_behind: 8,
+        max_states: 16,
+        ..ReceiverConfig::default()
+    };
+    assert!(shown_late_in_an_ack_stall(30, eight.clone()) >= 5);
+    let at_60 = shown_late_in_an_ack_stall(60, eight);
+    assert_eq!(at_60, 0, "{at_60} shown at 60 fps");
 }
 
 /// Bytes of the frames sent within 500 ms after a 10 Mb/s link falls to 100 kb/s at once,

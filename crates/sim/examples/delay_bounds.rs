@@ -8,7 +8,8 @@
 //!
 //! Both senders are idealised the same way, far beyond what a real one can do: every frame is
 //! one datagram (it fits one delivery opportunity), encoding, decoding and serialisation take
-//! no time, nothing is lost, and only the video direction's trace and propagation delay count.
+//! no time, nothing is lost, and only the video direction's trace and propagation delay count
+//! (a link that also loses packets or fails is flagged: its figures are no bounds).
 //!
 //! - **clairvoyant**: at every opportunity the newest picture captured by then (if not sent
 //!   yet) is waiting at the bottleneck and goes; it is shown one propagation delay later.
@@ -43,6 +44,8 @@ struct Link {
     propagation_us: u64,
     frame_interval_us: f64,
     pictures: u64,
+    /// The link also loses packets or fails (ignored here: the figures are not bounds).
+    lossy: bool,
 }
 
 impl Link {
@@ -138,6 +141,7 @@ fn link_of(path: &str) -> Result<Link, Box<dyn std::error::Error>> {
         propagation_us: config.data_link.propagation_delay.as_micros() as u64,
         frame_interval_us: 1e6 / f64::from(experiment.fps),
         pictures: (config.duration.as_secs_f64() * f64::from(experiment.fps)) as u64,
+        lossy: !config.data_link.loss.is_empty(),
     })
 }
 
@@ -170,6 +174,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             by_mean.1 .0 >= c_mean - 1e-6,
             "a causal sender beat the clairvoyant one: the model is wrong"
         );
+        let path = if link.lossy {
+            format!("{path} (loss and failures ignored)")
+        } else {
+            path.clone()
+        };
         println!(
             "| {path} | {c_mean:.0} / {c_p95:.0} | {:.0} / {:.0} ({:.1}) | {:.0} / {:.0} ({:.1}) | {:.2} / {:.2} |",
             by_mean.1 .0,

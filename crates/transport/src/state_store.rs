@@ -30,13 +30,7 @@ impl<S: CodecState> StateStore<S> {
 
     /// Adds `state` as the newest, dropping the oldest beyond the cap.
     pub fn insert(&mut self, state: S) {
-        let hash = state.hash();
-        self.entries.retain(|s| s.hash() != hash);
-        self.entries.push_back(state);
-        while self.entries.len() > self.cap {
-            self.entries.pop_front();
-        }
-        self.max_held = self.max_held.max(self.entries.len());
+        self.insert_sparing(state, None);
     }
 
     /// Adds `state` as the newest, as [`StateStore::insert`], but the cap never drops
@@ -45,12 +39,16 @@ impl<S: CodecState> StateStore<S> {
     /// probe from the same acknowledged state; with a plain cap the receiver dropped it after
     /// 16 probes and no later probe decoded.) The order is unchanged.
     pub fn insert_keeping(&mut self, state: S, reference: StateHash) {
+        self.insert_sparing(state, Some(reference));
+    }
+
+    /// Adds `state` as the newest; beyond the cap drops the oldest states but `spare`.
+    fn insert_sparing(&mut self, state: S, spare: Option<StateHash>) {
         let hash = state.hash();
         self.entries.retain(|s| s.hash() != hash);
         self.entries.push_back(state);
         while self.entries.len() > self.cap {
-            let oldest_other = self.entries.iter().position(|s| s.hash() != reference);
-            match oldest_other {
+            match self.entries.iter().position(|s| Some(s.hash()) != spare) {
                 Some(pos) => drop(self.entries.remove(pos)),
                 None => break,
             }

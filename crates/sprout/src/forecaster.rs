@@ -1,0 +1,162 @@
+//! The forecast interface and Sprout's stochastic forecaster behind it.
+
+use std::sync::Arc;
+
+use crate::belief::RateBelief;
+use crate::config::ForecastConfig;
+use crate::tables::ForecastModel;
+
+/// A forecast: `counts[i]` packets (in the config's packet units) will have been delivered
+/// within `i + 1` ticks from the start of the tick it was made in. Cumulative, so
+/// non-decreasing.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct DeliveryForecast {
+    /// Cumulative counts, one per tick of the horizon.
+    pub counts: Vec<u32>,
+}
+
+/// Something that learns a link's delivery process one tick at a time and forecasts it.
+/// Deterministic, no clock inside: the caller says when a tick has passed.
+pub trait Forecaster: Send + std::fmt::Debug {
+    /// One tick has passed; `observed` is the (fractional) number of packets that arrived in
+    /// it, or `None` when the tick is not to be observed (the sender said it would be idle).
+    fn advance(&mut self, observed: Option<f64>);
+    /// The forecast from the belief now.
+    fn forecast(&mut self) -> DeliveryForecast;
+    /// The forecaster's name (`sprout`, `sprout-ewma`), for logs.
+    fn name(&self) -> &'static str;
+    /// The mean rate believed now, packets per second (for logs).
+    fn mean_rate(&self) -> f64;
+}
+
+/// The count an observation reports: rounded half up, except that any arrival at all counts
+/// as one packet (the original's rule: "even one tiny packet" dispels an outage).
+pub fn observed_count(count: f64) -> u32 {
+    if !(count > 0.0) {
+        0
+    } else if count < 1.0 {
+        1
+    } else {
+        (count + 0.5).min(u32::MAX as f64) as u32
+    }
+}
+
+/// Sprout's forecaster: Bayesian inference of a Poisson rate that follows Brownian motion
+/// with a sticky outage state, forecasting the configured lower quantile of cumulative
+/// deliveries over the horizon.
+#[derive(Debug, Clone)]
+pub struct SproutForecaster {
+    model: Arc<ForecastModel>,
+    belief: RateBelief,
+    quantile: f64,
+}
+
+impl SproutForecaster {
+    /// A forecaster with the uniform prior; its tables come from [`ForecastModel::shared`].
+    pub fn new(config: &ForecastConfig) -> SproutForecaster {
+        let model = ForecastModel::shared(config);
+        let belief = RateBelief::uniform(model.grid().cells());
+        SproutForecaster {
+            model,
+            belief,
+            quantile: config.quantile(),
+        }
+    }
+
+    /// The belief now.
+    pub fn belief(&self) -> &RateBelief {
+        &self.belief
+    }
+}
+
+impl Forecaster for SproutForecaster {
+    fn advance(&mut self, observed: Option<f64>) {
+        self.belief.evolve(self.model.transition());
+        if let Some(count) = observed {
+            let k = observed_count(count);
+            self.belief
+                .observe(self.model.grid(), k, self.model.tick_secs());
+        }
+        self.belief.normalize();
+    }
+
+    fn forecast(&mut self) -> DeliveryForecast {
+        let pmf = self.belief.pmf();
+        let counts = (1..=self.model.horizon())
+            .map(|h| self.model.lower_quantile(h, pmf, self.quantile))
+            .collect();
+        DeliveryForecast { counts }
+    }
+
+    fn name(&self) -> &'static str {
+        "sprout"
+    }
+
+    fn mean_rate(&self) -> f64 {
+        self.belief.mean_rate(self.model.grid())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(steps: &[(usize, u32)]) -> Vec<u32> {
+        let mut f = SproutForecaster::new(&ForecastConfig::default());
+        for &(ticks, k) in steps {
+            for _ in 0..ticks {
+                f.advance(Some(f64::from(k)));
+            }
+        }
+        f.forecast().counts
+    }
+
+    // The vectors of SPROUT-NOTES 1.12 (uniform prior; per tick evolve, observe, normalise).
+    #[test]
+    fn the_prior_and_steady_traffic_give_the_notes_vectors() {
+        assert_eq!(run(&[]), [1, 1, 3, 4, 5, 6, 8, 9]);
+        assert_eq!(run(&[(1, 10)]), [4, 10, 16, 22, 28, 34, 40, 47]);
+        assert_eq!(run(&[(30, 10)]), [5, 12, 20, 27, 35, 43, 51, 59]);
+        assert_eq!(run(&[(30, 1)]), [0, 0, 0, 1, 1, 2, 3, 4]);
+        assert_eq!(run(&[(30, 2)]), [0, 1, 2, 2, 4, 5, 6, 7]);
+        assert_eq!(run(&[(30, 5)]), [2, 4, 8, 11, 14, 18, 21, 24]);
+        assert_eq!(run(&[(30, 20)]), [12, 28, 44, 61, 77, 94, 111, 128]);
+    }
+
+    #[test]
+    fn an_outage_collapses_the_forecast_and_recovery_follows_the_notes() {
+        let steady = (30, 10);
+        assert_eq!(run(&[steady, (1, 0)]), [4, 9, 15, 21, 27, 33, 38, 44]);
+        assert_eq!(run(&[steady, (2, 0)]), [2, 6, 10, 13, 17, 21, 25, 29]);
+        assert_eq!(run(&[steady, (3, 0)]), [1, 2, 4, 6, 8, 10, 12, 14]);
+        assert_eq!(run(&[steady, (4, 0)]), [0, 0, 0, 0, 0, 0, 1, 2]);
+        assert_eq!(run(&[steady, (5, 0)]), [0; 8]);
+        // The notes' recovery row matches an outage of 10 ticks (checked: after 5 zero ticks
+        // the first tick of k = 10 gives [1, 3, 5, 7, 10, 12, 15, 17]).
+        let out = (10, 0);
+        assert_eq!(run(&[steady, out, (1, 10)]), [0, 2, 3, 4, 6, 7, 9, 11]);
+        assert_eq!(run(&[steady, out, (5, 10)]), [2, 7, 11, 16, 21, 25, 30, 35]);
+        assert_eq!(run(&[steady, out, (10, 10)]), [4, 10, 16, 22, 29, 35, 42, 49]);
+        assert_eq!(run(&[steady, out, (30, 10)]), [5, 12, 20, 27, 35, 43, 51, 58]);
+    }
+
+    #[test]
+    fn unobserved_ticks_drift_the_prior_upward_as_the_original_does() {
+        let mut f = SproutForecaster::new(&ForecastConfig::default());
+        for _ in 0..49 {
+            f.advance(None);
+        }
+        assert_eq!(f.forecast().counts, [2, 4, 7, 9, 12, 15, 17, 20]);
+    }
+
+    #[test]
+    fn observed_counts_round_half_up_and_any_arrival_is_one() {
+        assert_eq!(observed_count(0.0), 0);
+        assert_eq!(observed_count(0.01), 1);
+        assert_eq!(observed_count(1.49), 1);
+        assert_eq!(observed_count(1.5), 2);
+        assert_eq!(observed_count(f64::NAN), 0);
+        assert_eq!(observed_count(-3.0), 0);
+        assert_eq!(observed_count(1e300), u32::MAX);
+    }
+}

@@ -7,7 +7,7 @@
 //! observer normalises every tick: no NaN and no zero mass however long it runs.
 
 use crate::evolve::Transition;
-use crate::grid::{ln_poisson, RateGrid};
+use crate::grid::RateGrid;
 
 /// A probability mass over the cells of a [`RateGrid`].
 #[derive(Debug, Clone, PartialEq)]
@@ -46,26 +46,27 @@ impl RateBelief {
         std::mem::swap(&mut self.pmf, &mut self.scratch);
     }
 
-    /// Bayes' rule for `k` packets seen in one tick of `tick_secs` (not normalised; scaled
-    /// so the most likely cell keeps its mass).
-    pub fn observe(&mut self, grid: &RateGrid, k: u32, tick_secs: f64) {
-        let ln: Vec<f64> = (0..self.pmf.len())
-            .map(|i| ln_poisson(k, grid.midpoint(i) * tick_secs))
-            .collect();
-        let top = self
-            .pmf
-            .iter()
-            .zip(&ln)
-            .filter(|(p, _)| **p > 0.0)
-            .map(|(_, l)| *l)
+    /// Bayes' rule for `k` packets seen in one tick, given each cell's expected count per
+    /// tick (`means`) and its logarithm (not normalised; scaled so the most likely cell
+    /// keeps its mass). The Poisson's `ln k!` is the same for every cell and cancels.
+    pub fn observe(&mut self, means: &[f64], ln_means: &[f64], k: u32) {
+        let kf = f64::from(k);
+        let ln_likelihood = |i: usize| match (means[i] > 0.0, k) {
+            (true, _) => kf * ln_means[i] - means[i],
+            (false, 0) => 0.0,
+            (false, _) => f64::NEG_INFINITY,
+        };
+        let top = (0..self.pmf.len())
+            .filter(|&i| self.pmf[i] > 0.0)
+            .map(ln_likelihood)
             .fold(f64::NEG_INFINITY, f64::max);
         if !top.is_finite() {
             // No cell with mass can explain k: the prior is refuted; start again from it.
             self.reset();
             return;
         }
-        for (p, l) in self.pmf.iter_mut().zip(&ln) {
-            *p *= (l - top).exp();
+        for i in 0..self.pmf.len() {
+            self.pmf[i] *= (ln_likelihood(i) - top).exp();
         }
     }
 

@@ -74,8 +74,8 @@ impl Forecaster for SproutForecaster {
         self.belief.evolve(self.model.transition());
         if let Some(count) = observed {
             let k = observed_count(count);
-            self.belief
-                .observe(self.model.grid(), k, self.model.tick_secs());
+            let (means, ln_means) = self.model.means();
+            self.belief.observe(means, ln_means, k);
         }
         self.belief.normalize();
     }
@@ -147,6 +147,66 @@ mod tests {
             f.advance(None);
         }
         assert_eq!(f.forecast().counts, [2, 4, 7, 9, 12, 15, 17, 20]);
+    }
+
+    /// Ticks until the first-tick forecast is within one packet of the steady forecast at
+    /// the new rate, after a step from `from` to `to` packets per tick.
+    fn ticks_to_follow(from: u32, to: u32) -> usize {
+        let target = run(&[(60, to)])[0];
+        let mut f = SproutForecaster::new(&ForecastConfig::default());
+        for _ in 0..60 {
+            f.advance(Some(f64::from(from)));
+        }
+        (1..=200)
+            .find(|_| {
+                f.advance(Some(f64::from(to)));
+                f.forecast().counts[0].abs_diff(target) <= 1
+            })
+            .unwrap_or(usize::MAX)
+    }
+
+    #[test]
+    fn inference_follows_a_rate_step_within_a_few_ticks() {
+        // Measured: up 5 -> 20 packets per tick in 13 ticks, down 20 -> 5 in 8; stated
+        // bounds with a little room: 15 and 10 ticks (300 and 200 ms). Sprout follows a
+        // drop faster than a rise, as its cautious quantile intends.
+        let up = ticks_to_follow(5, 20);
+        let down = ticks_to_follow(20, 5);
+        assert!(up <= 15, "up-step took {up} ticks");
+        assert!(down <= 10, "down-step took {down} ticks");
+    }
+
+    #[test]
+    fn a_million_ticks_of_steady_traffic_leave_a_proper_belief() {
+        let mut f = SproutForecaster::new(&ForecastConfig::default());
+        for _ in 0..1_000_000 {
+            f.advance(Some(10.0));
+        }
+        let total: f64 = f.belief().pmf().iter().sum();
+        assert!((total - 1.0).abs() < 1e-9, "mass {total}");
+        assert!(f.belief().pmf().iter().all(|p| p.is_finite() && *p >= 0.0));
+        assert_eq!(f.forecast().counts, [5, 12, 20, 27, 35, 43, 51, 59]);
+    }
+
+    #[test]
+    fn a_burst_of_300_packets_in_one_tick_leaves_a_proper_belief() {
+        let mut f = SproutForecaster::new(&ForecastConfig::default());
+        for _ in 0..30 {
+            f.advance(Some(10.0));
+        }
+        f.advance(Some(300.0));
+        let total: f64 = f.belief().pmf().iter().sum();
+        assert!((total - 1.0).abs() < 1e-9 && total.is_finite(), "mass {total}");
+        // The burst is far above the grid: the belief moves to its top (at least the
+        // steady forecast of 20 packets per tick, whose first count is 12).
+        let counts = f.forecast().counts;
+        assert!(counts[0] >= 12, "{counts:?}");
+        // And an impossible observation after certain outage does not poison it either.
+        for _ in 0..50 {
+            f.advance(Some(0.0));
+        }
+        f.advance(Some(1e9));
+        assert!(f.belief().pmf().iter().all(|p| p.is_finite()));
     }
 
     #[test]

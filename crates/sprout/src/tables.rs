@@ -31,6 +31,9 @@ pub struct ForecastModel {
     grid: RateGrid,
     transition: Transition,
     tick_secs: f64,
+    /// Expected packets per tick at each cell's rate, and their logarithms.
+    means: Vec<f64>,
+    ln_means: Vec<f64>,
     tables: Vec<HorizonTable>,
 }
 
@@ -135,10 +138,14 @@ impl ForecastModel {
                 component.evolve(&transition);
             }
         }
+        let means: Vec<f64> = (0..cells).map(|i| grid.midpoint(i) * tick_secs).collect();
+        let ln_means = means.iter().map(|m| m.ln()).collect();
         ForecastModel {
             grid,
             transition,
             tick_secs,
+            means,
+            ln_means,
             tables,
         }
     }
@@ -156,6 +163,11 @@ impl ForecastModel {
     /// The tick in seconds.
     pub fn tick_secs(&self) -> f64 {
         self.tick_secs
+    }
+
+    /// Expected packets per tick at each cell's rate, and their logarithms.
+    pub fn means(&self) -> (&[f64], &[f64]) {
+        (&self.means, &self.ln_means)
     }
 
     /// Number of horizons (ticks forecast).

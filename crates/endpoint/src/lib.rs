@@ -44,12 +44,16 @@ pub enum WireFamily {
     Salsify,
     /// The baselines' RTP-like media, padding and feedback (`salsify-baselines`).
     Baseline,
+    /// Sprout's data and forecast feedback (`salsify-baselines`' `sprout` module).
+    Sprout,
 }
 
 /// First byte of every Salsify datagram (its wire version).
 pub const SALSIFY_WIRE_TAG: u8 = 1;
 /// First byte of every baseline datagram.
 pub const BASELINE_WIRE_TAG: u8 = 0xB1;
+/// First byte of every Sprout datagram.
+pub const SPROUT_WIRE_TAG: u8 = 0x53;
 
 impl WireFamily {
     /// The family of `datagram`, if its first byte names one.
@@ -57,6 +61,7 @@ impl WireFamily {
         match *datagram.first()? {
             SALSIFY_WIRE_TAG => Some(WireFamily::Salsify),
             BASELINE_WIRE_TAG => Some(WireFamily::Baseline),
+            SPROUT_WIRE_TAG => Some(WireFamily::Sprout),
             _ => None,
         }
     }
@@ -70,6 +75,7 @@ mod tests {
     fn wire_families_are_told_apart_by_the_first_byte() {
         assert_eq!(WireFamily::of(&[1, 1, 0]), Some(WireFamily::Salsify));
         assert_eq!(WireFamily::of(&[0xB1, 1]), Some(WireFamily::Baseline));
+        assert_eq!(WireFamily::of(&[0x53]), Some(WireFamily::Sprout));
         assert_eq!(WireFamily::of(&[2]), None);
         assert_eq!(WireFamily::of(&[]), None);
     }

@@ -235,6 +235,7 @@ fn scheme_of_datagram(datagram: &[u8]) -> Option<&'static str> {
     match WireFamily::of(datagram)? {
         WireFamily::Salsify => Some("salsify"),
         WireFamily::Baseline => salsify_baselines::scheme_of(datagram).map(|s| s.name()),
+        WireFamily::Sprout => salsify_baselines::sprout::scheme_of(datagram),
     }
 }
 
@@ -243,6 +244,9 @@ fn scheme_of_datagram(datagram: &[u8]) -> Option<&'static str> {
 fn receiver_scheme(name: &str, params: &SchemeParams) -> Result<SchemeConfig> {
     let name = if name.starts_with("salsify") {
         "salsify-2c"
+    } else if name.starts_with("sprout") {
+        // One receiver serves every Sprout variant: the sender names the forecaster.
+        "sprout"
     } else {
         name
     };
@@ -254,6 +258,7 @@ fn serves(scheme: &SchemeConfig, name: &str) -> bool {
     match scheme.wire_family() {
         WireFamily::Salsify => name.starts_with("salsify"),
         WireFamily::Baseline => scheme.name() == name,
+        WireFamily::Sprout => name.starts_with("sprout"),
     }
 }
 

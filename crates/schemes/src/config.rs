@@ -2,9 +2,10 @@
 
 use salsify_baselines::{
     BaselineReceiver, BaselineSender, ConventionalConfig, GccConfig, LinkForecast, OracleConfig,
-    VidaptiveConfig,
+    SproutConfig, SproutMode, SproutReceiver, SproutSender, VidaptiveConfig,
 };
 use salsify_endpoint::{ReceiverEndpoint, SenderEndpoint, WireFamily};
+use salsify_sprout::ForecasterKind;
 use salsify_time::Duration;
 use salsify_transport::{
     EncodeTimeConfig, PacingConfig, SalsifyReceiver, SalsifySender, SenderConfig, SenderMode,
@@ -26,6 +27,10 @@ pub const SCHEMES: &[&str] = &[
     "salsify-paper",
     "salsify-2c-project",
     "salsify-1c-project",
+    "sprout",
+    "sprout-ewma",
+    "sprout-bulk",
+    "sprout-ewma-bulk",
 ];
 
 /// Per-family parameters, each defaulting to the papers' values (see each type's docs).
@@ -50,6 +55,9 @@ pub struct SchemeParams {
     /// The oracle.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub oracle: Option<OracleConfig>,
+    /// Sprout and Sprout-EWMA, video or bulk.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sprout: Option<SproutConfig>,
 }
 
 /// A scheme, fully configured.
@@ -75,6 +83,13 @@ pub enum SchemeConfig {
     Vidaptive(VidaptiveConfig),
     /// The oracle: knows the link's future (simulation only).
     Oracle(OracleConfig),
+    /// Sprout (or Sprout-EWMA) carrying video as Alfalfa did, or bulk filler.
+    Sprout {
+        /// The forecaster the receiver runs.
+        kind: ForecasterKind,
+        /// The parameters (the mode included).
+        config: SproutConfig,
+    },
 }
 
 /// The picture source a sender encodes.
@@ -139,6 +154,9 @@ impl SchemeParams {
         if let Some(c) = &self.oracle {
             c.validate().map_err(|e| invalid("oracle")(&e))?;
         }
+        if let Some(c) = &self.sprout {
+            c.validate().map_err(|e| invalid("sprout")(&e))?;
+        }
         Ok(())
     }
 }
@@ -154,6 +172,17 @@ impl SchemeConfig {
             }
             "vidaptive" => SchemeConfig::Vidaptive(params.vidaptive.unwrap_or_default()),
             "oracle" => SchemeConfig::Oracle(params.oracle.unwrap_or_default()),
+            "sprout" | "sprout-ewma" | "sprout-bulk" | "sprout-ewma-bulk" => {
+                let mut config = params.sprout.unwrap_or_default();
+                if name.ends_with("-bulk") {
+                    config.mode = SproutMode::Bulk;
+                }
+                let kind = match name.starts_with("sprout-ewma") {
+                    true => ForecasterKind::Ewma,
+                    false => ForecasterKind::Sprout,
+                };
+                SchemeConfig::Sprout { kind, config }
+            }
             _ => Self::salsify(name, params)?,
         };
         scheme.validate()?;
@@ -262,6 +291,9 @@ impl SchemeConfig {
             SchemeConfig::ConventionalLegacy(_) => "conventional-legacy",
             SchemeConfig::Vidaptive(_) => "vidaptive",
             SchemeConfig::Oracle(_) => "oracle",
+            SchemeConfig::Sprout { kind, config } => {
+                salsify_baselines::sprout::scheme_name(*kind, config.mode)
+            }
         }
     }
 
@@ -282,6 +314,9 @@ impl SchemeConfig {
             }
             SchemeConfig::Vidaptive(c) => c.validate().map_err(|e| invalid("vidaptive")(&e)),
             SchemeConfig::Oracle(c) => c.validate().map_err(|e| invalid("oracle")(&e)),
+            SchemeConfig::Sprout { config, .. } => {
+                config.validate().map_err(|e| invalid("sprout")(&e))
+            }
         }
     }
 
@@ -294,6 +329,7 @@ impl SchemeConfig {
     pub fn wire_family(&self) -> WireFamily {
         match self {
             SchemeConfig::Salsify { .. } => WireFamily::Salsify,
+            SchemeConfig::Sprout { .. } => WireFamily::Sprout,
             _ => WireFamily::Baseline,
         }
     }
@@ -326,6 +362,16 @@ impl SchemeConfig {
                 Box::new(BaselineSender::vidaptive(*c, size).map_err(|e| invalid("vidaptive")(&e))?)
             }
             SchemeConfig::Oracle(_) => return Err(SchemeError::SimulationOnly),
+            SchemeConfig::Sprout { kind, config } => {
+                let interval = match source.fps.is_finite() && source.fps > 0.0 {
+                    true => Duration::from_secs_f64(1.0 / source.fps.min(1000.0)),
+                    false => Duration::from_millis(33),
+                };
+                Box::new(
+                    SproutSender::new(*config, *kind, connection_id, interval)
+                        .map_err(|e| invalid("sprout")(&e))?,
+                )
+            }
         })
     }
 
@@ -382,6 +428,9 @@ impl SchemeConfig {
             SchemeConfig::Oracle(_) => Box::new(baseline(
                 salsify_baselines::ReceiverConfig::default().feedback_interval,
             )?),
+            SchemeConfig::Sprout { config, .. } => {
+                Box::new(SproutReceiver::new(*config).map_err(|e| invalid("sprout")(&e))?)
+            }
         })
     }
 }

@@ -5,7 +5,8 @@
 //! scheme = "salsify-2c"          # salsify-1c, salsify-no-grace, salsify-conventional-codec,
 //!                                # salsify-conventional-transport, conventional (libwebrtc's
 //!                                # GoogCC + CBR), conventional-legacy (the earlier
-//!                                # hand-written GCC), vidaptive, oracle
+//!                                # hand-written GCC), vidaptive, oracle, sprout,
+//!                                # sprout-ewma, sprout-bulk, sprout-ewma-bulk
 //! video = "synthetic"            # or a .y4m / .mp4 path (played forwards and backwards)
 //! size = "1280x720"              # synthetic source only
 //! fps = 60                       # synthetic source only
@@ -129,6 +130,9 @@ pub struct Experiment {
     /// `[oracle]`: the oracle's parameters.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub oracle: Option<OracleConfig>,
+    /// `[sprout]`: Sprout's parameters (`[sprout.forecast]` for the forecaster's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sprout: Option<salsify_baselines::SproutConfig>,
 }
 
 impl Default for Experiment {
@@ -149,6 +153,7 @@ impl Default for Experiment {
             conventional_legacy: None,
             vidaptive: None,
             oracle: None,
+            sprout: None,
         }
     }
 }
@@ -228,6 +233,7 @@ impl Experiment {
             conventional_legacy: self.conventional_legacy,
             vidaptive: self.vidaptive,
             oracle: self.oracle,
+            sprout: self.sprout,
         }
     }
 

@@ -24,11 +24,13 @@ fn main() {
     let mut f = SproutForecaster::new(&config);
     let ticks = 20_000u32;
     // A varying load: 0..20 packets per tick, so the forecast's quantile walk varies too.
-    let counts: Vec<f64> = (0..ticks).map(|i| f64::from((i * 7 + i / 50) % 21)).collect();
+    let counts: Vec<f64> = (0..ticks)
+        .map(|i| f64::from((i * 7 + i / 50) % 21))
+        .collect();
     let started = Instant::now();
     let mut checksum = 0u64;
     for &k in &counts {
-        f.advance(Some(k));
+        f.advance(salsify_sprout::Observation::Exact(k));
         checksum += u64::from(f.forecast().counts[7]);
     }
     let per_tick = started.elapsed().as_secs_f64() / f64::from(ticks);

@@ -108,7 +108,11 @@ mod tests {
         rx.on_datagram(0, 100, 0);
         // 100..200 lost; 200 arrives saying its 10 ms window starts at 200 itself.
         rx.on_datagram(200, 100, 150);
-        assert_eq!(rx.count(), 50 + 100, "bytes before 50 written off, 200.. received");
+        assert_eq!(
+            rx.count(),
+            50 + 100,
+            "bytes before 50 written off, 200.. received"
+        );
         rx.on_datagram(300, 100, 100);
         assert_eq!(rx.count(), 400);
         // Duplicates and stale datagrams change nothing.

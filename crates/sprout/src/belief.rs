@@ -7,7 +7,28 @@
 //! observer normalises every tick: no NaN and no zero mass however long it runs.
 
 use crate::evolve::Transition;
-use crate::grid::RateGrid;
+use crate::grid::{ln_poisson, RateGrid};
+
+/// ln P(N >= k) for N Poisson with mean `m`, accurate in both tails.
+fn ln_tail(k: u32, m: f64) -> f64 {
+    if m <= 0.0 {
+        return if k == 0 { 0.0 } else { f64::NEG_INFINITY };
+    }
+    if f64::from(k) > m {
+        // Sum the terms from k up: each is the last times m / (c + 1), falling fast.
+        let (mut term, mut sum) = (1.0f64, 1.0f64);
+        let mut c = f64::from(k);
+        while term > 1e-17 * sum {
+            c += 1.0;
+            term *= m / c;
+            sum += term;
+        }
+        ln_poisson(k, m) + sum.ln()
+    } else {
+        let below: f64 = (0..k).map(|c| ln_poisson(c, m).exp()).sum();
+        (1.0 - below).max(f64::MIN_POSITIVE).ln()
+    }
+}
 
 /// A probability mass over the cells of a [`RateGrid`].
 #[derive(Debug, Clone, PartialEq)]
@@ -70,6 +91,27 @@ impl RateBelief {
         }
     }
 
+    /// Bayes' rule for a censored tick: the sender went idle within it, so the link could
+    /// have delivered *at least* `k` packets (likelihood `P(N >= k)` at each cell's rate).
+    /// Not normalised; scaled like [`RateBelief::observe`].
+    pub fn observe_at_least(&mut self, means: &[f64], k: u32) {
+        if k == 0 {
+            return;
+        }
+        let ln: Vec<f64> = means.iter().map(|&m| ln_tail(k, m)).collect();
+        let top = (0..self.pmf.len())
+            .filter(|&i| self.pmf[i] > 0.0)
+            .map(|i| ln[i])
+            .fold(f64::NEG_INFINITY, f64::max);
+        if !top.is_finite() {
+            self.reset();
+            return;
+        }
+        for (p, l) in self.pmf.iter_mut().zip(&ln) {
+            *p *= (l - top).exp();
+        }
+    }
+
     /// Scales the mass to sum to one; a belief with no finite mass left starts again from
     /// the uniform prior.
     pub fn normalize(&mut self) {
@@ -84,7 +126,9 @@ impl RateBelief {
     /// Mean rate (packets/s) of the normalised belief.
     pub fn mean_rate(&self, grid: &RateGrid) -> f64 {
         let sum: f64 = self.pmf.iter().sum();
-        let m: f64 = (0..self.pmf.len()).map(|i| self.pmf[i] * grid.midpoint(i)).sum();
+        let m: f64 = (0..self.pmf.len())
+            .map(|i| self.pmf[i] * grid.midpoint(i))
+            .sum();
         if sum > 0.0 {
             m / sum
         } else {
@@ -95,5 +139,25 @@ impl RateBelief {
     fn reset(&mut self) {
         let n = self.pmf.len() as f64;
         self.pmf.iter_mut().for_each(|p| *p = 1.0 / n);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::grid::poisson;
+
+    #[test]
+    fn the_tail_matches_its_definition_on_both_sides_of_the_mean() {
+        for (k, m) in [(1, 0.5), (3, 10.0), (30, 10.0), (12, 12.0), (200, 20.0)] {
+            let direct: f64 = (k..k + 400).map(|c| poisson(c, m)).sum();
+            let ours = ln_tail(k, m).exp();
+            assert!(
+                (ours - direct).abs() <= 1e-9 * direct.max(1e-300),
+                "{k} {m}: {ours} {direct}"
+            );
+        }
+        assert_eq!(ln_tail(0, 3.0), 0.0);
+        assert_eq!(ln_tail(2, 0.0), f64::NEG_INFINITY);
     }
 }

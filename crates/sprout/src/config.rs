@@ -78,7 +78,11 @@ impl ForecastConfig {
     /// Checks every field (ranges that keep the tables finite and small).
     pub fn validate(&self) -> Result<(), ConfigError> {
         let tick_ms = self.tick.as_secs_f64() * 1e3;
-        check((1.0..=1000.0).contains(&tick_ms), "tick", "must be 1 to 1000 ms")?;
+        check(
+            (1.0..=1000.0).contains(&tick_ms),
+            "tick",
+            "must be 1 to 1000 ms",
+        )?;
         check(
             self.max_rate.is_finite() && self.max_rate > 0.0 && self.max_rate <= 1e5,
             "max_rate",
@@ -142,19 +146,37 @@ mod tests {
         let c = ForecastConfig::default();
         c.validate().unwrap();
         assert_eq!(c.tick, Duration::from_millis(20));
-        assert_eq!((c.bins, c.horizon_ticks, c.max_arrivals_per_tick), (256, 8, 30));
+        assert_eq!(
+            (c.bins, c.horizon_ticks, c.max_arrivals_per_tick),
+            (256, 8, 30)
+        );
         assert!((c.quantile() - 0.05).abs() < 1e-12);
     }
 
     #[test]
     fn bad_values_name_their_field() {
         let bad = [
-            ForecastConfig { confidence: 1.0, ..Default::default() },
-            ForecastConfig { sigma: f64::NAN, ..Default::default() },
-            ForecastConfig { horizon_ticks: 0, ..Default::default() },
-            ForecastConfig { tick: Duration::ZERO, ..Default::default() },
+            ForecastConfig {
+                confidence: 1.0,
+                ..Default::default()
+            },
+            ForecastConfig {
+                sigma: f64::NAN,
+                ..Default::default()
+            },
+            ForecastConfig {
+                horizon_ticks: 0,
+                ..Default::default()
+            },
+            ForecastConfig {
+                tick: Duration::ZERO,
+                ..Default::default()
+            },
         ];
-        let fields: Vec<_> = bad.iter().map(|c| c.validate().unwrap_err().field).collect();
+        let fields: Vec<_> = bad
+            .iter()
+            .map(|c| c.validate().unwrap_err().field)
+            .collect();
         assert_eq!(fields, ["confidence", "sigma", "horizon_ticks", "tick"]);
     }
 

@@ -9,7 +9,7 @@
 //! within rounding.
 
 use crate::config::ForecastConfig;
-use crate::forecaster::{observed_count, DeliveryForecast, Forecaster};
+use crate::forecaster::{observed_count, DeliveryForecast, Forecaster, Observation};
 
 /// The EWMA forecaster.
 #[derive(Debug, Clone)]
@@ -38,11 +38,17 @@ impl EwmaForecaster {
 }
 
 impl Forecaster for EwmaForecaster {
-    fn advance(&mut self, observed: Option<f64>) {
-        if let Some(count) = observed {
+    fn advance(&mut self, observed: Observation) {
+        let update = |ewma: f64, count: f64| {
             let k = f64::from(observed_count(count));
-            self.ewma = (1.0 - self.gain) * self.ewma + self.gain * k;
-        }
+            (1.0 - self.gain) * ewma + self.gain * k
+        };
+        self.ewma = match observed {
+            Observation::Skipped => self.ewma,
+            Observation::Exact(count) => update(self.ewma, count),
+            // The link could take at least `count`: only a rise is learned.
+            Observation::AtLeast(count) => self.ewma.max(update(self.ewma, count)),
+        };
     }
 
     fn forecast(&mut self) -> DeliveryForecast {
@@ -70,21 +76,33 @@ mod tests {
         let mut f = EwmaForecaster::new(&ForecastConfig::default());
         assert_eq!(f.forecast().counts, [0; 8]);
         for _ in 0..200 {
-            f.advance(Some(10.0));
+            f.advance(Observation::Exact(10.0));
         }
         assert_eq!(f.forecast().counts, [9, 19, 29, 39, 49, 59, 69, 79]);
         // Unobserved ticks change nothing; an observed empty tick decays by 1/8.
-        f.advance(None);
+        f.advance(Observation::Skipped);
         assert!((f.per_tick() - 10.0).abs() < 1e-6);
-        f.advance(Some(0.0));
+        f.advance(Observation::Exact(0.0));
         assert!((f.per_tick() - 8.75).abs() < 1e-6);
         assert!((f.mean_rate() - 437.5).abs() < 1e-3);
     }
 
     #[test]
+    fn a_censored_tick_only_raises_the_average() {
+        let mut f = EwmaForecaster::new(&ForecastConfig::default());
+        for _ in 0..100 {
+            f.advance(Observation::Exact(8.0));
+        }
+        f.advance(Observation::AtLeast(1.0));
+        assert!((f.per_tick() - 8.0).abs() < 1e-3);
+        f.advance(Observation::AtLeast(16.0));
+        assert!((f.per_tick() - 9.0).abs() < 1e-3);
+    }
+
+    #[test]
     fn a_heartbeat_alone_starts_the_average() {
         let mut f = EwmaForecaster::new(&ForecastConfig::default());
-        f.advance(Some(0.02));
+        f.advance(Observation::Exact(0.02));
         assert!(f.per_tick() > 0.1);
     }
 }

@@ -6,6 +6,18 @@ use crate::belief::RateBelief;
 use crate::config::ForecastConfig;
 use crate::tables::ForecastModel;
 
+/// What one tick showed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Observation {
+    /// Not observed (the sender said it would be idle): the rate only evolves.
+    Skipped,
+    /// Exactly this many packets (fractional) were delivered.
+    Exact(f64),
+    /// The sender went idle within the tick: the link could have delivered at least this
+    /// many (the tick is application-limited, a censored observation).
+    AtLeast(f64),
+}
+
 /// A forecast: `counts[i]` packets (in the config's packet units) will have been delivered
 /// within `i + 1` ticks from the start of the tick it was made in. Cumulative, so
 /// non-decreasing.
@@ -18,9 +30,8 @@ pub struct DeliveryForecast {
 /// Something that learns a link's delivery process one tick at a time and forecasts it.
 /// Deterministic, no clock inside: the caller says when a tick has passed.
 pub trait Forecaster: Send + std::fmt::Debug {
-    /// One tick has passed; `observed` is the (fractional) number of packets that arrived in
-    /// it, or `None` when the tick is not to be observed (the sender said it would be idle).
-    fn advance(&mut self, observed: Option<f64>);
+    /// One tick has passed, showing `observed`.
+    fn advance(&mut self, observed: Observation);
     /// The forecast from the belief now.
     fn forecast(&mut self) -> DeliveryForecast;
     /// The forecaster's name (`sprout`, `sprout-ewma`), for logs.
@@ -70,12 +81,17 @@ impl SproutForecaster {
 }
 
 impl Forecaster for SproutForecaster {
-    fn advance(&mut self, observed: Option<f64>) {
+    fn advance(&mut self, observed: Observation) {
         self.belief.evolve(self.model.transition());
-        if let Some(count) = observed {
-            let k = observed_count(count);
-            let (means, ln_means) = self.model.means();
-            self.belief.observe(means, ln_means, k);
+        let (means, ln_means) = self.model.means();
+        match observed {
+            Observation::Skipped => {}
+            Observation::Exact(count) => {
+                self.belief.observe(means, ln_means, observed_count(count))
+            }
+            Observation::AtLeast(count) => {
+                self.belief.observe_at_least(means, observed_count(count))
+            }
         }
         self.belief.normalize();
     }
@@ -105,7 +121,7 @@ mod tests {
         let mut f = SproutForecaster::new(&ForecastConfig::default());
         for &(ticks, k) in steps {
             for _ in 0..ticks {
-                f.advance(Some(f64::from(k)));
+                f.advance(Observation::Exact(f64::from(k)));
             }
         }
         f.forecast().counts
@@ -136,15 +152,21 @@ mod tests {
         let out = (10, 0);
         assert_eq!(run(&[steady, out, (1, 10)]), [0, 2, 3, 4, 6, 7, 9, 11]);
         assert_eq!(run(&[steady, out, (5, 10)]), [2, 7, 11, 16, 21, 25, 30, 35]);
-        assert_eq!(run(&[steady, out, (10, 10)]), [4, 10, 16, 22, 29, 35, 42, 49]);
-        assert_eq!(run(&[steady, out, (30, 10)]), [5, 12, 20, 27, 35, 43, 51, 58]);
+        assert_eq!(
+            run(&[steady, out, (10, 10)]),
+            [4, 10, 16, 22, 29, 35, 42, 49]
+        );
+        assert_eq!(
+            run(&[steady, out, (30, 10)]),
+            [5, 12, 20, 27, 35, 43, 51, 58]
+        );
     }
 
     #[test]
     fn unobserved_ticks_drift_the_prior_upward_as_the_original_does() {
         let mut f = SproutForecaster::new(&ForecastConfig::default());
         for _ in 0..49 {
-            f.advance(None);
+            f.advance(Observation::Skipped);
         }
         assert_eq!(f.forecast().counts, [2, 4, 7, 9, 12, 15, 17, 20]);
     }
@@ -155,11 +177,11 @@ mod tests {
         let target = run(&[(60, to)])[0];
         let mut f = SproutForecaster::new(&ForecastConfig::default());
         for _ in 0..60 {
-            f.advance(Some(f64::from(from)));
+            f.advance(Observation::Exact(f64::from(from)));
         }
         (1..=200)
             .find(|_| {
-                f.advance(Some(f64::from(to)));
+                f.advance(Observation::Exact(f64::from(to)));
                 f.forecast().counts[0].abs_diff(target) <= 1
             })
             .unwrap_or(usize::MAX)
@@ -180,7 +202,7 @@ mod tests {
     fn a_million_ticks_of_steady_traffic_leave_a_proper_belief() {
         let mut f = SproutForecaster::new(&ForecastConfig::default());
         for _ in 0..1_000_000 {
-            f.advance(Some(10.0));
+            f.advance(Observation::Exact(10.0));
         }
         let total: f64 = f.belief().pmf().iter().sum();
         assert!((total - 1.0).abs() < 1e-9, "mass {total}");
@@ -192,21 +214,46 @@ mod tests {
     fn a_burst_of_300_packets_in_one_tick_leaves_a_proper_belief() {
         let mut f = SproutForecaster::new(&ForecastConfig::default());
         for _ in 0..30 {
-            f.advance(Some(10.0));
+            f.advance(Observation::Exact(10.0));
         }
-        f.advance(Some(300.0));
+        f.advance(Observation::Exact(300.0));
         let total: f64 = f.belief().pmf().iter().sum();
-        assert!((total - 1.0).abs() < 1e-9 && total.is_finite(), "mass {total}");
+        assert!(
+            (total - 1.0).abs() < 1e-9 && total.is_finite(),
+            "mass {total}"
+        );
         // The burst is far above the grid: the belief moves to its top (at least the
         // steady forecast of 20 packets per tick, whose first count is 12).
         let counts = f.forecast().counts;
         assert!(counts[0] >= 12, "{counts:?}");
         // And an impossible observation after certain outage does not poison it either.
         for _ in 0..50 {
-            f.advance(Some(0.0));
+            f.advance(Observation::Exact(0.0));
         }
-        f.advance(Some(1e9));
+        f.advance(Observation::Exact(1e9));
         assert!(f.belief().pmf().iter().all(|p| p.is_finite()));
+    }
+
+    #[test]
+    fn an_application_limited_sender_does_not_talk_its_forecast_down() {
+        // A sender putting 1 packet per tick on a link that could take 10: read as exact,
+        // the forecast sinks to what was sent; read as "at least 1" it stays where the
+        // prior and evolution put it.
+        let mut exact = SproutForecaster::new(&ForecastConfig::default());
+        let mut censored = SproutForecaster::new(&ForecastConfig::default());
+        for _ in 0..100 {
+            exact.advance(Observation::Exact(1.0));
+            censored.advance(Observation::AtLeast(1.0));
+        }
+        assert_eq!(exact.forecast().counts, [0, 0, 0, 1, 1, 2, 3, 4]);
+        let c = censored.forecast().counts;
+        assert!(c[4] >= 10, "{c:?}");
+        // Censored ticks never raise the belief above what exact ticks at the link's
+        // rate then show.
+        for _ in 0..30 {
+            censored.advance(Observation::Exact(5.0));
+        }
+        assert_eq!(censored.forecast().counts, [2, 4, 8, 11, 14, 18, 21, 24]);
     }
 
     #[test]

@@ -44,7 +44,7 @@ pub mod window;
 pub use accounting::{ReceivedOrLost, SendLog, REORDER_LIMIT};
 pub use config::{ConfigError, ForecastConfig};
 pub use ewma::EwmaForecaster;
-pub use forecaster::{observed_count, DeliveryForecast, Forecaster, SproutForecaster};
+pub use forecaster::{observed_count, DeliveryForecast, Forecaster, Observation, SproutForecaster};
 pub use observer::{ArrivalObserver, TickForecast};
 pub use tables::ForecastModel;
 pub use window::{DrainRule, SenderWindow};
@@ -74,7 +74,7 @@ impl ForecasterKind {
     pub fn initial_forecast(self, config: &ForecastConfig) -> Vec<u32> {
         let mut f = self.build(config);
         for _ in 0..49 {
-            f.advance(None);
+            f.advance(Observation::Skipped);
         }
         f.forecast().counts
     }

@@ -9,7 +9,7 @@
 use salsify_time::{Duration, Instant};
 
 use crate::config::ForecastConfig;
-use crate::forecaster::{DeliveryForecast, Forecaster};
+use crate::forecaster::{DeliveryForecast, Forecaster, Observation};
 
 /// Most ticks caught up at once after a silence. Beyond this (20 s at the default tick) the
 /// belief has long converged to what evolution alone gives; the clock then jumps ahead so a
@@ -39,6 +39,10 @@ pub struct ArrivalObserver {
     count: f64,
     cached: Option<TickForecast>,
     ticks: u64,
+    /// Read ticks in which the sender went idle as "at least" observations.
+    censor_idle: bool,
+    /// A datagram in the open tick announced a pause (its sender ran out of data).
+    went_idle: bool,
 }
 
 impl ArrivalObserver {
@@ -53,7 +57,19 @@ impl ArrivalObserver {
             count: 0.0,
             cached: None,
             ticks: 0,
+            censor_idle: false,
+            went_idle: false,
         }
+    }
+
+    /// Reads a tick in which a datagram announced a pause (time-to-next > 0) as a censored
+    /// observation: the sender ran out of data, so the link could have delivered at least
+    /// what arrived. Off by default (the original reads every observed tick as exact, which
+    /// suits a bulk sender); an application-limited sender (video) needs it, or its own
+    /// small frames talk the forecast down to them and the window shrinks to nothing.
+    pub fn with_censored_idle_ticks(mut self, on: bool) -> ArrivalObserver {
+        self.censor_idle = on;
+        self
     }
 
     /// A datagram of `bytes` arrived at `now`; its sender says the next one follows after
@@ -65,6 +81,7 @@ impl ArrivalObserver {
             now
         });
         self.count += bytes as f64 / self.packet_bytes;
+        self.went_idle |= !time_to_next.is_zero();
         self.score_time = self.score_time.max(start + time_to_next);
     }
 
@@ -76,17 +93,22 @@ impl ArrivalObserver {
         let mut caught_up = 0;
         while start + self.tick < now {
             if caught_up == MAX_CATCH_UP_TICKS {
-                let behind = now.saturating_duration_since(start).as_micros()
-                    / self.tick.as_micros().max(1);
+                let behind =
+                    now.saturating_duration_since(start).as_micros() / self.tick.as_micros().max(1);
                 start = start + self.tick * (behind.min(u128::from(u32::MAX)) as u32);
                 break;
             }
             let observe = start >= self.score_time || self.count > 0.0;
-            if observe {
-                self.forecaster.advance(Some(self.count));
-                self.count = 0.0;
+            if !observe {
+                self.forecaster.advance(Observation::Skipped);
+            } else if self.censor_idle && self.went_idle {
+                self.forecaster.advance(Observation::AtLeast(self.count));
             } else {
-                self.forecaster.advance(None);
+                self.forecaster.advance(Observation::Exact(self.count));
+            }
+            if observe {
+                self.count = 0.0;
+                self.went_idle = false;
             }
             start = start + self.tick;
             caught_up += 1;
@@ -174,7 +196,10 @@ mod tests {
         // The last packet says the sender is idle for 200 ms: the receiver keeps its belief.
         idle.on_arrival(ms(600), 1500, Duration::from_millis(200));
         let kept = idle.forecast(ms(760)).unwrap().forecast.counts;
-        assert!(kept[7] >= 40, "idle ticks were observed as an outage: {kept:?}");
+        assert!(
+            kept[7] >= 40,
+            "idle ticks were observed as an outage: {kept:?}"
+        );
         // Without the announcement the same silence reads as an outage.
         steady.on_arrival(ms(600), 1500, Duration::ZERO);
         assert_eq!(steady.forecast(ms(760)).unwrap().forecast.counts, [0; 8]);

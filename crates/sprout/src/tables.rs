@@ -234,8 +234,16 @@ mod tests {
         // Rows of low-rate cells sum to one; the top cells lose the truncated tail
         // (the notes: worst 0.978 at h = 1, 0.869 at h = 8).
         assert!((row_sum(1, 10) - 1.0).abs() < 1e-9);
-        assert!((row_sum(1, 256) - 0.978).abs() < 0.005, "{}", row_sum(1, 256));
-        assert!((row_sum(8, 256) - 0.869).abs() < 0.01, "{}", row_sum(8, 256));
+        assert!(
+            (row_sum(1, 256) - 0.978).abs() < 0.005,
+            "{}",
+            row_sum(1, 256)
+        );
+        assert!(
+            (row_sum(8, 256) - 0.869).abs() < 0.01,
+            "{}",
+            row_sum(8, 256)
+        );
         // The outage cell delivers nothing in the next tick.
         assert!((m.probability(1, 0, 0) - 1.0).abs() < 1e-12);
     }
@@ -247,7 +255,10 @@ mod tests {
             confidence: 0.5,
             ..Default::default()
         });
-        assert!(Arc::ptr_eq(&a, &b), "the confidence does not change the tables");
+        assert!(
+            Arc::ptr_eq(&a, &b),
+            "the confidence does not change the tables"
+        );
         let c = ForecastModel::shared(&ForecastConfig {
             horizon_ticks: 4,
             ..Default::default()

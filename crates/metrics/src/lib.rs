@@ -9,13 +9,16 @@
 //! - [`blackbox`]: (barcode, capture time) and (barcode, display time, score) joined into
 //!   records, for systems measured from outside;
 //! - [`summary`]: a run's [`Summary`], serialisable to JSON;
-//! - [`qoe`]: the paper's two fitted quality-of-experience models.
+//! - [`qoe`]: the paper's two fitted quality-of-experience models;
+//! - [`packet_delay`]: Sprout's measurement of any scheme (delay function, self-inflicted
+//!   delay against an omniscient sender, throughput against capacity).
 //!
 //! Everything here is a pure function of its inputs, so two runs with the same per-frame log
 //! give the same summary bit for bit.
 
 pub mod blackbox;
 pub mod delay;
+pub mod packet_delay;
 pub mod psnr;
 pub mod qoe;
 pub mod record;
@@ -24,6 +27,7 @@ pub mod stats;
 pub mod summary;
 
 pub use delay::display_delays;
+pub use packet_delay::{delay_function, LinkCapacity, PacketTiming, SproutMeasure};
 pub use psnr::{psnr_luma, psnr_plane, psnr_to_db, psnr_yuv, YuvPsnr, PSNR_CAP_DB};
 pub use qoe::QoeModel;
 pub use record::{Choice, FrameRecord};

@@ -110,6 +110,11 @@ pub struct Summary {
     pub qoe_video_call: Option<f64>,
     /// Driving QoE at the mean delay and mean SSIM dB.
     pub qoe_driving: Option<f64>,
+    /// Sprout's network measurement of the video link (per-packet delay function,
+    /// self-inflicted delay, throughput against capacity), where the link's packets were
+    /// seen (simulated runs). Absent in summaries written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<crate::SproutMeasure>,
 }
 
 /// The paper's delay of every record (see [`display_delays`]), in record order: `None` for
@@ -214,6 +219,7 @@ pub fn summarize(records: &[FrameRecord], run: &RunInfo) -> Result<Summary, Metr
         single_share: share(choices.single),
         qoe_video_call: qoe(QoeModel::VideoCall),
         qoe_driving: qoe(QoeModel::Driving),
+        network: None,
     })
 }
 

@@ -108,6 +108,11 @@ pub struct Experiment {
     pub cpu_used: i32,
     /// Modelled codec time.
     pub cost: CostModel,
+    /// Seconds skipped before Sprout's network measurement scores the run (Sprout's own
+    /// experiment skips the first minute). Default 0, then not written out (run ids stay
+    /// as they were).
+    #[serde(skip_serializing_if = "is_zero_f64")]
+    pub network_skip_s: f64,
     /// The network.
     pub link: LinkSpec,
     /// `[salsify]`: Salsify's sender parameters (every salsify-* scheme), e.g.
@@ -146,6 +151,7 @@ impl Default for Experiment {
             seed: 1,
             cpu_used: -8,
             cost: CostModel::default(),
+            network_skip_s: 0.0,
             link: LinkSpec::default(),
             salsify: None,
             salsify_receiver: None,
@@ -185,6 +191,10 @@ pub struct LinkSpec {
 
 fn is_zero(n: &u32) -> bool {
     *n == 0
+}
+
+fn is_zero_f64(x: &f64) -> bool {
+    *x == 0.0
 }
 
 impl Default for LinkSpec {
@@ -239,6 +249,12 @@ impl Experiment {
 
     /// The simulator configuration for this experiment (the video is opened by the caller).
     pub fn sim_config(&self) -> Result<SimConfig, ExperimentError> {
+        if !(self.network_skip_s.is_finite() && (0.0..=86_400.0).contains(&self.network_skip_s)) {
+            return fail(
+                "network_skip_s",
+                format!("{} is not in [0, 86400]", self.network_skip_s),
+            );
+        }
         if !(self.duration_s.is_finite() && self.duration_s > 0.0 && self.duration_s <= 86_400.0) {
             return fail(
                 "duration_s",
@@ -270,6 +286,7 @@ impl Experiment {
             cost: self.cost,
             cpu_used: self.cpu_used,
             datagram_overhead: self.link.datagram_overhead_bytes as usize,
+            network_skip: Duration::from_secs_f64(self.network_skip_s),
             ..SimConfig::default()
         })
     }

@@ -23,6 +23,8 @@ pub(super) struct Harness<'a> {
     /// The receiver's decoder is busy until then (decodes run one at a time).
     pub decoder_free: Instant,
     pub packet_events: Vec<LinkEvent>,
+    /// Every datagram the video link delivered (for Sprout's measurement).
+    pub packets: Vec<salsify_metrics::PacketTiming>,
 }
 
 impl<'a> Harness<'a> {
@@ -49,6 +51,7 @@ impl<'a> Harness<'a> {
             receiver_deadline: Instant::FAR_FUTURE,
             decoder_free: Instant::ZERO,
             packet_events: Vec::new(),
+            packets: Vec::new(),
         })
     }
 
@@ -111,6 +114,23 @@ impl<'a> Harness<'a> {
             propagation: link.propagation_delay,
             up_at: Box::new(move |t| failures.up_at(t)),
         }
+    }
+
+    /// Sprout's measurement of the video link over the run, after the configured skip.
+    pub fn network_measure(&self, end: Instant) -> salsify_metrics::SproutMeasure {
+        let link = &self.config.data_link;
+        let until = end.since_epoch();
+        let n = link.trace.opportunities_until(until);
+        let opportunities: Vec<Instant> = (0..n)
+            .map(|i| Instant::ZERO + link.trace.opportunity_time(i))
+            .collect();
+        let capacity = salsify_metrics::LinkCapacity {
+            opportunities: &opportunities,
+            opportunity_bytes: u64::from(link.opportunity_bytes),
+            propagation: link.propagation_delay,
+        };
+        let from = (Instant::ZERO + self.config.network_skip).min(end);
+        salsify_metrics::SproutMeasure::compute(&self.packets, &capacity, from, end)
     }
 
     /// Brings the video link to the end of the run (its capacity counts to the end).

@@ -54,6 +54,10 @@ pub struct SimConfig {
     /// see: 29 for encrypted sessions (`salsify_secure::OVERHEAD`: header and AEAD tag).
     /// Default 0.
     pub datagram_overhead: usize,
+    /// Sprout's measurement of the video link ([`salsify_metrics::SproutMeasure`]) scores
+    /// the run after this much time (Sprout's own experiment skips the first minute).
+    /// Default 0.
+    pub network_skip: Duration,
 }
 
 impl Default for SimConfig {
@@ -68,6 +72,7 @@ impl Default for SimConfig {
             cpu_used: -8,
             record_packets: false,
             datagram_overhead: 0,
+            network_skip: Duration::ZERO,
         }
     }
 }
@@ -216,6 +221,11 @@ impl<'a> Sim<'a> {
             self.sender.handle_picture(now, index, at);
         }
         while let Some(d) = self.h.data_link.poll_delivery(now) {
+            self.h.packets.push(salsify_metrics::PacketTiming {
+                sent: d.enqueued_at,
+                arrived: d.delivered_at,
+                bytes: d.size_bytes as u64,
+            });
             // Bad datagrams are counted by the receiver; the run goes on.
             let _ = self.receiver.handle_datagram(now, &d.payload);
         }
@@ -344,6 +354,7 @@ impl<'a> Sim<'a> {
             .trace()
             .opportunities_until(config.duration)
             * u64::from(self.h.data_link.opportunity_bytes());
+        let network = self.h.network_measure(end);
         let records = self.h.log.into_records()?;
         let run = RunInfo {
             duration: config.duration,
@@ -352,7 +363,8 @@ impl<'a> Sim<'a> {
                 capacity_bytes,
             }),
         };
-        let summary = summarize(&records, &run)?;
+        let mut summary = summarize(&records, &run)?;
+        summary.network = Some(network);
         Ok(SimOutput {
             records,
             summary,

@@ -49,7 +49,11 @@ fn sprout_video_follows_the_forecast_with_low_delay() {
         let p95 = s.delay_p95_ms.unwrap();
         assert!(p95 < 250.0, "{name}: p95 {p95} ms");
         // A forecast per 20 ms tick while data flows.
-        assert!(out.receiver.feedback_sent >= 400, "{name}: {:?}", out.receiver);
+        assert!(
+            out.receiver.feedback_sent >= 400,
+            "{name}: {:?}",
+            out.receiver
+        );
         // The window, not a fixed rate, sizes the frames: a real share of the link is used.
         let util = s.link_utilisation.unwrap();
         assert!(util > 0.2, "{name}: utilisation {util}");
@@ -73,6 +77,10 @@ fn after_loss_sprout_video_recovers_from_an_acknowledged_state() {
     let out = run("sprout", 1500, 0.03, 10);
     describe("sprout lossy", &out);
     assert!(out.sender.recoveries > 0, "{:?}", out.sender);
-    assert!(out.summary.frames_shown >= 150, "shown {}", out.summary.frames_shown);
+    assert!(
+        out.summary.frames_shown >= 150,
+        "shown {}",
+        out.summary.frames_shown
+    );
     assert!(out.receiver.frames_lost > 0);
 }

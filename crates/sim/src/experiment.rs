@@ -187,6 +187,14 @@ pub struct LinkSpec {
     /// eval's run ids, hashed from them) read as they did before the field existed.
     #[serde(skip_serializing_if = "is_zero")]
     pub datagram_overhead_bytes: u32,
+    /// The other direction of a trace prefix: video over `PREFIX.up`, ACKs over
+    /// `PREFIX.down` (Sprout's experiment runs both). Default false, then not written out.
+    #[serde(skip_serializing_if = "is_false")]
+    pub uplink: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -207,6 +215,7 @@ impl Default for LinkSpec {
             loss: 0.0,
             dropout_at_s: 10.0,
             datagram_overhead_bytes: 0,
+            uplink: false,
         }
     }
 }
@@ -304,9 +313,14 @@ impl LinkSpec {
                 format!("{} ms is more than 10 s", self.delay_ms),
             );
         }
-        let (mut data, mut feedback) = match &self.trace {
-            Some(prefix) => trace_pair(prefix)?,
-            None => self.preset_links(seed)?,
+        let (mut data, mut feedback) = match (&self.trace, self.uplink) {
+            (Some(prefix), false) => trace_pair(prefix)?,
+            (Some(prefix), true) => {
+                let (down, up) = trace_pair(prefix)?;
+                (up, down)
+            }
+            (None, false) => self.preset_links(seed)?,
+            (None, true) => return fail("link.uplink", "needs a trace prefix"),
         };
         let queue = match self.queue_packets {
             0 => QueueLimit::UNLIMITED,
@@ -410,6 +424,25 @@ fn trace_pair(prefix: &Path) -> Result<(LinkConfig, LinkConfig), ExperimentError
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_uplink_flag_swaps_a_traces_directions() {
+        let dir = std::env::temp_dir().join(format!("salsify-uplink-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("t.down"), "1\n2\n").unwrap();
+        std::fs::write(dir.join("t.up"), "5\n").unwrap();
+        let mut e = Experiment::default();
+        e.link.trace = Some(dir.join("t"));
+        let down = e.sim_config().unwrap();
+        e.link.uplink = true;
+        let up = e.sim_config().unwrap();
+        assert_eq!(down.data_link.trace, up.feedback_link.trace);
+        assert_eq!(down.feedback_link.trace, up.data_link.trace);
+        assert_ne!(up.data_link.trace, up.feedback_link.trace);
+        e.link.trace = None;
+        assert_eq!(e.sim_config().unwrap_err().field, "link.uplink");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn empty_file_is_the_default_experiment() {

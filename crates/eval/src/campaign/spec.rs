@@ -21,12 +21,13 @@
 //! seeds = [1]                        # optional
 //! videos = ["synthetic"]             # optional
 //! duration_s = 140                   # optional, this group only
-//! figures = ["quality-delay", "time-series"]   # also "queue-size"
+//! figures = ["quality-delay", "time-series"]   # also "queue-size", "sprout"
 //! ```
 //!
 //! A link is a preset of [`crate::experiment::PRESETS`], `trace:NAME` (the prefix NAME in
-//! the traces folder: video over NAME.down, ACKs over NAME.up), `traces:*` (every trace
-//! prefix in that folder, sorted), or a path to a trace prefix.
+//! the traces folder: video over NAME.down, ACKs over NAME.up), `trace-up:NAME` (the other
+//! direction: video over NAME.up, ACKs over NAME.down; named `NAME-up`), `traces:*` (every
+//! trace prefix in that folder, sorted), or a path to a trace prefix.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -45,6 +46,9 @@ pub enum Figure {
     TimeSeries,
     /// Delay and SSIM against the queue size, one line per scheme (figure 9).
     QueueSize,
+    /// Sprout's Figure 1: per link, one panel per scheme of capacity, throughput and
+    /// per-packet delay over time.
+    Sprout,
 }
 
 /// One group of the matrix: every combination of its lists is a run.
@@ -221,7 +225,7 @@ impl Matrix {
         let links = self.resolve_links(group)?;
         let mut runs = Vec::new();
         for scheme in &group.schemes {
-            for (link_name, link_trace, link_preset) in &links {
+            for (link_name, link_trace, link_preset, uplink) in &links {
                 for video in &videos {
                     for &queue in &queues {
                         for &delay in &delays {
@@ -233,6 +237,7 @@ impl Matrix {
                                 e.duration_s = group.duration_s.unwrap_or(d.duration_s);
                                 e.link.trace = link_trace.clone();
                                 e.link.preset = link_preset.clone();
+                                e.link.uplink = *uplink;
                                 e.link.queue_packets = queue as u32;
                                 e.link.delay_ms = delay;
                                 let id = run_id(&e, link_name);
@@ -251,11 +256,11 @@ impl Matrix {
         Ok(runs)
     }
 
-    /// Each link of a group as (name, trace prefix, preset).
+    /// Each link of a group as (name, trace prefix, preset, video over the uplink).
     fn resolve_links(
         &self,
         group: &Group,
-    ) -> Result<Vec<(String, Option<PathBuf>, String)>, MatrixError> {
+    ) -> Result<Vec<(String, Option<PathBuf>, String, bool)>, MatrixError> {
         let preset = self.defaults.link.preset.clone();
         let mut out = Vec::new();
         for link in &group.links {
@@ -270,18 +275,27 @@ impl Matrix {
                     );
                 }
                 for name in prefixes {
-                    out.push((name.clone(), Some(dir.join(&name)), preset.clone()));
+                    out.push((name.clone(), Some(dir.join(&name)), preset.clone(), false));
                 }
             } else if let Some(name) = link.strip_prefix("trace:") {
                 let dir = self.traces_dir(group, link)?;
-                out.push((name.to_string(), Some(dir.join(name)), preset.clone()));
+                out.push((
+                    name.to_string(),
+                    Some(dir.join(name)),
+                    preset.clone(),
+                    false,
+                ));
+            } else if let Some(name) = link.strip_prefix("trace-up:") {
+                let dir = self.traces_dir(group, link)?;
+                let label = format!("{name}-up");
+                out.push((label, Some(dir.join(name)), preset.clone(), true));
             } else if link.contains('/') {
                 let name = Path::new(link)
                     .file_name()
                     .map_or(link.clone(), |n| n.to_string_lossy().into_owned());
-                out.push((name, Some(PathBuf::from(link)), preset.clone()));
+                out.push((name, Some(PathBuf::from(link)), preset.clone(), false));
             } else {
-                out.push((link.clone(), None, link.clone()));
+                out.push((link.clone(), None, link.clone(), false));
             }
         }
         Ok(out)

@@ -28,6 +28,10 @@ pub struct Bin {
     pub delay_mean_ms: Option<f64>,
     /// Largest such delay (ms).
     pub delay_max_ms: Option<f64>,
+    /// Largest time a packet leaving the bottleneck in the bin spent in the link's queue
+    /// (ms; add the propagation delay for its one-way delay). Absent in series written before
+    /// it existed.
+    pub packet_delay_max_ms: Option<f64>,
 }
 
 /// Bins `events` of the video link and the run's frame `records`.
@@ -53,7 +57,20 @@ pub fn bin_run(
         match event.kind {
             LinkEventKind::Opportunity { bytes: b } => bytes[i].0 += b as u64,
             LinkEventKind::Arrival { size_bytes, .. } => bytes[i].1 += size_bytes as u64,
-            LinkEventKind::Departure { size_bytes, .. } => bytes[i].2 += size_bytes as u64,
+            LinkEventKind::Departure {
+                size_bytes,
+                enqueued_at,
+                ..
+            } => {
+                bytes[i].2 += size_bytes as u64;
+                let ms = event
+                    .time
+                    .saturating_duration_since(enqueued_at)
+                    .as_secs_f64()
+                    * 1e3;
+                let max = bins[i].packet_delay_max_ms.get_or_insert(ms);
+                *max = max.max(ms);
+            }
             LinkEventKind::Drop { .. } => bins[i].dropped += 1,
             _ => {}
         }
@@ -86,7 +103,9 @@ pub fn bin_run(
     Ok(bins)
 }
 
-const HEADER: &str = "start_s,capacity_kbps,offered_kbps,delivered_kbps,dropped,frames_shown,delay_mean_ms,delay_max_ms";
+const HEADER: &str = "start_s,capacity_kbps,offered_kbps,delivered_kbps,dropped,frames_shown,delay_mean_ms,delay_max_ms,packet_delay_max_ms";
+/// The header before `packet_delay_max_ms` existed (still read).
+const HEADER_8: &str = "start_s,capacity_kbps,offered_kbps,delivered_kbps,dropped,frames_shown,delay_mean_ms,delay_max_ms";
 
 /// Writes bins as CSV.
 pub fn write_csv(bins: &[Bin], mut out: impl Write) -> io::Result<()> {
@@ -95,7 +114,7 @@ pub fn write_csv(bins: &[Bin], mut out: impl Write) -> io::Result<()> {
     for b in bins {
         writeln!(
             out,
-            "{:.3},{:.3},{:.3},{:.3},{},{},{},{}",
+            "{:.3},{:.3},{:.3},{:.3},{},{},{},{},{}",
             b.start_s,
             b.capacity_kbps,
             b.offered_kbps,
@@ -103,7 +122,8 @@ pub fn write_csv(bins: &[Bin], mut out: impl Write) -> io::Result<()> {
             b.dropped,
             b.frames_shown,
             opt(b.delay_mean_ms),
-            opt(b.delay_max_ms)
+            opt(b.delay_max_ms),
+            opt(b.packet_delay_max_ms)
         )?;
     }
     Ok(())
@@ -112,16 +132,17 @@ pub fn write_csv(bins: &[Bin], mut out: impl Write) -> io::Result<()> {
 /// Reads what [`write_csv`] wrote; the error names the line.
 pub fn read_csv(input: impl BufRead) -> Result<Vec<Bin>, String> {
     let mut lines = input.lines();
-    match lines.next() {
-        Some(Ok(h)) if h == HEADER => {}
+    let columns = match lines.next() {
+        Some(Ok(h)) if h == HEADER => 9,
+        Some(Ok(h)) if h == HEADER_8 => 8,
         _ => return Err("line 1: not a time-series header".into()),
-    }
+    };
     let mut bins = Vec::new();
     for (n, line) in lines.enumerate() {
         let line = line.map_err(|e| e.to_string())?;
         let bad = || format!("line {}: malformed", n + 2);
         let f: Vec<&str> = line.split(',').collect();
-        if f.len() != 8 {
+        if f.len() != columns {
             return Err(bad());
         }
         let num = |s: &str| s.parse::<f64>().map_err(|_| bad());
@@ -141,6 +162,10 @@ pub fn read_csv(input: impl BufRead) -> Result<Vec<Bin>, String> {
             frames_shown: f[5].parse().map_err(|_| bad())?,
             delay_mean_ms: opt(f[6])?,
             delay_max_ms: opt(f[7])?,
+            packet_delay_max_ms: match columns {
+                9 => opt(f[8])?,
+                _ => None,
+            },
         });
     }
     Ok(bins)
@@ -209,10 +234,22 @@ mod tests {
         );
         assert_eq!(bins[0].delay_mean_ms, Some(50.0));
         assert_eq!(bins[1].delay_max_ms, Some(300.0));
+        // The packet that left at 30 ms had queued 10 ms.
+        assert_eq!(bins[0].packet_delay_max_ms, Some(10.0));
+        assert_eq!(bins[1].packet_delay_max_ms, None);
         let mut text = Vec::new();
         write_csv(&bins, &mut text).unwrap();
         assert_eq!(read_csv(&text[..]).unwrap(), bins);
         assert!(read_csv(&b"start_s\n"[..]).is_err());
+        // A series written before the per-packet column still reads.
+        let old = format!("{HEADER_8}\n0.000,1.0,2.0,3.0,0,1,5.000,\n");
+        let read = read_csv(old.as_bytes()).unwrap();
+        assert_eq!(
+            (read[0].delay_mean_ms, read[0].packet_delay_max_ms),
+            (Some(5.0), None)
+        );
+        let short = format!("{HEADER}\n0.000,1.0,2.0,3.0,0,1,5.000,\n");
+        assert!(read_csv(short.as_bytes()).is_err());
     }
 
     proptest::proptest! {

@@ -185,6 +185,67 @@ pub fn time_series(group: &str, runs: &[Entry]) -> Vec<Drawn> {
     out
 }
 
+/// Sprout's Figure 1: per link, one panel per scheme: the link's capacity and the scheme's
+/// throughput, and the largest per-packet delay (queue plus propagation) in each bin.
+pub fn sprout(group: &str, runs: &[Entry]) -> Vec<Drawn> {
+    let mut out = Vec::new();
+    for link in links(runs) {
+        let here = on_link(runs, link);
+        for r in &here {
+            let Ok(bins) = r.result.time_series() else {
+                continue;
+            };
+            let name = label(r, &here);
+            let color = scheme_color(r.scheme());
+            let mut rates = Chart::new(
+                format!("{link}: {name}: capacity and throughput"),
+                Axis::linear("time (s)"),
+                Axis::linear("Mbit/s"),
+            );
+            let capacity = bins
+                .iter()
+                .map(|b| (b.start_s, b.capacity_kbps / 1000.0))
+                .collect();
+            rates.push(Series::step("link capacity", capacity).with_color("#888888"));
+            let through = bins
+                .iter()
+                .map(|b| (b.start_s, b.delivered_kbps / 1000.0))
+                .collect();
+            rates.push(Series::line(name.clone(), through).with_color(color.clone()));
+            let propagation = r.plan.experiment.link.delay_ms as f64;
+            let mut delay = Chart::new(
+                format!("{link}: {name}: per-packet delay"),
+                Axis::linear("time (s)"),
+                Axis::log("delay (ms, log scale), largest per 250 ms"),
+            );
+            let points = bins
+                .iter()
+                .filter_map(|b| b.packet_delay_max_ms.map(|d| (b.start_s, d + propagation)))
+                .collect();
+            delay.push(Series::line(name.clone(), points).with_color(color));
+            let stem = format!("{group}-{}-{}", slug(link), slug(&name));
+            out.push(Drawn {
+                name: format!("{stem}-sprout-throughput"),
+                caption: format!(
+                    "{link}, {name}: the link's capacity (grey) and the scheme's throughput \
+                     through the bottleneck, in 250 ms bins (Sprout's Figure 1, top)."
+                ),
+                svg: rates.to_svg(),
+            });
+            out.push(Drawn {
+                name: format!("{stem}-sprout-delay"),
+                caption: format!(
+                    "{link}, {name}: the largest one-way delay (queue plus {propagation:.0} ms \
+                     propagation) of a packet leaving the bottleneck in each 250 ms bin \
+                     (Sprout's Figure 1, bottom)."
+                ),
+                svg: delay.to_svg(),
+            });
+        }
+    }
+    out
+}
+
 /// Per link: p95 delay and mean SSIM against the queue size, one line per scheme.
 pub fn queue_size(group: &str, runs: &[Entry]) -> Vec<Drawn> {
     let mut out = Vec::new();

@@ -28,6 +28,8 @@ pub struct Context {
 struct Section {
     title: String,
     table: Table,
+    /// Sprout's measurement of the group's runs, where they have it.
+    network: Option<Table>,
     /// Schemes whose delay is below the oracle's ([`tables::bound_violations`]).
     violations: Vec<String>,
     figures: Vec<Drawn>,
@@ -71,6 +73,7 @@ pub fn build(plan: &Plan, results: &BTreeMap<String, RunResult>, context: &Conte
                 Figure::QualityDelay => figures::quality_delay(&g.group.name, &runs),
                 Figure::TimeSeries => figures::time_series(&g.group.name, &runs),
                 Figure::QueueSize => figures::queue_size(&g.group.name, &runs),
+                Figure::Sprout => figures::sprout(&g.group.name, &runs),
             });
         }
         sections.push(Section {
@@ -80,6 +83,7 @@ pub fn build(plan: &Plan, results: &BTreeMap<String, RunResult>, context: &Conte
                 g.group.title.clone()
             },
             table: tables::group_table(&runs),
+            network: tables::network_table(&runs),
             violations: tables::bound_violations(&runs),
             figures: drawn,
             missing: g
@@ -112,6 +116,12 @@ capture time, where a picture never shown counts until the next one is shown. Qo
 paper's two fitted models (video call, driving). Runs are deterministic: the same matrix and \
 seeds give the same numbers.";
 
+const NETWORK_INTRO: &str = "Sprout's measurement of the video link (Winstein et al., NSDI 2013): \
+throughput and capacity over the scored window; the per-packet delay function (at each moment, \
+the time since the newest packet that has arrived was sent) at its 95th percentile; the same for \
+an omniscient sender that sends each packet to arrive exactly at a delivery opportunity; \
+self-inflicted delay is their difference.";
+
 fn markdown(sections: &[Section], comparison: &Table, c: &Context, status: &str) -> String {
     let mut md = String::from("# Salsify evaluation\n\n");
     md += &format!(
@@ -123,6 +133,10 @@ fn markdown(sections: &[Section], comparison: &Table, c: &Context, status: &str)
     for s in sections {
         md += &format!("\n## {}\n\n", s.title);
         md += &s.table.markdown();
+        if let Some(n) = &s.network {
+            md += &format!("\n{NETWORK_INTRO}\n\n");
+            md += &n.markdown();
+        }
         if !s.violations.is_empty() {
             md += "\n";
             for v in &s.violations {
@@ -163,6 +177,10 @@ fn html(sections: &[Section], comparison: &Table, c: &Context, status: &str) -> 
     for s in sections {
         h += &format!("<h2>{}</h2>\n", escape(&s.title));
         h += &s.table.html();
+        if let Some(n) = &s.network {
+            h += &format!("<p>{}</p>\n", escape(NETWORK_INTRO));
+            h += &n.html();
+        }
         for v in &s.violations {
             h += &format!("<p class=\"violation\">&#9888; {}</p>\n", escape(v));
         }
@@ -196,13 +214,18 @@ pub fn write(report: &Report, dir: &Path) -> std::io::Result<()> {
 mod tests {
     use super::*;
 
-    /// A bound violation is a visible line under its group's table in both renderings.
+    /// A bound violation is a visible line under its group's table in both renderings, and
+    /// the network table is shown where a group has one.
     #[test]
     fn bound_violations_are_shown() {
         let flag = "bound violated: salsify-2c p95 812 ms < oracle 905 ms (link cellular)";
         let sections = [Section {
             title: "cellular".into(),
             table: Table::default(),
+            network: Some(Table {
+                header: vec!["self-inflicted delay ms".into()],
+                rows: vec![vec!["62".into()]],
+            }),
             violations: vec![flag.into()],
             figures: vec![],
             missing: vec![],
@@ -215,5 +238,12 @@ mod tests {
             h.contains("<p class=\"violation\">&#9888; bound violated: salsify-2c p95 812 ms &lt; oracle 905 ms (link cellular)</p>"),
             "{h}"
         );
+        // Sprout's network table follows the group's table in both.
+        assert!(
+            md.contains("| self-inflicted delay ms |\n| --- |\n| 62 |"),
+            "{md}"
+        );
+        assert!(md.contains("Sprout's measurement"), "{md}");
+        assert!(h.contains("<th>self-inflicted delay ms</th>"), "{h}");
     }
 }

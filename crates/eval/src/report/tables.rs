@@ -149,6 +149,59 @@ pub fn group_table(runs: &[Entry]) -> Table {
     Table { header, rows }
 }
 
+/// Sprout's network measurement of every run that has one (simulated runs): throughput,
+/// capacity and utilisation over the scored window, the per-packet delay function's p95,
+/// the omniscient sender's, the self-inflicted delay, and for video schemes SSIM and frame
+/// delay. `None` when no run has it.
+pub fn network_table(runs: &[Entry]) -> Option<Table> {
+    let with: Vec<(&Entry, &salsify_metrics::SproutMeasure)> = runs
+        .iter()
+        .filter_map(|r| r.result.summary.network.as_ref().map(|n| (r, n)))
+        .collect();
+    if with.is_empty() {
+        return None;
+    }
+    let header = [
+        "link",
+        "scheme",
+        "scored from (s)",
+        "throughput kbit/s",
+        "capacity kbit/s",
+        "utilisation",
+        "self-inflicted delay ms",
+        "packet delay p95 ms",
+        "omniscient p95 ms",
+        "SSIM dB mean",
+        "frame delay ms mean",
+        "frame delay ms p95",
+    ]
+    .map(String::from)
+    .to_vec();
+    let rows = with
+        .iter()
+        .map(|(r, n)| {
+            let s = &r.result.summary;
+            let video = s.frames_shown > 0;
+            let v = |x: Option<f64>, d| if video { num(x, d) } else { "-".into() };
+            vec![
+                r.link().to_string(),
+                r.scheme().to_string(),
+                format!("{:.0}", n.scored_from_s),
+                format!("{:.0}", n.throughput_kbps),
+                format!("{:.0}", n.capacity_kbps),
+                format!("{:.2}", n.utilisation),
+                num(n.self_inflicted_delay_ms, 0),
+                num(n.delay_p95_ms, 0),
+                num(n.omniscient_delay_p95_ms, 0),
+                v(s.ssim_db_mean, 2),
+                v(s.delay_mean_ms, 0),
+                v(s.delay_p95_ms, 0),
+            ]
+        })
+        .collect();
+    Some(Table { header, rows })
+}
+
 /// The oracle's scheme name.
 const ORACLE: &str = "oracle";
 

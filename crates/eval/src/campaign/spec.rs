@@ -362,6 +362,7 @@ fn check_experiment(group: &Group, id: &str, e: &Experiment) -> Result<(), Matri
     let mut without_trace = e.clone();
     if without_trace.link.trace.take().is_some() {
         without_trace.link.preset = "constant:1000".into();
+        without_trace.link.uplink = false;
     }
     without_trace.sim_config().map_err(fail)?;
     if e.video != "synthetic" && !Path::new(&e.video).is_file() {

@@ -544,11 +544,18 @@ impl LiveRun {
     }
 }
 
-/// Every scheme that runs live crosses the relay and shows its source: the four at once (small
-/// pictures), so the suite stays short. Two receivers learn the scheme, two are told it.
+/// Every scheme that runs live crosses the relay and shows its source: all at once (small
+/// pictures), so the suite stays short. Half the receivers learn the scheme, half are told it.
 #[test]
 fn every_live_scheme_crosses_the_relay_and_matches_its_source() {
-    let live = ["salsify-2c", "salsify-1c", "conventional", "vidaptive"];
+    let live = [
+        "salsify-2c",
+        "salsify-1c",
+        "conventional",
+        "vidaptive",
+        "sprout",
+        "sprout-ewma",
+    ];
     assert!(live.iter().all(|s| SCHEMES.contains(s)));
     let mut runs: Vec<LiveRun> = live
         .iter()

@@ -9,8 +9,6 @@
 //!   padding, congestion window and queue drain; encoder maximum by resolution; initial
 //!   frame drop and QP-based resolution scaling); libvpx's own CBR rate control; NACK and
 //!   keyframe requests repair loss.
-//! - [`conventional::GccSender`] (`"conventional-legacy"`): the earlier hand-written GCC
-//!   ([`gcc`]) with a 2.5x pacer, kept so the two can be compared side by side.
 //! - [`vidaptive::VidaptiveSender`] (`"vidaptive"`): Vidaptive-style. Copa ([`copa`]) sets a
 //!   window and CC-Rate = cwnd / sRTT; the pacer sends at CC-Rate and pads with dummy
 //!   packets; the encoder pauses and resets on pacer delay and gets alpha x CC-Rate, alpha
@@ -35,11 +33,9 @@
 #![warn(missing_docs)]
 
 pub mod alpha;
-pub mod conventional;
 pub mod copa;
 mod core;
 pub mod error;
-pub mod gcc;
 #[cfg(test)]
 mod golden;
 pub mod history;
@@ -57,10 +53,8 @@ pub mod vidaptive;
 pub mod webrtc;
 pub mod wire;
 
-pub use conventional::GccSender;
 pub use core::deadband_passes;
 pub use error::{ConfigError, PacketError, ReceiverBuildError};
-pub use gcc::GccConfig;
 pub use oracle::{LinkForecast, OracleConfig, OracleRule, OracleSender};
 pub use rate::Bitrate;
 pub use receiver::{BaselineReceiver, ReceiverConfig};

@@ -7,8 +7,8 @@
 //! kind 1 media (header 20 B, then the payload):
 //!   2 transport_seq u32 | 6 media_seq u32 | 10 frame u32 | 14 fragment u16 | 16 count u16
 //!   18 flags u8 (bit 0 keyframe, bit 1 retransmission)
-//!   19 scheme u8 (1 conventional, 2 vidaptive, 3 oracle, 4 conventional-legacy: see
-//!   `scheme_of`)
+//!   19 scheme u8 (1 conventional, 2 vidaptive, 3 oracle; 4 was a retired scheme's
+//!   and is unknown now: see `scheme_of`)
 //! kind 2 padding: 2 transport_seq u32, then any filler (ignored)
 //! kind 3 feedback: 2 base_seq u32 | 6 count u16 | then `count` arrival times, u64 each:
 //!   microseconds on the receiver's clock of transport_seq base_seq + i, or u64::MAX = not

@@ -41,7 +41,7 @@ enum Command {
     /// --display shows the received video in a window.
     Demo(Box<demo::DemoArgs>),
     /// Stream video to a receiver over UDP (--scheme: salsify-2c, salsify-1c, the Salsify
-    /// ablations, conventional, conventional-legacy or vidaptive).
+    /// ablations, conventional or vidaptive).
     Send(Box<send::SendArgs>),
     /// Write a key pair for encrypted sessions: NAME.key (private, for this side's --key)
     /// and NAME.pub (public, for the peer's --peer-key).

@@ -5,9 +5,8 @@
 //! the [`Executor`].
 //!
 //! Scheme parameters come from experiment files: [`SchemeParams`] holds one optional table per
-//! scheme family (`[salsify]`, `[salsify_receiver]`, `[conventional]`, `[conventional_legacy]`,
-//! `[vidaptive]`, `[oracle]`), each the scheme's own serde config with documented defaults; a
-//! scheme name then picks the family and its variant (`salsify-1c` is `[salsify]` encoded on
+//! scheme family (`[salsify]`, `[salsify_receiver]`, `[conventional]`, `[vidaptive]`,
+//! `[oracle]`), each the scheme's own serde config with documented defaults; a scheme name then picks the family and its variant (`salsify-1c` is `[salsify]` encoded on
 //! one core).
 
 #![forbid(unsafe_code)]

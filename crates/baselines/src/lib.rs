@@ -45,6 +45,7 @@ pub mod oracle;
 pub mod pacer;
 pub mod rate;
 pub mod receiver;
+mod receiver_config;
 pub mod scheme;
 pub mod sender;
 pub mod serde_units;

@@ -2,7 +2,7 @@
 
 use salsify_time::{Bitrate, Duration};
 
-use crate::receiver::ReceiverConfig;
+use crate::receiver_config::ReceiverConfig;
 
 /// The shortest transport-feedback period (`kMinInterval`, remote_estimator_proxy.cc).
 pub const TWCC_MIN_INTERVAL: Duration = Duration::from_millis(50);
@@ -102,6 +102,16 @@ impl Scheme {
             Scheme::Conventional => Some(twcc_feedback_interval(Some(RECEIVE_ONLY_SEND_TARGET))),
             Scheme::Vidaptive => None,
             Scheme::Oracle => ReceiverConfig::default().feedback_interval,
+        }
+    }
+}
+
+impl ReceiverConfig {
+    /// The defaults with the feedback `scheme` needs ([`Scheme::feedback_interval`]).
+    pub fn for_scheme(scheme: Scheme) -> Self {
+        ReceiverConfig {
+            feedback_interval: scheme.feedback_interval(),
+            ..ReceiverConfig::default()
         }
     }
 }

@@ -17,6 +17,7 @@ mod report_cmd;
 mod runtime;
 mod send;
 mod sim_cmd;
+mod size;
 mod window;
 
 use anyhow::Result;

@@ -15,6 +15,7 @@ pub mod quality;
 pub mod scale;
 pub mod search;
 pub mod state;
+mod state_hash;
 pub mod synthetic;
 mod vpx;
 pub mod y4m;

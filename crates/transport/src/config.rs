@@ -64,24 +64,10 @@ use salsify_time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::encode_time::EncodeTimeConfig;
+pub use crate::error::ConfigError;
 use crate::serde_units::{millis, quality};
 
 use crate::wire::{MAX_HELD_STATES, MAX_PAYLOAD};
-
-/// A configuration value out of range.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum ConfigError {
-    /// `field` is invalid for the stated reason.
-    #[error("invalid {field}: {reason}")]
-    Invalid {
-        /// The offending field, named as in experiment files (`delay_target_ms`,
-        /// `pacing.min_gap_ms`), so the message points at the line to fix.
-        field: &'static str,
-        /// What is wrong with it.
-        reason: String,
-    },
-}
 
 fn invalid(field: &'static str, reason: impl Into<String>) -> Result<(), ConfigError> {
     Err(ConfigError::Invalid {

@@ -27,7 +27,7 @@
 
 use salsify_time::{duration_micros, Duration, Instant};
 
-use crate::sender::Choice;
+use salsify_endpoint::Choice;
 
 /// The paper's budget for the next frame, in bytes: `MTU x (d / tau - N)`, clamped at zero.
 ///

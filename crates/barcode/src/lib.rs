@@ -8,6 +8,9 @@
 //!   rejecting a damaged code (an ambiguous cell or a failed check) instead of guessing;
 //! - [`score`]: luma SSIM of the rows below the band, so the band (identical in source and
 //!   output when read) does not flatter the score.
+//!
+//! Layer 2 of the workspace (README, "Layout"): on `salsify-codec` and `salsify-metrics`; the
+//! black-box peers (`salsify-peer`) and the command's `salsify barcode` use it.
 
 pub mod band;
 pub mod code;

@@ -26,6 +26,10 @@
 //! datagrams name the sending [`Scheme`] ([`wire::scheme_of`]). [`BaselineSender`] builds
 //! any sender by scheme. Configurations read from experiment files (serde, durations in ms,
 //! rates in kb/s) and check themselves (`validate`, errors naming the field).
+//!
+//! Layer 2 of the workspace (README, "Layout"): on `salsify-time`, `salsify-codec` and
+//! `salsify-endpoint`, beside Salsify's own transport (`salsify-transport`); `salsify-schemes`
+//! builds them by name.
 
 // One audited exception: `webrtc::controller` asserts that the `goog_cc` controller may move
 // between threads (its trait object lacks a `Send` bound; everything in it is owned data).

@@ -1,4 +1,8 @@
 //! `salsify`: low-latency video after Salsify (NSDI 2018). See `salsify --help`.
+//!
+//! Layer 6, the top of the workspace (README, "Layout"): the command sits on the drivers
+//! (`salsify-runtime`, `salsify-sim` through `salsify-eval`), the black-box peers
+//! (`salsify-peer`), the window and the barcodes; no crate depends on it.
 
 mod barcode_cmd;
 mod bench_codec;

@@ -81,8 +81,8 @@ pub struct SchemeArgs {
     /// only in the simulator.)
     #[arg(long)]
     pub scheme: Option<String>,
-    /// Scheme parameters: a TOML file with the tables of experiment files ([salsify],
-    /// [salsify_receiver], [conventional], [vidaptive]); the flags
+    /// Scheme parameters: a TOML file with the tables of experiment files (`salsify`,
+    /// `salsify_receiver`, `conventional`, `vidaptive`); the flags
     /// below override it.
     #[arg(long)]
     pub scheme_params: Option<PathBuf>,

@@ -13,6 +13,9 @@
 //!
 //! Everything here is a pure function of its inputs, so two runs with the same per-frame log
 //! give the same summary bit for bit.
+//!
+//! Layer 1 of the workspace (README, "Layout"): on `salsify-time` and `salsify-codec`; the
+//! simulator, the evaluation, the barcodes and the black-box peers score with it.
 
 pub mod blackbox;
 pub mod delay;

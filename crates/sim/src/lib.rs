@@ -8,6 +8,10 @@
 //! scheme. The codec is real (libvpx encodes and decodes every frame), but its time is charged
 //! from a [`CostModel`], and every source of randomness is seeded, so the same configuration
 //! gives the same per-frame log.
+//!
+//! Layer 4 of the workspace (README, "Layout"): on `salsify-schemes`, `salsify-netem` and
+//! `salsify-metrics`, the virtual-time twin of `salsify-runtime`; the evaluation (`salsify-eval`)
+//! and the black-box peers run it.
 
 mod config;
 mod cost;

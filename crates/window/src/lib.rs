@@ -24,6 +24,9 @@
 //!
 //! Colours: pictures are shown as BT.601 limited-range YUV, VP8's colour space (SDL would
 //! otherwise switch to BT.709 above 576 lines).
+//!
+//! Layer 1 of the workspace (README, "Layout"): on `salsify-codec` only; only the command
+//! (`salsify`, crates/cli) opens it.
 
 #![warn(missing_docs)]
 

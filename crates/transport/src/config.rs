@@ -228,9 +228,10 @@ pub struct SlowLinkConfig {
     /// Cap the probe interval also at `ack_timeout_factor x pace` (at least
     /// `outage_probe_interval`; [`crate::decision::probe_interval_cap`]): on a fast link a
     /// probe costs next to nothing and need not back off (measured: intermittent link p95
-    /// 257 -> 132 ms, ACK-stall link 2309 -> 1973 ms). Off by default: tau is the time per
-    /// fragment *received*, short fragments included, so on a slow link the cap can let
-    /// probes of full fragments offer more than the link carries during a false outage.
+    /// 257 -> 132 ms, ACK-stall link 2309 -> 1973 ms). Default true. The risk it takes: tau
+    /// is the time per fragment *received*, short fragments included, so on a slow link the
+    /// cap can let probes of full fragments offer more than the link carries during a false
+    /// outage.
     pub paced_probe_cap: bool,
     /// With nothing in flight (the link idle as far as the sender knows), a frame is forced
     /// out after this many skips in a row, instead of `max_consecutive_skips`: one fragment

@@ -17,6 +17,10 @@
 //! The loop is the one every driver of the project runs ("mutate, then drain `poll_output`
 //! until `Timeout`"): feed each endpoint what arrived, then drain it, then jump to the
 //! earliest deadline of anything. See docs/embedding.md.
+//!
+//! Outside the layers of the workspace (README, "Layout"): it sits on top, beside the
+//! command, and uses only layers 0 to 3 (`salsify-time`, `salsify-codec`,
+//! `salsify-endpoint`, `salsify-netem`, `salsify-schemes`), as another program would.
 
 use std::collections::{BTreeMap, HashMap};
 

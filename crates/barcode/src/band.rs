@@ -11,17 +11,8 @@
 
 use salsify_codec::{Image, PlaneId};
 
-use crate::code::WORD_BITS;
-use crate::BarcodeError;
-
-/// Luma rows of the band.
-pub const BAND_ROWS: u32 = 16;
-/// Cells across the band, one per bit of the code word.
-pub const CELLS: usize = WORD_BITS;
-/// Narrowest picture: cells of at least 8 pixels.
-pub const MIN_WIDTH: u32 = 8 * CELLS as u32;
-/// Lowest picture: the band plus three times its height of picture to score.
-pub const MIN_HEIGHT: u32 = 4 * BAND_ROWS;
+use crate::error::BarcodeError;
+pub use crate::format::{BAND_ROWS, CELLS, MIN_HEIGHT, MIN_WIDTH};
 
 /// Luma of a 0 cell.
 const DARK: u8 = 16;

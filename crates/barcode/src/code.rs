@@ -3,17 +3,10 @@
 //! bits in a word this short, and neither the all-dark nor the all-bright band is a valid
 //! word (tested), so a blank or saturated band never reads as a frame.
 
-use crate::BarcodeError;
 use crc::{Crc, CRC_16_IBM_3740};
 
-/// Bits of frame id: 2^24 frames is 77 hours at 60 fps.
-pub const ID_BITS: usize = 24;
-/// Bits of check word.
-pub const CHECK_BITS: usize = 16;
-/// Bits of a code word.
-pub const WORD_BITS: usize = ID_BITS + CHECK_BITS;
-/// The largest frame id a barcode carries.
-pub const MAX_FRAME_ID: u64 = (1 << ID_BITS) - 1;
+use crate::error::BarcodeError;
+pub use crate::format::{CHECK_BITS, ID_BITS, MAX_FRAME_ID, WORD_BITS};
 
 const CHECK: Crc<u16> = Crc::<u16>::new(&CRC_16_IBM_3740);
 

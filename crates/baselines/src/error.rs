@@ -1,7 +1,5 @@
 //! The crate's errors: one `thiserror` enum per operation, each naming what was wrong.
 
-use crate::wire::WireError;
-
 /// A configuration value out of range; `field` is the name in experiment files (with its
 /// table, e.g. `copa.delta`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -87,4 +85,46 @@ pub(crate) fn datagram_error(e: PacketError) -> salsify_endpoint::DatagramError 
         }
         e => salsify_endpoint::DatagramError::rejected(e),
     }
+}
+
+/// Why a datagram could not be parsed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum WireError {
+    /// Shorter than its kind needs.
+    #[error("{kind} datagram of {len} bytes is too short (needs {need})")]
+    Truncated {
+        /// Which kind.
+        kind: &'static str,
+        /// Its length.
+        len: usize,
+        /// Bytes needed.
+        need: usize,
+    },
+    /// The first byte is not [`TAG`](crate::wire::TAG): not a baseline datagram.
+    #[error("not a baseline datagram (first byte {0:#04x})")]
+    Tag(u8),
+    /// An unknown kind.
+    #[error("unknown datagram kind {0}")]
+    Kind(u8),
+    /// Fragment index not below the count, or a count out of range.
+    #[error("fragment {index} of {count}")]
+    Fragment {
+        /// Index.
+        index: u16,
+        /// Count.
+        count: u16,
+    },
+    /// Unknown flag bits.
+    #[error("reserved flag bits set: {0:#04x}")]
+    Reserved(u8),
+    /// A media header's scheme byte names no scheme.
+    #[error("unknown scheme {0} in a media header")]
+    Scheme(u8),
+    /// A list longer than the format allows.
+    #[error("{0} entries is more than the format allows")]
+    TooManyEntries(usize),
+    /// Bytes after the last field.
+    #[error("{0} trailing bytes")]
+    Trailing(usize),
 }

@@ -24,8 +24,8 @@ use salsify_time::{Bitrate, Instant};
 
 use crate::jitter::{JitterReceiver, Output};
 use crate::{
-    BaselineSender, ConventionalConfig, GccConfig, GccSender, ReceiverConfig, VidaptiveConfig,
-    VidaptiveSender, WebrtcSender,
+    BaselineSender, ConventionalConfig, ReceiverConfig, VidaptiveConfig, VidaptiveSender,
+    WebrtcSender,
 };
 
 const OPP_BYTES: u32 = 1500;
@@ -250,16 +250,6 @@ fn run(
                 ..Default::default()
             },
         ),
-        "conventional-legacy" => {
-            let g = GccConfig::default();
-            (
-                BaselineSender::ConventionalLegacy(GccSender::new(g, (w, h)).unwrap()),
-                ReceiverConfig {
-                    feedback_interval: Some(g.feedback_interval),
-                    ..Default::default()
-                },
-            )
-        }
         _ => (
             BaselineSender::Vidaptive(
                 VidaptiveSender::new(VidaptiveConfig::default(), (w, h)).unwrap(),
@@ -463,7 +453,6 @@ fn run(
     }
     let s = match &sender {
         BaselineSender::Conventional(c) => c.counters(),
-        BaselineSender::ConventionalLegacy(c) => c.counters(),
         BaselineSender::Vidaptive(v) => v.counters(),
         BaselineSender::Oracle(o) => o.counters(),
     };
@@ -499,42 +488,13 @@ fn run(
 /// picture, seconds) and the digest recorded before the refactor.
 ///
 /// The `conventional` scheme's digests were re-recorded when it moved onto libwebrtc's
-/// controller (`goog_cc`, issue 14); the hand-written GCC's are kept as
-/// `conventional-legacy` with their original digests (the scheme byte is not hashed). They
-/// were re-recorded again when libwebrtc's encoder bitrate adjuster became the scheme's
-/// default (issue 14, second round: the encoder is asked for 1/1.2 of its target for the
-/// first 30 frames of each coded size).
-const SCENARIOS: [(&str, &str, u64, u64, u64, u64, u64); 9] = [
+/// controller (`goog_cc`, issue 14), and again when libwebrtc's encoder bitrate adjuster
+/// became the scheme's default (issue 14, second round: the encoder is asked for 1/1.2 of
+/// its target for the first 30 frames of each coded size).
+const SCENARIOS: [(&str, &str, u64, u64, u64, u64, u64); 6] = [
     ("conventional", "switch", 53, 0, 0, 22, 0x4d2d29bccce6fadd),
     ("conventional", "updown", 0, 29, 41, 30, 0xfe7e36b2d28332bf),
     ("conventional", "flat", 37, 0, 13, 15, 0x0f5f5b8e4d93d22d),
-    (
-        "conventional-legacy",
-        "switch",
-        53,
-        0,
-        0,
-        22,
-        0x1d12f77fb88062a1,
-    ),
-    (
-        "conventional-legacy",
-        "updown",
-        0,
-        29,
-        41,
-        30,
-        0xbc05f2b71163fd7b,
-    ),
-    (
-        "conventional-legacy",
-        "flat",
-        37,
-        0,
-        13,
-        15,
-        0x3a30cebf891afc39,
-    ),
     ("vidaptive", "switch", 0, 0, 0, 22, 0x2d7b44d5109096e9),
     ("vidaptive", "updown", 61, 31, 43, 40, 0x592580fde7f632e7),
     ("vidaptive", "flat", 41, 0, 17, 15, 0xfc922a768183484b),

@@ -20,7 +20,7 @@ use std::collections::{BTreeMap, VecDeque};
 use salsify_time::Instant;
 
 use crate::error::PacketError;
-use crate::receiver::ReceiverConfig;
+use crate::receiver_config::ReceiverConfig;
 use crate::scheme::Scheme;
 use crate::stats::ReceiverCounters;
 use crate::wire::{Feedback, MediaHeader, Packet, MAX_FEEDBACK_ENTRIES, MAX_NACK_ENTRIES};

@@ -9,8 +9,6 @@
 //!   padding, congestion window and queue drain; encoder maximum by resolution; initial
 //!   frame drop and QP-based resolution scaling); libvpx's own CBR rate control; NACK and
 //!   keyframe requests repair loss.
-//! - [`conventional::GccSender`] (`"conventional-legacy"`): the earlier hand-written GCC
-//!   ([`gcc`]) with a 2.5x pacer, kept so the two can be compared side by side.
 //! - [`vidaptive::VidaptiveSender`] (`"vidaptive"`): Vidaptive-style. Copa ([`copa`]) sets a
 //!   window and CC-Rate = cwnd / sRTT; the pacer sends at CC-Rate and pads with dummy
 //!   packets; the encoder pauses and resets on pacer delay and gets alpha x CC-Rate, alpha
@@ -28,6 +26,10 @@
 //! datagrams name the sending [`Scheme`] ([`wire::scheme_of`]). [`BaselineSender`] builds
 //! any sender by scheme. Configurations read from experiment files (serde, durations in ms,
 //! rates in kb/s) and check themselves (`validate`, errors naming the field).
+//!
+//! Layer 2 of the workspace (README, "Layout"): on `salsify-time`, `salsify-codec` and
+//! `salsify-endpoint`, beside Salsify's own transport (`salsify-transport`); `salsify-schemes`
+//! builds them by name.
 
 // One audited exception: `webrtc::controller` asserts that the `goog_cc` controller may move
 // between threads (its trait object lacks a `Send` bound; everything in it is owned data).
@@ -35,11 +37,9 @@
 #![warn(missing_docs)]
 
 pub mod alpha;
-pub mod conventional;
 pub mod copa;
 mod core;
 pub mod error;
-pub mod gcc;
 #[cfg(test)]
 mod golden;
 pub mod history;
@@ -49,6 +49,7 @@ pub mod oracle;
 pub mod pacer;
 pub mod rate;
 pub mod receiver;
+mod receiver_config;
 pub mod scheme;
 pub mod sender;
 pub mod serde_units;
@@ -58,10 +59,8 @@ pub mod vidaptive;
 pub mod webrtc;
 pub mod wire;
 
-pub use conventional::GccSender;
 pub use core::deadband_passes;
 pub use error::{ConfigError, PacketError, ReceiverBuildError};
-pub use gcc::GccConfig;
 pub use oracle::{LinkForecast, OracleConfig, OracleRule, OracleSender};
 pub use rate::Bitrate;
 pub use receiver::{BaselineReceiver, ReceiverConfig};

@@ -12,9 +12,22 @@ use std::collections::VecDeque;
 
 use salsify_time::{Duration, Instant};
 
-use crate::gcc::probe::ProbeCluster;
 use crate::rate::Bitrate;
 use crate::wire::MediaHeader;
+
+/// One probe cluster to send: libwebrtc's `ProbeClusterConfig` as the congestion controller
+/// asks for it (`NetworkControlUpdate::probe_cluster_configs`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ProbeCluster {
+    /// Its id (carried with each packet's feedback).
+    pub id: u32,
+    /// The rate to send it at.
+    pub rate: Bitrate,
+    /// At least this many packets ...
+    pub min_packets: u32,
+    /// ... and this many bytes.
+    pub min_bytes: usize,
+}
 
 /// A probe cluster not started within this time is dropped (libwebrtc `BitrateProber`'s
 /// `kProbeClusterTimeout`, 5 s).

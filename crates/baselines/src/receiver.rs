@@ -24,76 +24,15 @@ use salsify_codec::{Image, PlainDecoder};
 use salsify_endpoint::{
     DatagramError, Displayed, ReceiverEndpoint, ReceiverEvent, ReceiverOutput, ReceiverStats,
 };
-use salsify_time::{Duration, Instant};
+use salsify_time::Instant;
 
-use crate::error::{datagram_error, ConfigError, ReceiverBuildError};
+use crate::error::{datagram_error, ReceiverBuildError};
 use crate::jitter::{JitterReceiver, Output};
 use crate::scheme::Scheme;
 use crate::stats::ReceiverCounters;
 
 pub use crate::jitter::MAX_MISSING;
-
-/// Receiver parameters, as experiment files name them (durations in ms; unknown fields
-/// refused).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct ReceiverConfig {
-    /// Feedback period; `None` = one feedback per packet (`feedback_interval_ms = 0`).
-    /// Default 100 ms. See [`Scheme::feedback_interval`] for what each scheme needs.
-    #[serde(
-        rename = "feedback_interval_ms",
-        with = "crate::serde_units::opt_millis"
-    )]
-    pub feedback_interval: Option<Duration>,
-    /// NACK repeat interval. Default 100 ms (libwebrtc repeats after one RTT; the testbed's
-    /// round trip is 40-50 ms plus queueing).
-    #[serde(rename = "nack_retry_ms", with = "crate::serde_units::millis")]
-    pub nack_retry: Duration,
-    /// NACKs per missing packet before giving up. Default 10.
-    pub max_nack_retries: u32,
-    /// PLI repeat interval while waiting for a keyframe. Default 200 ms (libwebrtc's
-    /// `max_wait_for_keyframe`).
-    #[serde(rename = "pli_interval_ms", with = "crate::serde_units::millis")]
-    pub pli_interval: Duration,
-}
-
-impl Default for ReceiverConfig {
-    fn default() -> Self {
-        ReceiverConfig {
-            feedback_interval: Some(Duration::from_millis(100)),
-            nack_retry: Duration::from_millis(100),
-            max_nack_retries: 10,
-            pli_interval: Duration::from_millis(200),
-        }
-    }
-}
-
-impl ReceiverConfig {
-    /// The defaults with the feedback `scheme` needs ([`Scheme::feedback_interval`]).
-    pub fn for_scheme(scheme: Scheme) -> Self {
-        ReceiverConfig {
-            feedback_interval: scheme.feedback_interval(),
-            ..ReceiverConfig::default()
-        }
-    }
-
-    /// Checks ranges; the error names the field.
-    pub fn validate(&self) -> Result<(), ConfigError> {
-        if self.feedback_interval.is_some_and(|d| d.is_zero()) {
-            return Err(ConfigError::invalid(
-                "feedback_interval_ms",
-                "must be above 0 (per-packet feedback is None)",
-            ));
-        }
-        if self.nack_retry.is_zero() {
-            return Err(ConfigError::invalid("nack_retry_ms", "must be above 0"));
-        }
-        if self.pli_interval.is_zero() {
-            return Err(ConfigError::invalid("pli_interval_ms", "must be above 0"));
-        }
-        Ok(())
-    }
-}
+pub use crate::receiver_config::ReceiverConfig;
 
 /// The baseline receiver: jitter buffer, feedback, NACK and PLI, and its VP8 decoder.
 pub struct BaselineReceiver {
@@ -243,6 +182,7 @@ mod tests {
     use super::*;
     use crate::wire::{MediaHeader, Packet, TAG};
     use salsify_codec::{scale, CbrConfig, CbrEncoder, SyntheticSource};
+    use salsify_time::Duration;
 
     /// One media datagram carrying a whole frame.
     fn datagram(n: u32, data: &[u8], keyframe: bool, scheme: Scheme) -> Vec<u8> {

@@ -2,8 +2,7 @@
 
 use salsify_time::{Bitrate, Duration};
 
-use crate::gcc::GccConfig;
-use crate::receiver::ReceiverConfig;
+use crate::receiver_config::ReceiverConfig;
 
 /// The shortest transport-feedback period (`kMinInterval`, remote_estimator_proxy.cc).
 pub const TWCC_MIN_INTERVAL: Duration = Duration::from_millis(50);
@@ -54,8 +53,6 @@ pub enum Scheme {
     /// WebRTC: libwebrtc's GoogCC (the `goog_cc` port) and video sender, libvpx CBR
     /// ([`crate::WebrtcSender`]).
     Conventional,
-    /// The earlier hand-written GCC + libvpx CBR ([`crate::GccSender`]), kept for comparison.
-    ConventionalLegacy,
     /// Vidaptive-style: Copa + padding + pause/reset + alpha ([`crate::VidaptiveSender`]).
     Vidaptive,
     /// The oracle ([`crate::OracleSender`]).
@@ -64,18 +61,12 @@ pub enum Scheme {
 
 impl Scheme {
     /// Every scheme.
-    pub const ALL: [Scheme; 4] = [
-        Scheme::Conventional,
-        Scheme::ConventionalLegacy,
-        Scheme::Vidaptive,
-        Scheme::Oracle,
-    ];
+    pub const ALL: [Scheme; 3] = [Scheme::Conventional, Scheme::Vidaptive, Scheme::Oracle];
 
     /// Its name in experiment files (and `SenderEndpoint::scheme`).
     pub fn name(self) -> &'static str {
         match self {
             Scheme::Conventional => "conventional",
-            Scheme::ConventionalLegacy => "conventional-legacy",
             Scheme::Vidaptive => "vidaptive",
             Scheme::Oracle => "oracle",
         }
@@ -86,11 +77,11 @@ impl Scheme {
         Scheme::ALL.into_iter().find(|s| s.name() == name)
     }
 
-    /// Its code in a media header's byte 19.
+    /// Its code in a media header's byte 19. Code 4 belonged to a retired scheme (the
+    /// hand-written GCC that libwebrtc's controller replaced) and is now unknown, like 0.
     pub fn wire_id(self) -> u8 {
         match self {
             Scheme::Conventional => 1,
-            Scheme::ConventionalLegacy => 4,
             Scheme::Vidaptive => 2,
             Scheme::Oracle => 3,
         }
@@ -103,16 +94,24 @@ impl Scheme {
 
     /// The receiver feedback period the scheme's sender needs with default parameters:
     /// libwebrtc's period for a receiver that only receives for the conventional scheme
-    /// ([`twcc_feedback_interval`] of [`RECEIVE_ONLY_SEND_TARGET`], 50 ms); the legacy GCC's
-    /// [`GccConfig::feedback_interval`]; `None` (a report after every packet) for
+    /// ([`twcc_feedback_interval`] of [`RECEIVE_ONLY_SEND_TARGET`], 50 ms); `None` (a report after every packet) for
     /// Vidaptive, whose Copa needs an ACK per packet; the default for the oracle (which
     /// ignores feedback).
     pub fn feedback_interval(self) -> Option<Duration> {
         match self {
             Scheme::Conventional => Some(twcc_feedback_interval(Some(RECEIVE_ONLY_SEND_TARGET))),
-            Scheme::ConventionalLegacy => Some(GccConfig::default().feedback_interval),
             Scheme::Vidaptive => None,
             Scheme::Oracle => ReceiverConfig::default().feedback_interval,
+        }
+    }
+}
+
+impl ReceiverConfig {
+    /// The defaults with the feedback `scheme` needs ([`Scheme::feedback_interval`]).
+    pub fn for_scheme(scheme: Scheme) -> Self {
+        ReceiverConfig {
+            feedback_interval: scheme.feedback_interval(),
+            ..ReceiverConfig::default()
         }
     }
 }
@@ -139,14 +138,8 @@ mod tests {
             Scheme::Conventional.feedback_interval(),
             Some(Duration::from_millis(50))
         );
-        assert_eq!(
-            Scheme::ConventionalLegacy.feedback_interval(),
-            Some(Duration::from_millis(100))
-        );
-        assert_eq!(
-            Scheme::from_name("conventional-legacy"),
-            Some(Scheme::ConventionalLegacy)
-        );
+        // The retired hand-written GCC's code is no scheme's any more.
+        assert_eq!(Scheme::from_wire_id(4), None);
         assert_eq!(Scheme::Vidaptive.feedback_interval(), None);
     }
 

@@ -11,8 +11,8 @@ use salsify_time::Instant;
 use crate::error::ConfigError;
 use crate::scheme::Scheme;
 use crate::{
-    ConventionalConfig, GccConfig, GccSender, LinkForecast, OracleConfig, OracleSender,
-    VidaptiveConfig, VidaptiveSender, WebrtcSender,
+    ConventionalConfig, LinkForecast, OracleConfig, OracleSender, VidaptiveConfig, VidaptiveSender,
+    WebrtcSender,
 };
 
 /// One of the baseline senders.
@@ -20,8 +20,6 @@ use crate::{
 pub enum BaselineSender {
     /// libwebrtc's GoogCC and video sender.
     Conventional(WebrtcSender),
-    /// The earlier hand-written GCC.
-    ConventionalLegacy(GccSender),
     /// Vidaptive-style Copa.
     Vidaptive(VidaptiveSender),
     /// The oracle (simulator only).
@@ -36,11 +34,6 @@ impl BaselineSender {
         source: (u32, u32),
     ) -> Result<Self, ConfigError> {
         WebrtcSender::new(config, source).map(BaselineSender::Conventional)
-    }
-
-    /// The legacy conventional sender ([`GccSender::new`]).
-    pub fn conventional_legacy(config: GccConfig, source: (u32, u32)) -> Result<Self, ConfigError> {
-        GccSender::new(config, source).map(BaselineSender::ConventionalLegacy)
     }
 
     /// The Vidaptive-style sender for a `source` = (width, height) camera
@@ -58,7 +51,6 @@ impl BaselineSender {
     pub fn kind(&self) -> Scheme {
         match self {
             BaselineSender::Conventional(_) => Scheme::Conventional,
-            BaselineSender::ConventionalLegacy(_) => Scheme::ConventionalLegacy,
             BaselineSender::Vidaptive(_) => Scheme::Vidaptive,
             BaselineSender::Oracle(_) => Scheme::Oracle,
         }
@@ -67,7 +59,6 @@ impl BaselineSender {
     fn endpoint(&self) -> &dyn SenderEndpoint {
         match self {
             BaselineSender::Conventional(s) => s,
-            BaselineSender::ConventionalLegacy(s) => s,
             BaselineSender::Vidaptive(s) => s,
             BaselineSender::Oracle(s) => s,
         }
@@ -76,7 +67,6 @@ impl BaselineSender {
     fn endpoint_mut(&mut self) -> &mut dyn SenderEndpoint {
         match self {
             BaselineSender::Conventional(s) => s,
-            BaselineSender::ConventionalLegacy(s) => s,
             BaselineSender::Vidaptive(s) => s,
             BaselineSender::Oracle(s) => s,
         }

@@ -7,8 +7,8 @@
 //! kind 1 media (header 20 B, then the payload):
 //!   2 transport_seq u32 | 6 media_seq u32 | 10 frame u32 | 14 fragment u16 | 16 count u16
 //!   18 flags u8 (bit 0 keyframe, bit 1 retransmission)
-//!   19 scheme u8 (1 conventional, 2 vidaptive, 3 oracle, 4 conventional-legacy: see
-//!   `scheme_of`)
+//!   19 scheme u8 (1 conventional, 2 vidaptive, 3 oracle; 4 was a retired scheme's
+//!   and is unknown now: see `scheme_of`)
 //! kind 2 padding: 2 transport_seq u32, then any filler (ignored)
 //! kind 3 feedback: 2 base_seq u32 | 6 count u16 | then `count` arrival times, u64 each:
 //!   microseconds on the receiver's clock of transport_seq base_seq + i, or u64::MAX = not
@@ -28,6 +28,7 @@
 
 use salsify_time::Instant;
 
+pub use crate::error::WireError;
 use crate::scheme::Scheme;
 
 /// The first byte of every baseline datagram.
@@ -51,48 +52,6 @@ const KIND_PLI: u8 = 5;
 const FLAG_KEYFRAME: u8 = 1;
 const FLAG_RETRANSMISSION: u8 = 2;
 const NOT_RECEIVED: u64 = u64::MAX;
-
-/// Why a datagram could not be parsed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum WireError {
-    /// Shorter than its kind needs.
-    #[error("{kind} datagram of {len} bytes is too short (needs {need})")]
-    Truncated {
-        /// Which kind.
-        kind: &'static str,
-        /// Its length.
-        len: usize,
-        /// Bytes needed.
-        need: usize,
-    },
-    /// The first byte is not [`TAG`]: not a baseline datagram.
-    #[error("not a baseline datagram (first byte {0:#04x})")]
-    Tag(u8),
-    /// An unknown kind.
-    #[error("unknown datagram kind {0}")]
-    Kind(u8),
-    /// Fragment index not below the count, or a count out of range.
-    #[error("fragment {index} of {count}")]
-    Fragment {
-        /// Index.
-        index: u16,
-        /// Count.
-        count: u16,
-    },
-    /// Unknown flag bits.
-    #[error("reserved flag bits set: {0:#04x}")]
-    Reserved(u8),
-    /// A media header's scheme byte names no scheme.
-    #[error("unknown scheme {0} in a media header")]
-    Scheme(u8),
-    /// A list longer than the format allows.
-    #[error("{0} entries is more than the format allows")]
-    TooManyEntries(usize),
-    /// Bytes after the last field.
-    #[error("{0} trailing bytes")]
-    Trailing(usize),
-}
 
 /// The header of a media packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

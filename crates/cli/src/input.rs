@@ -13,43 +13,10 @@ use salsify_codec::y4m::Y4mReader;
 use salsify_codec::Image;
 
 use crate::live_input::LiveSource;
+pub use crate::size::Size;
 
 /// Frame rate assumed for a Y4M stream that does not say (`F0:0` or no F).
 const DEFAULT_Y4M_FPS: f64 = 30.0;
-
-/// A picture size given as `WIDTHxHEIGHT`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Size {
-    /// Width in pixels.
-    pub width: u32,
-    /// Height in pixels.
-    pub height: u32,
-}
-
-impl std::str::FromStr for Size {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        let (w, h) = s
-            .split_once('x')
-            .ok_or_else(|| format!("size '{s}' is not WIDTHxHEIGHT, e.g. 1280x720"))?;
-        let parse = |v: &str| {
-            v.parse::<u32>()
-                .map_err(|_| format!("size '{s}': '{v}' is not a whole number"))
-        };
-        let size = Size {
-            width: parse(w)?,
-            height: parse(h)?,
-        };
-        salsify_codec::image::check_size(size.width, size.height).map_err(|e| e.to_string())?;
-        Ok(size)
-    }
-}
-
-impl std::fmt::Display for Size {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}x{}", self.width, self.height)
-    }
-}
 
 /// An open video input: its size, frame rate and a stream of pictures.
 pub struct VideoInput {

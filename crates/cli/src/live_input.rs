@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Result};
 
-use crate::input::Size;
+use crate::size::Size;
 
 /// A live source named by `--input`.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,4 +1,8 @@
 //! `salsify`: low-latency video after Salsify (NSDI 2018). See `salsify --help`.
+//!
+//! Layer 6, the top of the workspace (README, "Layout"): the command sits on the drivers
+//! (`salsify-runtime`, `salsify-sim` through `salsify-eval`), the black-box peers
+//! (`salsify-peer`), the window and the barcodes; no crate depends on it.
 
 mod barcode_cmd;
 mod bench_codec;
@@ -17,6 +21,7 @@ mod report_cmd;
 mod runtime;
 mod send;
 mod sim_cmd;
+mod size;
 mod window;
 
 use anyhow::Result;
@@ -41,7 +46,7 @@ enum Command {
     /// --display shows the received video in a window.
     Demo(Box<demo::DemoArgs>),
     /// Stream video to a receiver over UDP (--scheme: salsify-2c, salsify-1c, the Salsify
-    /// ablations, conventional, conventional-legacy or vidaptive).
+    /// ablations, conventional or vidaptive).
     Send(Box<send::SendArgs>),
     /// Write a key pair for encrypted sessions: NAME.key (private, for this side's --key)
     /// and NAME.pub (public, for the peer's --peer-key).

@@ -29,7 +29,7 @@ pub struct RecvArgs {
     #[command(flatten)]
     pub keys: KeyArgs,
     /// Scheme parameters: a TOML file with the tables of experiment files (the receiver uses
-    /// [salsify_receiver], [conventional] and [conventional_legacy]).
+    /// `salsify_receiver` and `conventional`).
     #[arg(long)]
     pub scheme_params: Option<PathBuf>,
     /// Show the video in a window as frames are decoded: no jitter buffer, the newest picture

@@ -76,14 +76,13 @@ pub struct SchemeArgs {
     /// The scheme: salsify-2c, salsify-1c, salsify-no-grace, salsify-conventional-codec,
     /// salsify-conventional-transport, salsify-paper, salsify-2c-project, salsify-1c-project,
     /// conventional (WebRTC: libwebrtc's GoogCC through the goog_cc port, its pacer and video
-    /// sender, libvpx CBR, NACK/PLI), conventional-legacy (the earlier hand-written GCC) or
-    /// vidaptive (Copa, padding, encoder pause/reset). Default salsify-2c, or
+    /// sender, libvpx CBR, NACK/PLI) or vidaptive (Copa, padding, encoder pause/reset). Default salsify-2c, or
     /// what the Salsify shorthands below name. (The oracle reads the link's future and runs
     /// only in the simulator.)
     #[arg(long)]
     pub scheme: Option<String>,
-    /// Scheme parameters: a TOML file with the tables of experiment files ([salsify],
-    /// [salsify_receiver], [conventional], [conventional_legacy], [vidaptive]); the flags
+    /// Scheme parameters: a TOML file with the tables of experiment files (`salsify`,
+    /// `salsify_receiver`, `conventional`, `vidaptive`); the flags
     /// below override it.
     #[arg(long)]
     pub scheme_params: Option<PathBuf>,

@@ -4,6 +4,9 @@
 //! pure functions as far as decodability goes: the decoder's picture and state hash equal the
 //! encoder's reconstruction for every frame, whatever order states are used in. Also here:
 //! the I420 [`Image`], Y4M and IVF files, and a synthetic video source.
+//!
+//! Layer 0 of the workspace (README, "Layout"): it depends on no other Salsify crate; the endpoint
+//! shape, the schemes, the metrics, the barcodes and the window build on it.
 
 pub mod cbr;
 mod codec;
@@ -15,6 +18,7 @@ pub mod quality;
 pub mod scale;
 pub mod search;
 pub mod state;
+mod state_hash;
 pub mod synthetic;
 mod vpx;
 pub mod y4m;

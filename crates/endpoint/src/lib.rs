@@ -17,6 +17,10 @@
 //! charges modelled time (simulator). Decoding is done by the decoder a receiver is built with
 //! (see [`ReceiverEndpoint`] for why it is not a request). Each scheme owns its policy and
 //! reports what it did through [`SenderEvent`]s and typed [`SenderStats`] snapshots.
+//!
+//! Layer 1 of the workspace (README, "Layout"): on `salsify-time` and `salsify-codec`; every scheme
+//! (`salsify-transport`, `salsify-baselines`) implements it and both drivers (`salsify-sim`,
+//! `salsify-runtime`) drive it.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]

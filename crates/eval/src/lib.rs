@@ -5,6 +5,9 @@
 //! The other concerns live in their own crates, re-exported here for convenience:
 //! `salsify-metrics` ([`metrics`]: SSIM, PSNR, the paper's delay, summaries) and `salsify-sim`
 //! ([`sim`]: the simulator; [`experiment`]: experiment files).
+//!
+//! Layer 5 of the workspace (README, "Layout"): on `salsify-sim` and `salsify-metrics`; only the
+//! command (`salsify eval`, `salsify report`) uses it.
 
 pub mod campaign;
 pub mod report;

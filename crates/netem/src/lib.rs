@@ -31,6 +31,10 @@
 //!
 //! Modules: [`trace`] (parse and write trace files), [`generators`] (synthetic traces),
 //! [`presets`] (the paper's links), [`log`] (Mahimahi `mm-link` log writer).
+//!
+//! Layer 1 of the workspace (README, "Layout"): on `salsify-time` only (it knows nothing of video);
+//! the simulator (`salsify-sim`) and the real-time relay (`salsify-runtime`) both shape traffic
+//! with it.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]

@@ -33,7 +33,7 @@ pub struct BrowserConfig {
     pub extra_args: Vec<String>,
 }
 
-/// Finds the browser binary: `given`, or the first of [`NAMES`] on `PATH`.
+/// Finds the browser binary: `given`, or the first of `NAMES` on `PATH`.
 pub fn find_binary(given: Option<&Path>) -> Result<PathBuf> {
     if let Some(path) = given {
         if path.is_file() {

@@ -25,6 +25,10 @@
 //!
 //! Errors are `anyhow` chains: everything that fails here is setup or I/O reported to a
 //! person, where the context ("cannot listen on UDP ...") matters more than a type to match.
+//!
+//! Layer 4 of the workspace (README, "Layout"): on `salsify-schemes`, `salsify-netem` and
+//! `salsify-secure`, the real-time twin of `salsify-sim`; the command (`salsify`) and the black-box
+//! peers (`salsify-peer`) use it.
 
 #![warn(missing_docs)]
 

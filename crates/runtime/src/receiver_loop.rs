@@ -1,4 +1,4 @@
-//! The receiver's loop: any scheme's [`ReceiverEndpoint`] driven by a UDP socket, one session
+//! The receiver's loop: any scheme's [`ReceiverEndpoint`](salsify_endpoint::ReceiverEndpoint) driven by a UDP socket, one session
 //! at a time (the rules are in [`crate::receiver_sessions`]).
 //!
 //! Each datagram goes to the endpoint [`Sessions`] picks; then the current session's endpoint

@@ -18,7 +18,7 @@
 //!   the timeout.
 //!
 //! The scheme is fixed, or learned per session from its first datagram
-//! ([`scheme_of_datagram`]). A fixed-scheme receiver that would start a
+//! (`scheme_of_datagram`). A fixed-scheme receiver that would start a
 //! session from a well-formed datagram of another scheme stops with an error naming both:
 //! that is a misconfigured pair, which waiting would not mend.
 

@@ -1,7 +1,7 @@
 //! Scheme names, their parameters and the endpoints they build.
 
 use salsify_baselines::{
-    BaselineReceiver, BaselineSender, ConventionalConfig, GccConfig, LinkForecast, OracleConfig,
+    BaselineReceiver, BaselineSender, ConventionalConfig, LinkForecast, OracleConfig,
     SproutConfig, SproutMode, SproutReceiver, SproutSender, VidaptiveConfig,
 };
 use salsify_endpoint::{ReceiverEndpoint, SenderEndpoint, WireFamily};
@@ -21,7 +21,6 @@ pub const SCHEMES: &[&str] = &[
     "salsify-conventional-codec",
     "salsify-conventional-transport",
     "conventional",
-    "conventional-legacy",
     "vidaptive",
     "oracle",
     "salsify-paper",
@@ -46,9 +45,6 @@ pub struct SchemeParams {
     /// The conventional sender (libwebrtc's GoogCC and video sender).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub conventional: Option<ConventionalConfig>,
-    /// The legacy conventional sender (the earlier hand-written GCC).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub conventional_legacy: Option<GccConfig>,
     /// The Vidaptive-style sender.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub vidaptive: Option<VidaptiveConfig>,
@@ -77,8 +73,6 @@ pub enum SchemeConfig {
     },
     /// WebRTC: libwebrtc's GoogCC + its video sender + libvpx CBR + NACK/PLI.
     Conventional(ConventionalConfig),
-    /// The earlier hand-written GCC + libvpx CBR + pacer + NACK/PLI.
-    ConventionalLegacy(GccConfig),
     /// Vidaptive-style: Copa + padding + pause/reset + alpha, libvpx CBR.
     Vidaptive(VidaptiveConfig),
     /// The oracle: knows the link's future (simulation only).
@@ -144,10 +138,6 @@ impl SchemeParams {
         if let Some(c) = &self.conventional {
             c.validate().map_err(|e| invalid("conventional")(&e))?;
         }
-        if let Some(c) = &self.conventional_legacy {
-            c.validate()
-                .map_err(|e| invalid("conventional_legacy")(&e))?;
-        }
         if let Some(c) = &self.vidaptive {
             c.validate().map_err(|e| invalid("vidaptive")(&e))?;
         }
@@ -167,9 +157,6 @@ impl SchemeConfig {
         params.validate()?;
         let scheme = match name {
             "conventional" => SchemeConfig::Conventional(params.conventional.unwrap_or_default()),
-            "conventional-legacy" => {
-                SchemeConfig::ConventionalLegacy(params.conventional_legacy.unwrap_or_default())
-            }
             "vidaptive" => SchemeConfig::Vidaptive(params.vidaptive.unwrap_or_default()),
             "oracle" => SchemeConfig::Oracle(params.oracle.unwrap_or_default()),
             "sprout" | "sprout-ewma" | "sprout-bulk" | "sprout-ewma-bulk" => {
@@ -288,7 +275,6 @@ impl SchemeConfig {
         match self {
             SchemeConfig::Salsify { name, .. } => name,
             SchemeConfig::Conventional(_) => "conventional",
-            SchemeConfig::ConventionalLegacy(_) => "conventional-legacy",
             SchemeConfig::Vidaptive(_) => "vidaptive",
             SchemeConfig::Oracle(_) => "oracle",
             SchemeConfig::Sprout { kind, config } => {
@@ -309,9 +295,6 @@ impl SchemeConfig {
                     .map_err(|e| invalid("salsify_receiver")(&e))
             }
             SchemeConfig::Conventional(c) => c.validate().map_err(|e| invalid("conventional")(&e)),
-            SchemeConfig::ConventionalLegacy(c) => {
-                c.validate().map_err(|e| invalid("conventional_legacy")(&e))
-            }
             SchemeConfig::Vidaptive(c) => c.validate().map_err(|e| invalid("vidaptive")(&e)),
             SchemeConfig::Oracle(c) => c.validate().map_err(|e| invalid("oracle")(&e)),
             SchemeConfig::Sprout { config, .. } => {
@@ -353,10 +336,6 @@ impl SchemeConfig {
             }
             SchemeConfig::Conventional(c) => Box::new(
                 BaselineSender::conventional(*c, size).map_err(|e| invalid("conventional")(&e))?,
-            ),
-            SchemeConfig::ConventionalLegacy(c) => Box::new(
-                BaselineSender::conventional_legacy(*c, size)
-                    .map_err(|e| invalid("conventional_legacy")(&e))?,
             ),
             SchemeConfig::Vidaptive(c) => {
                 Box::new(BaselineSender::vidaptive(*c, size).map_err(|e| invalid("vidaptive")(&e))?)
@@ -422,7 +401,6 @@ impl SchemeConfig {
             SchemeConfig::Conventional(_) => Box::new(baseline(
                 salsify_baselines::Scheme::Conventional.feedback_interval(),
             )?),
-            SchemeConfig::ConventionalLegacy(c) => Box::new(baseline(Some(c.feedback_interval))?),
             // Copa needs an ACK per packet.
             SchemeConfig::Vidaptive(_) => Box::new(baseline(None)?),
             SchemeConfig::Oracle(_) => Box::new(baseline(

@@ -5,10 +5,13 @@
 //! the [`Executor`].
 //!
 //! Scheme parameters come from experiment files: [`SchemeParams`] holds one optional table per
-//! scheme family (`[salsify]`, `[salsify_receiver]`, `[conventional]`, `[conventional_legacy]`,
-//! `[vidaptive]`, `[oracle]`), each the scheme's own serde config with documented defaults; a
-//! scheme name then picks the family and its variant (`salsify-1c` is `[salsify]` encoded on
-//! one core).
+//! scheme family (`[salsify]`, `[salsify_receiver]`, `[conventional]`, `[vidaptive]`,
+//! `[oracle]`), each the scheme's own serde config with documented defaults; a scheme name
+//! then picks the family and its variant (`salsify-1c` is `[salsify]` encoded on one core).
+//!
+//! Layer 3 of the workspace (README, "Layout"): on every scheme crate (`salsify-transport`,
+//! `salsify-baselines`) and the endpoint shape; the two drivers (`salsify-sim`, `salsify-runtime`)
+//! sit on it.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]

@@ -23,6 +23,9 @@
 //!   [`SecureConfig::reject_after`] (180 s) or past [`REJECT_AFTER_MESSAGES`]. The responder
 //!   switches to new keys only when the first datagram sealed with them arrives (key
 //!   confirmation), so an unanswered or replayed handshake never interrupts a session.
+//!
+//! Layer 1 of the workspace (README, "Layout"): on `salsify-time` only; the real-time runtime
+//! (`salsify-runtime`) wraps every scheme's datagrams with it.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]

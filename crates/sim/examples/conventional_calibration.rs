@@ -1,5 +1,5 @@
 //! Calibration of the conventional scheme (libwebrtc's GoogCC through `goog_cc`) against
-//! published behaviour, next to the earlier hand-written GCC (issue 14).
+//! published behaviour.
 //!
 //! ```text
 //! cargo run --release -p salsify-sim --example conventional_calibration -- fig1 [secs] [WxH]
@@ -8,11 +8,10 @@
 //! `fig1`: Vidaptive's Figure 1 set-up: the `vidaptive-fig1` link (2 Mb/s and 500 kb/s
 //! alternating every 40 s, starting high), 25 ms each way (50 ms RTT), an unlimited queue
 //! (no drops), the synthetic source at 30 fps (default 640x360), encoder maximum 12 Mb/s as
-//! in Vidaptive's experiments. For `conventional` and `conventional-legacy` it prints:
+//! in Vidaptive's experiments. For `conventional` it prints:
 //!
-//! - rise: after each return to 2 Mb/s, the time until the controller's target (for
-//!   `conventional` its pacing rate / 1.1, for the legacy scheme its encoder's target), and
-//!   until the video delivered (frames by display time, 1 s windows), first reach 90 % of
+//! - rise: after each return to 2 Mb/s, the time until the controller's target (its
+//!   pacing rate / 1.1), and until the video delivered (frames by display time, 1 s windows), first reach 90 % of
 //!   2 Mb/s;
 //! - utilisation: video delivered / link rate over the last 20 s of each phase;
 //! - spike: the largest frame delay in the 40 s after each drop to 500 kb/s;
@@ -21,7 +20,7 @@
 
 use std::time::Instant as WallClock;
 
-use salsify_baselines::{ConventionalConfig, GccConfig};
+use salsify_baselines::ConventionalConfig;
 use salsify_netem::{presets, QueueLimit};
 use salsify_schemes::SchemeConfig;
 use salsify_sim::{simulate, SimConfig, SimOutput, SyntheticVideo};
@@ -64,21 +63,14 @@ fn schemes() -> Vec<SchemeConfig> {
             ..conventional
         })];
     }
-    vec![
-        SchemeConfig::Conventional(conventional),
-        SchemeConfig::ConventionalLegacy(GccConfig {
-            max: Bitrate::kbps(12_000),
-            ..GccConfig::default()
-        }),
-    ]
+    vec![SchemeConfig::Conventional(conventional)]
 }
 
-/// The controller's target at `t`. For `conventional`, the pacing rate it set over
+/// The controller's target at `t`. With `from_pacing`, the pacing rate it set over
 /// libwebrtc's pacing factor 1.1 (the encoder's target is lower by the header overhead, the
-/// pushback and the bitrate adjuster); for the legacy scheme, the target its encoder was
-/// given (as in the first round).
-fn target_at(out: &SimOutput, t: Instant, conventional: bool) -> Bitrate {
-    if conventional {
+/// pushback and the bitrate adjuster); otherwise the target its encoder was given.
+fn target_at(out: &SimOutput, t: Instant, from_pacing: bool) -> Bitrate {
+    if from_pacing {
         return pacing_at(out, t).mul_f64(1.0 / 1.1);
     }
     let i = out.rates.partition_point(|r| r.0 <= t);

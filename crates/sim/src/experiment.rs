@@ -4,9 +4,8 @@
 //! ```toml
 //! scheme = "salsify-2c"          # salsify-1c, salsify-no-grace, salsify-conventional-codec,
 //!                                # salsify-conventional-transport, conventional (libwebrtc's
-//!                                # GoogCC + CBR), conventional-legacy (the earlier
-//!                                # hand-written GCC), vidaptive, oracle, sprout,
-//!                                # sprout-ewma, sprout-bulk, sprout-ewma-bulk
+//!                                # GoogCC + CBR), vidaptive, oracle, sprout, sprout-ewma,
+//!                                # sprout-bulk, sprout-ewma-bulk
 //! video = "synthetic"            # or a .y4m / .mp4 path (played forwards and backwards)
 //! size = "1280x720"              # synthetic source only
 //! fps = 60                       # synthetic source only
@@ -26,8 +25,7 @@
 //! # Optional: the scheme's own parameters, one table per scheme family; only the table of
 //! # the scheme run is used. Every field and its default is documented on the config type
 //! # (salsify-transport SenderConfig / ReceiverConfig, salsify-baselines ConventionalConfig,
-//! # GccConfig for [conventional_legacy], VidaptiveConfig, OracleConfig); an unknown or
-//! # out-of-range field is an error naming it.
+//! # VidaptiveConfig, OracleConfig); an unknown or out-of-range field is an error naming it.
 //! [salsify]
 //! delay_target_ms = 100.0
 //! [conventional]
@@ -36,7 +34,7 @@
 
 use std::path::{Path, PathBuf};
 
-use salsify_baselines::{ConventionalConfig, GccConfig, OracleConfig, VidaptiveConfig};
+use salsify_baselines::{ConventionalConfig, OracleConfig, VidaptiveConfig};
 use salsify_netem::{generators, presets, Bitrate, LinkConfig, LossModel, QueueLimit, Trace};
 use salsify_schemes::{SchemeConfig, SchemeError, SchemeParams};
 use salsify_time::Duration;
@@ -126,9 +124,6 @@ pub struct Experiment {
     /// sender), e.g. `encoder_max_kbps`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub conventional: Option<ConventionalConfig>,
-    /// `[conventional_legacy]`: the earlier hand-written GCC's parameters, e.g. `max_kbps`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub conventional_legacy: Option<GccConfig>,
     /// `[vidaptive]`: the Vidaptive-style scheme's parameters.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub vidaptive: Option<VidaptiveConfig>,
@@ -156,7 +151,6 @@ impl Default for Experiment {
             salsify: None,
             salsify_receiver: None,
             conventional: None,
-            conventional_legacy: None,
             vidaptive: None,
             oracle: None,
             sprout: None,
@@ -249,7 +243,6 @@ impl Experiment {
             salsify: self.salsify.clone(),
             salsify_receiver: self.salsify_receiver.clone(),
             conventional: self.conventional,
-            conventional_legacy: self.conventional_legacy,
             vidaptive: self.vidaptive,
             oracle: self.oracle,
             sprout: self.sprout,

@@ -8,92 +8,36 @@
 //! scheme. The codec is real (libvpx encodes and decodes every frame), but its time is charged
 //! from a [`CostModel`], and every source of randomness is seeded, so the same configuration
 //! gives the same per-frame log.
+//!
+//! Layer 4 of the workspace (README, "Layout"): on `salsify-schemes`, `salsify-netem` and
+//! `salsify-metrics`, the virtual-time twin of `salsify-runtime`; the evaluation (`salsify-eval`)
+//! and the black-box peers run it.
 
+mod config;
 mod cost;
 pub mod experiment;
 mod harness;
 mod log;
 mod video;
 
+pub use config::{SimConfig, SimError};
 pub use cost::{CostError, CostModel};
 pub use log::{write_frames_csv, FrameLog};
 pub use video::{ClipError, LoopedClip, SyntheticVideo, VideoSource};
 
-use salsify_codec::{halved_size, scale, CodecError, Image};
+use salsify_codec::{halved_size, scale, Image};
 use salsify_endpoint::{
     Bitrate, Diagnostic, Displayed, EncodeFailed, EncodeRequest, ReceiverEndpoint, ReceiverEvent,
     ReceiverOutput, ReceiverStats, SenderEndpoint, SenderEvent, SenderOutput, SenderStats,
 };
-use salsify_netem::{LinkConfig, LinkEvent, LinkStats};
-use salsify_schemes::{BackgroundExecutor, Executor, SchemeConfig, SchemeError, SourceInfo};
+use salsify_netem::{LinkEvent, LinkStats};
+use salsify_schemes::{BackgroundExecutor, Executor, SchemeConfig, SourceInfo};
 use salsify_time::{Duration, Instant};
 
 use harness::Harness;
 
 pub use salsify_metrics::FrameRecord;
-use salsify_metrics::{summarize, LinkUsage, MetricsError, RunInfo, Summary};
-
-/// Everything a run depends on besides the video.
-#[derive(Clone, Debug)]
-pub struct SimConfig {
-    /// Which system runs, with its parameters. Default Salsify-2c.
-    pub scheme: SchemeConfig,
-    /// The link carrying video from sender to receiver.
-    pub data_link: LinkConfig,
-    /// The link carrying feedback back.
-    pub feedback_link: LinkConfig,
-    /// Virtual time simulated.
-    pub duration: Duration,
-    /// Time charged for encoding and decoding.
-    pub cost: CostModel,
-    /// libvpx speed (negative cpu-used).
-    pub cpu_used: i32,
-    /// Record every packet event of the data link (for a Mahimahi log).
-    pub record_packets: bool,
-    /// Bytes added to every datagram on both links, to model a wrapper the scheme does not
-    /// see: 29 for encrypted sessions (`salsify_secure::OVERHEAD`: header and AEAD tag).
-    /// Default 0.
-    pub datagram_overhead: usize,
-    /// Sprout's measurement of the video link ([`salsify_metrics::SproutMeasure`]) scores
-    /// the run after this much time (Sprout's own experiment skips the first minute).
-    /// Default 0.
-    pub network_skip: Duration,
-}
-
-impl Default for SimConfig {
-    fn default() -> Self {
-        SimConfig {
-            scheme: SchemeConfig::named("salsify-2c", &Default::default())
-                .expect("the default scheme is valid"),
-            data_link: LinkConfig::default(),
-            feedback_link: LinkConfig::default(),
-            duration: Duration::from_secs(10),
-            cost: CostModel::default(),
-            cpu_used: -8,
-            record_packets: false,
-            datagram_overhead: 0,
-            network_skip: Duration::ZERO,
-        }
-    }
-}
-
-/// Why a run could not be done.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum SimError {
-    /// A configuration value is out of range.
-    #[error("invalid configuration: {0}")]
-    Config(String),
-    /// The scheme could not be built.
-    #[error(transparent)]
-    Scheme(#[from] SchemeError),
-    /// The codec failed (on the simulator's own pictures: a bug or a libvpx problem).
-    #[error("codec: {0}")]
-    Codec(#[from] CodecError),
-    /// Scoring failed.
-    #[error("metrics: {0}")]
-    Metrics(#[from] MetricsError),
-}
+use salsify_metrics::{summarize, LinkUsage, RunInfo, Summary};
 
 /// What a run produced.
 pub struct SimOutput {

@@ -4,6 +4,9 @@
 //! argument of this type and never reads a clock itself. The simulator starts it at
 //! [`Instant::ZERO`] and advances it in virtual time; the real-time runtime maps the OS's
 //! monotonic clock onto it. Durations are plain [`std::time::Duration`]s.
+//!
+//! Layer 0 of the workspace (README, "Layout"): it depends on no other Salsify crate, and every
+//! crate that keeps time uses it.
 
 #![forbid(unsafe_code)]
 

@@ -64,24 +64,10 @@ use salsify_time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::encode_time::EncodeTimeConfig;
+pub use crate::error::ConfigError;
 use crate::serde_units::{millis, quality};
 
 use crate::wire::{MAX_HELD_STATES, MAX_PAYLOAD};
-
-/// A configuration value out of range.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum ConfigError {
-    /// `field` is invalid for the stated reason.
-    #[error("invalid {field}: {reason}")]
-    Invalid {
-        /// The offending field, named as in experiment files (`delay_target_ms`,
-        /// `pacing.min_gap_ms`), so the message points at the line to fix.
-        field: &'static str,
-        /// What is wrong with it.
-        reason: String,
-    },
-}
 
 fn invalid(field: &'static str, reason: impl Into<String>) -> Result<(), ConfigError> {
     Err(ConfigError::Invalid {
@@ -242,9 +228,10 @@ pub struct SlowLinkConfig {
     /// Cap the probe interval also at `ack_timeout_factor x pace` (at least
     /// `outage_probe_interval`; [`crate::decision::probe_interval_cap`]): on a fast link a
     /// probe costs next to nothing and need not back off (measured: intermittent link p95
-    /// 257 -> 132 ms, ACK-stall link 2309 -> 1973 ms). Off by default: tau is the time per
-    /// fragment *received*, short fragments included, so on a slow link the cap can let
-    /// probes of full fragments offer more than the link carries during a false outage.
+    /// 257 -> 132 ms, ACK-stall link 2309 -> 1973 ms). Default true. The risk it takes: tau
+    /// is the time per fragment *received*, short fragments included, so on a slow link the
+    /// cap can let probes of full fragments offer more than the link carries during a false
+    /// outage.
     pub paced_probe_cap: bool,
     /// With nothing in flight (the link idle as far as the sender knows), a frame is forced
     /// out after this many skips in a row, instead of `max_consecutive_skips`: one fragment

@@ -1,18 +1,18 @@
 //! The sender's per-frame decision as pure functions, so it can be read (and tested) against
 //! the paper's pseudo-code on its own, apart from the state machine that feeds it.
 //!
-//! Two layers, kept visibly apart:
+//! Three layers, kept visibly apart:
 //!
 //! 1. **The paper** (its transport's budget and Algorithm 2): the budget for the next frame
 //!    is `MTU x (d / tau - N)` ([`paper_budget`]); of the two options encoded from one state,
 //!    send the larger one that fits it, else neither ([`choose_paper`]).
-//! 2. **This project's additions** ([`frame_budget`], [`choose_frame`] and the predicates
+//! 2. **The first round's additions** ([`frame_budget`], [`choose_frame`] and the predicates
 //!    [`feedback_starved`], [`outage_suspected`], [`probe_due`]): no budget before the first
 //!    estimate unless something is in flight; the worse option is forced out after
 //!    `max_consecutive_skips` skips with nothing in flight (otherwise no ACK ever reopens the
 //!    budget), and as a probe every `outage_probe_interval` while an outage is suspected.
-//!
-//! 3. **The slow-link rules** ([`crate::SenderRules::SlowLink`], off by default):
+//! 3. **The slow-link rules** ([`crate::SenderRules::SlowLink`], the default; built on the
+//!    second layer's budget and predicates):
 //!    [`paced_outage_suspected`] waits for an ACK as long as the link's own pace and the
 //!    fragments in flight say, [`probe_interval`] backs probes off exponentially, and
 //!    [`choose_slow_link`] caps what is sent against the budget's advice — a probe at one
@@ -21,13 +21,14 @@
 //!    (a probe then sends that coarsest frame whatever its size: nothing smaller exists).
 //!
 //! Under [`crate::SenderRules::Paper`] the sender uses [`paper_budget`] as soon as it has an
-//! estimate (no limit before), [`paper_forced`] and no outage handling.
+//! estimate (no limit before), [`paper_forced`] and no outage handling; under
+//! [`crate::SenderRules::Project`] (the first round's sender) the second layer alone.
 //!
 //! [`crate::Sender`] calls exactly these functions; nothing else decides what it sends.
 
 use salsify_time::{duration_micros, Duration, Instant};
 
-use crate::sender::Choice;
+use salsify_endpoint::Choice;
 
 /// The paper's budget for the next frame, in bytes: `MTU x (d / tau - N)`, clamped at zero.
 ///

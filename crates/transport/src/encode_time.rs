@@ -27,7 +27,7 @@ use salsify_codec::Quality;
 use salsify_time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
-use crate::config::ConfigError;
+use crate::error::ConfigError;
 
 /// Parameters of [`EncodeTimeControl`] (`[salsify.encode_time]` in experiment files).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

@@ -61,3 +61,18 @@ pub enum SenderError {
         got: StateHash,
     },
 }
+
+/// A configuration value out of range.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// `field` is invalid for the stated reason.
+    #[error("invalid {field}: {reason}")]
+    Invalid {
+        /// The offending field, named as in experiment files (`delay_target_ms`,
+        /// `pacing.min_gap_ms`), so the message points at the line to fix.
+        field: &'static str,
+        /// What is wrong with it.
+        reason: String,
+    },
+}

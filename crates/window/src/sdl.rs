@@ -11,8 +11,8 @@ use sdl2::pixels::PixelFormatEnum;
 use sdl2::render::{Texture, TextureCreator, WindowCanvas};
 use sdl2::video::WindowContext;
 
+use crate::config::{named_display, WindowConfig, WindowError, WindowOutcome};
 use crate::mailbox::{Mailbox, Screen};
-use crate::{named_display, WindowConfig, WindowError, WindowOutcome};
 
 /// SDL video drivers that show nothing: taken only when asked for by SDL_VIDEODRIVER.
 const HEADLESS_DRIVERS: [&str; 3] = ["offscreen", "dummy", "evdev"];

@@ -13,7 +13,7 @@ use salsify_sprout::{ArrivalObserver, ForecasterKind, ReceivedOrLost};
 use salsify_time::{Duration, Instant};
 
 use super::wire::{self, DataHeader, Datagram, Feedback, Payload, SproutWireError};
-use super::{scheme_name, SproutConfig, SproutMode};
+use super::config::{scheme_name, SproutConfig, SproutMode};
 use crate::error::ReceiverBuildError;
 
 /// Decoded states kept (frames may be encoded from an older, acknowledged one after loss).

@@ -60,9 +60,8 @@ use salsify_time::{Bitrate, Duration, Instant};
 
 use crate::core::{Core, Incoming, Picture, FRAGMENT_PAYLOAD};
 use crate::error::{datagram_error, ConfigError};
-use crate::gcc::probe::ProbeCluster;
 use crate::history::PacketResult as SentResult;
-use crate::pacer::Paced;
+use crate::pacer::{Paced, ProbeCluster};
 use crate::scheme::Scheme;
 use crate::stats::SenderCounters;
 use crate::wire::{Packet, MEDIA_HEADER_LEN};

@@ -28,7 +28,8 @@ pub struct SimArgs {
     /// Scheme: salsify-2c, salsify-1c, salsify-no-grace, salsify-conventional-codec,
     /// salsify-conventional-transport, salsify-paper (the paper's sender rules),
     /// salsify-2c-project / salsify-1c-project (the first round's sender), conventional
-    /// (libwebrtc's GoogCC + libvpx CBR), vidaptive, oracle.
+    /// (libwebrtc's GoogCC + libvpx CBR), vidaptive, oracle, sprout, sprout-ewma (Sprout
+    /// carrying video), sprout-bulk, sprout-ewma-bulk (Sprout's bulk filler).
     #[arg(long)]
     scheme: Option<String>,
     /// Video: `synthetic`, or a .y4m or other video file (held in memory, played forwards

@@ -1,8 +1,8 @@
 //! Scheme names, their parameters and the endpoints they build.
 
 use salsify_baselines::{
-    BaselineReceiver, BaselineSender, ConventionalConfig, LinkForecast, OracleConfig,
-    SproutConfig, SproutMode, SproutReceiver, SproutSender, VidaptiveConfig,
+    BaselineReceiver, BaselineSender, ConventionalConfig, LinkForecast, OracleConfig, SproutConfig,
+    SproutMode, SproutReceiver, SproutSender, VidaptiveConfig,
 };
 use salsify_endpoint::{ReceiverEndpoint, SenderEndpoint, WireFamily};
 use salsify_sprout::ForecasterKind;

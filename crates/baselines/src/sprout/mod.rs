@@ -42,4 +42,3 @@ pub fn scheme_of(datagram: &[u8]) -> Option<&'static str> {
         wire::Datagram::Feedback(_) => None,
     }
 }
-

@@ -12,8 +12,8 @@ use salsify_endpoint::{
 use salsify_sprout::{ArrivalObserver, ForecasterKind, ReceivedOrLost};
 use salsify_time::{Duration, Instant};
 
-use super::wire::{self, DataHeader, Datagram, Feedback, Payload, SproutWireError};
 use super::config::{scheme_name, SproutConfig, SproutMode};
+use super::wire::{self, DataHeader, Datagram, Feedback, Payload, SproutWireError};
 use crate::error::ReceiverBuildError;
 
 /// Decoded states kept (frames may be encoded from an older, acknowledged one after loss).

@@ -10,8 +10,8 @@ use salsify_endpoint::{
 use salsify_sprout::{ForecasterKind, SendLog, SenderWindow};
 use salsify_time::{Duration, Instant};
 
-use super::wire::{self, DataHeader, Datagram, Payload, DATA_HEADER};
 use super::config::{scheme_name, SproutConfig, SproutMode};
+use super::wire::{self, DataHeader, Datagram, Payload, DATA_HEADER};
 use crate::error::ConfigError;
 
 /// Most fragments in one frame (the wire's index is 16 bits; a frame this large is refused).

@@ -494,6 +494,31 @@ mod tests {
     }
 
     #[test]
+    fn a_trace_up_link_runs_the_video_over_the_uplink() {
+        let dir = std::env::temp_dir().join(format!("salsify-spec-up-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("T.down"), "1\n").unwrap();
+        std::fs::write(dir.join("T.up"), "2\n").unwrap();
+        let mut m = matrix(
+            "[[group]]\nname = \"a\"\nschemes = [\"sprout\"]\nlinks = [\"trace:T\", \"trace-up:T\"]\n",
+        );
+        m.traces = Some(dir.clone());
+        let plan = m.plan().unwrap();
+        let up: Vec<(&str, bool)> = plan
+            .runs
+            .iter()
+            .map(|r| (r.link.as_str(), r.experiment.link.uplink))
+            .collect();
+        assert_eq!(up.len(), 2);
+        assert!(
+            up.contains(&("T", false)) && up.contains(&("T-up", true)),
+            "{up:?}"
+        );
+        assert_ne!(plan.runs[0].id, plan.runs[1].id);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn ids_change_with_any_field() {
         let a = matrix("[[group]]\nname = \"a\"\nschemes = [\"oracle\"]\nlinks = [\"wifi\"]\n");
         let mut b = a.clone();

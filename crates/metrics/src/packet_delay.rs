@@ -81,7 +81,7 @@ pub fn delay_function(packets: &[PacketTiming], from: Instant, to: Instant) -> V
         if let Some(s) = newest_sent {
             out.push(t.saturating_duration_since(s).as_secs_f64() * 1e3);
         }
-        t = t + Duration::from_millis(1);
+        t += Duration::from_millis(1);
     }
     out
 }

@@ -43,7 +43,7 @@ pub trait Forecaster: Send + std::fmt::Debug {
 /// The count an observation reports: rounded half up, except that any arrival at all counts
 /// as one packet (the original's rule: "even one tiny packet" dispels an outage).
 pub fn observed_count(count: f64) -> u32 {
-    if !(count > 0.0) {
+    if count.is_nan() || count <= 0.0 {
         0
     } else if count < 1.0 {
         1

@@ -95,7 +95,7 @@ impl ArrivalObserver {
             if caught_up == MAX_CATCH_UP_TICKS {
                 let behind =
                     now.saturating_duration_since(start).as_micros() / self.tick.as_micros().max(1);
-                start = start + self.tick * (behind.min(u128::from(u32::MAX)) as u32);
+                start += self.tick * (behind.min(u128::from(u32::MAX)) as u32);
                 break;
             }
             let observe = start >= self.score_time || self.count > 0.0;
@@ -110,7 +110,7 @@ impl ArrivalObserver {
                 self.count = 0.0;
                 self.went_idle = false;
             }
-            start = start + self.tick;
+            start += self.tick;
             caught_up += 1;
             self.ticks += 1;
         }

@@ -63,8 +63,11 @@ impl ModelKey {
     }
 }
 
+/// Models built so far, by the parameters they were built from.
+type ModelCache = Mutex<Vec<(ModelKey, Arc<ForecastModel>)>>;
+
 /// Models built so far in this process (a handful at most: one per parameter set swept).
-static MODELS: OnceLock<Mutex<Vec<(ModelKey, Arc<ForecastModel>)>>> = OnceLock::new();
+static MODELS: OnceLock<ModelCache> = OnceLock::new();
 
 impl ForecastModel {
     /// The model for `config`, built on first use and shared by every later caller in the

@@ -99,6 +99,9 @@ pub struct Matrix {
     pub groups: Vec<Group>,
 }
 
+/// A group's link as (name, trace prefix, preset, video over the uplink).
+type ResolvedLink = (String, Option<PathBuf>, String, bool);
+
 /// One run of the matrix: the groups that asked for it and the experiment itself.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PlannedRun {
@@ -257,10 +260,7 @@ impl Matrix {
     }
 
     /// Each link of a group as (name, trace prefix, preset, video over the uplink).
-    fn resolve_links(
-        &self,
-        group: &Group,
-    ) -> Result<Vec<(String, Option<PathBuf>, String, bool)>, MatrixError> {
+    fn resolve_links(&self, group: &Group) -> Result<Vec<ResolvedLink>, MatrixError> {
         let preset = self.defaults.link.preset.clone();
         let mut out = Vec::new();
         for link in &group.links {

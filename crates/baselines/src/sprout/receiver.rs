@@ -318,3 +318,91 @@ impl std::fmt::Debug for Vp8 {
         f.write_str("Vp8Decoder")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use salsify_sprout::ForecasterKind;
+
+    fn data(frame: u32, fragment: u16, fragments: u16, seq: u64, payload: &[u8]) -> Vec<u8> {
+        wire::emit_data(
+            &DataHeader {
+                session: 1,
+                payload: Payload::Fragment,
+                forecaster: ForecasterKind::Sprout,
+                seq,
+                throwaway: 0,
+                time_to_next_ms: 0,
+                sent_at_us: 0,
+                frame,
+                fragment,
+                fragments,
+            },
+            payload,
+        )
+    }
+
+    fn drain(r: &mut SproutReceiver, now: Instant) -> (usize, usize) {
+        let (mut feedback, mut shown) = (0, 0);
+        loop {
+            match r.poll_output(now) {
+                ReceiverOutput::Transmit(_) => feedback += 1,
+                ReceiverOutput::Event(ReceiverEvent::Display(_)) => shown += 1,
+                ReceiverOutput::Event(_) => {}
+                ReceiverOutput::Timeout(t) => {
+                    assert!(t > now, "a deadline in the past would spin the driver");
+                    return (feedback, shown);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn feedback_flows_once_per_tick_and_stops_when_data_does() {
+        let mut r = SproutReceiver::new(SproutConfig::default()).unwrap();
+        let mut feedback = 0;
+        for ms in 0..200u64 {
+            let now = Instant::from_millis(ms);
+            if ms % 5 == 0 && ms < 100 {
+                r.handle_datagram(now, &data(ms as u32, 0, 2, ms * 100, &[1; 64]))
+                    .unwrap();
+            }
+            r.handle_timeout(now);
+            feedback += drain(&mut r, now).0;
+        }
+        // About one per 20 ms tick over the 200 ms (the idle limit is 5 s).
+        assert!((8..=11).contains(&feedback), "{feedback}");
+        let far = Instant::from_millis(60_000);
+        r.handle_timeout(far);
+        assert_eq!(
+            drain(&mut r, far).0,
+            0,
+            "no feedback long after the data stopped"
+        );
+        assert_eq!(r.stats().frames_displayed, 0);
+        assert!(r.stats().frames_lost > 0, "incomplete frames are given up");
+    }
+
+    proptest! {
+        /// Any sequence of well-formed but arbitrary data datagrams: no panic, no deadline in
+        /// the past, and nothing shown (garbage never decodes from any state).
+        #[test]
+        fn arbitrary_fragments_never_panic_or_show_garbage(
+            steps in proptest::collection::vec(
+                (0u32..20, 0u16..4, 1u16..4, any::<u64>(), proptest::collection::vec(any::<u8>(), 1..64), 0u64..30),
+                1..60,
+            )
+        ) {
+            let mut r = SproutReceiver::new(SproutConfig::default()).unwrap();
+            let mut now = Instant::ZERO;
+            for (frame, fragment, fragments, seq, payload, gap) in steps {
+                now += Duration::from_millis(gap);
+                let _ = r.handle_datagram(now, &data(frame, fragment.min(fragments - 1), fragments, seq, &payload));
+                r.handle_timeout(now);
+                let (_, shown) = drain(&mut r, now);
+                prop_assert_eq!(shown, 0);
+            }
+        }
+    }
+}

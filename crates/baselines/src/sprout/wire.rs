@@ -400,7 +400,8 @@ mod tests {
             let counts: Vec<u32> = steps.iter().scan(0u32, |s, x| { *s += x; Some(*s) }).collect();
             let f = Feedback { session: 3, received_or_lost: rol, tick, counts,
                 decoded: decoded.map(|(a, b)| (a, StateHash(b))), lost };
-            prop_assert_eq!(parse(&emit_feedback(&f)).unwrap(), Datagram::Feedback(f));
+            let bytes = emit_feedback(&f);
+            prop_assert_eq!(parse(&bytes).unwrap(), Datagram::Feedback(f));
         }
     }
 }

@@ -164,7 +164,9 @@ impl Copa {
         let standing = self.rtt_standing.front().expect("pushed").1;
         self.update_mode(now, standing, rtt_min, srtt);
 
-        let dq = (standing - rtt_min).as_secs_f64();
+        // With a smoothed RTT over 20 s the standing window (srtt / 2) outlasts the minimum's
+        // (10 s), so the standing minimum can be the smaller: no queueing delay then.
+        let dq = standing.saturating_sub(rtt_min).as_secs_f64();
         let packets = bytes as f64 / MSS;
         let current = self.cwnd / standing.as_secs_f64().max(1e-4);
         let target = if dq > 0.0 {
@@ -295,6 +297,17 @@ mod tests {
             t += gap_us;
         }
         t
+    }
+
+    #[test]
+    fn round_trips_beyond_twenty_seconds_do_not_panic() {
+        // A queue growing without bound (an unbounded FIFO on a slow link): the smoothed RTT
+        // passes 20 s, its standing window outlasts the 10 s minimum window. This panicked
+        // with "overflow when subtracting durations" (Vidaptive on the EV-DO trace).
+        let mut c = Copa::new(CopaConfig::default());
+        let end = feed(&mut c, 0, 400, 100_000, |t| 1_000_000 + t / 2);
+        feed(&mut c, end, 400, 100_000, |_| 30_000_000);
+        assert!(c.rate().is_some());
     }
 
     #[test]

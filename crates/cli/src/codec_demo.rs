@@ -27,7 +27,7 @@ pub struct CodecDemoArgs {
     #[arg(long, default_value = "640x360")]
     size: Size,
     /// Frame rate of the synthetic source.
-    #[arg(long, default_value_t = 30.0)]
+    #[arg(long, default_value_t = 30.0, value_parser = crate::input::parse_fps)]
     fps: f64,
     /// Frames to code.
     #[arg(long, default_value_t = 60)]
@@ -65,6 +65,10 @@ pub fn run(args: &CodecDemoArgs) -> Result<()> {
     if args.frames == 0 {
         bail!("--frames must be at least 1");
     }
+    crate::runtime::display::check_distinct(&[
+        ("--ivf", args.ivf.as_deref()),
+        ("--y4m", args.y4m.as_deref()),
+    ])?;
     let mut input = VideoInput::open(&args.input, args.size, args.fps)?;
     let size = input.size;
     let mut encoder = Encoder::new(size.width, size.height)?;
@@ -138,6 +142,9 @@ pub fn run(args: &CodecDemoArgs) -> Result<()> {
         quality = i32::from(chosen.quality.index());
         sender_state = chosen.target;
         receiver_state = state;
+    }
+    if shown == 0 {
+        bail!("no frame of '{}' was coded", input.name);
     }
     let seconds = shown as f64 / input.fps;
     println!(

@@ -78,6 +78,8 @@ impl Default for DemoArgs {
 
 /// Runs the demo.
 pub fn run(args: &DemoArgs) -> Result<()> {
+    // The input first: a bad one is an error before anything is created.
+    let source = VideoSource::open(&args.source.camera())?;
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create folder '{}'", args.out.display()))?;
     let loopback = "127.0.0.1:0".parse().expect("literal address");
@@ -100,7 +102,6 @@ pub fn run(args: &DemoArgs) -> Result<()> {
         secure: sender_secure,
         ..args.scheme.loop_config(relay_socket.local_addr()?)?
     };
-    let source = VideoSource::open(&args.source.camera())?;
     let (width, height) = source.size();
     let receiver_fps = source.fps();
     let receiver = ReceiverLoopConfig {
@@ -170,6 +171,12 @@ pub fn run(args: &DemoArgs) -> Result<()> {
         }
     }
     print_summary(&summary, args);
+    if summary.shown == 0 {
+        return Err(match failed {
+            Some(e) => e.context("no frame was shown in the demo"),
+            None => anyhow!("no frame was shown in the demo"),
+        });
+    }
     if let Some(recorder) = blackbox {
         recorder.score(&args.source.input, start, start + args.duration)?;
     }
@@ -333,6 +340,9 @@ fn print_summary(s: &DemoSummary, args: &DemoArgs) {
     }
     if let Some(ms) = s.outage_recovery_ms {
         println!("outage: first frame shown {ms:.0} ms after the link came back");
+    }
+    if s.shown == 0 {
+        return;
     }
     let out = args.out.display();
     println!(

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::{anyhow, Result};
+use anyhow::{anyhow, bail, Result};
 use clap::Args;
 use salsify_eval::experiment::{Experiment, LinkSpec};
 use salsify_netem::{LinkConfig, LossModel};
@@ -12,17 +12,24 @@ use crate::runtime::observe::Observer;
 use crate::runtime::relay::{self, DirectionConfig, RelayConfig};
 use crate::runtime::{self, udp};
 
-/// The emulated path, shared by `salsify link` and `salsify demo`.
+/// Longest one-way delay accepted, as in experiment files.
+const MAX_DELAY_MS: u64 = 10_000;
+
+/// The emulated path, shared by `salsify link`, `salsify demo` and `salsify peer`.
 #[derive(Args, Debug, Clone)]
 pub struct LinkFlags {
     /// Mahimahi trace: PREFIX (video over PREFIX.down, ACKs over PREFIX.up) or one file for
     /// both directions. Overrides --link.
     #[arg(long)]
     pub trace: Option<PathBuf>,
-    /// Synthetic link when no trace is given: cellular (built-in cellular-like, about
-    /// 5 Mb/s), intermittent, wifi, ramp, dropout (500 kb/s with a one-second outage at
-    /// --dropout-at), constant:KBPS, or none (no emulation: forward at once).
-    #[arg(long, default_value = "cellular")]
+    #[arg(
+        long,
+        default_value = "cellular",
+        help = concat!(
+            "Synthetic link when no trace is given: ",
+            salsify_eval::sim::link_presets_help!()
+        )
+    )]
     pub link: String,
     /// DropTail queue in packets, each direction (0 = unlimited).
     #[arg(long, default_value_t = 256)]
@@ -42,7 +49,7 @@ pub struct LinkFlags {
     /// ACK direction: another one-way delay in milliseconds.
     #[arg(long)]
     pub ack_delay_ms: Option<u64>,
-    /// ACK direction: i.i.d. loss probability (default none).
+    /// ACK direction: i.i.d. loss probability.
     #[arg(long, default_value_t = 0.0)]
     pub ack_loss: f64,
     /// Seed of the link's random choices (loss, synthetic traces).
@@ -53,25 +60,29 @@ pub struct LinkFlags {
 impl LinkFlags {
     /// The video-direction and ACK-direction links (`None`: no emulation).
     pub fn build(&self) -> Result<(Option<LinkConfig>, Option<LinkConfig>)> {
-        let (video, mut ack) = self.pair(&self.link)?;
+        if !(0.0..=1.0).contains(&self.ack_loss) {
+            bail!("--ack-loss {} is not a probability (0 to 1)", self.ack_loss);
+        }
+        if self.ack_delay_ms.is_some_and(|ms| ms > MAX_DELAY_MS) {
+            bail!("--ack-delay-ms: more than {MAX_DELAY_MS} ms");
+        }
+        let (video, mut ack) = self.pair(&self.link, "--link")?;
         if let Some(preset) = &self.ack_link {
-            ack = self.pair(preset)?.1;
+            ack = self.pair(preset, "--ack-link")?.1;
         }
         if let Some(ack) = &mut ack {
             if let Some(ms) = self.ack_delay_ms {
                 ack.propagation_delay = Duration::from_millis(ms);
             }
             if self.ack_loss > 0.0 {
-                if self.ack_loss > 1.0 {
-                    return Err(anyhow!("--ack-loss {} is not a probability", self.ack_loss));
-                }
                 ack.loss.push(LossModel::iid(self.ack_loss));
             }
         }
         Ok((video, ack))
     }
 
-    fn pair(&self, preset: &str) -> Result<(Option<LinkConfig>, Option<LinkConfig>)> {
+    /// The links of `preset`, named by flag `flag` in errors.
+    fn pair(&self, preset: &str, flag: &str) -> Result<(Option<LinkConfig>, Option<LinkConfig>)> {
         if preset == "none" && self.trace.is_none() {
             return Ok((None, None));
         }
@@ -88,7 +99,18 @@ impl LinkFlags {
             },
             ..Experiment::default()
         };
-        let c = experiment.sim_config().map_err(|e| anyhow!("link: {e}"))?;
+        let c = experiment.sim_config().map_err(|e| {
+            let flag = match e.field {
+                "link.preset" => flag,
+                "link.trace" => "--trace",
+                "link.delay_ms" => "--delay-ms",
+                "link.loss" => "--loss",
+                "link.dropout_at_s" => "--dropout-at",
+                "link.queue_packets" => "--queue",
+                other => other,
+            };
+            anyhow!("{flag}: {}", e.message)
+        })?;
         Ok((Some(c.data_link), Some(c.feedback_link)))
     }
 
@@ -170,4 +192,54 @@ pub fn run(args: &LinkArgs) -> Result<()> {
         eprintln!("salsify link: mm-link logs in {}", dir.display());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Wrapper {
+        #[command(flatten)]
+        path: LinkFlags,
+    }
+
+    fn build(args: &[&str]) -> Result<(Option<LinkConfig>, Option<LinkConfig>)> {
+        let mut all = vec!["salsify"];
+        all.extend_from_slice(args);
+        Wrapper::try_parse_from(all).unwrap().path.build()
+    }
+
+    /// Errors name the flag at fault (not an experiment file's field), and a bad constant
+    /// rate says what is wrong with it.
+    #[test]
+    fn link_errors_name_the_flag() {
+        let err = build(&["--ack-link", "bogus"]).unwrap_err().to_string();
+        assert!(
+            err.starts_with("--ack-link: unknown preset 'bogus'"),
+            "{err}"
+        );
+        let err = build(&["--link", "constant:0"]).unwrap_err().to_string();
+        assert!(
+            err.starts_with("--link:") && err.contains("whole number of kb/s"),
+            "{err}"
+        );
+        assert!(!err.contains("unknown preset"), "{err}");
+        let err = build(&["--loss", "NaN"]).unwrap_err().to_string();
+        assert!(err.starts_with("--loss:"), "{err}");
+        assert!(build(&["--ack-loss", "NaN"]).is_err());
+        assert!(build(&["--ack-loss=-0.5"]).is_err());
+        assert!(build(&["--ack-delay-ms", "99999999"]).is_err());
+    }
+
+    /// Every preset of the one list builds here, as in the simulator.
+    #[test]
+    fn every_listed_preset_builds() {
+        for preset in salsify_eval::experiment::PRESETS {
+            let preset = preset.replace("KBPS", "800");
+            let built = build(&["--link", &preset]).unwrap();
+            assert_eq!(built.0.is_none(), preset == "none", "{preset}");
+        }
+    }
 }

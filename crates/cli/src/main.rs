@@ -27,7 +27,16 @@ use clap::{Parser, Subcommand};
 /// With no command, runs `salsify demo`: sender, emulated cellular link and receiver on
 /// loopback for 30 s.
 #[derive(Parser, Debug)]
-#[command(name = "salsify", version, about, long_about = None)]
+#[command(
+    name = "salsify",
+    version,
+    about,
+    long_about = None,
+    after_help = "With no command, salsify runs `salsify demo` for 30 s: sender, emulated \
+                  cellular link and receiver on loopback (Ctrl-C stops it).\n\
+                  Exit status: 0 when the command did its work, 1 on an error (including \
+                  input with no picture or a run that showed no frame), 2 for bad usage."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,

@@ -40,7 +40,7 @@ pub struct ChromiumArgs {
     #[arg(long, default_value = "640x360")]
     pub size: Size,
     /// Frame rate of the synthetic source.
-    #[arg(long, default_value_t = 30)]
+    #[arg(long, default_value_t = 30, value_parser = crate::input::parse_whole_fps)]
     pub fps: u32,
     /// Pictures of the input barcoded (the camera loops them).
     #[arg(long, default_value_t = 150)]
@@ -102,6 +102,15 @@ fn chromium(args: &ChromiumArgs) -> Result<()> {
     if !(args.warmup >= 0.0 && args.warmup < args.duration.as_secs_f64()) {
         bail!("--warmup {} must be below --duration", args.warmup);
     }
+    if args.source_frames == 0 {
+        bail!("--source-frames 0: the camera needs at least one picture");
+    }
+    // Everything that can be checked is, before the output folder is made.
+    salsify_peer::chromium::find_binary(args.chromium.as_deref())?;
+    args.path.build()?;
+    if args.barcoded && !std::path::Path::new(&args.input).is_file() {
+        bail!("--barcoded input '{}' is not a file", args.input);
+    }
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create '{}'", args.out.display()))?;
     let source = if args.barcoded {
@@ -118,8 +127,6 @@ fn chromium(args: &ChromiumArgs) -> Result<()> {
         )?;
         path
     };
-    // Fail on a bad link before starting anything.
-    args.path.build()?;
     let path = args.path.clone();
     let log_dir = args.out.clone();
     let relay = Box::new(move |to| relay_config(&path, to, Some(&log_dir)));
@@ -146,6 +153,12 @@ fn chromium(args: &ChromiumArgs) -> Result<()> {
 }
 
 fn score(args: &ScoreArgs) -> Result<()> {
+    if !(args.warmup.is_finite() && args.warmup >= 0.0) {
+        bail!(
+            "--warmup {} is not a non-negative number of seconds",
+            args.warmup
+        );
+    }
     let call_json = args.dir.join("call.json");
     let text = std::fs::read_to_string(&call_json)
         .with_context(|| format!("cannot read '{}'", call_json.display()))?;

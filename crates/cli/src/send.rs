@@ -54,7 +54,7 @@ pub struct SourceArgs {
     pub size: Size,
     /// Frame rate of the synthetic source, or what a live screen or camera is asked for
     /// (files play at their own rate).
-    #[arg(long, default_value_t = 30.0)]
+    #[arg(long, default_value_t = 30.0, value_parser = crate::input::parse_fps)]
     pub fps: f64,
     /// Play a file again from the start when it ends (not for `-`).
     #[arg(long = "loop")]
@@ -284,12 +284,18 @@ pub fn run(args: &SendArgs) -> Result<()> {
     }
     let totals = sender_loop::run(config, Box::new(source), stop, Observer::default())?;
     let s = totals.stats;
+    if totals.pictures == 0 {
+        bail!(
+            "no picture was read from '{}': nothing sent",
+            args.source.input
+        );
+    }
     let options = match s.sent_better + s.sent_worse {
         0 => String::new(),
         _ => format!(" ({} better, {} worse)", s.sent_better, s.sent_worse),
     };
     eprintln!(
-        "salsify send: {}: {} pictures, {} frames sent{options}, {} keyframes, {} skipped, {} dropped, {} sessions",
+        "salsify send: {}: {} pictures, {} frames sent{options}, {} keyframes, {} skipped, {} dropped, over {} sessions",
         totals.scheme,
         totals.pictures,
         s.frames_sent,

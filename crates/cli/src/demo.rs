@@ -53,6 +53,9 @@ pub struct DemoArgs {
     /// `salsify peer chromium` (OUT/blackbox: frames.csv, summary.json, match.json).
     #[arg(long)]
     pub barcoded: bool,
+    /// No line per second (the setup and the summary are still printed).
+    #[arg(long, short)]
+    pub quiet: bool,
     #[command(flatten)]
     pub source: SourceArgs,
     #[command(flatten)]
@@ -283,7 +286,7 @@ fn watch(
         if now >= end {
             stop.store(true, Ordering::SeqCst);
         }
-        if let Some(line) = monitor.tick(now) {
+        if let Some(line) = monitor.tick(now).filter(|_| !args.quiet) {
             println!("{line}");
             let _ = std::io::stdout().flush();
         }

@@ -132,7 +132,11 @@ fn check_ivf(ivf: &Path, shown: &[Vec<String>], what: &str) {
         frames.last().map_or(0, |f| f.pts + 1),
         "{what}: IVF header length"
     );
-    assert_eq!((header.rate, header.scale), (FPS, 1), "{what}: IVF timebase");
+    assert_eq!(
+        (header.rate, header.scale),
+        (FPS, 1),
+        "{what}: IVF timebase"
+    );
     let size = |r: &Vec<String>| -> (u32, u32) { (r[9].parse().unwrap(), r[10].parse().unwrap()) };
     assert_eq!(
         (u32::from(header.width), u32::from(header.height)),
@@ -601,7 +605,11 @@ fn a_receiver_ignores_a_sender_of_another_scheme_and_names_both() {
     ]);
     std::thread::sleep(std::time::Duration::from_millis(200));
     let stranger_log = dir.join("stranger.csv");
-    let stranger = salsify(&sender_args(&recv_addr, stranger_log.to_str().unwrap(), "1"));
+    let stranger = salsify(&sender_args(
+        &recv_addr,
+        stranger_log.to_str().unwrap(),
+        "1",
+    ));
     finish(stranger, "the salsify sender");
     let send_log = dir.join("send.csv");
     let mut args = sender_args(&recv_addr, send_log.to_str().unwrap(), "2");
@@ -615,7 +623,11 @@ fn a_receiver_ignores_a_sender_of_another_scheme_and_names_both() {
     );
     assert!(stderr.contains("of another scheme"), "{stderr}");
     let shown = csv_rows(&recv_log);
-    assert!(shown.len() >= 10, "only {} frames shown: {stderr}", shown.len());
+    assert!(
+        shown.len() >= 10,
+        "only {} frames shown: {stderr}",
+        shown.len()
+    );
 }
 
 /// Feedback lost on the way back: the sender starts a fresh session (keyframe) every

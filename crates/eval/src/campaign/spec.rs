@@ -139,14 +139,15 @@ pub enum MatrixError {
         message: String,
     },
     /// A run's experiment is invalid.
-    #[error("group '{group}', run {run}: {source}")]
+    #[error("group '{group}', run {run}: {why}")]
     Experiment {
         /// The group's name.
         group: String,
         /// The run.
         run: String,
-        /// Why.
-        source: ExperimentError,
+        /// Why. (Not an error `source`: the message already says it, and a source would
+        /// print it twice in an error chain.)
+        why: ExperimentError,
     },
 }
 
@@ -326,10 +327,10 @@ fn check_group(group: &Group) -> Result<(), MatrixError> {
 /// Checks the run's experiment before anything runs: a missing file is an error now, not
 /// after an hour of other runs.
 fn check_experiment(group: &Group, id: &str, e: &Experiment) -> Result<(), MatrixError> {
-    let fail = |source| MatrixError::Experiment {
+    let fail = |why| MatrixError::Experiment {
         group: group.name.clone(),
         run: id.to_string(),
-        source,
+        why,
     };
     if let Some(prefix) = &e.link.trace {
         let down = PathBuf::from(format!("{}.down", prefix.display()));
@@ -459,6 +460,23 @@ mod tests {
             "[defaults]\nsize = \"64x48\"\nduration_s = 2\n{groups}"
         ))
         .unwrap()
+    }
+
+    /// An experiment's error is said once in an error chain, not twice.
+    #[test]
+    fn an_experiment_error_is_said_once() {
+        let err = MatrixError::Experiment {
+            group: "g".into(),
+            run: "r".into(),
+            why: ExperimentError {
+                field: "video",
+                message: "'missing.mp4' is not a file".into(),
+            },
+        };
+        let text = err.to_string();
+        assert_eq!(text.matches("missing.mp4").count(), 1, "{text}");
+        // An error chain prints a source after the message: there must be none.
+        assert!(std::error::Error::source(&err).is_none());
     }
 
     #[test]

@@ -1,0 +1,390 @@
+//! Bad input end to end, as a hostile user would give it: every case is a clear error and a
+//! failing exit (never a panic, never "success" after doing nothing), nothing is left behind,
+//! and help says what the commands do.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use salsify_codec::synthetic::SyntheticSource;
+use salsify_codec::y4m::{Rational, Y4mHeader, Y4mWriter};
+
+mod support;
+
+use support::{finish, free_addr, SALSIFY};
+
+fn temp_dir(name: &str) -> PathBuf {
+    support::temp_dir("hard", name)
+}
+
+/// Runs salsify in `dir` to the end.
+fn run_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(SALSIFY)
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .expect("the salsify binary runs")
+}
+
+/// Runs salsify in `dir`; it must fail with exit status `code` saying `says`, and no panic.
+fn fails(dir: &Path, args: &[&str], code: i32, says: &str) -> String {
+    let out = run_in(dir, args);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(code), "{args:?}: {stderr}");
+    assert!(
+        stderr.contains(says),
+        "{args:?}: wanted '{says}' in: {stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    stderr
+}
+
+/// A Y4M file of `frames` synthetic 160x96 pictures at 30 fps.
+fn write_y4m(path: &Path, frames: u64) {
+    let file = std::fs::File::create(path).unwrap();
+    let header = Y4mHeader::new(160, 96, Rational::new(30, 1));
+    let mut w = Y4mWriter::new(std::io::BufWriter::new(file), header).unwrap();
+    let mut source = SyntheticSource::new(160, 96, 30, 1).unwrap();
+    for _ in 0..frames {
+        w.write_frame(&source.next_frame().image).unwrap();
+    }
+    w.finish().unwrap();
+}
+
+/// Finding 1: sizes a sealed datagram cannot carry were a panic (exit 101).
+#[test]
+fn bench_secure_refuses_datagrams_too_large_to_seal() {
+    let dir = temp_dir("bench-secure");
+    for flag in [["--data-bytes", "65520"], ["--ack-bytes", "100000"]] {
+        let args = ["bench", "secure", "--seconds", "0.02", flag[0], flag[1]];
+        fails(&dir, &args, 1, "sealed datagram carries");
+    }
+}
+
+/// Finding 2: keygen never leaves a private key others can read, never follows a link at
+/// the key's name, leaves no orphan; recv refuses a private key others can read.
+#[test]
+fn keys_stay_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = temp_dir("keys");
+    let mode = |name: &str| {
+        std::fs::symlink_metadata(dir.join(name))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777
+    };
+    std::fs::write(dir.join("wr.key"), "x").unwrap();
+    std::fs::set_permissions(dir.join("wr.key"), PermissionsExt::from_mode(0o644)).unwrap();
+    assert!(run_in(&dir, &["keygen", "-o", "wr", "--force"])
+        .status
+        .success());
+    assert_eq!(mode("wr.key"), 0o600);
+    std::fs::write(dir.join("victim.txt"), "precious").unwrap();
+    std::os::unix::fs::symlink("victim.txt", dir.join("evil.key")).unwrap();
+    assert!(run_in(&dir, &["keygen", "-o", "evil", "--force"])
+        .status
+        .success());
+    assert_eq!(
+        std::fs::read_to_string(dir.join("victim.txt")).unwrap(),
+        "precious"
+    );
+    assert_eq!(mode("evil.key"), 0o600);
+    std::fs::write(dir.join("c.pub"), "mine").unwrap();
+    fails(&dir, &["keygen", "-o", "c"], 1, "exists");
+    assert!(!dir.join("c.key").exists(), "an orphan private key");
+    std::fs::set_permissions(dir.join("wr.key"), PermissionsExt::from_mode(0o644)).unwrap();
+    let args = [
+        "recv",
+        "--listen",
+        "127.0.0.1:0",
+        "--key",
+        "wr.key",
+        "--peer-key",
+        "evil.pub",
+    ];
+    fails(&dir, &args, 1, "chmod 600");
+    // A public key where the private one belongs names the file's own line format.
+    std::fs::set_permissions(dir.join("wr.key"), PermissionsExt::from_mode(0o600)).unwrap();
+    std::fs::copy(dir.join("evil.pub"), dir.join("pub-as.key")).unwrap();
+    std::fs::set_permissions(dir.join("pub-as.key"), PermissionsExt::from_mode(0o600)).unwrap();
+    let args = [
+        "recv",
+        "--listen",
+        "127.0.0.1:0",
+        "--key",
+        "pub-as.key",
+        "--peer-key",
+        "wr.pub",
+    ];
+    fails(&dir, &args, 1, "'private-key = ...'");
+}
+
+/// Finding 3: the synthetic source is capped like the Y4M reader, in every command.
+#[test]
+fn huge_pictures_are_refused_before_anything_runs() {
+    let dir = temp_dir("huge");
+    let to = free_addr();
+    let cases: [&[&str]; 5] = [
+        &[
+            "send",
+            "--to",
+            &to,
+            "--duration",
+            "2",
+            "--size",
+            "8000x8000",
+        ],
+        &["demo", "--size", "8000x8000"],
+        &["codec-demo", "--size", "16000x16000"],
+        &["sim", "--size", "8000x8000"],
+        &["bench", "codec", "--size", "8000x8000"],
+    ];
+    for args in cases {
+        fails(&dir, args, 2, "4096x4096");
+    }
+    for fps in ["0", "-1", "NaN", "inf", "100000"] {
+        let fps = format!("--fps={fps}");
+        let args = ["send", "--to", &to, &fps];
+        fails(&dir, &args, 2, "frames per second");
+    }
+}
+
+/// Finding 4: inputs with no picture are errors, nothing claims to have been written.
+#[test]
+fn inputs_without_a_picture_fail() {
+    let dir = temp_dir("empty");
+    write_y4m(&dir.join("whole.y4m"), 1);
+    let whole = std::fs::read(dir.join("whole.y4m")).unwrap();
+    std::fs::write(dir.join("truncated.y4m"), &whole[..whole.len() / 2]).unwrap();
+    std::fs::write(dir.join("header-only.y4m"), b"YUV4MPEG2 W160 H96 F30:1\n").unwrap();
+    std::fs::write(dir.join("garbage.ivf"), vec![0x5a; 5000]).unwrap();
+    let to = free_addr();
+    for input in ["truncated.y4m", "header-only.y4m"] {
+        let args = ["demo", "--input", input, "--out", "out", "--duration", "1"];
+        fails(&dir, &args, 1, input);
+        assert!(!dir.join("out").exists(), "{input}: demo output left");
+        fails(&dir, &["send", "--to", &to, "--input", input], 1, input);
+        fails(&dir, &["codec-demo", "--input", input], 1, input);
+    }
+    for args in [
+        &["send", "--to", &to, "--input", "garbage.ivf"][..],
+        &["codec-demo", "--input", "garbage.ivf"][..],
+    ] {
+        let stderr = fails(&dir, args, 1, "garbage.ivf");
+        assert!(
+            !stderr.contains("NaN") && !stderr.contains("is empty"),
+            "{stderr}"
+        );
+    }
+    fails(&dir, &["send", "--to", &to, "--input", "."], 1, "folder");
+}
+
+/// Finding 5: output paths are created before the receiver listens, and one file named by
+/// two outputs is refused.
+#[test]
+fn recv_outputs_are_checked_before_listening() {
+    let dir = temp_dir("outputs");
+    let listen = free_addr();
+    let args = [
+        "recv",
+        "--listen",
+        &listen,
+        "--ivf",
+        "/proc/nope.ivf",
+        "--duration",
+        "30",
+    ];
+    // Without a sender, only an up-front check ends it before its 30 s.
+    fails(&dir, &args, 1, "/proc/nope.ivf");
+    let args = [
+        "recv",
+        "--listen",
+        &listen,
+        "-o",
+        "same.out",
+        "--ivf",
+        "./same.out",
+    ];
+    fails(&dir, &args, 1, "both");
+    assert!(!dir.join("same.out").exists());
+    let args = [
+        "codec-demo",
+        "--frames",
+        "2",
+        "--ivf",
+        "x.out",
+        "--y4m",
+        "x.out",
+    ];
+    fails(&dir, &args, 1, "both");
+}
+
+/// Finding 6: every picture of a file is sent, the last one included (120 of 120, not 119).
+#[test]
+fn every_picture_of_a_file_is_sent() {
+    let dir = temp_dir("all-frames");
+    let clip = dir.join("clip.y4m");
+    write_y4m(&clip, 120);
+    let recv_addr = free_addr();
+    let recv = Command::new(SALSIFY)
+        .args(["recv", "--listen", &recv_addr, "--duration", "20", "-q"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let log = dir.join("send.csv");
+    let send = Command::new(SALSIFY)
+        .args(["send", "--to", &recv_addr, "-q", "--input"])
+        .arg(&clip)
+        .arg("--log")
+        .arg(&log)
+        .stdin(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = finish(send, "send");
+    let _ = Command::new("kill")
+        .args(["-TERM", &recv.id().to_string()])
+        .status();
+    let _ = recv.wait_with_output();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(": 120 pictures"), "{stderr}");
+    // Columns: session, frame (empty for a picture not sent), picture, ...
+    let text = std::fs::read_to_string(&log).unwrap();
+    let sent: Vec<u64> = text
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect::<Vec<_>>())
+        .filter(|r| !r[1].is_empty())
+        .map(|r| r[2].parse().unwrap())
+        .collect();
+    assert_eq!(sent.iter().max(), Some(&119), "the last picture: {stderr}");
+}
+
+/// Finding 8: errors say what is wrong, in the user's terms, and leave nothing behind.
+#[test]
+fn errors_are_clear_and_leave_nothing_behind() {
+    let dir = temp_dir("errors");
+    let (listen, to) = (free_addr(), free_addr());
+    let link = |extra: &[&str]| {
+        let mut args = vec!["link", "--listen", &listen, "--to", &to];
+        args.extend_from_slice(extra);
+        run_in(&dir, &args)
+    };
+    let out = link(&["--link", "constant:0"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("whole number of kb/s"), "{stderr}");
+    let out = link(&["--ack-link", "bogus"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--ack-link: unknown preset 'bogus'"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("link.preset"), "{stderr}");
+
+    let stderr = fails(
+        &dir,
+        &["eval", "--video", "missing.mp4", "--out", "ev"],
+        1,
+        "is not a file",
+    );
+    assert_eq!(stderr.matches("missing.mp4").count(), 1, "{stderr}");
+    assert!(!dir.join("ev").exists());
+
+    fails(
+        &dir,
+        &["barcode", "--frames", "0", "-o", "b.y4m"],
+        1,
+        "--frames 0",
+    );
+    assert!(!dir.join("b.y4m").exists());
+
+    let out = run_in(
+        &dir,
+        &["eval", "--dry-run", "--out", "dry", "--max-duration", "1"],
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert!(!dir.join("dry").exists(), "--dry-run created its folder");
+
+    let args = [
+        "peer",
+        "chromium",
+        "--chromium",
+        "/nonexistent/chromium",
+        "--out",
+        "pc",
+    ];
+    fails(&dir, &args, 1, "/nonexistent/chromium");
+    assert!(!dir.join("pc").exists(), "peer output left");
+}
+
+fn help(args: &[&str]) -> String {
+    let out = Command::new(SALSIFY).args(args).output().unwrap();
+    assert!(out.status.success(), "{args:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Finding 9: help says what bare `salsify` does, lists one set of link presets
+/// everywhere, points at no source file, and every long-running command takes `-q`.
+#[test]
+fn help_is_complete_and_consistent() {
+    let top = help(&["--help"]);
+    assert!(
+        top.contains("With no command") && top.contains("30 s"),
+        "{top}"
+    );
+    let commands: [&[&str]; 16] = [
+        &["demo"],
+        &["send"],
+        &["keygen"],
+        &["recv"],
+        &["link"],
+        &["codec-demo"],
+        &["sim"],
+        &["eval"],
+        &["report"],
+        &["barcode"],
+        &["peer", "chromium"],
+        &["peer", "score"],
+        &["bench", "codec"],
+        &["bench", "secure"],
+        &["peer"],
+        &["bench"],
+    ];
+    for command in commands {
+        let mut args = command.to_vec();
+        args.push("--help");
+        let text = help(&args);
+        assert!(!text.contains("crates/"), "{command:?} points at sources");
+        assert!(!text.contains("(default none) [default"), "{command:?}");
+    }
+    let presets = |command: &[&str]| {
+        let mut args = command.to_vec();
+        args.push("--help");
+        let text = help(&args);
+        let start = text.find("--link <").expect("a --link flag");
+        let rest = &text[start..];
+        let end = rest
+            .find("or none (no emulation)")
+            .expect("the preset list")
+            + 22;
+        rest[..end]
+            .split_whitespace()
+            .skip(2)
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let link = presets(&["link"]);
+    for command in [&["demo"][..], &["peer", "chromium"], &["sim"]] {
+        assert_eq!(presets(command), link, "{command:?}");
+    }
+    for command in [&["send"][..], &["recv"], &["sim"], &["eval"], &["demo"]] {
+        let mut args = command.to_vec();
+        args.push("--help");
+        assert!(help(&args).contains("-q, --quiet"), "{command:?}");
+    }
+}

@@ -72,12 +72,7 @@ pub fn stamp_video(
     if frames == Some(0) {
         bail!("--frames 0: nothing to write (give at least 1)");
     }
-    if out.is_dir() {
-        bail!(
-            "'{}' is a folder: give a file name for the Y4M output",
-            out.display()
-        );
-    }
+    crate::paths::check_output("--out", out)?;
     let default_size = Size {
         width: 640,
         height: 360,

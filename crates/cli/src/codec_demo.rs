@@ -65,6 +65,10 @@ pub fn run(args: &CodecDemoArgs) -> Result<()> {
     if args.frames == 0 {
         bail!("--frames must be at least 1");
     }
+    crate::paths::check_outputs(&[
+        ("--ivf", args.ivf.as_deref()),
+        ("--y4m", args.y4m.as_deref()),
+    ])?;
     crate::runtime::display::check_distinct(&[
         ("--ivf", args.ivf.as_deref()),
         ("--y4m", args.y4m.as_deref()),

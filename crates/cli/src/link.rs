@@ -168,7 +168,7 @@ pub fn relay_config(
 
 /// Runs `salsify link`.
 pub fn run(args: &LinkArgs) -> Result<()> {
-    let to = udp::resolve(&args.to)?;
+    let to = udp::resolve_destination(&args.to)?;
     let config = relay_config(&args.path, to, args.log_dir.as_deref())?;
     let socket = udp::bind(udp::resolve(&args.listen)?)?;
     let stop = runtime::stop_on_ctrl_c()?;

@@ -11,6 +11,7 @@ mod keys;
 mod link;
 mod live_input;
 mod monitor;
+mod paths;
 mod peer_cmd;
 mod recv;
 mod report_cmd;

@@ -92,6 +92,11 @@ impl RecvArgs {
         if self.log.as_ref().is_some_and(|p| p.as_os_str() == "-") {
             bail!("--log -: the log needs a file (standard output carries video with -o - or --ivf -)");
         }
+        crate::paths::check_outputs(&[
+            ("-o", self.output.as_deref()),
+            ("--ivf", self.ivf.as_deref()),
+            ("--log", self.log.as_deref()),
+        ])?;
         runtime::display::check_distinct(&[
             ("-o", self.output.as_deref()),
             ("--ivf", self.ivf.as_deref()),

@@ -188,6 +188,9 @@ impl SchemeArgs {
     fn salsify_sender(&self, base: SenderConfig) -> Result<SenderConfig> {
         let mut config = base;
         if let Some(ms) = self.delay_target_ms {
+            if !(1..=10_000).contains(&ms) {
+                bail!("--delay-target-ms {ms}: give 1 to 10000 ms");
+            }
             config.delay_target = Duration::from_millis(ms);
         }
         if let Some(q) = self.finest_quality {
@@ -195,6 +198,9 @@ impl SchemeArgs {
                 salsify_codec::Quality::new(q).map_err(|e| anyhow!("--finest-quality: {e}"))?;
         }
         if let Some(us) = self.pacing_min_gap_us {
+            if us > 1_000_000 {
+                bail!("--pacing-min-gap-us {us}: more than a second between fragments");
+            }
             let min_gap = Duration::from_micros(us);
             config.pacing.min_gap = min_gap;
             config.pacing.max_gap = config.pacing.max_gap.max(min_gap);
@@ -262,7 +268,8 @@ fn fresh_connection_id() -> u16 {
 
 /// Runs `salsify send`.
 pub fn run(args: &SendArgs) -> Result<()> {
-    let to = udp::resolve(&args.to)?;
+    let to = udp::resolve_destination(&args.to)?;
+    crate::paths::check_outputs(&[("--log", args.log.as_deref())])?;
     let config = SenderLoopConfig {
         log: args.log.clone(),
         status: !args.quiet,

@@ -388,3 +388,47 @@ fn help_is_complete_and_consistent() {
         assert!(help(&args).contains("-q, --quiet"), "{command:?}");
     }
 }
+
+/// Beyond the findings: destinations that name no peer, outputs that are folders or in
+/// missing folders, settings far out of range are errors before anything runs.
+#[test]
+fn out_of_range_settings_and_paths_are_refused_up_front() {
+    let dir = temp_dir("beyond");
+    let listen = free_addr();
+    fails(&dir, &["send", "--to", "127.0.0.1:0"], 1, "no destination");
+    fails(&dir, &["send", "--to", "0.0.0.0:9000"], 1, "no destination");
+    let args = ["link", "--listen", &listen, "--to", "127.0.0.1:0"];
+    fails(&dir, &args, 1, "no destination");
+    for flag in ["--log", "-o", "--ivf"] {
+        let args = ["recv", "--listen", &listen, flag, "/tmp", "--duration", "5"];
+        let stderr = fails(&dir, &args, 1, "is a folder");
+        assert!(!stderr.contains("listening"), "{stderr}");
+        let args = [
+            "recv",
+            "--listen",
+            &listen,
+            flag,
+            "nope/x",
+            "--duration",
+            "5",
+        ];
+        fails(&dir, &args, 1, "does not exist");
+    }
+    let to = free_addr();
+    for (flag, value, says) in [
+        ("--delay-target-ms", "99999999999", "--delay-target-ms"),
+        ("--pacing-min-gap-us", "99999999999", "--pacing-min-gap-us"),
+        ("--log", "/tmp", "is a folder"),
+    ] {
+        fails(&dir, &["send", "--to", &to, flag, value], 1, says);
+    }
+    let args = ["sim", "--datagram-overhead", "4000000000", "--out", "sim"];
+    fails(&dir, &args, 1, "datagram_overhead_bytes");
+    assert!(!dir.join("sim").exists());
+    fails(
+        &dir,
+        &["barcode", "-o", "/tmp", "--frames", "1"],
+        1,
+        "is a folder",
+    );
+}

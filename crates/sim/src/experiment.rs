@@ -108,6 +108,9 @@ macro_rules! link_presets_help {
     };
 }
 
+/// Most bytes `datagram_overhead_bytes` may add to a datagram.
+pub const MAX_DATAGRAM_OVERHEAD: u32 = 1000;
+
 /// Highest frame rate of the synthetic video.
 pub const MAX_FPS: u32 = 1000;
 
@@ -319,6 +322,16 @@ impl LinkSpec {
         if !(0.0..=1.0).contains(&self.loss) {
             return fail("link.loss", format!("{} is not a probability", self.loss));
         }
+        if self.datagram_overhead_bytes > MAX_DATAGRAM_OVERHEAD {
+            return fail(
+                "link.datagram_overhead_bytes",
+                format!(
+                    "{} bytes: at most {MAX_DATAGRAM_OVERHEAD} (a datagram must still fit a \
+                     path's MTU; encryption adds 29)",
+                    self.datagram_overhead_bytes
+                ),
+            );
+        }
         if self.delay_ms > 10_000 {
             return fail(
                 "link.delay_ms",
@@ -464,6 +477,10 @@ mod tests {
             ("size = \"8000x8000\"", "size"),
             ("size = \"640\"", "size"),
             ("fps = 0", "fps"),
+            (
+                "[link]\ndatagram_overhead_bytes = 4000000000",
+                "link.datagram_overhead_bytes",
+            ),
             ("fps = 100000", "fps"),
             ("[link]\nloss = 2.0", "link.loss"),
             ("[link]\npreset = \"constant:0\"", "link.preset"),

@@ -46,8 +46,11 @@ impl std::str::FromStr for Size {
     }
 }
 
-/// Highest frame rate accepted for a source (`--fps`).
+/// Highest frame rate accepted for a source (`--fps`, a file's own).
 pub const MAX_FPS: f64 = 1000.0;
+
+/// Lowest frame rate a video file may say it has.
+const MIN_FILE_FPS: f64 = 0.01;
 
 /// Parses `--fps` of a source: a positive, finite frame rate of at most [`MAX_FPS`].
 pub fn parse_fps(s: &str) -> Result<f64, String> {
@@ -137,24 +140,29 @@ impl VideoInput {
         };
         let reader = match Y4mReader::new(reader) {
             Ok(reader) => reader,
-            Err(e) => return Err(not_video(spec, child, anyhow::Error::new(e))),
-        };
-        let mut input = VideoInput::from_y4m(spec, reader, child, DEFAULT_Y4M_FPS, false);
-        match input.next_frame() {
-            Ok(Some(first)) => input.first = Some(first),
-            Ok(None) => {
-                let child = input.take_child();
-                drop(input); // closes the pipe, so the child can end
-                let why = anyhow::anyhow!("it has a header but no picture");
+            Err(e) => {
+                let why = anyhow::Error::new(e).context(format!("'{spec}' is not a Y4M video"));
                 return Err(not_video(spec, child, why));
             }
-            Err(e) => {
-                let child = input.take_child();
-                drop(input);
-                return Err(not_video(spec, child, e));
-            }
+        };
+        let mut input = VideoInput::from_y4m(spec, reader, child, DEFAULT_Y4M_FPS, false);
+        if !(MIN_FILE_FPS..=MAX_FPS).contains(&input.fps) {
+            bail!(
+                "'{spec}' says {} frames per second: a video needs {MIN_FILE_FPS} to {MAX_FPS}",
+                input.fps
+            );
         }
-        Ok(input)
+        let why = match input.next_frame() {
+            Ok(Some(first)) => {
+                input.first = Some(first);
+                return Ok(input);
+            }
+            Ok(None) => anyhow::anyhow!("'{spec}' has a header but no picture"),
+            Err(e) => e.context(format!("'{spec}': its first picture is unreadable")),
+        };
+        let child = input.take_child();
+        drop(input); // closes the pipe, so the child can end
+        Err(not_video(spec, child, why))
     }
 
     /// The ffmpeg child feeding this input, if any (stopped when dropped).
@@ -225,17 +233,14 @@ fn open_file(spec: &str) -> Result<File> {
     File::open(path).with_context(|| format!("cannot open video '{spec}'"))
 }
 
-/// The error for input `spec` that gave no picture: `why`, with what ffmpeg said if it
-/// decoded the input.
+/// The error for input `spec` that gave no picture: `why` (which names it), or what ffmpeg
+/// said if it decoded the input and failed.
 fn not_video(spec: &str, child: Option<FfmpegChild>, why: anyhow::Error) -> anyhow::Error {
-    match child {
-        Some(child) => match child.failure() {
-            Some(said) => anyhow::anyhow!(
-                "ffmpeg could not decode '{spec}' as video (not a video file, or damaged): {said}"
-            ),
-            None => why.context(format!("'{spec}' (decoded by ffmpeg) gave no picture")),
-        },
-        None => why.context(format!("'{spec}' has no readable picture")),
+    match child.and_then(FfmpegChild::failure) {
+        Some(said) => anyhow::anyhow!(
+            "ffmpeg could not decode '{spec}' as video (not a video file, or damaged): {said}"
+        ),
+        None => why,
     }
 }
 

@@ -432,3 +432,30 @@ fn out_of_range_settings_and_paths_are_refused_up_front() {
         "is a folder",
     );
 }
+
+/// Beyond the findings: a Y4M file's own frame rate must be usable too (a file claiming a
+/// million frames per second, or one frame in eleven days, is refused).
+#[test]
+fn files_with_absurd_frame_rates_are_refused() {
+    let dir = temp_dir("rates");
+    for (name, rate) in [("fast.y4m", "1000000:1"), ("slow.y4m", "1:1000000")] {
+        let mut bytes = format!("YUV4MPEG2 W16 H16 F{rate} C420\n").into_bytes();
+        for _ in 0..3 {
+            bytes.extend_from_slice(b"FRAME\n");
+            bytes.extend(std::iter::repeat_n(128u8, 16 * 16 * 3 / 2));
+        }
+        std::fs::write(dir.join(name), bytes).unwrap();
+        fails(
+            &dir,
+            &["codec-demo", "--input", name],
+            1,
+            "frames per second",
+        );
+        fails(
+            &dir,
+            &["send", "--to", "127.0.0.1:9", "--input", name],
+            1,
+            name,
+        );
+    }
+}

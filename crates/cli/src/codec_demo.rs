@@ -41,6 +41,9 @@ pub struct CodecDemoArgs {
     /// Write the decoded pictures here as Y4M.
     #[arg(long)]
     y4m: Option<PathBuf>,
+    /// No line per frame (the summary is still printed).
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 impl Default for CodecDemoArgs {
@@ -56,6 +59,7 @@ impl Default for CodecDemoArgs {
             budget: 12_000,
             ivf: None,
             y4m: None,
+            quiet: false,
         }
     }
 }
@@ -97,7 +101,9 @@ pub fn run(args: &CodecDemoArgs) -> Result<()> {
         None => None,
     };
     println!("salsify codec demo: {} ({size})", input.name);
-    println!("frame  better(q,bytes)  worse(q,bytes)  sent        SSIM dB");
+    if !args.quiet {
+        println!("frame  better(q,bytes)  worse(q,bytes)  sent        SSIM dB");
+    }
     let (mut sender_state, mut receiver_state) = (State::initial(), State::initial());
     let mut quality = 64i32;
     let (mut total_bytes, mut ssim_sum, mut shown) = (0usize, 0.0, 0usize);
@@ -128,12 +134,14 @@ pub fn run(args: &CodecDemoArgs) -> Result<()> {
             bail!("frame {n}: decoder state differs from the encoder's");
         }
         let ssim = ssim_luma(&image, &picture)?;
-        println!(
-            "{line}q{:<3} {:>6}  {:6.2}",
-            chosen.quality.index(),
-            chosen.len(),
-            ssim_to_db(ssim)
-        );
+        if !args.quiet {
+            println!(
+                "{line}q{:<3} {:>6}  {:6.2}",
+                chosen.quality.index(),
+                chosen.len(),
+                ssim_to_db(ssim)
+            );
+        }
         if let Some(w) = &mut ivf {
             w.write_frame(n as u64, chosen.vp8())?;
         }

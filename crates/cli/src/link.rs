@@ -141,6 +141,9 @@ pub struct LinkArgs {
     /// Stop after this many seconds (default: until Ctrl-C).
     #[arg(long, value_parser = runtime::parse_seconds)]
     pub duration: Option<Duration>,
+    /// No start line and no summary (errors are still printed).
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// The relay configuration for `path`, forwarding to `to`, logging into `log_dir`.
@@ -173,6 +176,10 @@ pub fn run(args: &LinkArgs) -> Result<()> {
     let socket = udp::bind(udp::resolve(&args.listen)?)?;
     let stop = runtime::stop_on_ctrl_c()?;
     runtime::stop_after(&stop, args.duration);
+    if args.quiet {
+        relay::run(config, socket, stop, Observer::default())?;
+        return Ok(());
+    }
     eprintln!(
         "salsify link: {} -> {to}, link {}",
         socket.local_addr()?,

@@ -382,7 +382,16 @@ fn help_is_complete_and_consistent() {
     for command in [&["demo"][..], &["peer", "chromium"], &["sim"]] {
         assert_eq!(presets(command), link, "{command:?}");
     }
-    for command in [&["send"][..], &["recv"], &["sim"], &["eval"], &["demo"]] {
+    let quiet: [&[&str]; 7] = [
+        &["send"],
+        &["recv"],
+        &["sim"],
+        &["eval"],
+        &["demo"],
+        &["link"],
+        &["codec-demo"],
+    ];
+    for command in quiet {
         let mut args = command.to_vec();
         args.push("--help");
         assert!(help(&args).contains("-q, --quiet"), "{command:?}");

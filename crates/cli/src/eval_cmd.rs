@@ -77,8 +77,7 @@ impl EvalArgs {
         let video = self.video.clone().unwrap_or_else(|| "synthetic".into());
         let mut m = match &self.matrix {
             Some(path) => {
-                let text = std::fs::read_to_string(path)
-                    .with_context(|| format!("cannot read matrix file '{}'", path.display()))?;
+                let text = crate::paths::read_text("matrix file", path)?;
                 let mut m = Matrix::from_toml(&text)
                     .with_context(|| format!("in matrix file '{}'", path.display()))?;
                 if let Some(dir) = &self.traces {

@@ -66,24 +66,8 @@ pub fn plaintext_warning(who: &str) -> String {
 }
 
 fn read(path: &Path) -> Result<String> {
-    if path.is_dir() {
-        bail!("key file '{}' is a folder", path.display());
-    }
-    let meta = std::fs::metadata(path)
-        .with_context(|| format!("cannot read key file '{}'", path.display()))?;
-    if meta.len() > MAX_KEY_FILE {
-        bail!(
-            "key file '{}' is {} bytes: not a Salsify key file (they are under 300 bytes)",
-            path.display(),
-            meta.len()
-        );
-    }
-    std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read key file '{}'", path.display()))
+    crate::paths::read_text("key file", path)
 }
-
-/// Longest key file read (`salsify keygen` writes about 200 bytes).
-const MAX_KEY_FILE: u64 = 64 * 1024;
 
 /// Reads a private key file, refusing one that others than its owner may read (as ssh
 /// does): the key would no longer be private.

@@ -160,8 +160,7 @@ fn score(args: &ScoreArgs) -> Result<()> {
         );
     }
     let call_json = args.dir.join("call.json");
-    let text = std::fs::read_to_string(&call_json)
-        .with_context(|| format!("cannot read '{}'", call_json.display()))?;
+    let text = crate::paths::read_text("call record", &call_json)?;
     let value: serde_json::Value = serde_json::from_str(&text)
         .with_context(|| format!("'{}' is not JSON", call_json.display()))?;
     let micros = |k: &str| {

@@ -238,8 +238,7 @@ pub fn read_params(path: Option<&std::path::Path>) -> Result<SchemeParams> {
     let Some(path) = path else {
         return Ok(SchemeParams::default());
     };
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read '{}'", path.display()))?;
+    let text = crate::paths::read_text("scheme parameter file", path)?;
     let params: SchemeParams = toml::from_str(&text)
         .with_context(|| format!("scheme parameters in '{}'", path.display()))?;
     params

@@ -99,8 +99,7 @@ impl SimArgs {
     fn experiment(&self) -> Result<Experiment> {
         let mut e = match &self.config {
             Some(path) => {
-                let text = fs::read_to_string(path)
-                    .with_context(|| format!("cannot read experiment file '{}'", path.display()))?;
+                let text = crate::paths::read_text("experiment file", path)?;
                 Experiment::from_toml(&text)
                     .with_context(|| format!("in experiment file '{}'", path.display()))?
             }

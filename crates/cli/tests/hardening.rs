@@ -440,6 +440,21 @@ fn out_of_range_settings_and_paths_are_refused_up_front() {
         1,
         "is a folder",
     );
+    // Files that never end are refused, not read into memory.
+    let args = ["send", "--to", &to, "--scheme-params", "/dev/zero"];
+    fails(&dir, &args, 1, "longer than");
+    fails(&dir, &["sim", "--config", "/dev/zero"], 1, "longer than");
+    assert!(run_in(&dir, &["keygen", "-o", "k"]).status.success());
+    let args = [
+        "send",
+        "--to",
+        &to,
+        "--key",
+        "k.key",
+        "--peer-key",
+        "/dev/zero",
+    ];
+    fails(&dir, &args, 1, "longer than");
 }
 
 /// Beyond the findings: a Y4M file's own frame rate must be usable too (a file claiming a

@@ -12,6 +12,9 @@ use crate::input::Size;
 use crate::link::{relay_config, LinkFlags};
 use crate::runtime;
 
+/// Highest `--max-bitrate-kbps` (10 Gb/s).
+const MAX_BITRATE_KBPS: u64 = 10_000_000;
+
 /// Below this share of presented pictures matched to their source the run is an error.
 const MIN_MATCH_SHARE: f64 = 0.5;
 
@@ -101,6 +104,12 @@ pub fn run(command: &PeerCommand) -> Result<()> {
 fn chromium(args: &ChromiumArgs) -> Result<()> {
     if !(args.warmup >= 0.0 && args.warmup < args.duration.as_secs_f64()) {
         bail!("--warmup {} must be below --duration", args.warmup);
+    }
+    if let Some(kbps) = args
+        .max_bitrate_kbps
+        .filter(|k| !(1..=MAX_BITRATE_KBPS).contains(k))
+    {
+        bail!("--max-bitrate-kbps {kbps}: give 1 to {MAX_BITRATE_KBPS} kb/s");
     }
     if args.source_frames == 0 {
         bail!("--source-frames 0: the camera needs at least one picture");

@@ -320,6 +320,17 @@ fn errors_are_clear_and_leave_nothing_behind() {
     ];
     fails(&dir, &args, 1, "/nonexistent/chromium");
     assert!(!dir.join("pc").exists(), "peer output left");
+    // A bit rate whose b/s overflow was a panic.
+    let args = [
+        "peer",
+        "chromium",
+        "--max-bitrate-kbps",
+        "18446744073709551615",
+        "--out",
+        "pc",
+    ];
+    fails(&dir, &args, 1, "--max-bitrate-kbps");
+    assert!(!dir.join("pc").exists(), "peer output left");
 }
 
 fn help(args: &[&str]) -> String {

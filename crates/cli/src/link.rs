@@ -172,31 +172,36 @@ pub fn relay_config(
 /// Runs `salsify link`.
 pub fn run(args: &LinkArgs) -> Result<()> {
     let to = udp::resolve_destination(&args.to)?;
-    let config = relay_config(&args.path, to, args.log_dir.as_deref())?;
+    // Checked (and the port taken) before the log folder is made.
+    args.path.build()?;
     let socket = udp::bind(udp::resolve(&args.listen)?)?;
+    let config = relay_config(&args.path, to, args.log_dir.as_deref())?;
     let stop = runtime::stop_on_ctrl_c()?;
     runtime::stop_after(&stop, args.duration);
-    if args.quiet {
-        relay::run(config, socket, stop, Observer::default())?;
-        return Ok(());
-    }
-    eprintln!(
-        "salsify link: {} -> {to}, link {}",
-        socket.local_addr()?,
-        args.path.trace_name()
-    );
-    let totals = relay::run(config, socket, stop, Observer::default())?;
-    for (name, d) in [("video", totals.video), ("ack", totals.ack)] {
-        let dropped = d
-            .link
-            .map_or(0, |l| l.packets_in.saturating_sub(l.packets_delivered));
+    if !args.quiet {
         eprintln!(
-            "salsify link: {name}: {} in, {} out ({dropped} dropped or still queued)",
-            d.packets_in, d.packets_out
+            "salsify link: {} -> {to}, link {}",
+            socket.local_addr()?,
+            args.path.trace_name()
         );
     }
-    if let Some(dir) = &args.log_dir {
-        eprintln!("salsify link: mm-link logs in {}", dir.display());
+    let totals = relay::run(config, socket, stop, Observer::default())?;
+    if !args.quiet {
+        for (name, d) in [("video", totals.video), ("ack", totals.ack)] {
+            let dropped = d
+                .link
+                .map_or(0, |l| l.packets_in.saturating_sub(l.packets_delivered));
+            eprintln!(
+                "salsify link: {name}: {} in, {} out ({dropped} dropped or still queued)",
+                d.packets_in, d.packets_out
+            );
+        }
+        if let Some(dir) = &args.log_dir {
+            eprintln!("salsify link: mm-link logs in {}", dir.display());
+        }
+    }
+    if totals.video.packets_in == 0 {
+        bail!("no datagram arrived from a sender: nothing relayed");
     }
     Ok(())
 }

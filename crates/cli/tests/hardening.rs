@@ -494,3 +494,18 @@ fn files_with_absurd_frame_rates_are_refused() {
         );
     }
 }
+
+/// Beyond the findings: a relay that relayed nothing says so with its exit status, and one
+/// that cannot take its port leaves no log folder.
+#[test]
+fn a_relay_that_relayed_nothing_fails() {
+    let dir = temp_dir("relay");
+    let (listen, to) = (free_addr(), free_addr());
+    let args = ["link", "--listen", &listen, "--to", &to, "--duration", "0.3"];
+    fails(&dir, &args, 1, "nothing relayed");
+    let busy = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let busy = busy.local_addr().unwrap().to_string();
+    let args = ["link", "--listen", &busy, "--to", &to, "--log-dir", "logs"];
+    fails(&dir, &args, 1, "busy");
+    assert!(!dir.join("logs").exists(), "log folder left");
+}

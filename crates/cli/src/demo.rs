@@ -81,6 +81,12 @@ impl Default for DemoArgs {
 
 /// Runs the demo.
 pub fn run(args: &DemoArgs) -> Result<()> {
+    if args.barcoded && !std::path::Path::new(&args.source.input).is_file() {
+        anyhow::bail!(
+            "--barcoded needs a barcoded Y4M file as --input (from `salsify barcode`), not '{}'",
+            args.source.input
+        );
+    }
     // The input first: a bad one is an error before anything is created.
     let source = VideoSource::open(&args.source.camera())?;
     std::fs::create_dir_all(&args.out)

@@ -17,6 +17,9 @@ use crate::live_input::LiveSource;
 /// Frame rate assumed for a Y4M stream that does not say (`F0:0` or no F).
 const DEFAULT_Y4M_FPS: f64 = 30.0;
 
+/// Smallest width and height a `--size` may give.
+pub const MIN_SIDE: u32 = 16;
+
 /// A picture size given as `WIDTHxHEIGHT`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Size {
@@ -42,6 +45,12 @@ impl std::str::FromStr for Size {
         };
         salsify_codec::image::check_source_size(size.width, size.height)
             .map_err(|e| e.to_string())?;
+        if size.width < MIN_SIDE || size.height < MIN_SIDE {
+            return Err(format!(
+                "size '{s}': at least {MIN_SIDE}x{MIN_SIDE} (one macroblock; quality is \
+                 scored in 8x8 windows)"
+            ));
+        }
         Ok(size)
     }
 }

@@ -143,6 +143,16 @@ fn huge_pictures_are_refused_before_anything_runs() {
     for args in cases {
         fails(&dir, args, 2, "4096x4096");
     }
+    for args in [
+        &["codec-demo", "--size", "2x2"][..],
+        &["sim", "--size", "8x8"],
+        &["bench", "codec", "--size", "2x2"],
+    ] {
+        fails(&dir, args, 2, "at least 16x16");
+    }
+    let args = ["demo", "--barcoded", "--out", "bc", "--duration", "1"];
+    fails(&dir, &args, 1, "--barcoded needs");
+    assert!(!dir.join("bc").exists());
     for fps in ["0", "-1", "NaN", "inf", "100000"] {
         let fps = format!("--fps={fps}");
         let args = ["send", "--to", &to, &fps];
@@ -501,7 +511,15 @@ fn files_with_absurd_frame_rates_are_refused() {
 fn a_relay_that_relayed_nothing_fails() {
     let dir = temp_dir("relay");
     let (listen, to) = (free_addr(), free_addr());
-    let args = ["link", "--listen", &listen, "--to", &to, "--duration", "0.3"];
+    let args = [
+        "link",
+        "--listen",
+        &listen,
+        "--to",
+        &to,
+        "--duration",
+        "0.3",
+    ];
     fails(&dir, &args, 1, "nothing relayed");
     let busy = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     let busy = busy.local_addr().unwrap().to_string();

@@ -45,7 +45,7 @@ const MAX_EXCERPT_CHARS: usize = 32;
 pub enum TraceError {
     /// The trace could not be read.
     #[error("reading trace: {0}")]
-    Io(#[from] io::Error),
+    Io(io::Error),
     /// A line holds nothing (Mahimahi rejects these too).
     #[error("line {line}: empty line")]
     EmptyLine {
@@ -94,6 +94,14 @@ pub enum TraceError {
         /// The last line.
         line: usize,
     },
+}
+
+// By hand rather than `#[from]`, which would also make it the error's source: the message
+// already says it, and an error chain would print it twice.
+impl From<io::Error> for TraceError {
+    fn from(e: io::Error) -> Self {
+        TraceError::Io(e)
+    }
 }
 
 /// A validated delivery schedule: nondecreasing millisecond timestamps, at least one, the last

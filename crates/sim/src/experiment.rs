@@ -285,6 +285,9 @@ impl Experiment {
             };
             salsify_codec::image::check_source_size(w, h)
                 .or_else(|e| fail("size", e.to_string()))?;
+            if w < 16 || h < 16 {
+                return fail("size", format!("{w}x{h}: at least 16x16"));
+            }
             if !(1..=MAX_FPS).contains(&self.fps) {
                 return fail("fps", format!("{} is not in 1..={MAX_FPS}", self.fps));
             }
@@ -476,6 +479,7 @@ mod tests {
             ("duration_s = -1", "duration_s"),
             ("size = \"8000x8000\"", "size"),
             ("size = \"640\"", "size"),
+            ("size = \"2x2\"", "size"),
             ("fps = 0", "fps"),
             (
                 "[link]\ndatagram_overhead_bytes = 4000000000",

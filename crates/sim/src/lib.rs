@@ -84,10 +84,26 @@ pub enum SimError {
     Scheme(#[from] SchemeError),
     /// The codec failed (on the simulator's own pictures: a bug or a libvpx problem).
     #[error("codec: {0}")]
-    Codec(#[from] CodecError),
+    Codec(CodecError),
     /// Scoring failed.
     #[error("metrics: {0}")]
-    Metrics(#[from] MetricsError),
+    Metrics(MetricsError),
+}
+
+// By hand rather than `#[from]`, which would also make it the error's source: the message
+// already says it, and an error chain would print it twice.
+impl From<CodecError> for SimError {
+    fn from(e: CodecError) -> Self {
+        SimError::Codec(e)
+    }
+}
+
+// By hand rather than `#[from]`, which would also make it the error's source: the message
+// already says it, and an error chain would print it twice.
+impl From<MetricsError> for SimError {
+    fn from(e: MetricsError) -> Self {
+        SimError::Metrics(e)
+    }
 }
 
 /// What a run produced.
@@ -364,5 +380,19 @@ impl<'a> Sim<'a> {
             data_link: link,
             packet_events: self.h.packet_events,
         })
+    }
+}
+
+#[cfg(test)]
+mod error_tests {
+    use super::*;
+
+    /// A codec or metrics error is said once in an error chain (it was said twice: once in
+    /// the message, once as the source).
+    #[test]
+    fn wrapped_errors_are_said_once() {
+        let e = SimError::from(CodecError::InvalidInput("plane too small".into()));
+        assert!(e.to_string().contains("plane too small"));
+        assert!(std::error::Error::source(&e).is_none());
     }
 }

@@ -140,6 +140,9 @@ pub fn run(args: &SimArgs) -> Result<()> {
     let mut config = experiment.sim_config().context("bad experiment")?;
     config.record_packets = true;
     let mut video = open_video(&experiment)?;
+    // Made now, so a bad folder fails before the simulation; removed again (if this run
+    // made it and it is still empty) should the simulation fail.
+    let made = !args.out.exists();
     fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create output folder '{}'", args.out.display()))?;
     eprintln!(
@@ -152,8 +155,17 @@ pub fn run(args: &SimArgs) -> Result<()> {
     let bar = progress_bar(experiment.duration_s, args.quiet);
     let output = simulate(&config, video.as_mut(), &mut |t| {
         bar.set_position(t.as_millis() as u64)
-    })?;
+    });
     bar.finish_and_clear();
+    let output = match output {
+        Ok(output) => output,
+        Err(e) => {
+            if made {
+                let _ = fs::remove_dir(&args.out);
+            }
+            return Err(e.into());
+        }
+    };
     write_outputs(&args.out, &experiment, &output, &config.data_link.queue)?;
     print_summary(&output);
     if let Some(label) = &args.row {

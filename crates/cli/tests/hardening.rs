@@ -527,3 +527,27 @@ fn a_relay_that_relayed_nothing_fails() {
     fails(&dir, &args, 1, "busy");
     assert!(!dir.join("logs").exists(), "log folder left");
 }
+
+/// Beyond the findings: a simulation that fails says why once and leaves no empty folder.
+#[test]
+fn a_failed_simulation_leaves_no_folder_and_says_why_once() {
+    let dir = temp_dir("sim-fail");
+    let mut bytes = b"YUV4MPEG2 W4 H4 F30:1 C420\n".to_vec();
+    for _ in 0..3 {
+        bytes.extend_from_slice(b"FRAME\n");
+        bytes.extend(std::iter::repeat_n(128u8, 4 * 4 * 3 / 2));
+    }
+    std::fs::write(dir.join("tiny.y4m"), bytes).unwrap();
+    let args = [
+        "sim",
+        "--video",
+        "tiny.y4m",
+        "--duration",
+        "1",
+        "--out",
+        "so",
+    ];
+    let stderr = fails(&dir, &args, 1, "too small");
+    assert_eq!(stderr.matches("too small").count(), 1, "{stderr}");
+    assert!(!dir.join("so").exists(), "an empty output folder left");
+}

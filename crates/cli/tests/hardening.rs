@@ -551,3 +551,47 @@ fn a_failed_simulation_leaves_no_folder_and_says_why_once() {
     assert_eq!(stderr.matches("too small").count(), 1, "{stderr}");
     assert!(!dir.join("so").exists(), "an empty output folder left");
 }
+
+/// Finding 6: the IVF the demo writes has the right frame rate and duration as ffprobe reads
+/// them (its header said 1000 fps, and ffprobe gave 0.23 s for a 7.9 s file). Skipped
+/// without ffprobe.
+#[test]
+fn ffprobe_reads_the_received_ivf_duration_right() {
+    if Command::new("ffprobe").arg("-version").output().is_err() {
+        eprintln!("ffprobe is not installed: skipped");
+        return;
+    }
+    let dir = temp_dir("ffprobe");
+    let args = [
+        "demo",
+        "--duration",
+        "3",
+        "--out",
+        "d",
+        "-q",
+        "--size",
+        "160x96",
+        "--link",
+        "none",
+    ];
+    assert!(run_in(&dir, &args).status.success());
+    let out = Command::new("ffprobe")
+        .args([
+            "-v",
+            "error",
+            "-show_entries",
+            "format=duration:stream=r_frame_rate",
+        ])
+        .args(["-of", "default=noprint_wrappers=1"])
+        .arg(dir.join("d/received.ivf"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("r_frame_rate=30/1"), "{text}");
+    let seconds: f64 = text
+        .lines()
+        .find_map(|l| l.strip_prefix("duration="))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no duration: {text}"));
+    assert!((2.0..=3.2).contains(&seconds), "{seconds} s for a 3 s demo");
+}

@@ -20,7 +20,7 @@ use crate::input::{Size, VideoInput};
 #[derive(clap::Args, Debug)]
 pub struct CodecBenchArgs {
     /// Video to encode: `synthetic`, a .y4m file, `-` for Y4M on stdin, or any file ffmpeg
-    /// reads (e.g. ../shared/video/FourPeople_1280x720_60.mp4).
+    /// reads (e.g. FourPeople_1280x720_60.mp4).
     #[arg(long, default_value = "synthetic")]
     input: String,
     /// Picture sizes of the synthetic source, comma-separated (each measured in turn).

@@ -25,13 +25,13 @@ pub struct EvalArgs {
     /// of the paper's experiments 1-7.
     #[arg(long)]
     matrix: Option<PathBuf>,
-    /// Folder of Mahimahi traces (NAME.down / NAME.up), e.g. ../shared/traces or
+    /// Folder of Mahimahi traces (NAME.down / NAME.up), e.g.
     /// /usr/share/mahimahi/traces. The built-in matrix then runs experiment 1 on every trace
     /// in it and experiments 4 and 7 on Verizon LTE; without it every link is synthetic.
     #[arg(long)]
     traces: Option<PathBuf>,
     /// Video for every run (a .y4m or any file ffmpeg reads), e.g.
-    /// ../shared/video/FourPeople_1280x720_60.mp4. Default: the built-in synthetic source.
+    /// FourPeople_1280x720_60.mp4. Default: the built-in synthetic source.
     #[arg(long)]
     video: Option<String>,
     /// Output folder: runs/, matrix.toml, report.html, report.md, figures/.

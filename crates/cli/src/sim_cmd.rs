@@ -46,7 +46,7 @@ pub struct SimArgs {
     #[arg(long, value_parser = crate::input::parse_whole_fps)]
     fps: Option<u32>,
     /// Mahimahi trace prefix (video over PREFIX.down, ACKs over PREFIX.up) or one trace file,
-    /// e.g. ../shared/traces/Verizon-LTE-short.
+    /// e.g. /usr/share/mahimahi/traces/Verizon-LTE-short.
     #[arg(long)]
     trace: Option<PathBuf>,
     #[arg(

@@ -381,6 +381,10 @@ fn help_is_complete_and_consistent() {
         args.push("--help");
         let text = help(&args);
         assert!(!text.contains("crates/"), "{command:?} points at sources");
+        assert!(
+            !text.contains("../shared"),
+            "{command:?}: a developer's folder"
+        );
         assert!(!text.contains("(default none) [default"), "{command:?}");
     }
     let presets = |command: &[&str]| {

@@ -5,12 +5,15 @@ use std::path::PathBuf;
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
 use salsify_eval::experiment::{Experiment, LinkSpec};
-use salsify_netem::{LinkConfig, LossModel};
+use salsify_netem::{LinkConfig, LossModel, QueueLimit};
 use salsify_time::Duration;
 
 use crate::runtime::observe::Observer;
 use crate::runtime::relay::{self, DirectionConfig, RelayConfig};
 use crate::runtime::{self, udp};
+
+/// Most bytes the live relay queues per direction, whatever `--queue` says.
+const RELAY_MAX_QUEUE_BYTES: u64 = 256 << 20;
 
 /// Longest one-way delay accepted, as in experiment files.
 const MAX_DELAY_MS: u64 = 10_000;
@@ -31,7 +34,8 @@ pub struct LinkFlags {
         )
     )]
     pub link: String,
-    /// DropTail queue in packets, each direction (0 = unlimited).
+    /// DropTail queue in packets, each direction (0 = unlimited in packets; the live relay
+    /// still holds at most 256 MiB per direction, so a flood cannot exhaust memory).
     #[arg(long, default_value_t = 256)]
     pub queue: u32,
     /// One-way propagation delay in milliseconds, each direction.
@@ -157,6 +161,17 @@ pub fn relay_config(
         std::fs::create_dir_all(dir)
             .map_err(|e| anyhow!("cannot create folder '{}': {e}", dir.display()))?;
     }
+    let bound = |link: Option<LinkConfig>| {
+        link.map(|mut l| {
+            l.queue = match (l.queue.packets, l.queue.bytes) {
+                (Some(p), None) => QueueLimit::packets_and_bytes(p, RELAY_MAX_QUEUE_BYTES),
+                (None, None) => QueueLimit::bytes(RELAY_MAX_QUEUE_BYTES),
+                _ => l.queue,
+            };
+            l
+        })
+    };
+    let (video, ack) = (bound(video), bound(ack));
     let direction = |link: Option<LinkConfig>, file: &str| DirectionConfig {
         log: log_dir.filter(|_| link.is_some()).map(|d| d.join(file)),
         link,
@@ -243,6 +258,27 @@ mod tests {
         assert!(build(&["--ack-loss", "NaN"]).is_err());
         assert!(build(&["--ack-loss=-0.5"]).is_err());
         assert!(build(&["--ack-delay-ms", "99999999"]).is_err());
+    }
+
+    /// Even an unlimited queue is bounded in bytes in the live relay.
+    #[test]
+    fn the_relay_queue_is_bounded_in_bytes() {
+        let path = Wrapper::try_parse_from(["salsify", "--queue", "0"])
+            .unwrap()
+            .path;
+        let to = "127.0.0.1:9".parse().unwrap();
+        let config = relay_config(&path, to, None).unwrap();
+        for link in [config.video.link.unwrap(), config.ack.link.unwrap()] {
+            assert_eq!(link.queue.bytes, Some(RELAY_MAX_QUEUE_BYTES));
+            assert_eq!(link.queue.packets, None);
+        }
+        let path = Wrapper::try_parse_from(["salsify"]).unwrap().path;
+        let config = relay_config(&path, to, None).unwrap();
+        let queue = config.video.link.unwrap().queue;
+        assert_eq!(
+            (queue.packets, queue.bytes),
+            (Some(256), Some(RELAY_MAX_QUEUE_BYTES))
+        );
     }
 
     /// Every preset of the one list builds here, as in the simulator.

@@ -87,8 +87,12 @@ pub fn run(args: &DemoArgs) -> Result<()> {
             args.source.input
         );
     }
-    // The input first: a bad one is an error before anything is created.
+    // The input, the scheme and the window first: a bad one is an error before anything is
+    // created.
     let source = VideoSource::open(&args.source.camera())?;
+    let (width, height) = source.size();
+    let title = format!("salsify demo: {}", args.scheme.scheme()?.name());
+    let window = window::open(args.display, &title, (width, height), false)?;
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create folder '{}'", args.out.display()))?;
     let loopback = "127.0.0.1:0".parse().expect("literal address");
@@ -111,7 +115,6 @@ pub fn run(args: &DemoArgs) -> Result<()> {
         secure: sender_secure,
         ..args.scheme.loop_config(relay_socket.local_addr()?)?
     };
-    let (width, height) = source.size();
     let receiver_fps = source.fps();
     let receiver = ReceiverLoopConfig {
         scheme: Some(sender.scheme.clone()),
@@ -138,8 +141,6 @@ pub fn run(args: &DemoArgs) -> Result<()> {
             .then(|| Duration::from_secs_f64(args.path.dropout_at)),
     };
     let scheme = sender.scheme.name();
-    let title = format!("salsify demo: {scheme}");
-    let window = window::open(args.display, &title, (width, height), false)?;
     let mut receiver = receiver;
     receiver.display.view = window.as_ref().map(|w| w.view());
     let stop = runtime::stop_on_ctrl_c()?;

@@ -599,3 +599,24 @@ fn ffprobe_reads_the_received_ivf_duration_right() {
         .unwrap_or_else(|| panic!("no duration: {text}"));
     assert!((2.0..=3.2).contains(&seconds), "{seconds} s for a 3 s demo");
 }
+
+/// Beyond the findings: a demo that cannot open its window fails before making its folder.
+#[test]
+fn a_demo_without_a_display_fails_before_making_its_folder() {
+    let dir = temp_dir("no-display");
+    let out = Command::new(SALSIFY)
+        .args(["demo", "--display", "--duration", "1", "--out", "dz"])
+        .current_dir(&dir)
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("--display"), "{stderr}");
+    assert!(
+        !dir.join("dz").exists(),
+        "folder made before the window failed"
+    );
+}

@@ -133,6 +133,8 @@ impl RecvArgs {
 /// Runs `salsify recv`.
 pub fn run(args: &RecvArgs) -> Result<()> {
     let config = args.loop_config()?;
+    // The outputs are created before the socket is bound: a bad path fails at once.
+    let display = runtime::display::Display::new(config.display.clone())?;
     let socket = receiver_loop::bind(udp::resolve(&args.listen)?)?;
     let size = (config.source.width, config.source.height);
     let title = format!("salsify recv {}", socket.local_addr()?);
@@ -159,7 +161,7 @@ pub fn run(args: &RecvArgs) -> Result<()> {
         eprintln!("{}", plaintext_warning("salsify recv"));
     }
     let totals = window::run_in(window, "salsify recv", &stop.clone(), move || {
-        receiver_loop::run(config, socket, stop, Observer::default())
+        receiver_loop::run_with_display(config, display, socket, stop, Observer::default())
     })?;
     let foreign = match totals.foreign {
         0 => String::new(),

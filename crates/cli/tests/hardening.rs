@@ -205,8 +205,9 @@ fn recv_outputs_are_checked_before_listening() {
         "--duration",
         "30",
     ];
-    // Without a sender, only an up-front check ends it before its 30 s.
-    fails(&dir, &args, 1, "/proc/nope.ivf");
+    // Without a sender, only an up-front check ends it before its 30 s; it never listens.
+    let stderr = fails(&dir, &args, 1, "/proc/nope.ivf");
+    assert!(!stderr.contains("listening"), "{stderr}");
     let args = [
         "recv",
         "--listen",

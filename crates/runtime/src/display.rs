@@ -240,6 +240,11 @@ impl Display {
         self.shown
     }
 
+    /// Shows pictures on `view` from now on.
+    pub fn set_view(&mut self, view: Option<LiveView>) {
+        self.config.view = view;
+    }
+
     /// Shows frame `d` of receiver session `session` at `at`: the live view first (a copy
     /// of the picture, about 0.2 ms at 720p), then the files.
     pub fn show(&mut self, session: u32, at: Instant, d: &Displayed) -> Result<()> {
@@ -353,6 +358,16 @@ impl Display {
             );
         }
         Ok(())
+    }
+}
+
+/// A display dropped before it showed anything (an error before the first frame) removes
+/// the files it created, as [`Display::finish`] does.
+impl Drop for Display {
+    fn drop(&mut self) {
+        if self.shown == 0 {
+            self.remove_created();
+        }
     }
 }
 
@@ -572,6 +587,15 @@ mod tests {
             y4m.is_file() && ivf.is_file(),
             "created before the first frame"
         );
+        let other = dir.join("b.ivf");
+        drop(
+            Display::new(DisplayConfig {
+                ivf: Some(other.clone()),
+                ..DisplayConfig::default()
+            })
+            .unwrap(),
+        );
+        assert!(!other.exists(), "dropped unused: removed");
         let mut display = display;
         display.finish().unwrap();
         assert!(!y4m.exists() && !ivf.exists(), "empty outputs removed");

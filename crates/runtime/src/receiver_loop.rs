@@ -118,9 +118,22 @@ pub fn run(
     stop: Arc<AtomicBool>,
     observer: Observer,
 ) -> Result<ReceiverTotals> {
+    let display = Display::new(config.display.clone())?;
+    run_with_display(config, display, socket, stop, observer)
+}
+
+/// As [`run`], with the outputs already created (so a caller can fail on a bad path before
+/// it binds its socket). `display` shows on `config.display.view`.
+pub fn run_with_display(
+    config: ReceiverLoopConfig,
+    mut display: Display,
+    socket: UdpSocket,
+    stop: Arc<AtomicBool>,
+    observer: Observer,
+) -> Result<ReceiverTotals> {
+    display.set_view(config.display.view.clone());
     let (tx, rx) = mpsc::channel::<Received>();
     let _reader = udp::spawn_reader(&socket, stop.clone(), tx, |d| d)?;
-    let display = Display::new(config.display.clone())?;
     let sessions = Sessions::new(
         config.scheme.clone(),
         config.params.clone(),

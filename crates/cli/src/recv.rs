@@ -23,7 +23,8 @@ pub struct RecvArgs {
     #[arg(long)]
     pub listen: String,
     /// The sender's scheme (as `salsify send --scheme`). Default: learned from each session's
-    /// first datagram. Given, a sender of another scheme is an error that names both.
+    /// first datagram. Given, datagrams of another scheme are ignored and counted (anyone can
+    /// send one), with a note naming both schemes.
     #[arg(long)]
     pub scheme: Option<String>,
     #[command(flatten)]

@@ -313,5 +313,11 @@ pub fn run(args: &SendArgs) -> Result<()> {
     if let Some(path) = &args.log {
         eprintln!("salsify send: log in {}", path.display());
     }
+    if args.keys.key.is_some() && !totals.keyed {
+        bail!(
+            "{to} never answered the handshake (is the receiver running, with --key/--peer-key \
+             matching ours?): nothing was delivered"
+        );
+    }
     Ok(())
 }

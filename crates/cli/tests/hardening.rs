@@ -621,3 +621,27 @@ fn a_demo_without_a_display_fails_before_making_its_folder() {
         "folder made before the window failed"
     );
 }
+
+/// Beyond the findings: an encrypted sender whose receiver never answered the handshake
+/// delivered nothing, and says so with its exit status.
+#[test]
+fn an_unanswered_encrypted_sender_fails() {
+    let dir = temp_dir("unanswered");
+    for name in ["a", "b"] {
+        assert!(run_in(&dir, &["keygen", "-o", name]).status.success());
+    }
+    let nobody = free_addr();
+    let args = [
+        "send",
+        "--to",
+        &nobody,
+        "--key",
+        "a.key",
+        "--peer-key",
+        "b.pub",
+        "--duration",
+        "1",
+        "-q",
+    ];
+    fails(&dir, &args, 1, "never answered the handshake");
+}

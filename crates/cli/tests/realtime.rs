@@ -741,7 +741,11 @@ fn strangers_without_the_key_get_no_frame_shown() {
     stranger.extend(stranger_keys.iter().map(String::as_str));
     let stranger = salsify(&stranger);
     let plain = salsify(&sender_args(&recv_addr, plain_log.to_str().unwrap(), "2"));
-    finish(stranger, "stranger");
+    // The stranger's handshakes go unanswered: it delivered nothing, and says so.
+    let refused = stranger.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(1), "{said}");
+    assert!(said.contains("never answered the handshake"), "{said}");
     finish(plain, "plaintext sender");
     let shown_to_strangers = csv_rows(&recv_log).len();
     let send_log = dir.join("send.csv");

@@ -106,6 +106,8 @@ pub struct SenderTotals {
     pub pictures: u64,
     /// Datagrams received that the secure layer refused (or, without keys, encrypted ones).
     pub rejected: u64,
+    /// With keys: whether a handshake ever completed (without one, nothing was delivered).
+    pub keyed: bool,
 }
 
 /// Inputs of the control loop.
@@ -145,6 +147,8 @@ struct Loop {
     drops: DropLog,
     /// When the sender last had keys (or started), for the unanswered-handshake warning.
     keyed_at: Instant,
+    /// A handshake completed at least once.
+    keyed: bool,
 }
 
 /// Runs until `stop` is set or the camera's source ends.
@@ -193,6 +197,7 @@ pub fn run(
         secure,
         drops: DropLog::new("salsify send"),
         keyed_at: now,
+        keyed: false,
         source: info,
         socket,
         session,
@@ -314,6 +319,7 @@ impl Loop {
             sessions: self.session.number,
             pictures: self.captured,
             rejected: self.drops.total,
+            keyed: self.keyed,
         })
     }
 
@@ -468,6 +474,7 @@ impl Loop {
             Opened::Established => {
                 let now = clock::now();
                 self.keyed_at = now;
+                self.keyed = true;
                 self.flush_secure(now);
                 None
             }
@@ -487,6 +494,7 @@ impl Loop {
         }
         if channel.is_established(now) {
             self.keyed_at = now;
+            self.keyed = true;
         } else if now.saturating_duration_since(self.keyed_at) >= UNANSWERED_HANDSHAKE {
             self.keyed_at = now;
             if self.config.status {

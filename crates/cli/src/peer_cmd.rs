@@ -162,9 +162,9 @@ fn chromium(args: &ChromiumArgs) -> Result<()> {
 }
 
 fn score(args: &ScoreArgs) -> Result<()> {
-    if !(args.warmup.is_finite() && args.warmup >= 0.0) {
+    if !(args.warmup.is_finite() && (0.0..=1e6).contains(&args.warmup)) {
         bail!(
-            "--warmup {} is not a non-negative number of seconds",
+            "--warmup {} is not a number of seconds from 0 to 1e6",
             args.warmup
         );
     }

@@ -645,3 +645,34 @@ fn an_unanswered_encrypted_sender_fails() {
     ];
     fails(&dir, &args, 1, "never answered the handshake");
 }
+
+/// Beyond the findings: seconds too large for a duration were a panic.
+#[test]
+fn huge_seconds_are_errors_not_panics() {
+    let dir = temp_dir("seconds");
+    let (listen, to) = (free_addr(), free_addr());
+    let args = [
+        "link",
+        "--listen",
+        &listen,
+        "--to",
+        &to,
+        "--link",
+        "dropout",
+        "--dropout-at",
+        "1e300",
+    ];
+    fails(&dir, &args, 1, "--dropout-at");
+    std::fs::create_dir_all(dir.join("call")).unwrap();
+    std::fs::write(
+        dir.join("call/call.json"),
+        r#"{"connected_us": 1, "ended_us": 2}"#,
+    )
+    .unwrap();
+    fails(
+        &dir,
+        &["peer", "score", "call", "--warmup", "1e300"],
+        1,
+        "--warmup",
+    );
+}

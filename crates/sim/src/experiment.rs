@@ -108,6 +108,9 @@ macro_rules! link_presets_help {
     };
 }
 
+/// Latest outage of the `dropout` preset, in seconds (a million: 11.6 days).
+pub const MAX_DROPOUT_AT_S: f64 = 1e6;
+
 /// Most bytes `datagram_overhead_bytes` may add to a datagram.
 pub const MAX_DATAGRAM_OVERHEAD: u32 = 1000;
 
@@ -395,10 +398,12 @@ impl LinkSpec {
             "cliff" => generated(presets::cliff()),
             "vidaptive-fig1" => generated(presets::vidaptive_fig1()),
             "dropout" => {
-                if !(self.dropout_at_s.is_finite() && self.dropout_at_s >= 0.0) {
+                if !(self.dropout_at_s.is_finite()
+                    && (0.0..=MAX_DROPOUT_AT_S).contains(&self.dropout_at_s))
+                {
                     return fail(
                         "link.dropout_at_s",
-                        "must be a non-negative number of seconds",
+                        format!("must be a number of seconds from 0 to {MAX_DROPOUT_AT_S}"),
                     );
                 }
                 generated(presets::dropout_500k(Duration::from_secs_f64(
@@ -480,6 +485,10 @@ mod tests {
             ("size = \"8000x8000\"", "size"),
             ("size = \"640\"", "size"),
             ("size = \"2x2\"", "size"),
+            (
+                "[link]\npreset = \"dropout\"\ndropout_at_s = 1e300",
+                "link.dropout_at_s",
+            ),
             ("fps = 0", "fps"),
             (
                 "[link]\ndatagram_overhead_bytes = 4000000000",

@@ -675,4 +675,9 @@ fn huge_seconds_are_errors_not_panics() {
         1,
         "--warmup",
     );
+    // A seed TOML cannot hold was a panic in eval, an error after the run in sim.
+    let max = u64::MAX.to_string();
+    fails(&dir, &["eval", "--dry-run", "--seeds", &max], 1, "seed");
+    fails(&dir, &["sim", "--seed", &max, "--out", "s"], 1, "seed");
+    assert!(!dir.join("s").exists());
 }

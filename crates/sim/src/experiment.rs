@@ -278,6 +278,16 @@ impl Experiment {
         if !(-16..=-1).contains(&self.cpu_used) {
             return fail("cpu_used", format!("{} is not in -16..=-1", self.cpu_used));
         }
+        if self.seed > i64::MAX as u64 {
+            return fail(
+                "seed",
+                format!(
+                    "{} is above {} (the largest a TOML file holds)",
+                    self.seed,
+                    i64::MAX
+                ),
+            );
+        }
         if self.video == "synthetic" {
             let size = self
                 .size

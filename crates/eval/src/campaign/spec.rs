@@ -299,6 +299,9 @@ impl Matrix {
     }
 }
 
+/// Largest seed: experiments are written as TOML, whose integers are signed 64-bit.
+const MAX_SEED: u64 = i64::MAX as u64;
+
 fn check_group(group: &Group) -> Result<(), MatrixError> {
     let valid_name = !group.name.is_empty()
         && group
@@ -310,6 +313,12 @@ fn check_group(group: &Group) -> Result<(), MatrixError> {
     }
     if group.schemes.is_empty() || group.links.is_empty() {
         return group_error(&group.name, "needs at least one scheme and one link");
+    }
+    if let Some(seed) = group.seeds.iter().find(|&&s| s > MAX_SEED) {
+        return group_error(
+            &group.name,
+            format!("seed {seed} is above {MAX_SEED} (the largest a TOML file holds)"),
+        );
     }
     if let Some(s) = group
         .schemes
@@ -460,6 +469,16 @@ mod tests {
             "[defaults]\nsize = \"64x48\"\nduration_s = 2\n{groups}"
         ))
         .unwrap()
+    }
+
+    /// A seed TOML cannot hold is refused (it was a panic when the run's id was made).
+    #[test]
+    fn a_seed_toml_cannot_hold_is_refused() {
+        let text = "[[group]]\nname = \"a\"\nschemes = [\"salsify-2c\"]\nlinks = [\"wifi\"]\n";
+        let mut m = Matrix::from_toml(text).unwrap();
+        m.groups[0].seeds = vec![u64::MAX];
+        let err = m.plan().err().unwrap().to_string();
+        assert!(err.contains("seed"), "{err}");
     }
 
     /// An experiment's error is said once in an error chain, not twice.

@@ -156,7 +156,13 @@ pub fn run(args: &DemoArgs) -> Result<()> {
         })?,
         spawn("sender", &stop, {
             let (stop, obs) = (stop.clone(), Observer::new(tx.clone()));
-            move || sender_loop::run(sender, Box::new(source), stop, obs).map(drop)
+            move || {
+                let totals = sender_loop::run(sender, Box::new(source), stop, obs)?;
+                match totals.source_failed {
+                    Some(why) => Err(anyhow!("the input failed: {why}")),
+                    None => Ok(()),
+                }
+            }
         })?,
     ];
     drop(tx);

@@ -313,6 +313,13 @@ pub fn run(args: &SendArgs) -> Result<()> {
     if let Some(path) = &args.log {
         eprintln!("salsify send: log in {}", path.display());
     }
+    if let Some(why) = &totals.source_failed {
+        bail!(
+            "the input '{}' failed after {} pictures: {why}",
+            args.source.input,
+            totals.pictures
+        );
+    }
     if args.keys.key.is_some() && !totals.keyed {
         bail!(
             "{to} never answered the handshake (is the receiver running, with --key/--peer-key \

@@ -681,3 +681,16 @@ fn huge_seconds_are_errors_not_panics() {
     fails(&dir, &["sim", "--seed", &max, "--out", "s"], 1, "seed");
     assert!(!dir.join("s").exists());
 }
+
+/// Beyond the findings: a file cut short in the middle is an error when its pictures run
+/// out, not a success.
+#[test]
+fn a_file_cut_short_mid_run_fails() {
+    let dir = temp_dir("cut");
+    write_y4m(&dir.join("whole.y4m"), 4);
+    let whole = std::fs::read(dir.join("whole.y4m")).unwrap();
+    std::fs::write(dir.join("cut.y4m"), &whole[..whole.len() - 1000]).unwrap();
+    let to = free_addr();
+    let args = ["send", "--to", &to, "--input", "cut.y4m", "-q"];
+    fails(&dir, &args, 1, "failed after 3 pictures");
+}

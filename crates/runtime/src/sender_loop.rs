@@ -94,7 +94,7 @@ impl SenderLoopConfig {
 }
 
 /// What a finished run did.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct SenderTotals {
     /// The scheme that ran.
     pub scheme: &'static str,
@@ -108,6 +108,8 @@ pub struct SenderTotals {
     pub rejected: u64,
     /// With keys: whether a handshake ever completed (without one, nothing was delivered).
     pub keyed: bool,
+    /// Why the picture source failed, if it did (rather than ending or being stopped).
+    pub source_failed: Option<String>,
 }
 
 /// Inputs of the control loop.
@@ -179,7 +181,7 @@ pub fn run(
     })?;
     let _reader = udp::spawn_reader(&socket, stop.clone(), tx.clone(), Input::Datagram)?;
     let camera_tx = tx;
-    let _camera = camera::start(source, stop.clone(), move |c| {
+    let camera = camera::start(source, stop.clone(), move |c| {
         camera_tx
             .send(c.map_or(Input::CameraDone, Input::Picture))
             .is_ok()
@@ -211,7 +213,14 @@ pub fn run(
         status: SenderStatus::new(clock::now(), config.status),
         config,
     };
-    l.run(&rx, &stop)
+    let (mut totals, camera_done) = l.run(&rx, &stop)?;
+    // Joined only once it said it stopped: otherwise it may be blocked reading a pipe.
+    if camera_done {
+        totals.source_failed = camera
+            .join()
+            .unwrap_or(Some("the camera thread panicked".into()));
+    }
+    Ok(totals)
 }
 
 /// Counters of `a` and `b` added (the most states held: the larger; rate and quality:
@@ -258,7 +267,13 @@ fn new_session(
 }
 
 impl Loop {
-    fn run(&mut self, rx: &mpsc::Receiver<Input>, stop: &AtomicBool) -> Result<SenderTotals> {
+    /// Runs until stopped or the source ended and its pictures are sent; the totals, and
+    /// whether the camera said it stopped.
+    fn run(
+        &mut self,
+        rx: &mpsc::Receiver<Input>,
+        stop: &AtomicBool,
+    ) -> Result<(SenderTotals, bool)> {
         let mut camera_done = false;
         // Once the source ended and every encode is done: when, and datagrams sent then.
         let mut tail: Option<(Instant, Instant, u64)> = None;
@@ -313,14 +328,16 @@ impl Loop {
         if let Some(log) = self.log.take() {
             log.finish()?;
         }
-        Ok(SenderTotals {
+        let totals = SenderTotals {
             scheme: self.config.scheme.name(),
             stats: self.stats(),
             sessions: self.session.number,
             pictures: self.captured,
             rejected: self.drops.total,
             keyed: self.keyed,
-        })
+            source_failed: None,
+        };
+        Ok((totals, camera_done))
     }
 
     /// Stats over every session so far.

@@ -28,7 +28,7 @@ pub struct BarcodeArgs {
     #[arg(long)]
     pub size: Option<Size>,
     /// Frame rate of the synthetic source (a file keeps its own).
-    #[arg(long, default_value_t = 30)]
+    #[arg(long, default_value_t = 30, value_parser = crate::input::parse_whole_fps)]
     pub fps: u32,
     /// Frames to write (default: the whole input; 300 for the synthetic source).
     #[arg(long)]
@@ -69,6 +69,10 @@ pub fn stamp_video(
     first_id: u64,
     out: &Path,
 ) -> Result<u64> {
+    if frames == Some(0) {
+        bail!("--frames 0: nothing to write (give at least 1)");
+    }
+    crate::paths::check_output("--out", out)?;
     let default_size = Size {
         width: 640,
         height: 360,
@@ -86,25 +90,36 @@ pub fn stamp_video(
         bail!("{frames} frame ids from {first_id} pass the barcode's largest id {MAX_FRAME_ID}");
     }
     let rate = frame_rate(input_video.fps);
+    let existed = out.exists();
     let file = File::create(out).with_context(|| format!("cannot create '{}'", out.display()))?;
     let header = Y4mHeader::new(size.width, size.height, rate);
-    let mut writer = Y4mWriter::new(BufWriter::with_capacity(1 << 20, file), header)?;
     let mut written = 0u64;
-    while written < frames {
-        let Some(picture) = input_video.next_frame()? else {
-            break;
-        };
-        let mut picture = fit(picture, size)?;
-        salsify_barcode::stamp(&mut picture, first_id + written)
-            .with_context(|| format!("frame {written} of '{}'", input_video.name))?;
-        writer.write_frame(&picture)?;
-        written += 1;
-    }
-    writer
-        .finish()
-        .with_context(|| format!("writing '{}'", out.display()))?;
-    if written == 0 {
-        bail!("'{}' has no frames", input_video.name);
+    let stamped = (|| -> Result<()> {
+        let mut writer = Y4mWriter::new(BufWriter::with_capacity(1 << 20, file), header)?;
+        while written < frames {
+            let Some(picture) = input_video.next_frame()? else {
+                break;
+            };
+            let mut picture = fit(picture, size)?;
+            salsify_barcode::stamp(&mut picture, first_id + written)
+                .with_context(|| format!("frame {written} of '{}'", input_video.name))?;
+            writer.write_frame(&picture)?;
+            written += 1;
+        }
+        writer
+            .finish()
+            .with_context(|| format!("writing '{}'", out.display()))?;
+        if written == 0 {
+            bail!("'{}' has no frames", input_video.name);
+        }
+        Ok(())
+    })();
+    if let Err(e) = stamped {
+        // A half-written file is no source for anything: remove what this run created.
+        if !existed && out.is_file() {
+            let _ = std::fs::remove_file(out);
+        }
+        return Err(e);
     }
     eprintln!(
         "salsify barcode: {written} frames of {} ({size}, {} fps), ids {}..={}, to {}; the band is the top {} rows ({:.1} % of the picture)",
@@ -141,7 +156,10 @@ fn read_back(path: &Path) -> Result<()> {
     let mut reader = Y4mReader::new(BufReader::with_capacity(1 << 20, file))
         .with_context(|| format!("reading '{}'", path.display()))?;
     let (mut frames, mut read) = (0u64, 0u64);
-    while let Some(picture) = reader.next_frame()? {
+    while let Some(picture) = reader
+        .next_frame()
+        .with_context(|| format!("frame {frames} of '{}'", path.display()))?
+    {
         match salsify_barcode::read(&picture) {
             Ok(id) => {
                 println!("{frames} {id}");
@@ -152,5 +170,8 @@ fn read_back(path: &Path) -> Result<()> {
         frames += 1;
     }
     eprintln!("salsify barcode: {read} of {frames} frames carry a readable barcode");
+    if frames == 0 {
+        bail!("'{}' has no frames", path.display());
+    }
     Ok(())
 }

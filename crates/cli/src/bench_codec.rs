@@ -20,16 +20,16 @@ use crate::input::{Size, VideoInput};
 #[derive(clap::Args, Debug)]
 pub struct CodecBenchArgs {
     /// Video to encode: `synthetic`, a .y4m file, `-` for Y4M on stdin, or any file ffmpeg
-    /// reads (e.g. ../shared/video/FourPeople_1280x720_60.mp4).
+    /// reads (e.g. FourPeople_1280x720_60.mp4).
     #[arg(long, default_value = "synthetic")]
     input: String,
     /// Picture sizes of the synthetic source, comma-separated (each measured in turn).
     #[arg(long, value_delimiter = ',', default_value = "1280x720")]
     size: Vec<Size>,
     /// Frame rate of the synthetic source.
-    #[arg(long, default_value_t = 60.0)]
+    #[arg(long, default_value_t = 60.0, value_parser = crate::input::parse_fps)]
     fps: f64,
-    /// Frames to use (read into memory first).
+    /// Frames to use (read into memory first; 1 to 3600).
     #[arg(long, default_value_t = 120)]
     frames: usize,
     /// libvpx cpu-used speeds to compare, comma-separated (negative: fixed speed).
@@ -65,8 +65,33 @@ fn millis_since(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
 }
 
+/// Most frames `--frames` may ask for (all are held in memory).
+const MAX_FRAMES: usize = 3600;
+
+impl CodecBenchArgs {
+    /// Refuses bad settings before any frame is read.
+    fn check(&self) -> Result<()> {
+        if !(1..=MAX_FRAMES).contains(&self.frames) {
+            anyhow::bail!("--frames {}: give 1 to {MAX_FRAMES}", self.frames);
+        }
+        for &q in &self.qualities {
+            Quality::new(q).map_err(|e| anyhow::anyhow!("--qualities: {e}"))?;
+        }
+        for &c in &self.cpu_used {
+            if !(-16..=-1).contains(&c) {
+                anyhow::bail!("--cpu-used {c} is not in -16..=-1");
+            }
+        }
+        if self.size.is_empty() {
+            anyhow::bail!("--size needs at least one size");
+        }
+        Ok(())
+    }
+}
+
 /// Runs the benchmark and prints markdown tables.
 pub fn run(args: &CodecBenchArgs) -> Result<()> {
+    args.check()?;
     if args.size.len() > 1 && args.input != "synthetic" {
         anyhow::bail!("several --size values need --input synthetic (a file has its own size)");
     }
@@ -365,4 +390,38 @@ fn quality_table(
     println!();
     rows.sort_by_key(|r| r.quality);
     Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Wrapper {
+        #[command(flatten)]
+        args: CodecBenchArgs,
+    }
+
+    fn args(extra: &[&str]) -> CodecBenchArgs {
+        let mut all = vec!["salsify", "--input", "/nonexistent/clip.y4m"];
+        all.extend_from_slice(extra);
+        Wrapper::try_parse_from(all).unwrap().args
+    }
+
+    /// Bad settings fail before the clip is read (the clip here does not even exist).
+    #[test]
+    fn bad_settings_fail_before_reading_the_clip() {
+        for (flags, says) in [
+            (&["--qualities", "200"][..], "--qualities"),
+            (&["--frames", "0"][..], "--frames"),
+            (&["--frames", "1000000000"][..], "--frames"),
+            (&["--cpu-used", "-99"][..], "--cpu-used"),
+        ] {
+            let err = run(&args(flags)).unwrap_err().to_string();
+            assert!(err.contains(says), "{flags:?}: {err}");
+        }
+        let err = run(&args(&[])).unwrap_err().to_string();
+        assert!(err.contains("clip.y4m"), "{err}");
+    }
 }

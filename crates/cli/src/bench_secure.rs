@@ -106,11 +106,39 @@ fn round(from: &mut SecureChannel, to: &mut SecureChannel, bytes: usize, seconds
     })
 }
 
+impl SecureBenchArgs {
+    /// Refuses what cannot be measured: sizes a sealed datagram cannot carry, durations and
+    /// rates that are not positive numbers.
+    fn check(&self) -> Result<()> {
+        if !(self.seconds.is_finite() && self.seconds > 0.0 && self.seconds <= 3600.0) {
+            bail!(
+                "--seconds {} is not a duration between 0 and 3600 s",
+                self.seconds
+            );
+        }
+        let max = salsify_secure::wire::MAX_PLAINTEXT;
+        for (flag, bytes) in [
+            ("--data-bytes", self.data_bytes),
+            ("--ack-bytes", self.ack_bytes),
+        ] {
+            if bytes == 0 || bytes > max {
+                bail!(
+                    "{flag} {bytes}: a sealed datagram carries 1 to {max} bytes (UDP's limit \
+                     less the {} bytes sealing adds)",
+                    salsify_secure::OVERHEAD
+                );
+            }
+        }
+        if let Some(bad) = self.rates.iter().find(|r| !(r.is_finite() && **r > 0.0)) {
+            bail!("--rates: {bad} is not a positive bit rate in Mb/s");
+        }
+        Ok(())
+    }
+}
+
 /// Runs `salsify bench secure`.
 pub fn run(args: &SecureBenchArgs) -> Result<()> {
-    if !(args.seconds.is_finite() && args.seconds > 0.0) {
-        bail!("--seconds {} is not a positive duration", args.seconds);
-    }
+    args.check()?;
     let (mut sender, mut receiver) = pair()?;
     let now = Instant::ZERO;
     let seconds = args.seconds;
@@ -177,4 +205,35 @@ pub fn run(args: &SecureBenchArgs) -> Result<()> {
         10_000.0 * forged_cost.median / 1e9 * 100.0
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(data_bytes: usize, ack_bytes: usize) -> SecureBenchArgs {
+        SecureBenchArgs {
+            seconds: 0.02,
+            rates: vec![5.0],
+            data_bytes,
+            ack_bytes,
+        }
+    }
+
+    /// Sizes a sealed datagram cannot carry were a panic ("established keys"); they are a
+    /// clear error before anything runs, and the largest size that fits runs.
+    #[test]
+    fn datagram_sizes_beyond_the_limit_are_refused() {
+        let max = salsify_secure::wire::MAX_PLAINTEXT;
+        for (data, ack) in [(65520, 69), (1442, 100_000), (0, 69)] {
+            let err = run(&args(data, ack)).unwrap_err().to_string();
+            assert!(err.contains("sealed datagram carries"), "{err}");
+        }
+        assert!(args(max, 69).check().is_ok());
+        let (mut s, _) = pair().unwrap();
+        assert!(s.seal(Instant::ZERO, &vec![0; max]).is_some());
+        let mut bad = args(1442, 69);
+        bad.rates = vec![f64::NAN];
+        assert!(bad.check().is_err());
+    }
 }

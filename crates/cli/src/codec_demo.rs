@@ -27,7 +27,7 @@ pub struct CodecDemoArgs {
     #[arg(long, default_value = "640x360")]
     size: Size,
     /// Frame rate of the synthetic source.
-    #[arg(long, default_value_t = 30.0)]
+    #[arg(long, default_value_t = 30.0, value_parser = crate::input::parse_fps)]
     fps: f64,
     /// Frames to code.
     #[arg(long, default_value_t = 60)]
@@ -41,6 +41,9 @@ pub struct CodecDemoArgs {
     /// Write the decoded pictures here as Y4M.
     #[arg(long)]
     y4m: Option<PathBuf>,
+    /// No line per frame (the summary is still printed).
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 impl Default for CodecDemoArgs {
@@ -56,6 +59,7 @@ impl Default for CodecDemoArgs {
             budget: 12_000,
             ivf: None,
             y4m: None,
+            quiet: false,
         }
     }
 }
@@ -65,6 +69,14 @@ pub fn run(args: &CodecDemoArgs) -> Result<()> {
     if args.frames == 0 {
         bail!("--frames must be at least 1");
     }
+    crate::paths::check_outputs(&[
+        ("--ivf", args.ivf.as_deref()),
+        ("--y4m", args.y4m.as_deref()),
+    ])?;
+    crate::runtime::display::check_distinct(&[
+        ("--ivf", args.ivf.as_deref()),
+        ("--y4m", args.y4m.as_deref()),
+    ])?;
     let mut input = VideoInput::open(&args.input, args.size, args.fps)?;
     let size = input.size;
     let mut encoder = Encoder::new(size.width, size.height)?;
@@ -89,7 +101,9 @@ pub fn run(args: &CodecDemoArgs) -> Result<()> {
         None => None,
     };
     println!("salsify codec demo: {} ({size})", input.name);
-    println!("frame  better(q,bytes)  worse(q,bytes)  sent        SSIM dB");
+    if !args.quiet {
+        println!("frame  better(q,bytes)  worse(q,bytes)  sent        SSIM dB");
+    }
     let (mut sender_state, mut receiver_state) = (State::initial(), State::initial());
     let mut quality = 64i32;
     let (mut total_bytes, mut ssim_sum, mut shown) = (0usize, 0.0, 0usize);
@@ -120,12 +134,14 @@ pub fn run(args: &CodecDemoArgs) -> Result<()> {
             bail!("frame {n}: decoder state differs from the encoder's");
         }
         let ssim = ssim_luma(&image, &picture)?;
-        println!(
-            "{line}q{:<3} {:>6}  {:6.2}",
-            chosen.quality.index(),
-            chosen.len(),
-            ssim_to_db(ssim)
-        );
+        if !args.quiet {
+            println!(
+                "{line}q{:<3} {:>6}  {:6.2}",
+                chosen.quality.index(),
+                chosen.len(),
+                ssim_to_db(ssim)
+            );
+        }
         if let Some(w) = &mut ivf {
             w.write_frame(n as u64, chosen.vp8())?;
         }
@@ -138,6 +154,9 @@ pub fn run(args: &CodecDemoArgs) -> Result<()> {
         quality = i32::from(chosen.quality.index());
         sender_state = chosen.target;
         receiver_state = state;
+    }
+    if shown == 0 {
+        bail!("no frame of '{}' was coded", input.name);
     }
     let seconds = shown as f64 / input.fps;
     println!(

@@ -53,6 +53,9 @@ pub struct DemoArgs {
     /// `salsify peer chromium` (OUT/blackbox: frames.csv, summary.json, match.json).
     #[arg(long)]
     pub barcoded: bool,
+    /// No line per second (the setup and the summary are still printed).
+    #[arg(long, short)]
+    pub quiet: bool,
     #[command(flatten)]
     pub source: SourceArgs,
     #[command(flatten)]
@@ -78,6 +81,18 @@ impl Default for DemoArgs {
 
 /// Runs the demo.
 pub fn run(args: &DemoArgs) -> Result<()> {
+    if args.barcoded && !std::path::Path::new(&args.source.input).is_file() {
+        anyhow::bail!(
+            "--barcoded needs a barcoded Y4M file as --input (from `salsify barcode`), not '{}'",
+            args.source.input
+        );
+    }
+    // The input, the scheme and the window first: a bad one is an error before anything is
+    // created.
+    let source = VideoSource::open(&args.source.camera())?;
+    let (width, height) = source.size();
+    let title = format!("salsify demo: {}", args.scheme.scheme()?.name());
+    let window = window::open(args.display, &title, (width, height), false)?;
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create folder '{}'", args.out.display()))?;
     let loopback = "127.0.0.1:0".parse().expect("literal address");
@@ -100,8 +115,6 @@ pub fn run(args: &DemoArgs) -> Result<()> {
         secure: sender_secure,
         ..args.scheme.loop_config(relay_socket.local_addr()?)?
     };
-    let source = VideoSource::open(&args.source.camera())?;
-    let (width, height) = source.size();
     let receiver_fps = source.fps();
     let receiver = ReceiverLoopConfig {
         scheme: Some(sender.scheme.clone()),
@@ -128,8 +141,6 @@ pub fn run(args: &DemoArgs) -> Result<()> {
             .then(|| Duration::from_secs_f64(args.path.dropout_at)),
     };
     let scheme = sender.scheme.name();
-    let title = format!("salsify demo: {scheme}");
-    let window = window::open(args.display, &title, (width, height), false)?;
     let mut receiver = receiver;
     receiver.display.view = window.as_ref().map(|w| w.view());
     let stop = runtime::stop_on_ctrl_c()?;
@@ -145,7 +156,13 @@ pub fn run(args: &DemoArgs) -> Result<()> {
         })?,
         spawn("sender", &stop, {
             let (stop, obs) = (stop.clone(), Observer::new(tx.clone()));
-            move || sender_loop::run(sender, Box::new(source), stop, obs).map(drop)
+            move || {
+                let totals = sender_loop::run(sender, Box::new(source), stop, obs)?;
+                match totals.source_failed {
+                    Some(why) => Err(anyhow!("the input failed: {why}")),
+                    None => Ok(()),
+                }
+            }
         })?,
     ];
     drop(tx);
@@ -170,6 +187,12 @@ pub fn run(args: &DemoArgs) -> Result<()> {
         }
     }
     print_summary(&summary, args);
+    if summary.shown == 0 {
+        return Err(match failed {
+            Some(e) => e.context("no frame was shown in the demo"),
+            None => anyhow!("no frame was shown in the demo"),
+        });
+    }
     if let Some(recorder) = blackbox {
         recorder.score(&args.source.input, start, start + args.duration)?;
     }
@@ -276,7 +299,7 @@ fn watch(
         if now >= end {
             stop.store(true, Ordering::SeqCst);
         }
-        if let Some(line) = monitor.tick(now) {
+        if let Some(line) = monitor.tick(now).filter(|_| !args.quiet) {
             println!("{line}");
             let _ = std::io::stdout().flush();
         }
@@ -333,6 +356,9 @@ fn print_summary(s: &DemoSummary, args: &DemoArgs) {
     }
     if let Some(ms) = s.outage_recovery_ms {
         println!("outage: first frame shown {ms:.0} ms after the link came back");
+    }
+    if s.shown == 0 {
+        return;
     }
     let out = args.out.display();
     println!(

@@ -20,17 +20,18 @@ use crate::sim_cmd::{frames_needed, read_clip, synthetic_video};
 /// Options of `salsify eval`.
 #[derive(clap::Args, Debug)]
 pub struct EvalArgs {
-    /// Matrix file (TOML; see crates/eval/src/campaign/spec.rs). Default: the built-in
-    /// matrix of the paper's experiments 1-7 (print it with --print-matrix).
+    /// Matrix file (TOML: [defaults] and [[group]] tables naming schemes, links and seeds;
+    /// `--print-matrix` prints the built-in one as an example). Default: the built-in matrix
+    /// of the paper's experiments 1-7.
     #[arg(long)]
     matrix: Option<PathBuf>,
-    /// Folder of Mahimahi traces (NAME.down / NAME.up), e.g. ../shared/traces or
+    /// Folder of Mahimahi traces (NAME.down / NAME.up), e.g.
     /// /usr/share/mahimahi/traces. The built-in matrix then runs experiment 1 on every trace
     /// in it and experiments 4 and 7 on Verizon LTE; without it every link is synthetic.
     #[arg(long)]
     traces: Option<PathBuf>,
     /// Video for every run (a .y4m or any file ffmpeg reads), e.g.
-    /// ../shared/video/FourPeople_1280x720_60.mp4. Default: the built-in synthetic source.
+    /// FourPeople_1280x720_60.mp4. Default: the built-in synthetic source.
     #[arg(long)]
     video: Option<String>,
     /// Output folder: runs/, matrix.toml, report.html, report.md, figures/.
@@ -62,7 +63,7 @@ pub struct EvalArgs {
     #[arg(long)]
     no_report: bool,
     /// No progress bars.
-    #[arg(long)]
+    #[arg(long, short)]
     quiet: bool,
 }
 
@@ -76,8 +77,7 @@ impl EvalArgs {
         let video = self.video.clone().unwrap_or_else(|| "synthetic".into());
         let mut m = match &self.matrix {
             Some(path) => {
-                let text = std::fs::read_to_string(path)
-                    .with_context(|| format!("cannot read matrix file '{}'", path.display()))?;
+                let text = crate::paths::read_text("matrix file", path)?;
                 let mut m = Matrix::from_toml(&text)
                     .with_context(|| format!("in matrix file '{}'", path.display()))?;
                 if let Some(dir) = &self.traces {
@@ -122,9 +122,16 @@ pub fn run(args: &EvalArgs) -> Result<()> {
         return Ok(());
     }
     let plan = matrix.plan().context("bad matrix")?;
-    let store = Store::create(&args.out)
-        .with_context(|| format!("cannot use output folder '{}'", args.out.display()))?;
+    check_videos(&plan)?;
     let shard = args.shard.unwrap_or(Shard::ALL);
+    // Looked up without the store, which --dry-run must not create.
+    let done = |id: &str| {
+        args.out
+            .join("runs")
+            .join(id)
+            .join("summary.json")
+            .is_file()
+    };
     let mine: Vec<&PlannedRun> = plan
         .runs
         .iter()
@@ -134,16 +141,12 @@ pub fn run(args: &EvalArgs) -> Result<()> {
         .collect();
     let todo: Vec<PlannedRun> = mine
         .iter()
-        .filter(|r| !store.is_done(&r.id))
+        .filter(|r| !done(&r.id))
         .map(|r| (*r).clone())
         .collect();
     if args.dry_run {
         for r in &mine {
-            let state = if store.is_done(&r.id) {
-                "done"
-            } else {
-                "to run"
-            };
+            let state = if done(&r.id) { "done" } else { "to run" };
             println!("{state:7} {}", r.id);
         }
         println!(
@@ -155,6 +158,8 @@ pub fn run(args: &EvalArgs) -> Result<()> {
         );
         return Ok(());
     }
+    let store = Store::create(&args.out)
+        .with_context(|| format!("cannot use output folder '{}'", args.out.display()))?;
     store.write_matrix(&matrix)?;
     store.write_plan(&plan)?;
     store.write_command(&command_line())?;
@@ -190,6 +195,23 @@ pub fn run(args: &EvalArgs) -> Result<()> {
             "{} runs failed (finished runs are kept; rerun to retry)",
             failures.len()
         );
+    }
+    Ok(())
+}
+
+/// Opens every video file the plan plays once, so a missing or unreadable one is one clear
+/// error before anything is written, rather than one failure per run.
+fn check_videos(plan: &salsify_eval::campaign::Plan) -> Result<()> {
+    let mut seen = std::collections::HashSet::new();
+    for run in &plan.runs {
+        let video = &run.experiment.video;
+        if video != "synthetic" && seen.insert(video.clone()) {
+            let tiny = Size {
+                width: 2,
+                height: 2,
+            };
+            crate::input::VideoInput::open(video, tiny, 30.0)?;
+        }
     }
     Ok(())
 }

@@ -3,6 +3,9 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+#[cfg(unix)]
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use salsify_secure::{Keypair, PrivateKey, PublicKey, SecureConfig};
@@ -14,7 +17,8 @@ pub struct KeygenArgs {
     /// NAME.pub.
     #[arg(long, short, default_value = "salsify")]
     pub out: PathBuf,
-    /// Overwrite existing key files.
+    /// Replace existing key files (each atomically: a symbolic link there is replaced, never
+    /// followed).
     #[arg(long)]
     pub force: bool,
 }
@@ -39,7 +43,7 @@ impl KeyArgs {
         let (Some(key), Some(peer)) = (&self.key, &self.peer_key) else {
             return Ok(None);
         };
-        let local = PrivateKey::from_text(&read(key)?)
+        let local = PrivateKey::from_text(&read_private(key)?)
             .with_context(|| format!("--key '{}'", key.display()))?;
         let peer_key = PublicKey::from_text(&read(peer)?)
             .with_context(|| format!("--peer-key '{}'", peer.display()))?;
@@ -62,21 +66,47 @@ pub fn plaintext_warning(who: &str) -> String {
 }
 
 fn read(path: &Path) -> Result<String> {
-    std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read key file '{}'", path.display()))
+    crate::paths::read_text("key file", path)
+}
+
+/// Reads a private key file, refusing one that others than its owner may read (as ssh
+/// does): the key would no longer be private.
+fn read_private(path: &Path) -> Result<String> {
+    #[cfg(unix)]
+    if let Ok(meta) = std::fs::metadata(path) {
+        let mode = meta.permissions().mode() & 0o777;
+        if mode & 0o077 != 0 {
+            bail!(
+                "private key file '{}' is readable or writable by others (mode {mode:03o}): \
+                 run `chmod 600 {}` (or make a new pair with salsify keygen); a key others \
+                 can read is not private",
+                path.display(),
+                path.display()
+            );
+        }
+    }
+    read(path)
 }
 
 /// Runs `salsify keygen`.
 pub fn run(args: &KeygenArgs) -> Result<()> {
-    let pair = Keypair::generate().context("cannot generate a key pair")?;
     let with = |ext: &str| {
         let mut name = args.out.clone().into_os_string();
         name.push(ext);
         PathBuf::from(name)
     };
     let (private, public) = (with(".key"), with(".pub"));
-    write(&private, &pair.private.to_text(), true, args.force)?;
-    write(&public, &pair.public.to_text(), false, args.force)?;
+    // Both names checked before anything is written, so a refusal leaves nothing behind.
+    for path in [&private, &public] {
+        check_target(path, args.force)?;
+    }
+    let pair = Keypair::generate().context("cannot generate a key pair")?;
+    // The public key first: should the private one then fail, no secret is left behind.
+    write(&public, &pair.public.to_text(), 0o644, args.force)?;
+    if let Err(e) = write(&private, &pair.private.to_text(), 0o600, args.force) {
+        let _ = std::fs::remove_file(&public);
+        return Err(e);
+    }
     println!(
         "wrote {} (private: keep it, give it to --key) and {} (public key {}: give it to the \
          peer's --peer-key)",
@@ -92,23 +122,190 @@ pub fn run(args: &KeygenArgs) -> Result<()> {
     Ok(())
 }
 
-fn write(path: &Path, text: &str, secret: bool, force: bool) -> Result<()> {
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true);
-    if force {
-        options.create(true).truncate(true);
-    } else {
-        options.create_new(true);
+/// Refuses `path` as a key file's name: an existing entry without `force`, a folder, a
+/// missing folder.
+fn check_target(path: &Path, force: bool) -> Result<()> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.is_dir() => bail!("'{}' is a folder", path.display()),
+        Ok(_) if !force => bail!("'{}' exists (--force replaces it)", path.display()),
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let dir = parent(path);
+            if !dir.is_dir() {
+                bail!(
+                    "cannot create '{}': folder '{}' does not exist",
+                    path.display(),
+                    dir.display()
+                );
+            }
+            Ok(())
+        }
+        Err(e) => Err(e).with_context(|| format!("cannot use '{}'", path.display())),
     }
-    #[cfg(unix)]
-    if secret {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
+}
+
+/// The folder a file named `path` goes in.
+fn parent(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
     }
-    let mut file = options.open(path).with_context(|| match path.exists() {
-        true => format!("'{}' exists (--force overwrites it)", path.display()),
-        false => format!("cannot create '{}'", path.display()),
-    })?;
-    file.write_all(text.as_bytes())
-        .with_context(|| format!("cannot write '{}'", path.display()))
+}
+
+/// Writes `text` to `path` with permissions `mode` from creation: into a new file beside it
+/// (created exclusively, never through a link), then renamed over `path`: a file or a
+/// symbolic link already there (`force`) is replaced, never written through. Without
+/// `force`, an entry that appeared meanwhile is not replaced.
+fn write(path: &Path, text: &str, mode: u32, force: bool) -> Result<()> {
+    let dir = parent(path);
+    let name = path
+        .file_name()
+        .with_context(|| format!("'{}' names no file", path.display()))?;
+    let mut temp = None;
+    for attempt in 0..100u32 {
+        let mut candidate = std::ffi::OsString::from(".");
+        candidate.push(name);
+        candidate.push(format!(".tmp{}-{attempt}", std::process::id()));
+        let candidate = dir.join(candidate);
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        options.mode(mode).custom_flags(libc::O_NOFOLLOW);
+        match options.open(&candidate) {
+            Ok(file) => {
+                temp = Some((file, candidate));
+                break;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e).with_context(|| format!("cannot create '{}'", path.display())),
+        }
+    }
+    let (mut file, temp) = temp.with_context(|| format!("cannot create '{}'", path.display()))?;
+    let written = (|| -> Result<()> {
+        // The mode asked for at creation is masked by the umask; set it exactly.
+        #[cfg(unix)]
+        file.set_permissions(std::fs::Permissions::from_mode(mode))?;
+        file.write_all(text.as_bytes())?;
+        file.sync_all()?;
+        #[cfg(unix)]
+        if file.metadata()?.mode() & 0o777 != mode {
+            bail!("the file's permissions could not be set to {mode:03o}");
+        }
+        if force {
+            std::fs::rename(&temp, path)?;
+        } else {
+            // A hard link fails if the name was taken meanwhile, unlike a rename.
+            std::fs::hard_link(&temp, path)?;
+            std::fs::remove_file(&temp)?;
+        }
+        Ok(())
+    })();
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&temp);
+        return Err(e).with_context(|| format!("cannot write '{}'", path.display()));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("salsify-keys-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn mode(path: &Path) -> u32 {
+        std::fs::symlink_metadata(path)
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777
+    }
+
+    fn keygen(out: &Path, force: bool) -> Result<()> {
+        run(&KeygenArgs {
+            out: out.to_path_buf(),
+            force,
+        })
+    }
+
+    /// A private key is owner-only from creation, even when --force replaces a file that
+    /// was world-readable.
+    #[test]
+    fn a_replaced_private_key_is_owner_only() {
+        let dir = temp("mode");
+        let out = dir.join("wr");
+        std::fs::write(dir.join("wr.key"), "old").unwrap();
+        std::fs::set_permissions(dir.join("wr.key"), std::fs::Permissions::from_mode(0o644))
+            .unwrap();
+        keygen(&out, true).unwrap();
+        assert_eq!(mode(&dir.join("wr.key")), 0o600);
+        assert_eq!(mode(&dir.join("wr.pub")), 0o644);
+        assert!(std::fs::read_to_string(dir.join("wr.key"))
+            .unwrap()
+            .contains("private-key = "));
+        let leftovers: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+        assert_eq!(leftovers.len(), 2, "no temporary file left");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A symbolic link at the key's name is replaced, never followed: its target keeps its
+    /// content.
+    #[test]
+    fn a_symlink_at_the_key_name_is_not_followed() {
+        let dir = temp("link");
+        let victim = dir.join("victim.txt");
+        std::fs::write(&victim, "precious").unwrap();
+        std::os::unix::fs::symlink(&victim, dir.join("evil.key")).unwrap();
+        assert!(
+            keygen(&dir.join("evil"), false).is_err(),
+            "exists without --force"
+        );
+        keygen(&dir.join("evil"), true).unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+        let key = dir.join("evil.key");
+        assert!(!std::fs::symlink_metadata(&key)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(mode(&key), 0o600);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// With NAME.pub already there (no --force) nothing is written: no orphan private key.
+    #[test]
+    fn an_existing_public_key_leaves_no_orphan_private_key() {
+        let dir = temp("orphan");
+        std::fs::write(dir.join("c.pub"), "mine").unwrap();
+        let err = keygen(&dir.join("c"), false).unwrap_err().to_string();
+        assert!(err.contains("c.pub") && err.contains("exists"), "{err}");
+        assert!(!dir.join("c.key").exists());
+        assert_eq!(std::fs::read_to_string(dir.join("c.pub")).unwrap(), "mine");
+        let err = keygen(&dir.join("nope/c"), false).unwrap_err().to_string();
+        assert!(err.contains("does not exist"), "{err}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A private key others can read is refused, as ssh does, naming the fix.
+    #[test]
+    fn a_private_key_others_can_read_is_refused() {
+        let dir = temp("read");
+        let (a, b) = (dir.join("a"), dir.join("b"));
+        keygen(&a, false).unwrap();
+        keygen(&b, false).unwrap();
+        let args = KeyArgs {
+            key: Some(dir.join("a.key")),
+            peer_key: Some(dir.join("b.pub")),
+        };
+        assert!(args.secure_config().unwrap().is_some());
+        std::fs::set_permissions(dir.join("a.key"), std::fs::Permissions::from_mode(0o644))
+            .unwrap();
+        let err = format!("{:#}", args.secure_config().unwrap_err());
+        assert!(err.contains("chmod 600") && err.contains("644"), "{err}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -2,29 +2,40 @@
 
 use std::path::PathBuf;
 
-use anyhow::{anyhow, Result};
+use anyhow::{anyhow, bail, Result};
 use clap::Args;
 use salsify_eval::experiment::{Experiment, LinkSpec};
-use salsify_netem::{LinkConfig, LossModel};
+use salsify_netem::{LinkConfig, LossModel, QueueLimit};
 use salsify_time::Duration;
 
 use crate::runtime::observe::Observer;
 use crate::runtime::relay::{self, DirectionConfig, RelayConfig};
 use crate::runtime::{self, udp};
 
-/// The emulated path, shared by `salsify link` and `salsify demo`.
+/// Most bytes the live relay queues per direction, whatever `--queue` says.
+const RELAY_MAX_QUEUE_BYTES: u64 = 256 << 20;
+
+/// Longest one-way delay accepted, as in experiment files.
+const MAX_DELAY_MS: u64 = 10_000;
+
+/// The emulated path, shared by `salsify link`, `salsify demo` and `salsify peer`.
 #[derive(Args, Debug, Clone)]
 pub struct LinkFlags {
     /// Mahimahi trace: PREFIX (video over PREFIX.down, ACKs over PREFIX.up) or one file for
     /// both directions. Overrides --link.
     #[arg(long)]
     pub trace: Option<PathBuf>,
-    /// Synthetic link when no trace is given: cellular (built-in cellular-like, about
-    /// 5 Mb/s), intermittent, wifi, ramp, dropout (500 kb/s with a one-second outage at
-    /// --dropout-at), constant:KBPS, or none (no emulation: forward at once).
-    #[arg(long, default_value = "cellular")]
+    #[arg(
+        long,
+        default_value = "cellular",
+        help = concat!(
+            "Synthetic link when no trace is given: ",
+            salsify_eval::sim::link_presets_help!()
+        )
+    )]
     pub link: String,
-    /// DropTail queue in packets, each direction (0 = unlimited).
+    /// DropTail queue in packets, each direction (0 = unlimited in packets; the live relay
+    /// still holds at most 256 MiB per direction, so a flood cannot exhaust memory).
     #[arg(long, default_value_t = 256)]
     pub queue: u32,
     /// One-way propagation delay in milliseconds, each direction.
@@ -42,7 +53,7 @@ pub struct LinkFlags {
     /// ACK direction: another one-way delay in milliseconds.
     #[arg(long)]
     pub ack_delay_ms: Option<u64>,
-    /// ACK direction: i.i.d. loss probability (default none).
+    /// ACK direction: i.i.d. loss probability.
     #[arg(long, default_value_t = 0.0)]
     pub ack_loss: f64,
     /// Seed of the link's random choices (loss, synthetic traces).
@@ -53,25 +64,29 @@ pub struct LinkFlags {
 impl LinkFlags {
     /// The video-direction and ACK-direction links (`None`: no emulation).
     pub fn build(&self) -> Result<(Option<LinkConfig>, Option<LinkConfig>)> {
-        let (video, mut ack) = self.pair(&self.link)?;
+        if !(0.0..=1.0).contains(&self.ack_loss) {
+            bail!("--ack-loss {} is not a probability (0 to 1)", self.ack_loss);
+        }
+        if self.ack_delay_ms.is_some_and(|ms| ms > MAX_DELAY_MS) {
+            bail!("--ack-delay-ms: more than {MAX_DELAY_MS} ms");
+        }
+        let (video, mut ack) = self.pair(&self.link, "--link")?;
         if let Some(preset) = &self.ack_link {
-            ack = self.pair(preset)?.1;
+            ack = self.pair(preset, "--ack-link")?.1;
         }
         if let Some(ack) = &mut ack {
             if let Some(ms) = self.ack_delay_ms {
                 ack.propagation_delay = Duration::from_millis(ms);
             }
             if self.ack_loss > 0.0 {
-                if self.ack_loss > 1.0 {
-                    return Err(anyhow!("--ack-loss {} is not a probability", self.ack_loss));
-                }
                 ack.loss.push(LossModel::iid(self.ack_loss));
             }
         }
         Ok((video, ack))
     }
 
-    fn pair(&self, preset: &str) -> Result<(Option<LinkConfig>, Option<LinkConfig>)> {
+    /// The links of `preset`, named by flag `flag` in errors.
+    fn pair(&self, preset: &str, flag: &str) -> Result<(Option<LinkConfig>, Option<LinkConfig>)> {
         if preset == "none" && self.trace.is_none() {
             return Ok((None, None));
         }
@@ -88,7 +103,18 @@ impl LinkFlags {
             },
             ..Experiment::default()
         };
-        let c = experiment.sim_config().map_err(|e| anyhow!("link: {e}"))?;
+        let c = experiment.sim_config().map_err(|e| {
+            let flag = match e.field {
+                "link.preset" => flag,
+                "link.trace" => "--trace",
+                "link.delay_ms" => "--delay-ms",
+                "link.loss" => "--loss",
+                "link.dropout_at_s" => "--dropout-at",
+                "link.queue_packets" => "--queue",
+                other => other,
+            };
+            anyhow!("{flag}: {}", e.message)
+        })?;
         Ok((Some(c.data_link), Some(c.feedback_link)))
     }
 
@@ -119,6 +145,9 @@ pub struct LinkArgs {
     /// Stop after this many seconds (default: until Ctrl-C).
     #[arg(long, value_parser = runtime::parse_seconds)]
     pub duration: Option<Duration>,
+    /// No start line and no summary (errors are still printed).
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// The relay configuration for `path`, forwarding to `to`, logging into `log_dir`.
@@ -132,6 +161,17 @@ pub fn relay_config(
         std::fs::create_dir_all(dir)
             .map_err(|e| anyhow!("cannot create folder '{}': {e}", dir.display()))?;
     }
+    let bound = |link: Option<LinkConfig>| {
+        link.map(|mut l| {
+            l.queue = match (l.queue.packets, l.queue.bytes) {
+                (Some(p), None) => QueueLimit::packets_and_bytes(p, RELAY_MAX_QUEUE_BYTES),
+                (None, None) => QueueLimit::bytes(RELAY_MAX_QUEUE_BYTES),
+                _ => l.queue,
+            };
+            l
+        })
+    };
+    let (video, ack) = (bound(video), bound(ack));
     let direction = |link: Option<LinkConfig>, file: &str| DirectionConfig {
         log: log_dir.filter(|_| link.is_some()).map(|d| d.join(file)),
         link,
@@ -146,28 +186,108 @@ pub fn relay_config(
 
 /// Runs `salsify link`.
 pub fn run(args: &LinkArgs) -> Result<()> {
-    let to = udp::resolve(&args.to)?;
-    let config = relay_config(&args.path, to, args.log_dir.as_deref())?;
+    let to = udp::resolve_destination(&args.to)?;
+    // Checked (and the port taken) before the log folder is made.
+    args.path.build()?;
     let socket = udp::bind(udp::resolve(&args.listen)?)?;
+    let config = relay_config(&args.path, to, args.log_dir.as_deref())?;
     let stop = runtime::stop_on_ctrl_c()?;
     runtime::stop_after(&stop, args.duration);
-    eprintln!(
-        "salsify link: {} -> {to}, link {}",
-        socket.local_addr()?,
-        args.path.trace_name()
-    );
-    let totals = relay::run(config, socket, stop, Observer::default())?;
-    for (name, d) in [("video", totals.video), ("ack", totals.ack)] {
-        let dropped = d
-            .link
-            .map_or(0, |l| l.packets_in.saturating_sub(l.packets_delivered));
+    if !args.quiet {
         eprintln!(
-            "salsify link: {name}: {} in, {} out ({dropped} dropped or still queued)",
-            d.packets_in, d.packets_out
+            "salsify link: {} -> {to}, link {}",
+            socket.local_addr()?,
+            args.path.trace_name()
         );
     }
-    if let Some(dir) = &args.log_dir {
-        eprintln!("salsify link: mm-link logs in {}", dir.display());
+    let totals = relay::run(config, socket, stop, Observer::default())?;
+    if !args.quiet {
+        for (name, d) in [("video", totals.video), ("ack", totals.ack)] {
+            let dropped = d
+                .link
+                .map_or(0, |l| l.packets_in.saturating_sub(l.packets_delivered));
+            eprintln!(
+                "salsify link: {name}: {} in, {} out ({dropped} dropped or still queued)",
+                d.packets_in, d.packets_out
+            );
+        }
+        if let Some(dir) = &args.log_dir {
+            eprintln!("salsify link: mm-link logs in {}", dir.display());
+        }
+    }
+    if totals.video.packets_in == 0 {
+        bail!("no datagram arrived from a sender: nothing relayed");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Wrapper {
+        #[command(flatten)]
+        path: LinkFlags,
+    }
+
+    fn build(args: &[&str]) -> Result<(Option<LinkConfig>, Option<LinkConfig>)> {
+        let mut all = vec!["salsify"];
+        all.extend_from_slice(args);
+        Wrapper::try_parse_from(all).unwrap().path.build()
+    }
+
+    /// Errors name the flag at fault (not an experiment file's field), and a bad constant
+    /// rate says what is wrong with it.
+    #[test]
+    fn link_errors_name_the_flag() {
+        let err = build(&["--ack-link", "bogus"]).unwrap_err().to_string();
+        assert!(
+            err.starts_with("--ack-link: unknown preset 'bogus'"),
+            "{err}"
+        );
+        let err = build(&["--link", "constant:0"]).unwrap_err().to_string();
+        assert!(
+            err.starts_with("--link:") && err.contains("whole number of kb/s"),
+            "{err}"
+        );
+        assert!(!err.contains("unknown preset"), "{err}");
+        let err = build(&["--loss", "NaN"]).unwrap_err().to_string();
+        assert!(err.starts_with("--loss:"), "{err}");
+        assert!(build(&["--ack-loss", "NaN"]).is_err());
+        assert!(build(&["--ack-loss=-0.5"]).is_err());
+        assert!(build(&["--ack-delay-ms", "99999999"]).is_err());
+    }
+
+    /// Even an unlimited queue is bounded in bytes in the live relay.
+    #[test]
+    fn the_relay_queue_is_bounded_in_bytes() {
+        let path = Wrapper::try_parse_from(["salsify", "--queue", "0"])
+            .unwrap()
+            .path;
+        let to = "127.0.0.1:9".parse().unwrap();
+        let config = relay_config(&path, to, None).unwrap();
+        for link in [config.video.link.unwrap(), config.ack.link.unwrap()] {
+            assert_eq!(link.queue.bytes, Some(RELAY_MAX_QUEUE_BYTES));
+            assert_eq!(link.queue.packets, None);
+        }
+        let path = Wrapper::try_parse_from(["salsify"]).unwrap().path;
+        let config = relay_config(&path, to, None).unwrap();
+        let queue = config.video.link.unwrap().queue;
+        assert_eq!(
+            (queue.packets, queue.bytes),
+            (Some(256), Some(RELAY_MAX_QUEUE_BYTES))
+        );
+    }
+
+    /// Every preset of the one list builds here, as in the simulator.
+    #[test]
+    fn every_listed_preset_builds() {
+        for preset in salsify_eval::experiment::PRESETS {
+            let preset = preset.replace("KBPS", "800");
+            let built = build(&["--link", &preset]).unwrap();
+            assert_eq!(built.0.is_none(), preset == "none", "{preset}");
+        }
+    }
 }

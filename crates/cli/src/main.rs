@@ -15,6 +15,7 @@ mod keys;
 mod link;
 mod live_input;
 mod monitor;
+mod paths;
 mod peer_cmd;
 mod recv;
 mod report_cmd;
@@ -32,7 +33,16 @@ use clap::{Parser, Subcommand};
 /// With no command, runs `salsify demo`: sender, emulated cellular link and receiver on
 /// loopback for 30 s.
 #[derive(Parser, Debug)]
-#[command(name = "salsify", version, about, long_about = None)]
+#[command(
+    name = "salsify",
+    version,
+    about,
+    long_about = None,
+    after_help = "With no command, salsify runs `salsify demo` for 30 s: sender, emulated \
+                  cellular link and receiver on loopback (Ctrl-C stops it).\n\
+                  Exit status: 0 when the command did its work, 1 on an error (including \
+                  input with no picture or a run that showed no frame), 2 for bad usage."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,

@@ -12,6 +12,9 @@ use crate::input::Size;
 use crate::link::{relay_config, LinkFlags};
 use crate::runtime;
 
+/// Highest `--max-bitrate-kbps` (10 Gb/s).
+const MAX_BITRATE_KBPS: u64 = 10_000_000;
+
 /// Below this share of presented pictures matched to their source the run is an error.
 const MIN_MATCH_SHARE: f64 = 0.5;
 
@@ -40,7 +43,7 @@ pub struct ChromiumArgs {
     #[arg(long, default_value = "640x360")]
     pub size: Size,
     /// Frame rate of the synthetic source.
-    #[arg(long, default_value_t = 30)]
+    #[arg(long, default_value_t = 30, value_parser = crate::input::parse_whole_fps)]
     pub fps: u32,
     /// Pictures of the input barcoded (the camera loops them).
     #[arg(long, default_value_t = 150)]
@@ -102,6 +105,21 @@ fn chromium(args: &ChromiumArgs) -> Result<()> {
     if !(args.warmup >= 0.0 && args.warmup < args.duration.as_secs_f64()) {
         bail!("--warmup {} must be below --duration", args.warmup);
     }
+    if let Some(kbps) = args
+        .max_bitrate_kbps
+        .filter(|k| !(1..=MAX_BITRATE_KBPS).contains(k))
+    {
+        bail!("--max-bitrate-kbps {kbps}: give 1 to {MAX_BITRATE_KBPS} kb/s");
+    }
+    if args.source_frames == 0 {
+        bail!("--source-frames 0: the camera needs at least one picture");
+    }
+    // Everything that can be checked is, before the output folder is made.
+    salsify_peer::chromium::find_binary(args.chromium.as_deref())?;
+    args.path.build()?;
+    if args.barcoded && !std::path::Path::new(&args.input).is_file() {
+        bail!("--barcoded input '{}' is not a file", args.input);
+    }
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create '{}'", args.out.display()))?;
     let source = if args.barcoded {
@@ -118,8 +136,6 @@ fn chromium(args: &ChromiumArgs) -> Result<()> {
         )?;
         path
     };
-    // Fail on a bad link before starting anything.
-    args.path.build()?;
     let path = args.path.clone();
     let log_dir = args.out.clone();
     let relay = Box::new(move |to| relay_config(&path, to, Some(&log_dir)));
@@ -146,9 +162,14 @@ fn chromium(args: &ChromiumArgs) -> Result<()> {
 }
 
 fn score(args: &ScoreArgs) -> Result<()> {
+    if !(args.warmup.is_finite() && (0.0..=1e6).contains(&args.warmup)) {
+        bail!(
+            "--warmup {} is not a number of seconds from 0 to 1e6",
+            args.warmup
+        );
+    }
     let call_json = args.dir.join("call.json");
-    let text = std::fs::read_to_string(&call_json)
-        .with_context(|| format!("cannot read '{}'", call_json.display()))?;
+    let text = crate::paths::read_text("call record", &call_json)?;
     let value: serde_json::Value = serde_json::from_str(&text)
         .with_context(|| format!("'{}' is not JSON", call_json.display()))?;
     let micros = |k: &str| {

@@ -23,7 +23,8 @@ pub struct RecvArgs {
     #[arg(long)]
     pub listen: String,
     /// The sender's scheme (as `salsify send --scheme`). Default: learned from each session's
-    /// first datagram. Given, a sender of another scheme is an error that names both.
+    /// first datagram. Given, datagrams of another scheme are ignored and counted (anyone can
+    /// send one), with a note naming both schemes.
     #[arg(long)]
     pub scheme: Option<String>,
     #[command(flatten)]
@@ -60,8 +61,9 @@ pub struct RecvArgs {
     /// Seconds of silence after which another sender may take over the receiver.
     #[arg(long, default_value = "2", value_parser = runtime::parse_seconds)]
     pub session_timeout: Duration,
-    /// Frame rate written in the Y4M header (frames are written as they are shown).
-    #[arg(long, default_value_t = 30)]
+    /// Frame rate written in the Y4M and IVF headers (frames are written as shown; the IVF
+    /// timestamps count in 1/fps s of display time).
+    #[arg(long, default_value_t = 30, value_parser = crate::input::parse_whole_fps)]
     pub fps: u32,
     /// Stop after this many seconds (default: until Ctrl-C).
     #[arg(long, value_parser = runtime::parse_seconds)]
@@ -88,6 +90,19 @@ impl RecvArgs {
         if stdout(&self.output) && stdout(&self.ivf) {
             bail!("-o - and --ivf - would both write to standard output: give one a file");
         }
+        if self.log.as_ref().is_some_and(|p| p.as_os_str() == "-") {
+            bail!("--log -: the log needs a file (standard output carries video with -o - or --ivf -)");
+        }
+        crate::paths::check_outputs(&[
+            ("-o", self.output.as_deref()),
+            ("--ivf", self.ivf.as_deref()),
+            ("--log", self.log.as_deref()),
+        ])?;
+        runtime::display::check_distinct(&[
+            ("-o", self.output.as_deref()),
+            ("--ivf", self.ivf.as_deref()),
+            ("--log", self.log.as_deref()),
+        ])?;
         let defaults = ReceiverLoopConfig::default();
         let source = match self.size {
             Some(size) => SourceInfo {
@@ -119,6 +134,8 @@ impl RecvArgs {
 /// Runs `salsify recv`.
 pub fn run(args: &RecvArgs) -> Result<()> {
     let config = args.loop_config()?;
+    // The outputs are created before the socket is bound: a bad path fails at once.
+    let display = runtime::display::Display::new(config.display.clone())?;
     let socket = receiver_loop::bind(udp::resolve(&args.listen)?)?;
     let size = (config.source.width, config.source.height);
     let title = format!("salsify recv {}", socket.local_addr()?);
@@ -145,10 +162,14 @@ pub fn run(args: &RecvArgs) -> Result<()> {
         eprintln!("{}", plaintext_warning("salsify recv"));
     }
     let totals = window::run_in(window, "salsify recv", &stop.clone(), move || {
-        receiver_loop::run(config, socket, stop, Observer::default())
+        receiver_loop::run_with_display(config, display, socket, stop, Observer::default())
     })?;
+    let foreign = match totals.foreign {
+        0 => String::new(),
+        n => format!(" ({n} of another scheme)"),
+    };
     eprintln!(
-        "salsify recv: {} frames shown, {} sessions{}, {} datagrams ignored, {} refused unauthenticated, {} of {} datagrams kernel-timestamped",
+        "salsify recv: {} frames shown, {} sessions{}, {} datagrams ignored{foreign}, {} refused unauthenticated, {} of {} datagrams kernel-timestamped",
         totals.shown,
         totals.sessions,
         totals.scheme.map_or(String::new(), |s| format!(" (last: {s})")),
@@ -157,5 +178,11 @@ pub fn run(args: &RecvArgs) -> Result<()> {
         totals.kernel_stamps,
         totals.datagrams
     );
+    if totals.shown == 0 {
+        bail!(
+            "no frame was shown ({} datagrams received): no output written",
+            totals.datagrams
+        );
+    }
     Ok(())
 }

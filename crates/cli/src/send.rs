@@ -54,7 +54,7 @@ pub struct SourceArgs {
     pub size: Size,
     /// Frame rate of the synthetic source, or what a live screen or camera is asked for
     /// (files play at their own rate).
-    #[arg(long, default_value_t = 30.0)]
+    #[arg(long, default_value_t = 30.0, value_parser = crate::input::parse_fps)]
     pub fps: f64,
     /// Play a file again from the start when it ends (not for `-`).
     #[arg(long = "loop")]
@@ -189,6 +189,9 @@ impl SchemeArgs {
     fn salsify_sender(&self, base: SenderConfig) -> Result<SenderConfig> {
         let mut config = base;
         if let Some(ms) = self.delay_target_ms {
+            if !(1..=10_000).contains(&ms) {
+                bail!("--delay-target-ms {ms}: give 1 to 10000 ms");
+            }
             config.delay_target = Duration::from_millis(ms);
         }
         if let Some(q) = self.finest_quality {
@@ -196,6 +199,9 @@ impl SchemeArgs {
                 salsify_codec::Quality::new(q).map_err(|e| anyhow!("--finest-quality: {e}"))?;
         }
         if let Some(us) = self.pacing_min_gap_us {
+            if us > 1_000_000 {
+                bail!("--pacing-min-gap-us {us}: more than a second between fragments");
+            }
             let min_gap = Duration::from_micros(us);
             config.pacing.min_gap = min_gap;
             config.pacing.max_gap = config.pacing.max_gap.max(min_gap);
@@ -233,8 +239,7 @@ pub fn read_params(path: Option<&std::path::Path>) -> Result<SchemeParams> {
     let Some(path) = path else {
         return Ok(SchemeParams::default());
     };
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read '{}'", path.display()))?;
+    let text = crate::paths::read_text("scheme parameter file", path)?;
     let params: SchemeParams = toml::from_str(&text)
         .with_context(|| format!("scheme parameters in '{}'", path.display()))?;
     params
@@ -263,7 +268,8 @@ fn fresh_connection_id() -> u16 {
 
 /// Runs `salsify send`.
 pub fn run(args: &SendArgs) -> Result<()> {
-    let to = udp::resolve(&args.to)?;
+    let to = udp::resolve_destination(&args.to)?;
+    crate::paths::check_outputs(&[("--log", args.log.as_deref())])?;
     let config = SenderLoopConfig {
         log: args.log.clone(),
         status: !args.quiet,
@@ -285,12 +291,18 @@ pub fn run(args: &SendArgs) -> Result<()> {
     }
     let totals = sender_loop::run(config, Box::new(source), stop, Observer::default())?;
     let s = totals.stats;
+    if totals.pictures == 0 {
+        bail!(
+            "no picture was read from '{}': nothing sent",
+            args.source.input
+        );
+    }
     let options = match s.sent_better + s.sent_worse {
         0 => String::new(),
         _ => format!(" ({} better, {} worse)", s.sent_better, s.sent_worse),
     };
     eprintln!(
-        "salsify send: {}: {} pictures, {} frames sent{options}, {} keyframes, {} skipped, {} dropped, {} sessions",
+        "salsify send: {}: {} pictures, {} frames sent{options}, {} keyframes, {} skipped, {} dropped, over {} sessions",
         totals.scheme,
         totals.pictures,
         s.frames_sent,
@@ -301,6 +313,19 @@ pub fn run(args: &SendArgs) -> Result<()> {
     );
     if let Some(path) = &args.log {
         eprintln!("salsify send: log in {}", path.display());
+    }
+    if let Some(why) = &totals.source_failed {
+        bail!(
+            "the input '{}' failed after {} pictures: {why}",
+            args.source.input,
+            totals.pictures
+        );
+    }
+    if args.keys.key.is_some() && !totals.keyed {
+        bail!(
+            "{to} never answered the handshake (is the receiver running, with --key/--peer-key \
+             matching ours?): nothing was delivered"
+        );
     }
     Ok(())
 }

@@ -22,59 +22,67 @@ use crate::input::{Size, VideoInput};
 /// Options of `salsify sim`. Flags override the experiment file's values.
 #[derive(clap::Args, Debug)]
 pub struct SimArgs {
-    /// TOML experiment file (see crates/eval/src/experiment.rs for every field).
+    /// TOML experiment file: scheme, video, size, fps, duration_s, seed, cpu_used and a
+    /// [link] table (trace, preset, queue_packets, delay_ms, loss, dropout_at_s,
+    /// datagram_overhead_bytes), plus the schemes' own tables ([salsify], [conventional], ...);
+    /// every field is optional and an unknown one is an error naming it. Flags override it.
     #[arg(long)]
     config: Option<PathBuf>,
     /// Scheme: salsify-2c, salsify-1c, salsify-no-grace, salsify-conventional-codec,
     /// salsify-conventional-transport, salsify-paper (the paper's sender rules),
     /// salsify-2c-project / salsify-1c-project (the first round's sender), conventional
     /// (libwebrtc's GoogCC + libvpx CBR), vidaptive, oracle, sprout, sprout-ewma (Sprout
-    /// carrying video), sprout-bulk, sprout-ewma-bulk (Sprout's bulk filler).
+    /// carrying video), sprout-bulk, sprout-ewma-bulk (Sprout's bulk filler) [default:
+    /// salsify-2c].
     #[arg(long)]
     scheme: Option<String>,
     /// Video: `synthetic`, or a .y4m or other video file (held in memory, played forwards
-    /// then backwards to cover the run).
+    /// then backwards to cover the run) [default: synthetic].
     #[arg(long)]
     video: Option<String>,
-    /// Synthetic video size.
+    /// Synthetic video size [default: 1280x720].
     #[arg(long)]
     size: Option<Size>,
-    /// Synthetic video frame rate.
-    #[arg(long)]
+    /// Synthetic video frame rate [default: 60].
+    #[arg(long, value_parser = crate::input::parse_whole_fps)]
     fps: Option<u32>,
     /// Mahimahi trace prefix (video over PREFIX.down, ACKs over PREFIX.up) or one trace file,
-    /// e.g. ../shared/traces/Verizon-LTE-short.
+    /// e.g. /usr/share/mahimahi/traces/Verizon-LTE-short.
     #[arg(long)]
     trace: Option<PathBuf>,
-    /// Synthetic link when no trace is given: cellular, intermittent, wifi, ramp, dropout,
-    /// the slow and fading links fade, 3g, ack-stall, cliff (README: "Link presets"),
-    /// vidaptive-fig1, or constant:KBPS.
-    #[arg(long)]
+    #[arg(
+        long,
+        help = concat!(
+            "Synthetic link when no trace is given: ",
+            salsify_eval::sim::link_presets_help!(),
+            " [default: cellular]"
+        )
+    )]
     link: Option<String>,
-    /// DropTail queue in packets (0 = unlimited).
+    /// DropTail queue in packets (0 = unlimited) [default: 256].
     #[arg(long)]
     queue: Option<u32>,
-    /// One-way propagation delay each way, in milliseconds.
+    /// One-way propagation delay each way, in milliseconds [default: 20].
     #[arg(long)]
     delay_ms: Option<u64>,
-    /// I.i.d. loss probability on the video direction.
+    /// I.i.d. loss probability on the video direction [default: 0].
     #[arg(long)]
     loss: Option<f64>,
     /// Bytes added to every datagram both ways, to model a wrapper the scheme does not see:
     /// 29 for encrypted sessions (`send`/`recv --key`) [default: 0].
     #[arg(long)]
     datagram_overhead: Option<u32>,
-    /// Simulated seconds.
+    /// Simulated seconds [default: 30].
     #[arg(long)]
     duration: Option<f64>,
-    /// Seed of every random choice.
+    /// Seed of every random choice [default: 1].
     #[arg(long)]
     seed: Option<u64>,
     /// Output folder.
     #[arg(long, default_value = "salsify-sim-out")]
     out: PathBuf,
     /// No progress bar.
-    #[arg(long)]
+    #[arg(long, short)]
     quiet: bool,
     /// Also print the summary as one markdown table row with this label (see --row-header).
     #[arg(long)]
@@ -92,8 +100,7 @@ impl SimArgs {
     fn experiment(&self) -> Result<Experiment> {
         let mut e = match &self.config {
             Some(path) => {
-                let text = fs::read_to_string(path)
-                    .with_context(|| format!("cannot read experiment file '{}'", path.display()))?;
+                let text = crate::paths::read_text("experiment file", path)?;
                 Experiment::from_toml(&text)
                     .with_context(|| format!("in experiment file '{}'", path.display()))?
             }
@@ -134,6 +141,9 @@ pub fn run(args: &SimArgs) -> Result<()> {
     let mut config = experiment.sim_config().context("bad experiment")?;
     config.record_packets = true;
     let mut video = open_video(&experiment)?;
+    // Made now, so a bad folder fails before the simulation; removed again (if this run
+    // made it and it is still empty) should the simulation fail.
+    let made = !args.out.exists();
     fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create output folder '{}'", args.out.display()))?;
     eprintln!(
@@ -146,8 +156,17 @@ pub fn run(args: &SimArgs) -> Result<()> {
     let bar = progress_bar(experiment.duration_s, args.quiet);
     let output = simulate(&config, video.as_mut(), &mut |t| {
         bar.set_position(t.as_millis() as u64)
-    })?;
+    });
     bar.finish_and_clear();
+    let output = match output {
+        Ok(output) => output,
+        Err(e) => {
+            if made {
+                let _ = fs::remove_dir(&args.out);
+            }
+            return Err(e.into());
+        }
+    };
     write_outputs(&args.out, &experiment, &output, &config.data_link.queue)?;
     print_summary(&output);
     if let Some(label) = &args.row {
@@ -308,4 +327,47 @@ fn print_row(label: &str, o: &SimOutput) {
         s.worse_share * 100.0,
         s.skip_share * 100.0,
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[derive(clap::Parser)]
+    struct Wrapper {
+        #[command(flatten)]
+        args: SimArgs,
+    }
+
+    /// `sim --help` states each default, and states it as the experiment defaults are.
+    #[test]
+    fn help_states_the_experiment_defaults() {
+        let help = Wrapper::command().render_long_help().to_string();
+        let e = Experiment::default();
+        for (flag, value) in [
+            ("--scheme", e.scheme.clone()),
+            ("--video", e.video.clone()),
+            ("--size", e.size.clone()),
+            ("--fps", e.fps.to_string()),
+            ("--duration", e.duration_s.to_string()),
+            ("--seed", e.seed.to_string()),
+            ("--link", e.link.preset.clone()),
+            ("--queue", e.link.queue_packets.to_string()),
+            ("--delay-ms", e.link.delay_ms.to_string()),
+            ("--loss", e.link.loss.to_string()),
+        ] {
+            let start = help
+                .find(&format!("{flag} <"))
+                .unwrap_or_else(|| panic!("{flag} not in {help}"));
+            let rest = &help[start..];
+            let end = rest[2..].find("\n  -").map_or(rest.len(), |i| i + 2);
+            assert!(
+                rest[..end].contains(&format!("[default: {value}]")),
+                "{flag}: {}",
+                &rest[..end]
+            );
+        }
+        assert!(!help.contains("crates/"), "no source paths in help");
+    }
 }

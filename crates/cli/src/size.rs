@@ -1,6 +1,9 @@
 //! A picture size as the command line writes it (`WIDTHxHEIGHT`), shared by every input
 //! and output below the commands.
 
+/// Smallest width and height a `--size` may give.
+pub const MIN_SIDE: u32 = 16;
+
 /// A picture size given as `WIDTHxHEIGHT`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Size {
@@ -24,7 +27,14 @@ impl std::str::FromStr for Size {
             width: parse(w)?,
             height: parse(h)?,
         };
-        salsify_codec::image::check_size(size.width, size.height).map_err(|e| e.to_string())?;
+        salsify_codec::image::check_source_size(size.width, size.height)
+            .map_err(|e| e.to_string())?;
+        if size.width < MIN_SIDE || size.height < MIN_SIDE {
+            return Err(format!(
+                "size '{s}': at least {MIN_SIDE}x{MIN_SIDE} (one macroblock; quality is \
+                 scored in 8x8 windows)"
+            ));
+        }
         Ok(size)
     }
 }

@@ -10,6 +10,11 @@ use crate::error::CodecError;
 /// Largest width or height accepted, in pixels (VP8's frame header has 14 bits for each).
 pub const MAX_DIMENSION: u32 = 16383;
 
+/// Largest picture a source (a Y4M file, the synthetic source, a `--size`) may have, in
+/// pixels: 4096x4096 covers 4K, and a picture is then 24 MiB. VP8 would code up to
+/// 16383x16383, but one such picture takes 400 MB, so sources are held to this.
+pub const MAX_PIXELS: u64 = 4096 * 4096;
+
 /// Rounds `n` up to a multiple of 16.
 pub const fn align16(n: u32) -> u32 {
     (n + 15) & !15
@@ -269,9 +274,32 @@ pub fn check_size(width: u32, height: u32) -> Result<(), CodecError> {
     Ok(())
 }
 
+/// Checks the size of a picture source ([`check_size`], and at most [`MAX_PIXELS`]): what
+/// the Y4M reader, the synthetic source and every `--size` flag accept.
+pub fn check_source_size(width: u32, height: u32) -> Result<(), CodecError> {
+    check_size(width, height)?;
+    if u64::from(width) * u64::from(height) > MAX_PIXELS {
+        return Err(CodecError::InvalidInput(format!(
+            "picture size {width}x{height}: more than {MAX_PIXELS} pixels (4096x4096), the \
+             largest source accepted"
+        )));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn source_sizes_are_capped_at_max_pixels() {
+        assert!(check_source_size(4096, 4096).is_ok());
+        assert!(check_source_size(3840, 2160).is_ok());
+        let err = check_source_size(8000, 8000).unwrap_err().to_string();
+        assert!(err.contains("8000x8000") && err.contains("pixels"), "{err}");
+        assert!(check_source_size(16382, 1026).is_err());
+        assert!(check_source_size(0, 2).is_err());
+    }
 
     #[test]
     fn storage_is_aligned_and_visible_size_kept() {

@@ -312,7 +312,17 @@ impl<W: Write + Seek> IvfWriter<W> {
     ///
     /// If the output cannot report its position (a pipe opened as a `File`, e.g.
     /// `/dev/stdout`), the count is left at 0 as in [`IvfWriter::finish`].
-    pub fn finish_seekable(mut self) -> Result<W, CodecError> {
+    pub fn finish_seekable(self) -> Result<W, CodecError> {
+        let count = self.header.frame_count;
+        self.finish_seekable_with_length(count)
+    }
+
+    /// As [`IvfWriter::finish_seekable`], but patches `length` into the header's frame count
+    /// field: the stream's duration in pts ticks. ffmpeg reads that field as the duration
+    /// (vpxenc writes the frame count; the two agree for a stream of one frame per tick), so
+    /// a stream with gaps between frames (frames shown at irregular times) gets its true
+    /// duration in ffprobe and players.
+    pub fn finish_seekable_with_length(mut self, length: u32) -> Result<W, CodecError> {
         let Ok(end) = self.output.stream_position() else {
             return self.finish();
         };
@@ -322,8 +332,7 @@ impl<W: Write + Seek> IvfWriter<W> {
         })?;
         self.output
             .seek(SeekFrom::Start(start + FRAME_COUNT_OFFSET))?;
-        self.output
-            .write_all(&self.header.frame_count.to_le_bytes())?;
+        self.output.write_all(&length.to_le_bytes())?;
         self.output.seek(SeekFrom::Start(end))?;
         self.finish()
     }

@@ -9,7 +9,7 @@
 use std::time::Duration;
 
 use crate::error::CodecError;
-use crate::image::{check_size, Image, PlaneId};
+use crate::image::{check_source_size, Image, PlaneId};
 use crate::y4m::{Rational, Y4mHeader};
 
 /// Side of the square luma texture tile (a power of two, so wrapping is a mask).
@@ -88,7 +88,7 @@ impl SyntheticSource {
     /// A source of `width` x `height` pictures (even, as for [`Image::new`]) at `fps` frames
     /// per second; different seeds give different textures and motion.
     pub fn new(width: u32, height: u32, fps: u32, seed: u64) -> Result<Self, CodecError> {
-        check_size(width, height)?;
+        check_source_size(width, height)?;
         if fps == 0 {
             return Err(CodecError::InvalidInput(
                 "synthetic source at 0 fps".to_owned(),
@@ -377,4 +377,21 @@ fn chroma_tile(seed: u64, which: u64) -> Vec<u8> {
         *px = v.clamp(0.0, 255.0) as u8;
     }
     tile
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The synthetic source is held to the Y4M reader's cap: an 8000x8000 source (400 MB a
+    /// picture with its textures) is refused rather than allocated.
+    #[test]
+    fn huge_sizes_are_refused_like_a_y4m_file() {
+        let err = SyntheticSource::new(8000, 8000, 30, 1)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("8000x8000"), "{err}");
+        assert!(SyntheticSource::new(64, 48, 30, 1).is_ok());
+    }
 }

@@ -16,7 +16,7 @@ const SIGNATURE: &[u8] = b"YUV4MPEG2 ";
 /// Longest header or `FRAME` line accepted, newline included; real files use under 100 bytes.
 const MAX_LINE: u64 = 4096;
 /// Largest picture accepted, in pixels (4096x4096 covers 4K; a frame is then 24 MiB).
-pub const MAX_PIXELS: u64 = 4096 * 4096;
+pub use crate::image::MAX_PIXELS;
 
 fn format_error(message: impl Into<String>) -> CodecError {
     CodecError::Format {

@@ -28,6 +28,14 @@ pub const TRACE_PACKET_BYTES: u32 = 1500;
 /// low enough that times in microseconds never overflow a `u64`.
 pub const MAX_TIMESTAMP_MS: u64 = 1_000_000_000_000;
 
+/// Longest line read, newline included: a timestamp takes 13 digits, so anything longer is
+/// not a trace (a binary file, `/dev/zero`), and is refused without reading it whole.
+pub const MAX_LINE_BYTES: usize = 256;
+
+/// Most timestamps accepted (16.7 million: 130 MB; real traces hold 10^5 to 10^6), so a huge
+/// file is refused rather than filling memory.
+pub const MAX_OPPORTUNITIES: usize = 1 << 24;
+
 /// Longest excerpt of a bad line kept in an error, so a binary file does not make a huge error.
 const MAX_EXCERPT_CHARS: usize = 32;
 
@@ -37,7 +45,7 @@ const MAX_EXCERPT_CHARS: usize = 32;
 pub enum TraceError {
     /// The trace could not be read.
     #[error("reading trace: {0}")]
-    Io(#[from] io::Error),
+    Io(io::Error),
     /// A line holds nothing (Mahimahi rejects these too).
     #[error("line {line}: empty line")]
     EmptyLine {
@@ -68,6 +76,15 @@ pub enum TraceError {
         /// The timestamp on this line.
         value: u64,
     },
+    /// A line is longer than [`MAX_LINE_BYTES`].
+    #[error("line {line}: longer than {MAX_LINE_BYTES} bytes: not a trace file")]
+    LineTooLong {
+        /// The offending line.
+        line: usize,
+    },
+    /// More timestamps than [`MAX_OPPORTUNITIES`].
+    #[error("more than {MAX_OPPORTUNITIES} timestamps: too large for a trace")]
+    TooManyOpportunities,
     /// The trace has no timestamps at all.
     #[error("trace has no timestamps")]
     NoTimestamps,
@@ -77,6 +94,14 @@ pub enum TraceError {
         /// The last line.
         line: usize,
     },
+}
+
+// By hand rather than `#[from]`, which would also make it the error's source: the message
+// already says it, and an error chain would print it twice.
+impl From<io::Error> for TraceError {
+    fn from(e: io::Error) -> Self {
+        TraceError::Io(e)
+    }
 }
 
 /// A validated delivery schedule: nondecreasing millisecond timestamps, at least one, the last
@@ -113,10 +138,18 @@ impl Trace {
         let mut line = 0;
         loop {
             buf.clear();
-            if reader.read_until(b'\n', &mut buf)? == 0 {
+            let got =
+                io::Read::take(&mut reader, MAX_LINE_BYTES as u64).read_until(b'\n', &mut buf)?;
+            if got == 0 {
                 break;
             }
             line += 1;
+            if got == MAX_LINE_BYTES && buf.last() != Some(&b'\n') {
+                return Err(TraceError::LineTooLong { line });
+            }
+            if millis.len() == MAX_OPPORTUNITIES {
+                return Err(TraceError::TooManyOpportunities);
+            }
             let ms = parse_line(line, &buf)?;
             checker.accept(line, ms)?;
             millis.push(ms);
@@ -279,6 +312,19 @@ fn parse_line(line: usize, raw: &[u8]) -> Result<u64, TraceError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A file with no line breaks (`/dev/zero`, a binary file) is refused after one short
+    /// read, not read into memory whole.
+    #[test]
+    fn an_endless_line_is_refused_without_reading_it() {
+        let endless = std::io::BufReader::new(std::io::repeat(b'7'));
+        assert!(matches!(
+            Trace::from_reader(endless),
+            Err(TraceError::LineTooLong { line: 1 })
+        ));
+        let ok = format!("{}12\n", " ".repeat(MAX_LINE_BYTES - 4));
+        assert!(Trace::from_reader(ok.as_bytes()).is_ok());
+    }
 
     #[test]
     fn parses_a_small_trace_with_repeats_and_crlf() {

@@ -74,20 +74,25 @@ pub struct Captured {
 }
 
 /// Plays `source` on a new thread until `stop` is set, the source ends, or `deliver` returns
-/// false; `deliver(None)` says the camera stopped.
+/// false; `deliver(None)` says the camera stopped. The thread's result is why the source
+/// failed, if it did (a file cut short, a grabber that died), so a caller can say so.
 pub fn start(
     source: Box<dyn PictureSource>,
     stop: Arc<AtomicBool>,
     deliver: impl FnMut(Option<Captured>) -> bool + Send + 'static,
-) -> Result<std::thread::JoinHandle<()>> {
+) -> Result<std::thread::JoinHandle<Option<String>>> {
     std::thread::Builder::new()
         .name("camera".into())
         .spawn(move || {
             let mut deliver = deliver;
-            if let Err(e) = play(source, &stop, &mut deliver) {
-                eprintln!("salsify: camera stopped: {e:#}");
+            let failed = play(source, &stop, &mut deliver)
+                .err()
+                .map(|e| format!("{e:#}"));
+            if let Some(why) = &failed {
+                eprintln!("salsify: camera stopped: {why}");
             }
             deliver(None);
+            failed
         })
         .context("cannot start the camera thread")
 }

@@ -11,9 +11,15 @@
 //! it, so the file always has one picture per shown frame and can be scored frame by frame
 //! against the source.
 //!
+//! Every output file is created when the display is (before any datagram arrives), so a bad
+//! path is an error at once, and two outputs naming one file are refused; the video headers
+//! are written at the first frame (whose size they may take). A file created for a run that
+//! showed nothing is removed again.
+//!
 //! The IVF file holds the shown frames' VP8 data ([`Displayed::coded`]) in the order shown,
-//! one record per shown frame, timestamped in milliseconds of display time, across sessions
-//! (each starts with a keyframe). It plays in ffplay or vpxdec. Frames are written as they
+//! one record per shown frame, timestamped in ticks of 1/fps of display time (the header's
+//! timebase: `fps` is the configured rate), across sessions (each starts with a keyframe).
+//! The header's length field gets the duration in ticks, as ffmpeg reads it. It plays in ffplay or vpxdec. Frames are written as they
 //! were coded: a resolution ladder's keyframe of another size is written at that size, and
 //! VP8 decoders follow it, though the IVF header names only the first frame's size. What a
 //! player shows matches the receiver as long as each frame was decoded from the previous
@@ -23,7 +29,7 @@
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
@@ -36,7 +42,7 @@ use salsify_time::Instant;
 use crate::csv_log::ReceiverLog;
 
 /// Where shown frames go. Every output is optional.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct DisplayConfig {
     /// Y4M of the shown pictures; `-` is standard output.
     pub y4m: Option<PathBuf>,
@@ -51,6 +57,19 @@ pub struct DisplayConfig {
     pub fps: u32,
     /// A live view every shown picture is handed to as it is shown (a window).
     pub view: Option<LiveView>,
+}
+
+impl Default for DisplayConfig {
+    fn default() -> Self {
+        DisplayConfig {
+            y4m: None,
+            size: None,
+            ivf: None,
+            log: None,
+            fps: 30,
+            view: None,
+        }
+    }
 }
 
 /// Something that shows pictures live (a window). `show` is called on the receiver's thread
@@ -82,11 +101,25 @@ type Sink = Box<dyn Write + Send>;
 /// The open outputs.
 pub struct Display {
     config: DisplayConfig,
+    /// The Y4M output, created; its header is written at the first frame.
+    y4m_sink: Option<Sink>,
     y4m: Option<Y4mWriter<Sink>>,
+    /// The IVF output, created; its header is written at the first frame.
+    ivf_sink: Option<IvfSink>,
     ivf: Option<Ivf>,
     log: Option<ReceiverLog>,
+    /// Files this display created (they did not exist), removed if nothing was shown.
+    created: Vec<PathBuf>,
+    /// Frames shown.
+    shown: u64,
     /// Pictures scaled to the output size.
     scaled: u64,
+}
+
+/// A created IVF output waiting for its first frame.
+enum IvfSink {
+    File(BufWriter<File>),
+    Pipe(Sink),
 }
 
 /// The open IVF output.
@@ -107,10 +140,10 @@ enum IvfOut {
 }
 
 impl IvfOut {
-    fn create(path: &PathBuf, header: IvfHeader) -> Result<IvfOut> {
-        Ok(match path.as_os_str() == "-" {
-            true => IvfOut::Pipe(IvfWriter::new(sink(path)?, header)?),
-            false => IvfOut::File(IvfWriter::new(create(path)?, header)?),
+    fn start(sink: IvfSink, header: IvfHeader) -> Result<IvfOut> {
+        Ok(match sink {
+            IvfSink::Pipe(out) => IvfOut::Pipe(IvfWriter::new(out, header)?),
+            IvfSink::File(out) => IvfOut::File(IvfWriter::new(out, header)?),
         })
     }
 
@@ -128,33 +161,94 @@ impl IvfOut {
         }
     }
 
-    fn finish(self) -> Result<(), CodecError> {
+    /// Flushes; a file's header gets `length`, the duration in ticks.
+    fn finish(self, length: u64) -> Result<(), CodecError> {
         match self {
-            IvfOut::File(w) => w.finish_seekable().map(drop),
+            IvfOut::File(w) => w
+                .finish_seekable_with_length(u32::try_from(length).unwrap_or(u32::MAX))
+                .map(drop),
             IvfOut::Pipe(w) => w.finish().map(drop),
         }
     }
 }
 
 impl Display {
-    /// Creates the log now; the video file at the first frame (whose size it may take).
+    /// Creates every output file now (two outputs naming one file are refused); the video
+    /// headers are written at the first frame (whose size they may take).
     pub fn new(config: DisplayConfig) -> Result<Display> {
-        let log = match &config.log {
-            Some(path) => Some(ReceiverLog::create(path)?),
-            None => None,
+        let named = [
+            ("the Y4M output", config.y4m.as_deref()),
+            ("the IVF output", config.ivf.as_deref()),
+            ("the log", config.log.as_deref()),
+        ];
+        check_distinct(&named)?;
+        let mut created = Vec::new();
+        let mut note = |path: &Path| {
+            if path.as_os_str() != "-" && !path.exists() {
+                created.push(path.to_path_buf());
+            }
         };
-        Ok(Display {
+        named.iter().filter_map(|(_, p)| *p).for_each(&mut note);
+        let mut display = Display {
             config,
+            y4m_sink: None,
             y4m: None,
+            ivf_sink: None,
             ivf: None,
-            log,
+            log: None,
+            created,
+            shown: 0,
             scaled: 0,
-        })
+        };
+        // On an error, what was created so far is removed (the display is dropped unused).
+        let opened = (|| -> Result<()> {
+            if let Some(path) = &display.config.log {
+                display.log = Some(ReceiverLog::create(path)?);
+            }
+            if let Some(path) = &display.config.ivf {
+                display.ivf_sink = Some(match path.as_os_str() == "-" {
+                    true => IvfSink::Pipe(sink(path)?),
+                    false => IvfSink::File(create(path)?),
+                });
+            }
+            if let Some(path) = &display.config.y4m {
+                display.y4m_sink = Some(sink(path)?);
+            }
+            Ok(())
+        })();
+        if let Err(e) = opened {
+            display.remove_created();
+            return Err(e);
+        }
+        Ok(display)
+    }
+
+    /// Removes the files this display created.
+    fn remove_created(&mut self) {
+        self.log = None;
+        self.ivf_sink = None;
+        self.y4m_sink = None;
+        for path in self.created.drain(..) {
+            if path.is_file() {
+                let _ = std::fs::remove_file(&path);
+            }
+        }
+    }
+
+    /// Frames shown so far.
+    pub fn shown(&self) -> u64 {
+        self.shown
+    }
+
+    /// Shows pictures on `view` from now on.
+    pub fn set_view(&mut self, view: Option<LiveView>) {
+        self.config.view = view;
     }
 
     /// Shows frame `d` of receiver session `session` at `at`: the live view first (a copy
     /// of the picture, about 0.2 ms at 720p), then the files.
     pub fn show(&mut self, session: u32, at: Instant, d: &Displayed) -> Result<()> {
+        self.shown += 1;
         if let Some(view) = &self.config.view {
             view.show(Arc::new(d.picture.clone()));
         }
@@ -170,7 +264,10 @@ impl Display {
         let picture = &d.picture;
         let w = match &mut self.y4m {
             Some(w) => w,
-            None => self.y4m.insert(open_y4m(&self.config, picture)?),
+            None => {
+                let out = self.y4m_sink.take().context("the Y4M output is gone")?;
+                self.y4m.insert(open_y4m(out, &self.config, picture)?)
+            }
         };
         let h = w.header();
         let size = (h.width, h.height);
@@ -191,16 +288,12 @@ impl Display {
         let ivf = match &mut self.ivf {
             Some(ivf) => ivf,
             None => {
-                let path = self
-                    .config
-                    .ivf
-                    .as_ref()
-                    .expect("only called with an IVF output");
+                let out = self.ivf_sink.take().context("the IVF output is gone")?;
                 let (w, h) = (u16::try_from(size.0), u16::try_from(size.1));
                 let (Ok(w), Ok(h)) = (w, h) else {
                     anyhow::bail!("a {}x{} picture is too large for IVF", size.0, size.1);
                 };
-                let writer = IvfOut::create(path, IvfHeader::new(w, h, 1000, 1))?;
+                let writer = IvfOut::start(out, IvfHeader::new(w, h, self.config.fps.max(1), 1))?;
                 self.ivf.insert(Ivf {
                     writer,
                     first: at,
@@ -213,12 +306,13 @@ impl Display {
         if (u32::from(header.width), u32::from(header.height)) != size {
             ivf.resized += 1;
         }
-        // Millisecond timestamps, strictly increasing as players require.
-        let ms =
-            u64::try_from(at.saturating_duration_since(ivf.first).as_millis()).unwrap_or(u64::MAX);
+        // Ticks of 1/fps of display time, strictly increasing as players require.
+        let fps = u128::from(self.config.fps.max(1));
+        let elapsed = at.saturating_duration_since(ivf.first).as_micros();
+        let ticks = u64::try_from((elapsed * fps + 500_000) / 1_000_000).unwrap_or(u64::MAX);
         let pts = match ivf.writer.header().frame_count {
-            0 => ms,
-            _ => ms.max(ivf.last_pts + 1),
+            0 => ticks,
+            _ => ticks.max(ivf.last_pts + 1),
         };
         ivf.last_pts = pts;
         ivf.writer
@@ -231,8 +325,22 @@ impl Display {
         if let Some(w) = self.y4m.take() {
             w.finish().context("finishing the Y4M output")?;
         }
+        if self.shown == 0 {
+            // Nothing to keep: headerless files would not even play.
+            if let Some(log) = self.log.take() {
+                log.finish()?;
+            }
+            if let Some(mut out) = self.y4m_sink.take() {
+                out.flush().context("finishing the Y4M output")?;
+            }
+            self.remove_created();
+            return Ok(());
+        }
         if let Some(ivf) = self.ivf.take() {
-            ivf.writer.finish().context("finishing the IVF output")?;
+            let length = ivf.last_pts + 1;
+            ivf.writer
+                .finish(length)
+                .context("finishing the IVF output")?;
             if ivf.resized > 0 {
                 eprintln!(
                     "salsify recv: {} frames in the IVF output are coded at another size than its header's (VP8 players follow the keyframes that change it)",
@@ -253,22 +361,90 @@ impl Display {
     }
 }
 
-fn open_y4m(config: &DisplayConfig, first: &Image) -> Result<Y4mWriter<Sink>> {
-    let path = config.y4m.as_ref().expect("only called with a Y4M output"); // checked by show
+/// A display dropped before it showed anything (an error before the first frame) removes
+/// the files it created, as [`Display::finish`] does.
+impl Drop for Display {
+    fn drop(&mut self) {
+        if self.shown == 0 {
+            self.remove_created();
+        }
+    }
+}
+
+fn open_y4m(out: Sink, config: &DisplayConfig, first: &Image) -> Result<Y4mWriter<Sink>> {
     let (width, height) = config.size.unwrap_or((first.width(), first.height()));
     let fps = Rational::new(config.fps.max(1), 1);
     let header = Y4mHeader::new(width, height, fps);
-    Ok(Y4mWriter::new(sink(path)?, header)?)
+    Ok(Y4mWriter::new(out, header)?)
 }
 
-fn sink(path: &PathBuf) -> Result<Sink> {
+/// Refuses two of `outputs` (what, path) that name one file (`-`, standard output, may be
+/// named once), by path or, for files that exist, as the same file under two names.
+pub fn check_distinct(outputs: &[(&str, Option<&Path>)]) -> Result<()> {
+    let given: Vec<(&str, &Path)> = outputs
+        .iter()
+        .filter_map(|(what, path)| path.map(|p| (*what, p)))
+        .collect();
+    for (i, (a, pa)) in given.iter().enumerate() {
+        for (b, pb) in &given[i + 1..] {
+            let same = if pa.as_os_str() == "-" || pb.as_os_str() == "-" {
+                pa == pb
+            } else {
+                same_file(pa, pb)
+            };
+            if same {
+                anyhow::bail!(
+                    "{a} and {b} are both '{}': give each its own file",
+                    pb.display()
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether two paths name one file: equal once made absolute, or one existing file.
+fn same_file(a: &Path, b: &Path) -> bool {
+    let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    if normalise(&absolute(a)) == normalise(&absolute(b)) {
+        return true;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if let (Ok(ma), Ok(mb)) = (std::fs::metadata(a), std::fs::metadata(b)) {
+            return (ma.dev(), ma.ino()) == (mb.dev(), mb.ino());
+        }
+    }
+    false
+}
+
+/// `path` without `.` components and with `dir/..` folded (lexically).
+fn normalise(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+fn sink(path: &Path) -> Result<Sink> {
     if path.as_os_str() == "-" {
         return Ok(Box::new(BufWriter::new(std::io::stdout())));
     }
     Ok(Box::new(create(path)?))
 }
 
-fn create(path: &PathBuf) -> Result<BufWriter<File>> {
+fn create(path: &Path) -> Result<BufWriter<File>> {
+    if path.is_dir() {
+        anyhow::bail!("cannot create '{}': it is a folder", path.display());
+    }
     let file = File::create(path).with_context(|| format!("cannot create '{}'", path.display()))?;
     Ok(BufWriter::with_capacity(1 << 20, file))
 }
@@ -326,7 +502,8 @@ mod tests {
         );
         let frames: Vec<_> = reader.map(Result::unwrap).collect();
         let pts: Vec<u64> = frames.iter().map(|f| f.pts).collect();
-        assert_eq!(pts, [0, 33, 66, 99, 132, 133]);
+        // Ticks of 1/30 s: 0, 33, 66, 99, 132 and 132 ms.
+        assert_eq!(pts, [0, 1, 2, 3, 4, 5]);
         let mut decoder = None;
         for (f, (data, size)) in frames.iter().zip(&sent) {
             assert_eq!(&f.data, data);
@@ -336,6 +513,118 @@ mod tests {
             let picture = decoder.as_mut().unwrap().decode(&f.data).unwrap();
             assert_eq!((picture.width(), picture.height()), *size);
         }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    fn displayed(n: u32, at: Instant, data: &[u8], keyframe: bool) -> Displayed {
+        Displayed {
+            frame: n,
+            at,
+            picture: Image::new(64, 48).unwrap(),
+            bytes: data.len(),
+            coded: data.to_vec().into(),
+            keyframe,
+            first_sent_at: None,
+            states: None,
+        }
+    }
+
+    fn temp(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("salsify-display-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    /// The IVF header's timebase is the frame rate, and its length field (what ffmpeg reads
+    /// as the duration) covers the time frames were shown over, gaps included: frames shown
+    /// at 0, 0.1 and 1.0 s at 30 fps make a 31-tick (1.03 s) stream, not 3 ms.
+    #[test]
+    fn ivf_header_says_the_frame_rate_and_the_shown_duration() {
+        let dir = temp("rate");
+        let path = dir.join("out.ivf");
+        let mut display = Display::new(DisplayConfig {
+            ivf: Some(path.clone()),
+            fps: 30,
+            ..DisplayConfig::default()
+        })
+        .unwrap();
+        let mut enc = CbrEncoder::new(64, 48, CbrConfig::default()).unwrap();
+        let video = SyntheticSource::new(64, 48, 30, 5).unwrap();
+        for (n, ms) in [0u64, 100, 1000].into_iter().enumerate() {
+            let f = enc
+                .encode(&video.frame(n as u64), ms * 1000, n == 0)
+                .unwrap()
+                .unwrap();
+            let d = displayed(n as u32, Instant::from_millis(ms), &f.data, f.keyframe);
+            display.show(1, Instant::from_millis(ms), &d).unwrap();
+        }
+        display.finish().unwrap();
+        let reader = IvfReader::new(File::open(&path).unwrap()).unwrap();
+        let h = *reader.header();
+        assert_eq!((h.rate, h.scale), (30, 1));
+        let pts: Vec<u64> = reader.map(|f| f.unwrap().pts).collect();
+        assert_eq!(pts, [0, 3, 30]);
+        let seconds = f64::from(h.frame_count) * f64::from(h.scale) / f64::from(h.rate);
+        assert!((seconds - 1.0).abs() <= 1.0 / 30.0 + 1e-9, "{seconds} s");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Outputs are created before anything is shown (a bad path fails at once), one file
+    /// named by two outputs is refused, and files of a run that showed nothing are removed.
+    #[test]
+    fn outputs_are_created_at_once_distinct_and_removed_when_nothing_was_shown() {
+        let dir = temp("create");
+        let (y4m, ivf) = (dir.join("a.y4m"), dir.join("a.ivf"));
+        let display = Display::new(DisplayConfig {
+            y4m: Some(y4m.clone()),
+            ivf: Some(ivf.clone()),
+            ..DisplayConfig::default()
+        })
+        .unwrap();
+        assert!(
+            y4m.is_file() && ivf.is_file(),
+            "created before the first frame"
+        );
+        let other = dir.join("b.ivf");
+        drop(
+            Display::new(DisplayConfig {
+                ivf: Some(other.clone()),
+                ..DisplayConfig::default()
+            })
+            .unwrap(),
+        );
+        assert!(!other.exists(), "dropped unused: removed");
+        let mut display = display;
+        display.finish().unwrap();
+        assert!(!y4m.exists() && !ivf.exists(), "empty outputs removed");
+
+        let err = Display::new(DisplayConfig {
+            y4m: Some(dir.join("same.out")),
+            ivf: Some(dir.join(".").join("same.out")),
+            ..DisplayConfig::default()
+        })
+        .err()
+        .unwrap()
+        .to_string();
+        assert!(err.contains("both"), "{err}");
+        assert!(!dir.join("same.out").exists(), "nothing created");
+
+        let err = Display::new(DisplayConfig {
+            log: Some(dir.join("ok.csv")),
+            ivf: Some(dir.join("missing-folder/x/../../nope").join("a.ivf")),
+            y4m: Some(PathBuf::from("/proc/nope.y4m")),
+            ..DisplayConfig::default()
+        })
+        .err()
+        .unwrap()
+        .to_string();
+        assert!(err.contains("cannot create"), "{err}");
+        assert!(
+            !dir.join("ok.csv").exists(),
+            "the log created first is removed"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -81,6 +81,8 @@ pub struct ReceiverTotals {
     /// Datagrams that went to no session (another sender's while one is live, garbage with
     /// no session to count it, a foreign scheme's).
     pub ignored: u64,
+    /// Of those, well-formed datagrams of another scheme than a fixed --scheme.
+    pub foreign: u64,
     /// Stats of the last session's receiver.
     pub last: ReceiverStats,
     /// Datagrams whose arrival time came from the kernel.
@@ -116,9 +118,22 @@ pub fn run(
     stop: Arc<AtomicBool>,
     observer: Observer,
 ) -> Result<ReceiverTotals> {
+    let display = Display::new(config.display.clone())?;
+    run_with_display(config, display, socket, stop, observer)
+}
+
+/// As [`run`], with the outputs already created (so a caller can fail on a bad path before
+/// it binds its socket). `display` shows on `config.display.view`.
+pub fn run_with_display(
+    config: ReceiverLoopConfig,
+    mut display: Display,
+    socket: UdpSocket,
+    stop: Arc<AtomicBool>,
+    observer: Observer,
+) -> Result<ReceiverTotals> {
+    display.set_view(config.display.view.clone());
     let (tx, rx) = mpsc::channel::<Received>();
     let _reader = udp::spawn_reader(&socket, stop.clone(), tx, |d| d)?;
-    let display = Display::new(config.display.clone())?;
     let sessions = Sessions::new(
         config.scheme.clone(),
         config.params.clone(),
@@ -167,6 +182,7 @@ impl Loop {
             self.totals.last = s.endpoint.stats();
         }
         self.totals.ignored = self.sessions.ignored;
+        self.totals.foreign = self.sessions.foreign;
         self.totals.rejected = self.drops.total;
         Ok(())
     }
@@ -190,6 +206,9 @@ impl Loop {
         };
         let before = self.sessions.started;
         self.sessions.route(d.at, d.from, &bytes)?;
+        if let Some(note) = self.sessions.take_note() {
+            eprintln!("salsify recv: {note}");
+        }
         if self.sessions.started != before {
             if let Some(s) = &self.sessions.current {
                 self.totals.sessions = s.number;

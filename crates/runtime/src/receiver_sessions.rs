@@ -18,16 +18,21 @@
 //!   the timeout.
 //!
 //! The scheme is fixed, or learned per session from its first datagram
-//! (`scheme_of_datagram`). A fixed-scheme receiver that would start a
-//! session from a well-formed datagram of another scheme stops with an error naming both:
-//! that is a misconfigured pair, which waiting would not mend.
+//! ([`scheme_of_datagram`]). A fixed-scheme receiver ignores a well-formed datagram of
+//! another scheme (counted in [`Sessions::foreign`]), whether a session runs or not: anyone
+//! can send one, so it must not end the receiver. The first one (and one per
+//! [`FOREIGN_NOTE_EVERY`] after it) leaves a note naming both schemes
+//! ([`Sessions::take_note`]), since it may be a misconfigured sender.
 
 use std::net::SocketAddr;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use salsify_endpoint::{ReceiverEndpoint, WireFamily};
 use salsify_schemes::{SchemeConfig, SchemeParams, SourceInfo};
 use salsify_time::{Duration, Instant};
+
+/// Foreign-scheme datagrams between two notes about them.
+pub const FOREIGN_NOTE_EVERY: u64 = 1000;
 
 /// One sender served by one endpoint.
 pub struct Session {
@@ -73,6 +78,10 @@ pub struct Sessions {
     pub started: u32,
     /// Datagrams that went nowhere.
     pub ignored: u64,
+    /// Well-formed datagrams of another scheme than the fixed one (counted in `ignored` too).
+    pub foreign: u64,
+    /// A note for the user not yet taken (see [`Sessions::take_note`]).
+    note: Option<String>,
 }
 
 impl Sessions {
@@ -93,11 +102,18 @@ impl Sessions {
             successor: None,
             started: 0,
             ignored: 0,
+            foreign: 0,
+            note: None,
         }
     }
 
-    /// Routes a datagram from `from` that arrived at `now`. Errors: a scheme mismatch (see
-    /// the module docs), or an endpoint that cannot be built.
+    /// A note about datagrams of another scheme, once in a while (see the module docs).
+    pub fn take_note(&mut self) -> Option<String> {
+        self.note.take()
+    }
+
+    /// Routes a datagram from `from` that arrived at `now`. Errors: an endpoint that cannot
+    /// be built.
     pub fn route(&mut self, now: Instant, from: SocketAddr, bytes: &[u8]) -> Result<Route> {
         let alive = self
             .current
@@ -144,7 +160,7 @@ impl Sessions {
                 return Ok(Route::Successor);
             }
         }
-        match self.accepting_endpoint(now, from, bytes, false)? {
+        match self.accepting_endpoint(now, from, bytes)? {
             Some(s) => {
                 self.successor = Some(s);
                 Ok(Route::Successor)
@@ -157,7 +173,7 @@ impl Sessions {
     }
 
     fn start(&mut self, now: Instant, from: SocketAddr, bytes: &[u8]) -> Result<Route> {
-        match self.accepting_endpoint(now, from, bytes, true)? {
+        match self.accepting_endpoint(now, from, bytes)? {
             Some(mut s) => {
                 self.started += 1;
                 s.number = self.started;
@@ -172,14 +188,13 @@ impl Sessions {
         }
     }
 
-    /// A fresh endpoint for the datagram's scheme that accepted it, if any.
-    /// `mismatch_is_fatal`: a foreign scheme's datagram is an error rather than ignored.
+    /// A fresh endpoint for the datagram's scheme that accepted it, if any. A well-formed
+    /// datagram of another scheme than the fixed one is counted and noted.
     fn accepting_endpoint(
-        &self,
+        &mut self,
         now: Instant,
         from: SocketAddr,
         bytes: &[u8],
-        mismatch_is_fatal: bool,
     ) -> Result<Option<Session>> {
         let learned = scheme_of_datagram(bytes);
         let scheme = match (&self.fixed, learned) {
@@ -187,14 +202,19 @@ impl Sessions {
             (None, Some(name)) => receiver_scheme(name, &self.params)?,
             (Some(fixed), Some(name)) if !serves(fixed, name) => {
                 let other = receiver_scheme(name, &self.params)?;
-                if mismatch_is_fatal && self.accepts(&other, now, bytes)?.is_some() {
-                    bail!(
-                        "{from} sends {name} but this receiver runs {} (--scheme {}): start \
-                         both sides with the same --scheme, or leave --scheme out of salsify \
-                         recv to learn it from the sender",
-                        fixed.name(),
-                        fixed.name()
-                    );
+                if self.accepts(&other, now, bytes)?.is_some() {
+                    if self.foreign.is_multiple_of(FOREIGN_NOTE_EVERY) {
+                        self.note = Some(format!(
+                            "{from} sends {name} but this receiver runs {} (--scheme {}): \
+                             ignored ({} such datagrams so far); if it is your sender, start \
+                             both sides with the same --scheme, or leave --scheme out of \
+                             salsify recv to learn it from the sender",
+                            fixed.name(),
+                            fixed.name(),
+                            self.foreign + 1
+                        ));
+                    }
+                    self.foreign += 1;
                 }
                 return Ok(None);
             }
@@ -381,27 +401,40 @@ mod tests {
         assert_eq!(s.current.as_ref().unwrap().number, 3);
     }
 
+    /// A stranger's datagram of another scheme must not end a waiting receiver: it is
+    /// counted, noted once, and the receiver still starts a session for its own scheme.
     #[test]
-    fn a_receiver_told_one_scheme_stops_at_a_sender_of_another_naming_both() {
+    fn a_receiver_told_one_scheme_ignores_and_notes_a_sender_of_another() {
         let mut s = sessions(Some("conventional"));
-        let err = s
-            .route(at(0), addr(1), &salsify_fragment(5, 0))
-            .unwrap_err()
-            .to_string();
+        let foreign = salsify_fragment(5, 0);
+        assert_eq!(s.route(at(0), addr(1), &foreign).unwrap(), Route::Ignored);
+        let note = s.take_note().unwrap();
         assert!(
-            err.contains("sends salsify") && err.contains("runs conventional"),
-            "{err}"
+            note.contains("sends salsify") && note.contains("runs conventional"),
+            "{note}"
         );
-        // Salsify-looking garbage is only ignored.
-        assert_eq!(s.route(at(0), addr(1), &[1, 1]).unwrap(), Route::Ignored);
-        // With a live session, a foreign sender is ignored, not fatal.
+        assert_eq!(s.route(at(1), addr(1), &foreign).unwrap(), Route::Ignored);
+        assert!(s.take_note().is_none(), "one note, not one per datagram");
+        assert_eq!((s.foreign, s.ignored), (2, 2));
+        // Salsify-looking garbage is only ignored, not counted as a foreign scheme.
+        assert_eq!(s.route(at(2), addr(1), &[1, 1]).unwrap(), Route::Ignored);
+        assert_eq!(s.foreign, 2);
+        // The receiver's own scheme still starts a session afterwards.
+        assert_eq!(
+            s.route(at(3), addr(2), &conventional_media()).unwrap(),
+            Route::Started
+        );
+        // With a live session (and after it dies), a foreign sender is ignored too.
         let mut s = sessions(Some("vidaptive"));
         let mut vidaptive = conventional_media();
         vidaptive[19] = salsify_baselines::Scheme::Vidaptive.wire_id();
         assert_eq!(s.route(at(0), addr(1), &vidaptive).unwrap(), Route::Started);
         let foreign = conventional_media();
         assert_eq!(s.route(at(10), addr(2), &foreign).unwrap(), Route::Ignored);
-        assert!(s.route(at(5000), addr(2), &foreign).is_err());
+        assert_eq!(
+            s.route(at(5000), addr(2), &foreign).unwrap(),
+            Route::Ignored
+        );
     }
 
     #[test]

@@ -46,6 +46,11 @@ const MAX_WAIT: Duration = Duration::from_millis(50);
 /// and how often it repeats it.
 const UNANSWERED_HANDSHAKE: Duration = Duration::from_secs(3);
 
+/// After the source ends and the last encode is done, how long the loop stays to let paced
+/// datagrams out: until nothing was sent for [`TAIL_QUIET`], at most [`TAIL_MAX`].
+const TAIL_QUIET: Duration = Duration::from_millis(50);
+const TAIL_MAX: Duration = Duration::from_secs(1);
+
 /// Camera pictures kept for encode requests: senders ask for the newest, or one just before
 /// it when a picture arrived while they decided.
 const KEEP_PICTURES: usize = 4;
@@ -89,11 +94,11 @@ impl SenderLoopConfig {
 }
 
 /// What a finished run did.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct SenderTotals {
     /// The scheme that ran.
     pub scheme: &'static str,
-    /// Stats of the last session.
+    /// Stats summed over every session (the last session's rate and quality).
     pub stats: SenderStats,
     /// Sessions started (1 + resets).
     pub sessions: u32,
@@ -101,6 +106,10 @@ pub struct SenderTotals {
     pub pictures: u64,
     /// Datagrams received that the secure layer refused (or, without keys, encrypted ones).
     pub rejected: u64,
+    /// With keys: whether a handshake ever completed (without one, nothing was delivered).
+    pub keyed: bool,
+    /// Why the picture source failed, if it did (rather than ending or being stopped).
+    pub source_failed: Option<String>,
 }
 
 /// Inputs of the control loop.
@@ -125,6 +134,8 @@ struct Loop {
     source: SourceInfo,
     socket: UdpSocket,
     session: Session,
+    /// Stats of the sessions before this one, summed.
+    earlier: SenderStats,
     encoder: EncoderThread,
     /// (session, request id) of the encodes queued at the encoder thread, oldest first.
     encoding: VecDeque<(u32, u64)>,
@@ -138,6 +149,8 @@ struct Loop {
     drops: DropLog,
     /// When the sender last had keys (or started), for the unanswered-handshake warning.
     keyed_at: Instant,
+    /// A handshake completed at least once.
+    keyed: bool,
 }
 
 /// Runs until `stop` is set or the camera's source ends.
@@ -168,7 +181,7 @@ pub fn run(
     })?;
     let _reader = udp::spawn_reader(&socket, stop.clone(), tx.clone(), Input::Datagram)?;
     let camera_tx = tx;
-    let _camera = camera::start(source, stop.clone(), move |c| {
+    let camera = camera::start(source, stop.clone(), move |c| {
         camera_tx
             .send(c.map_or(Input::CameraDone, Input::Picture))
             .is_ok()
@@ -186,9 +199,11 @@ pub fn run(
         secure,
         drops: DropLog::new("salsify send"),
         keyed_at: now,
+        keyed: false,
         source: info,
         socket,
         session,
+        earlier: SenderStats::default(),
         encoder,
         encoding: VecDeque::new(),
         pictures: VecDeque::new(),
@@ -198,7 +213,37 @@ pub fn run(
         status: SenderStatus::new(clock::now(), config.status),
         config,
     };
-    l.run(&rx, &stop)
+    let (mut totals, camera_done) = l.run(&rx, &stop)?;
+    // Joined only once it said it stopped: otherwise it may be blocked reading a pipe.
+    if camera_done {
+        totals.source_failed = camera
+            .join()
+            .unwrap_or(Some("the camera thread panicked".into()));
+    }
+    Ok(totals)
+}
+
+/// Counters of `a` and `b` added (the most states held: the larger; rate and quality:
+/// `b`'s, the later session's, when it has them).
+fn sum_stats(a: &SenderStats, b: &SenderStats) -> SenderStats {
+    SenderStats {
+        pictures: a.pictures + b.pictures,
+        frames_sent: a.frames_sent + b.frames_sent,
+        keyframes: a.keyframes + b.keyframes,
+        sent_better: a.sent_better + b.sent_better,
+        sent_worse: a.sent_worse + b.sent_worse,
+        skipped: a.skipped + b.skipped,
+        dropped: a.dropped + b.dropped,
+        datagrams_sent: a.datagrams_sent + b.datagrams_sent,
+        feedback: a.feedback + b.feedback,
+        stale_feedback: a.stale_feedback + b.stale_feedback,
+        bad_datagrams: a.bad_datagrams + b.bad_datagrams,
+        recoveries: a.recoveries + b.recoveries,
+        states_held: b.states_held,
+        max_states_held: a.max_states_held.max(b.max_states_held),
+        target: b.target.or(a.target),
+        quality: b.quality.or(a.quality),
+    }
 }
 
 /// A fresh endpoint for session `number`.
@@ -222,20 +267,47 @@ fn new_session(
 }
 
 impl Loop {
-    fn run(&mut self, rx: &mpsc::Receiver<Input>, stop: &AtomicBool) -> Result<SenderTotals> {
+    /// Runs until stopped or the source ended and its pictures are sent; the totals, and
+    /// whether the camera said it stopped.
+    fn run(
+        &mut self,
+        rx: &mpsc::Receiver<Input>,
+        stop: &AtomicBool,
+    ) -> Result<(SenderTotals, bool)> {
         let mut camera_done = false;
+        // Once the source ended and every encode is done: when, and datagrams sent then.
+        let mut tail: Option<(Instant, Instant, u64)> = None;
         loop {
-            if stop.load(Ordering::Relaxed) || (camera_done && self.encoding.is_empty()) {
+            if stop.load(Ordering::Relaxed) {
                 break;
             }
             let now = clock::now();
             if now >= self.session.deadline {
                 self.session.endpoint.handle_timeout(now);
             }
+            // Drained before looking at the end, so the last picture's encode request (made
+            // when the previous encode came back) is not lost.
             self.drain(now)?;
             self.check_session(now)?;
             self.flush_secure(now);
-            self.status.tick(now, &self.session.endpoint.stats());
+            let stats = self.stats();
+            self.status.tick(now, &stats);
+            if camera_done && self.encoding.is_empty() {
+                let sent = stats.datagrams_sent;
+                match &mut tail {
+                    None => tail = Some((now, now, sent)),
+                    Some((_, quiet_since, last)) if *last != sent => {
+                        (*quiet_since, *last) = (now, sent);
+                    }
+                    Some((since, quiet_since, _)) => {
+                        if now.saturating_duration_since(*quiet_since) >= TAIL_QUIET
+                            || now.saturating_duration_since(*since) >= TAIL_MAX
+                        {
+                            break;
+                        }
+                    }
+                }
+            }
             let secure_deadline = self
                 .secure
                 .as_ref()
@@ -256,13 +328,21 @@ impl Loop {
         if let Some(log) = self.log.take() {
             log.finish()?;
         }
-        Ok(SenderTotals {
+        let totals = SenderTotals {
             scheme: self.config.scheme.name(),
-            stats: self.session.endpoint.stats(),
+            stats: self.stats(),
             sessions: self.session.number,
             pictures: self.captured,
             rejected: self.drops.total,
-        })
+            keyed: self.keyed,
+            source_failed: None,
+        };
+        Ok((totals, camera_done))
+    }
+
+    /// Stats over every session so far.
+    fn stats(&self) -> SenderStats {
+        sum_stats(&self.earlier, &self.session.endpoint.stats())
     }
 
     fn handle(&mut self, input: Input) {
@@ -386,11 +466,12 @@ impl Loop {
         };
         let number = self.session.number + 1;
         let connection_id = self.session.connection_id.wrapping_add(1);
-        self.session = new_session(&self.config, &self.source, number, connection_id)?;
+        let fresh = new_session(&self.config, &self.source, number, connection_id)?;
+        let ended = std::mem::replace(&mut self.session, fresh);
+        self.earlier = sum_stats(&self.earlier, &ended.endpoint.stats());
         if let Some(channel) = &mut self.secure {
             channel.restart(now);
         }
-        self.status.on_new_session();
         self.observer.report(Observation::SenderSession {
             session: number,
             scheme: self.config.scheme.name(),
@@ -410,6 +491,7 @@ impl Loop {
             Opened::Established => {
                 let now = clock::now();
                 self.keyed_at = now;
+                self.keyed = true;
                 self.flush_secure(now);
                 None
             }
@@ -429,6 +511,7 @@ impl Loop {
         }
         if channel.is_established(now) {
             self.keyed_at = now;
+            self.keyed = true;
         } else if now.saturating_duration_since(self.keyed_at) >= UNANSWERED_HANDSHAKE {
             self.keyed_at = now;
             if self.config.status {
@@ -439,5 +522,44 @@ impl Loop {
                 );
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The run's totals add every session's counters: a sender restarted after 144 frames
+    /// and sending 2 more reports 146, not the last session's 2.
+    #[test]
+    fn totals_sum_the_sessions() {
+        let first = SenderStats {
+            pictures: 150,
+            frames_sent: 144,
+            skipped: 4,
+            dropped: 2,
+            max_states_held: 9,
+            quality: Some(salsify_codec::Quality::new(30).unwrap()),
+            ..SenderStats::default()
+        };
+        let last = SenderStats {
+            pictures: 3,
+            frames_sent: 2,
+            dropped: 1,
+            max_states_held: 3,
+            ..SenderStats::default()
+        };
+        let total = sum_stats(&first, &last);
+        assert_eq!(
+            (
+                total.pictures,
+                total.frames_sent,
+                total.skipped,
+                total.dropped
+            ),
+            (153, 146, 4, 3)
+        );
+        assert_eq!(total.max_states_held, 9);
+        assert_eq!(total.quality, first.quality);
     }
 }

@@ -4,11 +4,13 @@
 use salsify_endpoint::{ReceiverStats, SenderStats};
 use salsify_time::{Duration, Instant};
 
-/// Prints the sender's frames, rate and quality once a second (if enabled).
+/// Prints the sender's frames, rate and quality once a second (if enabled): every count is
+/// for the second just past.
 pub struct SenderStatus {
     enabled: bool,
     next: Instant,
-    frames_before: u64,
+    /// The counters at the last line (stats summed over sessions only grow).
+    before: SenderStats,
     bytes: u64,
 }
 
@@ -18,7 +20,7 @@ impl SenderStatus {
         SenderStatus {
             enabled,
             next: now + Duration::from_secs(1),
-            frames_before: 0,
+            before: SenderStats::default(),
             bytes: 0,
         }
     }
@@ -28,15 +30,17 @@ impl SenderStatus {
         self.bytes += bytes as u64;
     }
 
-    /// A new session's counters start from zero.
-    pub fn on_new_session(&mut self) {
-        self.frames_before = 0;
+    /// Prints a line if a second has passed. `stats` are summed over every session so far.
+    pub fn tick(&mut self, now: Instant, stats: &SenderStats) {
+        if let Some(line) = self.line(now, stats) {
+            eprintln!("{line}");
+        }
     }
 
-    /// Prints a line if a second has passed.
-    pub fn tick(&mut self, now: Instant, stats: &SenderStats) {
+    /// The line due at `now`, if any.
+    fn line(&mut self, now: Instant, stats: &SenderStats) -> Option<String> {
         if !self.enabled || now < self.next {
-            return;
+            return None;
         }
         self.next = now + Duration::from_secs(1);
         let q = stats
@@ -45,16 +49,18 @@ impl SenderStatus {
         let target = stats
             .target
             .map_or(String::new(), |t| format!(", target {t}"));
-        eprintln!(
+        let b = &self.before;
+        let line = format!(
             "send: {:>3} frames/s, {:>6.0} kb/s, q {q:>3}{target}, skipped {}, dropped {}, recoveries {}",
-            stats.frames_sent.saturating_sub(self.frames_before),
+            stats.frames_sent.saturating_sub(b.frames_sent),
             self.bytes as f64 * 8.0 / 1e3,
-            stats.skipped,
-            stats.dropped,
-            stats.recoveries,
+            stats.skipped.saturating_sub(b.skipped),
+            stats.dropped.saturating_sub(b.dropped),
+            stats.recoveries.saturating_sub(b.recoveries),
         );
-        self.frames_before = stats.frames_sent;
+        self.before = *stats;
         self.bytes = 0;
+        Some(line)
     }
 }
 
@@ -63,6 +69,9 @@ pub struct ReceiverStatus {
     enabled: bool,
     next: Instant,
     shown_before: u64,
+    /// The session's lost frames and bad datagrams at the last line.
+    lost_before: u64,
+    bad_before: u64,
     bytes: u64,
 }
 
@@ -73,6 +82,8 @@ impl ReceiverStatus {
             enabled,
             next: now + Duration::from_secs(1),
             shown_before: 0,
+            lost_before: 0,
+            bad_before: 0,
             bytes: 0,
         }
     }
@@ -85,18 +96,92 @@ impl ReceiverStatus {
     /// Prints a line if a second has passed. `shown` counts frames over all sessions;
     /// `stats` are the current session's.
     pub fn tick(&mut self, now: Instant, shown: u64, stats: &ReceiverStats, session: &str) {
+        if let Some(line) = self.line(now, shown, stats, session) {
+            eprintln!("{line}");
+        }
+    }
+
+    /// The line due at `now`, if any: counts for the second just past (a new session's
+    /// counters start again from zero, so a fall counts from zero).
+    fn line(
+        &mut self,
+        now: Instant,
+        shown: u64,
+        stats: &ReceiverStats,
+        session: &str,
+    ) -> Option<String> {
         if !self.enabled || now < self.next {
-            return;
+            return None;
         }
         self.next = now + Duration::from_secs(1);
-        eprintln!(
+        let delta = |now: u64, before: u64| if now >= before { now - before } else { now };
+        let line = format!(
             "recv: {:>3} frames/s, {:>6.0} kb/s shown, lost {}, bad datagrams {}, {session}",
-            shown - self.shown_before,
+            shown.saturating_sub(self.shown_before),
             self.bytes as f64 * 8.0 / 1e3,
-            stats.frames_lost,
-            stats.bad_datagrams,
+            delta(stats.frames_lost, self.lost_before),
+            delta(stats.bad_datagrams, self.bad_before),
         );
         self.shown_before = shown;
+        self.lost_before = stats.frames_lost;
+        self.bad_before = stats.bad_datagrams;
         self.bytes = 0;
+        Some(line)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Skipped, dropped and recoveries on a line are the second's, not running totals.
+    #[test]
+    fn sender_lines_count_per_second() {
+        let t0 = Instant::ZERO;
+        let mut status = SenderStatus::new(t0, true);
+        let mut stats = SenderStats {
+            frames_sent: 25,
+            skipped: 5,
+            dropped: 2,
+            recoveries: 1,
+            ..SenderStats::default()
+        };
+        let first = status.line(t0 + Duration::from_secs(1), &stats).unwrap();
+        assert!(
+            first.contains(" 25 frames/s") && first.contains("skipped 5, dropped 2, recoveries 1"),
+            "{first}"
+        );
+        stats.frames_sent += 30;
+        stats.skipped += 1;
+        let second = status.line(t0 + Duration::from_secs(2), &stats).unwrap();
+        assert!(
+            second.contains(" 30 frames/s")
+                && second.contains("skipped 1, dropped 0, recoveries 0"),
+            "{second}"
+        );
+        assert!(status
+            .line(t0 + Duration::from_millis(2500), &stats)
+            .is_none());
+    }
+
+    /// Lost and bad datagrams on a receiver line are the second's too.
+    #[test]
+    fn receiver_lines_count_per_second() {
+        let t0 = Instant::ZERO;
+        let mut status = ReceiverStatus::new(t0, true);
+        let mut stats = ReceiverStats {
+            frames_lost: 3,
+            bad_datagrams: 7,
+            ..ReceiverStats::default()
+        };
+        let first = status
+            .line(t0 + Duration::from_secs(1), 10, &stats, "s")
+            .unwrap();
+        assert!(first.contains("lost 3, bad datagrams 7"), "{first}");
+        stats.frames_lost += 1;
+        let second = status
+            .line(t0 + Duration::from_secs(2), 20, &stats, "s")
+            .unwrap();
+        assert!(second.contains("lost 1, bad datagrams 0"), "{second}");
     }
 }

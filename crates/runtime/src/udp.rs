@@ -53,6 +53,22 @@ pub fn resolve(spec: &str) -> Result<SocketAddr> {
     }
 }
 
+/// Resolves `spec` as a place to send to: port 0 and the unspecified address (0.0.0.0, ::)
+/// name no peer and are refused.
+pub fn resolve_destination(spec: &str) -> Result<SocketAddr> {
+    let addr = resolve(spec)?;
+    if addr.port() == 0 {
+        bail!("'{spec}': port 0 is no destination (give the port the peer listens on)");
+    }
+    if addr.ip().is_unspecified() {
+        bail!(
+            "'{spec}': {} is no destination (give the peer's address)",
+            addr.ip()
+        );
+    }
+    Ok(addr)
+}
+
 /// Binds a UDP socket on `addr` with receive timestamps turned on where the OS allows.
 pub fn bind(addr: SocketAddr) -> Result<UdpSocket> {
     let socket = UdpSocket::bind(addr).with_context(|| match addr.port() {
@@ -266,6 +282,16 @@ mod tests {
         assert_eq!(got.from, b.local_addr().unwrap());
         assert!(got.at + Duration::from_millis(5) >= before, "{got:?}");
         assert!(got.at <= clock::now());
+    }
+
+    #[test]
+    fn port_zero_and_unspecified_addresses_are_no_destination() {
+        assert!(resolve_destination("127.0.0.1:9").is_ok());
+        for bad in ["127.0.0.1:0", "0.0.0.0:9000", "[::]:9000"] {
+            let err = resolve_destination(bad).unwrap_err().to_string();
+            assert!(err.contains("no destination"), "{bad}: {err}");
+        }
+        assert!(resolve("127.0.0.1:0").is_ok(), "fine to listen on");
     }
 
     #[test]

@@ -22,9 +22,11 @@ const PUBLIC_FIELD: &str = "public-key";
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum KeyError {
     /// No `private-key = ...` / `public-key = ...` line.
-    #[error("no '{expected} = ...' line: not a Salsify {expected} file{hint}")]
+    #[error("no '{field} = ...' line: not a Salsify {expected} file{hint}")]
     Missing {
-        /// The field looked for.
+        /// The field looked for, as the file spells it (`private-key`).
+        field: &'static str,
+        /// What it holds (`private key`).
         expected: &'static str,
         /// A hint when the other kind of key was given.
         hint: &'static str,
@@ -117,6 +119,7 @@ impl PrivateKey {
         match field(text, PRIVATE_FIELD) {
             Some(value) => Ok(PrivateKey(unhex(value, "private key")?)),
             None => Err(KeyError::Missing {
+                field: PRIVATE_FIELD,
                 expected: "private key",
                 hint: match field(text, PUBLIC_FIELD) {
                     Some(_) => " (it is a public key: --key takes the .key file)",
@@ -142,6 +145,7 @@ impl PublicKey {
         match field(text, PUBLIC_FIELD) {
             Some(value) => Ok(PublicKey(unhex(value, "public key")?)),
             None => Err(KeyError::Missing {
+                field: PUBLIC_FIELD,
                 expected: "public key",
                 hint: match field(text, PRIVATE_FIELD) {
                     Some(_) => " (it is a private key: --peer-key takes the peer's .pub file)",
@@ -220,5 +224,15 @@ mod tests {
             KeyError::BadHex("public key")
         );
         assert!(PublicKey::from_text("").is_err());
+    }
+
+    /// The missing line is named as the file spells it (`private-key = `), so the message
+    /// matches what the user sees in a good key file.
+    #[test]
+    fn a_missing_line_is_named_as_the_file_spells_it() {
+        let err = PrivateKey::from_text("hello").unwrap_err().to_string();
+        assert!(err.contains("'private-key = ...'"), "{err}");
+        let err = PublicKey::from_text("hello").unwrap_err().to_string();
+        assert!(err.contains("'public-key = ...'"), "{err}");
     }
 }

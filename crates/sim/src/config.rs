@@ -65,8 +65,24 @@ pub enum SimError {
     Scheme(#[from] SchemeError),
     /// The codec failed (on the simulator's own pictures: a bug or a libvpx problem).
     #[error("codec: {0}")]
-    Codec(#[from] CodecError),
+    Codec(CodecError),
     /// Scoring failed.
     #[error("metrics: {0}")]
-    Metrics(#[from] MetricsError),
+    Metrics(MetricsError),
+}
+
+// By hand rather than `#[from]`, which would also make it the error's source: the message
+// already says it, and an error chain would print it twice.
+impl From<CodecError> for SimError {
+    fn from(e: CodecError) -> Self {
+        SimError::Codec(e)
+    }
+}
+
+// By hand rather than `#[from]`, which would also make it the error's source: the message
+// already says it, and an error chain would print it twice.
+impl From<MetricsError> for SimError {
+    fn from(e: MetricsError) -> Self {
+        SimError::Metrics(e)
+    }
 }

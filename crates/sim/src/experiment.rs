@@ -67,6 +67,11 @@ pub use salsify_schemes::SCHEMES;
 /// - `cliff`: 10 Mb/s for 20 s, then at once 100 kb/s for 10 s, repeating (30 s period).
 /// - `vidaptive-fig1`: Vidaptive's Figure 1 link, 2 Mb/s and 500 kb/s alternating every 40 s,
 ///   starting high (use with `delay_ms = 25` and a deep queue for its 50 ms RTT, no drops).
+/// - `none`: no emulation: the live relay forwards at once; the simulator runs an
+///   unconstrained 1 Gb/s path without added delay, queue limit or loss.
+///
+/// Every command that takes a link (`link`, `demo`, `peer`, `sim`) lists them through
+/// [`link_presets_help!`], which a test keeps equal to this list.
 pub const PRESETS: &[&str] = &[
     "cellular",
     "intermittent",
@@ -84,7 +89,38 @@ pub const PRESETS: &[&str] = &[
     "cliff",
     // Vidaptive's Figure 1: 2 Mb/s and 500 kb/s alternating every 40 s.
     "vidaptive-fig1",
+    // No emulation.
+    "none",
 ];
+
+/// The link presets ([`PRESETS`]) as help text, one list for every command's `--link`.
+#[macro_export]
+macro_rules! link_presets_help {
+    () => {
+        "cellular (Sprout-style, about 5 Mb/s), intermittent (12 Mb/s with short \
+         failures), wifi (570 kb/s, Poisson), ramp (4 Mb/s to 0 and back, 20 s), dropout \
+         (500 kb/s with a one-second outage at --dropout-at), constant:KBPS, fade (5 Mb/s with \
+         deep fades to 10-50 kb/s), 3g (a random walk within 20-800 kb/s), ack-stall (2 Mb/s, \
+         the ACK path dead for 2-5 s every 10-20 s), cliff (10 Mb/s for 20 s, 100 kb/s for \
+         10 s), vidaptive-fig1 (2 Mb/s and 500 kb/s alternating every 40 s), or none (no \
+         emulation)"
+    };
+}
+
+/// Latest outage of the `dropout` preset, in seconds (a million: 11.6 days).
+pub const MAX_DROPOUT_AT_S: f64 = 1e6;
+
+/// Most bytes `datagram_overhead_bytes` may add to a datagram.
+pub const MAX_DATAGRAM_OVERHEAD: u32 = 1000;
+
+/// Highest frame rate of the synthetic video.
+pub const MAX_FPS: u32 = 1000;
+
+/// Highest rate of `constant:KBPS` (10 Gb/s).
+pub const MAX_CONSTANT_KBPS: u64 = 10_000_000;
+
+/// Rate of the `none` preset in the simulator: far above any video rate.
+const UNCONSTRAINED_KBPS: u64 = 1_000_000;
 
 /// An experiment. Every field has a default, so an empty file is a valid experiment.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -266,6 +302,33 @@ impl Experiment {
         if !(-16..=-1).contains(&self.cpu_used) {
             return fail("cpu_used", format!("{} is not in -16..=-1", self.cpu_used));
         }
+        if self.seed > i64::MAX as u64 {
+            return fail(
+                "seed",
+                format!(
+                    "{} is above {} (the largest a TOML file holds)",
+                    self.seed,
+                    i64::MAX
+                ),
+            );
+        }
+        if self.video == "synthetic" {
+            let size = self
+                .size
+                .split_once('x')
+                .and_then(|(w, h)| Some((w.parse::<u32>().ok()?, h.parse::<u32>().ok()?)));
+            let Some((w, h)) = size else {
+                return fail("size", format!("'{}' is not WIDTHxHEIGHT", self.size));
+            };
+            salsify_codec::image::check_source_size(w, h)
+                .or_else(|e| fail("size", e.to_string()))?;
+            if w < 16 || h < 16 {
+                return fail("size", format!("{w}x{h}: at least 16x16"));
+            }
+            if !(1..=MAX_FPS).contains(&self.fps) {
+                return fail("fps", format!("{} is not in 1..={MAX_FPS}", self.fps));
+            }
+        }
         self.cost
             .validate()
             .or_else(|e| fail("cost", e.to_string()))?;
@@ -300,11 +363,32 @@ impl LinkSpec {
         if !(0.0..=1.0).contains(&self.loss) {
             return fail("link.loss", format!("{} is not a probability", self.loss));
         }
+        if self.datagram_overhead_bytes > MAX_DATAGRAM_OVERHEAD {
+            return fail(
+                "link.datagram_overhead_bytes",
+                format!(
+                    "{} bytes: at most {MAX_DATAGRAM_OVERHEAD} (a datagram must still fit a \
+                     path's MTU; encryption adds 29)",
+                    self.datagram_overhead_bytes
+                ),
+            );
+        }
         if self.delay_ms > 10_000 {
             return fail(
                 "link.delay_ms",
                 format!("{} ms is more than 10 s", self.delay_ms),
             );
+        }
+        if self.trace.is_none() && self.preset == "none" {
+            if self.uplink {
+                return fail("link.uplink", "needs a trace prefix");
+            }
+            let trace = generators::constant(Bitrate::kbps(UNCONSTRAINED_KBPS))
+                .or_else(|e| fail("link.preset", e.to_string()))?;
+            let mut link = LinkConfig::with_trace(trace);
+            link.queue = QueueLimit::UNLIMITED;
+            link.propagation_delay = Duration::ZERO;
+            return Ok((link.clone(), link));
         }
         let (mut data, mut feedback) = match (&self.trace, self.uplink) {
             (Some(prefix), false) => trace_pair(prefix)?,
@@ -357,10 +441,12 @@ impl LinkSpec {
             "cliff" => generated(presets::cliff()),
             "vidaptive-fig1" => generated(presets::vidaptive_fig1()),
             "dropout" => {
-                if !(self.dropout_at_s.is_finite() && self.dropout_at_s >= 0.0) {
+                if !(self.dropout_at_s.is_finite()
+                    && (0.0..=MAX_DROPOUT_AT_S).contains(&self.dropout_at_s))
+                {
                     return fail(
                         "link.dropout_at_s",
-                        "must be a non-negative number of seconds",
+                        format!("must be a number of seconds from 0 to {MAX_DROPOUT_AT_S}"),
                     );
                 }
                 generated(presets::dropout_500k(Duration::from_secs_f64(
@@ -368,12 +454,19 @@ impl LinkSpec {
                 )))
             }
             other => match other.strip_prefix("constant:").map(str::parse::<u64>) {
-                Some(Ok(kbps)) if kbps > 0 => {
+                Some(Ok(kbps)) if (1..=MAX_CONSTANT_KBPS).contains(&kbps) => {
                     let trace = generators::constant(Bitrate::kbps(kbps))
-                        .or_else(|e| fail("link.preset", e.to_string()))?;
+                        .or_else(|e| fail("link.preset", format!("{other}: {e}")))?;
                     Ok(LinkConfig::with_trace(trace))
                 }
-                _ => fail(
+                Some(_) => fail(
+                    "link.preset",
+                    format!(
+                        "'{other}': constant:KBPS needs a whole number of kb/s from 1 to \
+                         {MAX_CONSTANT_KBPS}, e.g. constant:5000"
+                    ),
+                ),
+                None => fail(
                     "link.preset",
                     format!("unknown preset '{other}'; one of {}", PRESETS.join(", ")),
                 ),
@@ -451,6 +544,19 @@ mod tests {
         let cases = [
             ("scheme = \"webrtc\"", "scheme"),
             ("duration_s = -1", "duration_s"),
+            ("size = \"8000x8000\"", "size"),
+            ("size = \"640\"", "size"),
+            ("size = \"2x2\"", "size"),
+            (
+                "[link]\npreset = \"dropout\"\ndropout_at_s = 1e300",
+                "link.dropout_at_s",
+            ),
+            ("fps = 0", "fps"),
+            (
+                "[link]\ndatagram_overhead_bytes = 4000000000",
+                "link.datagram_overhead_bytes",
+            ),
+            ("fps = 100000", "fps"),
             ("[link]\nloss = 2.0", "link.loss"),
             ("[link]\npreset = \"constant:0\"", "link.preset"),
             ("[link]\ntrace = \"/nonexistent/x\"", "link.trace"),
@@ -462,6 +568,35 @@ mod tests {
                 .unwrap_err();
             assert_eq!(err.field, field, "{text}: {err}");
         }
+    }
+
+    /// The help text every command shows lists exactly the presets, none missing or extra.
+    #[test]
+    fn the_preset_help_lists_every_preset() {
+        let help = crate::link_presets_help!();
+        let listed: Vec<&str> = help
+            .split([',', ' '])
+            .filter(|w| PRESETS.contains(w) || w.starts_with("constant:") || w.ends_with("-fig1"))
+            .collect();
+        assert_eq!(listed, PRESETS, "{help}");
+    }
+
+    /// A constant rate of 0 or a non-number is named as such, not as an unknown preset.
+    #[test]
+    fn a_bad_constant_rate_says_what_is_wrong() {
+        for bad in ["constant:0", "constant:abc", "constant:99999999999"] {
+            let text = format!("[link]\npreset = \"{bad}\"");
+            let err = Experiment::from_toml(&text)
+                .unwrap()
+                .sim_config()
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("whole number of kb/s"), "{bad}: {err}");
+            assert!(!err.contains("unknown preset"), "{bad}: {err}");
+        }
+        let none = Experiment::from_toml("[link]\npreset = \"none\"").unwrap();
+        let c = none.sim_config().unwrap();
+        assert_eq!(c.data_link.propagation_delay, Duration::ZERO);
     }
 
     #[test]

@@ -322,3 +322,17 @@ impl<'a> Sim<'a> {
         })
     }
 }
+
+#[cfg(test)]
+mod error_tests {
+    use super::*;
+
+    /// A codec or metrics error is said once in an error chain (it was said twice: once in
+    /// the message, once as the source).
+    #[test]
+    fn wrapped_errors_are_said_once() {
+        let e = SimError::from(CodecError::InvalidInput("plane too small".into()));
+        assert!(e.to_string().contains("plane too small"));
+        assert!(std::error::Error::source(&e).is_none());
+    }
+}

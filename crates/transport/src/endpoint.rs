@@ -290,7 +290,15 @@ pub enum ReceiverSetupError {
     Config(#[from] ConfigError),
     /// libvpx's decoder could not be opened.
     #[error("cannot open the VP8 decoder: {0}")]
-    Codec(#[from] salsify_codec::CodecError),
+    Codec(salsify_codec::CodecError),
+}
+
+// By hand rather than `#[from]`, which would also make it the error's source: the message
+// already says it, and an error chain would print it twice.
+impl From<salsify_codec::CodecError> for ReceiverSetupError {
+    fn from(e: salsify_codec::CodecError) -> Self {
+        ReceiverSetupError::Codec(e)
+    }
 }
 
 impl SalsifyReceiver {

@@ -10,7 +10,7 @@ use crate::wire::WireError;
 pub enum DatagramRejected {
     /// It did not parse.
     #[error("malformed datagram: {0}")]
-    Malformed(#[from] WireError),
+    Malformed(WireError),
     /// It belongs to another session.
     #[error("datagram for connection {0}")]
     ForeignConnection(u16),
@@ -35,6 +35,14 @@ pub enum DatagramRejected {
     /// reassembly buffer is full.
     #[error("reassembly buffer full; fragment of old frame {0} dropped")]
     BufferFull(u32),
+}
+
+// By hand rather than `#[from]`, which would also make it the error's source: the message
+// already says it, and an error chain would print it twice.
+impl From<WireError> for DatagramRejected {
+    fn from(e: WireError) -> Self {
+        DatagramRejected::Malformed(e)
+    }
 }
 
 /// A misuse of the sender's encode interface by the runtime.

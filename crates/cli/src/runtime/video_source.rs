@@ -1,7 +1,7 @@
 //! A video input named on the command line (`synthetic`, a Y4M file or pipe, any file ffmpeg
 //! reads) as the camera's [`PictureSource`], optionally looped.
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use salsify_codec::Image;
 use salsify_runtime::PictureSource;
 
@@ -35,8 +35,8 @@ impl VideoSource {
         if config.looped && crate::live_input::LiveSource::parse(&config.input).is_some() {
             bail!("--loop cannot replay a live source ({})", config.input);
         }
-        let input = VideoInput::open(&config.input, config.size, config.fps)
-            .with_context(|| format!("cannot open video input '{}'", config.input))?;
+        // Its errors name the input.
+        let input = VideoInput::open(&config.input, config.size, config.fps)?;
         Ok(VideoSource {
             config: config.clone(),
             input,

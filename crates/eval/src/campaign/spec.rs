@@ -146,14 +146,15 @@ pub enum MatrixError {
         message: String,
     },
     /// A run's experiment is invalid.
-    #[error("group '{group}', run {run}: {source}")]
+    #[error("group '{group}', run {run}: {why}")]
     Experiment {
         /// The group's name.
         group: String,
         /// The run.
         run: String,
-        /// Why.
-        source: ExperimentError,
+        /// Why. (Not an error `source`: the message already says it, and a source would
+        /// print it twice in an error chain.)
+        why: ExperimentError,
     },
 }
 
@@ -312,6 +313,9 @@ impl Matrix {
     }
 }
 
+/// Largest seed: experiments are written as TOML, whose integers are signed 64-bit.
+const MAX_SEED: u64 = i64::MAX as u64;
+
 fn check_group(group: &Group) -> Result<(), MatrixError> {
     let valid_name = !group.name.is_empty()
         && group
@@ -323,6 +327,12 @@ fn check_group(group: &Group) -> Result<(), MatrixError> {
     }
     if group.schemes.is_empty() || group.links.is_empty() {
         return group_error(&group.name, "needs at least one scheme and one link");
+    }
+    if let Some(seed) = group.seeds.iter().find(|&&s| s > MAX_SEED) {
+        return group_error(
+            &group.name,
+            format!("seed {seed} is above {MAX_SEED} (the largest a TOML file holds)"),
+        );
     }
     if let Some(s) = group
         .schemes
@@ -340,10 +350,10 @@ fn check_group(group: &Group) -> Result<(), MatrixError> {
 /// Checks the run's experiment before anything runs: a missing file is an error now, not
 /// after an hour of other runs.
 fn check_experiment(group: &Group, id: &str, e: &Experiment) -> Result<(), MatrixError> {
-    let fail = |source| MatrixError::Experiment {
+    let fail = |why| MatrixError::Experiment {
         group: group.name.clone(),
         run: id.to_string(),
-        source,
+        why,
     };
     if let Some(prefix) = &e.link.trace {
         let down = PathBuf::from(format!("{}.down", prefix.display()));
@@ -474,6 +484,33 @@ mod tests {
             "[defaults]\nsize = \"64x48\"\nduration_s = 2\n{groups}"
         ))
         .unwrap()
+    }
+
+    /// A seed TOML cannot hold is refused (it was a panic when the run's id was made).
+    #[test]
+    fn a_seed_toml_cannot_hold_is_refused() {
+        let text = "[[group]]\nname = \"a\"\nschemes = [\"salsify-2c\"]\nlinks = [\"wifi\"]\n";
+        let mut m = Matrix::from_toml(text).unwrap();
+        m.groups[0].seeds = vec![u64::MAX];
+        let err = m.plan().err().unwrap().to_string();
+        assert!(err.contains("seed"), "{err}");
+    }
+
+    /// An experiment's error is said once in an error chain, not twice.
+    #[test]
+    fn an_experiment_error_is_said_once() {
+        let err = MatrixError::Experiment {
+            group: "g".into(),
+            run: "r".into(),
+            why: ExperimentError {
+                field: "video",
+                message: "'missing.mp4' is not a file".into(),
+            },
+        };
+        let text = err.to_string();
+        assert_eq!(text.matches("missing.mp4").count(), 1, "{text}");
+        // An error chain prints a source after the message: there must be none.
+        assert!(std::error::Error::source(&err).is_none());
     }
 
     #[test]

@@ -326,6 +326,7 @@ impl<'a> Sim<'a> {
 #[cfg(test)]
 mod error_tests {
     use super::*;
+    use salsify_codec::CodecError;
 
     /// A codec or metrics error is said once in an error chain (it was said twice: once in
     /// the message, once as the source).

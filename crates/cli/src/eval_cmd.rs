@@ -20,7 +20,7 @@ use crate::sim_cmd::{frames_needed, read_clip, synthetic_video};
 /// Options of `salsify eval`.
 #[derive(clap::Args, Debug)]
 pub struct EvalArgs {
-    /// Matrix file (TOML: [defaults] and [[group]] tables naming schemes, links and seeds;
+    /// Matrix file (TOML: `[defaults]` and `[[group]]` tables naming schemes, links and seeds;
     /// `--print-matrix` prints the built-in one as an example). Default: the built-in matrix
     /// of the paper's experiments 1-7.
     #[arg(long)]

@@ -23,8 +23,8 @@ use crate::input::{Size, VideoInput};
 #[derive(clap::Args, Debug)]
 pub struct SimArgs {
     /// TOML experiment file: scheme, video, size, fps, duration_s, seed, cpu_used and a
-    /// [link] table (trace, preset, queue_packets, delay_ms, loss, dropout_at_s,
-    /// datagram_overhead_bytes), plus the schemes' own tables ([salsify], [conventional], ...);
+    /// `[link]` table (trace, preset, queue_packets, delay_ms, loss, dropout_at_s,
+    /// datagram_overhead_bytes), plus the schemes' own tables (`[salsify]`, `[conventional]`, `[sprout]`, ...);
     /// every field is optional and an unknown one is an error naming it. Flags override it.
     #[arg(long)]
     config: Option<PathBuf>,

@@ -18,7 +18,7 @@
 //!   the timeout.
 //!
 //! The scheme is fixed, or learned per session from its first datagram
-//! ([`scheme_of_datagram`]). A fixed-scheme receiver ignores a well-formed datagram of
+//! (`scheme_of_datagram`). A fixed-scheme receiver ignores a well-formed datagram of
 //! another scheme (counted in [`Sessions::foreign`]), whether a session runs or not: anyone
 //! can send one, so it must not end the receiver. The first one (and one per
 //! [`FOREIGN_NOTE_EVERY`] after it) leaves a note naming both schemes

@@ -71,7 +71,7 @@ pub use salsify_schemes::SCHEMES;
 ///   unconstrained 1 Gb/s path without added delay, queue limit or loss.
 ///
 /// Every command that takes a link (`link`, `demo`, `peer`, `sim`) lists them through
-/// [`link_presets_help!`], which a test keeps equal to this list.
+/// `link_presets_help!`, which a test keeps equal to this list.
 pub const PRESETS: &[&str] = &[
     "cellular",
     "intermittent",

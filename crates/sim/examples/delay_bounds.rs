@@ -27,123 +27,8 @@
 //! least one and a half. Delay is the metric `salsify sim` reports: for each picture, the time
 //! from its capture until it or a newer picture is shown.
 
+use salsify_sim::bounds::delay_bounds;
 use salsify_sim::experiment::Experiment;
-use salsify_time::Duration;
-
-/// One frame shown: when, and which picture (capture index).
-#[derive(Clone, Copy, Debug)]
-struct Shown {
-    at_us: u64,
-    picture: u64,
-}
-
-/// The link as the idealised senders see it.
-struct Link {
-    /// Delivery opportunities in µs since the run's start, over the run and a margin.
-    opportunities: Vec<u64>,
-    propagation_us: u64,
-    frame_interval_us: f64,
-    pictures: u64,
-    /// The link also loses packets or fails (ignored here: the figures are not bounds).
-    lossy: bool,
-}
-
-impl Link {
-    /// The newest picture captured at or before `t_us`.
-    fn newest_at(&self, t_us: u64) -> u64 {
-        ((t_us as f64 / self.frame_interval_us).floor() as u64).min(self.pictures - 1)
-    }
-
-    fn captured_us(&self, picture: u64) -> f64 {
-        picture as f64 * self.frame_interval_us
-    }
-
-    fn clairvoyant(&self) -> Vec<Shown> {
-        let mut shown: Vec<Shown> = Vec::new();
-        for &o in &self.opportunities {
-            let picture = self.newest_at(o);
-            if shown.last().is_some_and(|s| s.picture >= picture) {
-                continue;
-            }
-            shown.push(Shown {
-                at_us: o + self.propagation_us,
-                picture,
-            });
-        }
-        shown
-    }
-
-    fn causal(&self, phi: f64) -> Vec<Shown> {
-        let mut shown: Vec<Shown> = Vec::new();
-        let (mut next, mut last_delivery, mut last_gap) = (0usize, 0u64, 0u64);
-        loop {
-            let wait = (phi * last_gap as f64) as u64;
-            let mut handed = last_delivery + wait;
-            // A picture already sent is not sent again: wait for the next capture.
-            if let Some(s) = shown.last() {
-                handed = handed.max(self.captured_us(s.picture + 1).ceil() as u64);
-            }
-            if handed >= self.end_us() {
-                return shown;
-            }
-            let picture = self.newest_at(handed);
-            while next < self.opportunities.len() && self.opportunities[next] < handed {
-                next += 1;
-            }
-            let Some(&o) = self.opportunities.get(next) else {
-                return shown;
-            };
-            next += 1;
-            shown.push(Shown {
-                at_us: o + self.propagation_us,
-                picture,
-            });
-            last_gap = o - last_delivery;
-            last_delivery = o;
-        }
-    }
-
-    fn end_us(&self) -> u64 {
-        (self.pictures as f64 * self.frame_interval_us) as u64
-    }
-
-    /// Mean and p95 of the delay metric in ms, over pictures followed by a frame shown.
-    fn delays(&self, shown: &[Shown]) -> (f64, f64) {
-        let mut delays = Vec::with_capacity(self.pictures as usize);
-        let mut i = 0;
-        for picture in 0..self.pictures {
-            while i < shown.len() && shown[i].picture < picture {
-                i += 1;
-            }
-            let Some(s) = shown.get(i) else { break };
-            delays.push((s.at_us as f64 - self.captured_us(picture)) / 1000.0);
-        }
-        delays.sort_by(f64::total_cmp);
-        let mean = delays.iter().sum::<f64>() / delays.len().max(1) as f64;
-        let p95 = delays
-            .get(((delays.len() as f64) * 0.95) as usize)
-            .copied()
-            .unwrap_or(f64::NAN);
-        (mean, p95)
-    }
-}
-
-fn link_of(path: &str) -> Result<Link, Box<dyn std::error::Error>> {
-    let experiment = Experiment::from_toml(&std::fs::read_to_string(path)?)?;
-    let config = experiment.sim_config()?;
-    let trace = &config.data_link.trace;
-    let end = config.duration + Duration::from_secs(60);
-    let opportunities = (0..trace.opportunities_until(end))
-        .map(|n| trace.opportunity_time(n).as_micros() as u64)
-        .collect();
-    Ok(Link {
-        opportunities,
-        propagation_us: config.data_link.propagation_delay.as_micros() as u64,
-        frame_interval_us: 1e6 / f64::from(experiment.fps),
-        pictures: (config.duration.as_secs_f64() * f64::from(experiment.fps)) as u64,
-        lossy: !config.data_link.loss.is_empty(),
-    })
-}
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let paths: Vec<String> = std::env::args().skip(1).collect();
@@ -154,41 +39,28 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("| experiment | clairvoyant mean / p95 ms | causal best mean (phi) | causal best p95 (phi) | ratio mean / p95 |");
     println!("|---|---|---|---|---|");
     for path in &paths {
-        let link = link_of(path)?;
-        let (c_mean, c_p95) = link.delays(&link.clairvoyant());
-        let family: Vec<(f64, (f64, f64))> = (0..10)
-            .map(|i| {
-                let phi = f64::from(i) / 10.0;
-                (phi, link.delays(&link.causal(phi)))
-            })
-            .collect();
-        let by_mean = family
-            .iter()
-            .min_by(|a, b| a.1 .0.total_cmp(&b.1 .0))
-            .expect("ten members");
-        let by_p95 = family
-            .iter()
-            .min_by(|a, b| a.1 .1.total_cmp(&b.1 .1))
-            .expect("ten members");
+        let experiment = Experiment::from_toml(&std::fs::read_to_string(path)?)?;
+        let b = delay_bounds(&experiment)?;
+        let (c, (pm, m), (pp, p)) = (b.clairvoyant, b.causal_by_mean, b.causal_by_p95);
         assert!(
-            by_mean.1 .0 >= c_mean - 1e-6,
+            m.mean_ms >= c.mean_ms - 1e-6,
             "a causal sender beat the clairvoyant one: the model is wrong"
         );
-        let path = if link.lossy {
+        let path = if b.lossy {
             format!("{path} (loss and failures ignored)")
         } else {
             path.clone()
         };
         println!(
-            "| {path} | {c_mean:.0} / {c_p95:.0} | {:.0} / {:.0} ({:.1}) | {:.0} / {:.0} ({:.1}) | {:.2} / {:.2} |",
-            by_mean.1 .0,
-            by_mean.1 .1,
-            by_mean.0,
-            by_p95.1 .0,
-            by_p95.1 .1,
-            by_p95.0,
-            by_mean.1 .0 / c_mean,
-            by_p95.1 .1 / c_p95,
+            "| {path} | {:.0} / {:.0} | {:.0} / {:.0} ({pm:.1}) | {:.0} / {:.0} ({pp:.1}) | {:.2} / {:.2} |",
+            c.mean_ms,
+            c.p95_ms,
+            m.mean_ms,
+            m.p95_ms,
+            p.mean_ms,
+            p.p95_ms,
+            m.mean_ms / c.mean_ms,
+            p.p95_ms / c.p95_ms,
         );
     }
     Ok(())

@@ -13,6 +13,7 @@
 //! `salsify-metrics`, the virtual-time twin of `salsify-runtime`; the evaluation (`salsify-eval`)
 //! and the black-box peers run it.
 
+pub mod bounds;
 mod config;
 mod cost;
 pub mod experiment;

@@ -63,6 +63,7 @@ use salsify_codec::Quality;
 use salsify_time::Duration;
 use serde::{Deserialize, Serialize};
 
+use crate::delivery::{AckStall, BudgetSource};
 use crate::encode_time::EncodeTimeConfig;
 pub use crate::error::ConfigError;
 use crate::serde_units::{millis, quality};
@@ -254,6 +255,33 @@ pub struct SlowLinkConfig {
     /// Silence counts only beyond this many times the ACKs' mean lateness on the path (as
     /// TCP's retransmission timeout, `SRTT + 4 x RTTVAR`). Default 4.
     pub silence_jitter_factor: u32,
+    /// What the sender assumes the link delivers while the ACKs are silent (see
+    /// [`crate::delivery`]): `"probe"` (default; the budget freezes at the last ACK's view
+    /// and coarsest probes follow once the ACK is overdue) or `"drain"` (the link keeps
+    /// delivering at the last estimate, halving every `stall_half_life_ms` once the ACK is
+    /// overdue; an outage is suspected when an eighth is left). Written out only when set.
+    #[serde(skip_serializing_if = "is_default")]
+    pub ack_stall: AckStall,
+    /// The half-life of the assumed rate under `ack_stall = "drain"`. Default 500 ms: a
+    /// link that really died receives at most 0.72 s of its last rate beyond what fits the
+    /// delay target before probes take over (about 2 s into the silence).
+    #[serde(
+        rename = "stall_half_life_ms",
+        with = "millis",
+        skip_serializing_if = "is_default_half_life"
+    )]
+    pub stall_half_life: Duration,
+}
+
+fn is_default<T: Default + PartialEq>(value: &T) -> bool {
+    *value == T::default()
+}
+
+/// The default of [`SlowLinkConfig::stall_half_life`].
+const STALL_HALF_LIFE: Duration = Duration::from_millis(500);
+
+fn is_default_half_life(d: &Duration) -> bool {
+    *d == STALL_HALF_LIFE
 }
 
 impl Default for SlowLinkConfig {
@@ -266,6 +294,8 @@ impl Default for SlowLinkConfig {
             resolution: ResolutionStepConfig::default(),
             silence_weight: 0.0,
             silence_jitter_factor: 4,
+            ack_stall: AckStall::Probe,
+            stall_half_life: STALL_HALF_LIFE,
         }
     }
 }
@@ -423,6 +453,31 @@ pub struct SenderConfig {
     pub encode_time: EncodeTimeConfig,
     /// Salsify or an ablation.
     pub mode: SenderMode,
+    /// Where the budget comes from (see [`crate::delivery`]): `"ewma"` (default; the paper's
+    /// `MTU x (d / tau - N)`) or `"forecast"` (the receiver's Sprout forecast of what the link
+    /// delivers within `d`, at the receiver's confidence, less what is in flight; the
+    /// receiver must forecast, `[salsify_receiver] link_forecast`). Written out only when set.
+    #[serde(skip_serializing_if = "is_default")]
+    pub budget: BudgetSource,
+    /// How the two options' quantizers are chosen: `"steps"` (default; the paper's fixed
+    /// steps from the last quality sent, `better_step` finer and `worse_step` coarser) or
+    /// `"budget"` (the finest quantizer whose size, predicted from the last encodes, fits the
+    /// budget, and one coarser by half the predicted size). Written out only when set.
+    #[serde(skip_serializing_if = "is_default")]
+    pub quality_walk: QualityWalk,
+}
+
+/// How the sender picks the quantizers of the two options (`[salsify] quality_walk`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum QualityWalk {
+    /// The paper's: `better_step` finer and `worse_step` coarser than the last quality sent.
+    #[default]
+    Steps,
+    /// From the budget: the finest quantizer whose predicted size fits it, and one coarser
+    /// (see [`crate::size_model`]).
+    Budget,
 }
 
 impl Default for SenderConfig {
@@ -448,6 +503,8 @@ impl Default for SenderConfig {
             slow_link: SlowLinkConfig::default(),
             encode_time: EncodeTimeConfig::default(),
             mode: SenderMode::Salsify,
+            budget: BudgetSource::Ewma,
+            quality_walk: QualityWalk::Steps,
         }
     }
 }
@@ -545,6 +602,23 @@ pub struct ReceiverConfig {
     pub max_states: usize,
     /// How many of the newest held states each ACK lists. Default 8.
     pub acked_states: usize,
+    /// Forecast the link and send the forecast on ACKs (see [`crate::link_forecast`]), for a
+    /// sender that budgets with it (`[salsify] budget = "forecast"`). Default true; the
+    /// schemes turn it off when their sender budgets with the inter-arrival EWMA.
+    #[serde(skip_serializing_if = "is_true")]
+    pub link_forecast: bool,
+    /// Sprout's model and forecast parameters for `link_forecast` (`[salsify_receiver.forecast]`),
+    /// Sprout's defaults: 20 ms ticks, 8 ticks ahead, 95% confidence.
+    #[serde(skip_serializing_if = "is_default_forecast")]
+    pub forecast: salsify_sprout::ForecastConfig,
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
+fn is_default_forecast(f: &salsify_sprout::ForecastConfig) -> bool {
+    *f == salsify_sprout::ForecastConfig::default()
 }
 
 impl Default for ReceiverConfig {
@@ -558,6 +632,8 @@ impl Default for ReceiverConfig {
             max_pending_frames: 16,
             max_states: 48,
             acked_states: 8,
+            link_forecast: true,
+            forecast: salsify_sprout::ForecastConfig::default(),
         }
     }
 }
@@ -570,6 +646,7 @@ impl ReceiverConfig {
         ReceiverConfig {
             size_aware_estimate: false,
             states_behind: 0,
+            link_forecast: false,
             ..self
         }
     }
@@ -587,6 +664,9 @@ impl ReceiverConfig {
         }
         if self.acked_states == 0 || self.acked_states > MAX_HELD_STATES {
             return invalid("acked_states", format!("must be 1..={MAX_HELD_STATES}"));
+        }
+        if let Err(e) = self.forecast.validate() {
+            return invalid("forecast", e.to_string());
         }
         Ok(())
     }

@@ -90,14 +90,17 @@ pub mod codec;
 pub mod config;
 mod conventional;
 pub mod decision;
+pub mod delivery;
 pub mod encode_time;
 pub mod endpoint;
 pub mod error;
 pub mod estimator;
 pub mod fake;
+pub mod link_forecast;
 pub mod pacer;
 pub mod receiver;
 pub mod resolution;
+pub mod size_model;
 pub mod sender;
 mod serde_units;
 pub mod state_store;
@@ -106,9 +109,10 @@ pub mod wire;
 
 pub use codec::{CodecState, DecodeError, EncodedFrame, FrameDecoder};
 pub use config::{
-    ConfigError, PacingConfig, ReceiverConfig, ResolutionStepConfig, SenderConfig, SenderMode,
-    SenderRules, SlowLinkConfig,
+    ConfigError, PacingConfig, QualityWalk, ReceiverConfig, ResolutionStepConfig, SenderConfig,
+    SenderMode, SenderRules, SlowLinkConfig,
 };
+pub use delivery::{AckStall, BudgetSource};
 pub use decision::{
     choose_frame, choose_paper, choose_slow_link, feedback_starved, frame_budget, link_pace,
     outage_suspected, override_limit, paced_ack_timeout, paced_outage_suspected, paper_budget,

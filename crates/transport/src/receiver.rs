@@ -39,6 +39,7 @@ use crate::codec::{CodecState, FrameDecoder};
 use crate::config::{ConfigError, ReceiverConfig};
 use crate::error::DatagramRejected;
 use crate::estimator::InterArrivalEstimator;
+use crate::link_forecast::LinkForecaster;
 use crate::state_store::StateStore;
 use crate::wire::{Ack, DataFragment, Datagram, FragmentId};
 
@@ -182,6 +183,8 @@ pub struct Receiver<D: FrameDecoder> {
     /// Every frame below this number has been shown or given up on.
     resolved_below: u64,
     estimator: InterArrivalEstimator,
+    /// The link's forecast for the sender's forecast budget (`link_forecast`).
+    forecaster: Option<LinkForecaster>,
     highest: Option<FragmentId>,
     /// The last fragment accepted and its frame's fragment count.
     last_arrival: Option<(FragmentId, u16)>,
@@ -204,6 +207,9 @@ impl<D: FrameDecoder> Receiver<D> {
             } else {
                 InterArrivalEstimator::new(config.ewma_alpha)
             },
+            forecaster: config
+                .link_forecast
+                .then(|| LinkForecaster::new(&config.forecast)),
             config,
             decoder,
             pending: BTreeMap::new(),
@@ -236,16 +242,20 @@ impl<D: FrameDecoder> Receiver<D> {
             self.count_rejection(&why);
             return Err(why);
         }
-        if self.follows_last_arrival(&fragment) {
+        let in_sequence = self.follows_last_arrival(&fragment);
+        if in_sequence {
             self.estimator
                 .on_sized_arrival(now, fragment.grace, bytes.len());
         } else {
             self.estimator.on_arrival_after_gap(now);
         }
+        if let Some(forecaster) = &mut self.forecaster {
+            forecaster.on_arrival(now, bytes.len(), fragment.grace, in_sequence);
+        }
         self.last_arrival = Some((fragment.id(), fragment.count));
         self.highest = self.highest.max(Some(fragment.id()));
         self.process_pending(now);
-        self.send_ack(fragment.id());
+        self.send_ack(now, fragment.id());
         Ok(())
     }
 
@@ -253,7 +263,7 @@ impl<D: FrameDecoder> Receiver<D> {
     pub fn handle_timeout(&mut self, now: Instant) {
         if self.process_pending(now) {
             // Tell the sender about the loss now rather than at the next fragment.
-            self.send_ack(self.highest.unwrap_or_default());
+            self.send_ack(now, self.highest.unwrap_or_default());
         }
     }
 
@@ -505,7 +515,8 @@ impl<D: FrameDecoder> Receiver<D> {
         });
     }
 
-    fn send_ack(&mut self, acked: FragmentId) {
+    fn send_ack(&mut self, now: Instant, acked: FragmentId) {
+        let forecast = self.forecaster.as_mut().and_then(|f| f.new_forecast(now));
         let ack = Ack {
             connection_id: self.ack_connection_id,
             ack_number: self.ack_number,
@@ -515,6 +526,7 @@ impl<D: FrameDecoder> Receiver<D> {
             current_state: self.current,
             frames_lost: self.stats.frames_lost,
             held_states: self.states.newest_hashes(self.config.acked_states),
+            forecast,
         };
         self.ack_number = self.ack_number.wrapping_add(1);
         let mut out = Vec::with_capacity(ack.encoded_len());

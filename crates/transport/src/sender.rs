@@ -39,15 +39,19 @@ use salsify_codec::{Quality, StateHash};
 use salsify_time::{Duration, Instant};
 
 use crate::codec::{CodecState, EncodedFrame};
-use crate::config::{ConfigError, SenderConfig, SenderMode, SenderRules};
+use crate::config::{ConfigError, QualityWalk, SenderConfig, SenderMode, SenderRules};
 use crate::conventional::IntervalQualityController;
 use crate::decision;
+use crate::delivery::{self, AckStall, BudgetSource, Curve, HeldForecast};
 use crate::encode_time::EncodeTimeControl;
 use crate::error::{DatagramRejected, SenderError};
 use crate::pacer::Pacer;
 use crate::resolution::{self, ResolutionStep};
+use crate::size_model::SizeModel;
 use crate::state_store::StateStore;
-use crate::wire::{Ack, DataFragment, Datagram, FragmentId, MAX_FRAGMENTS};
+use crate::wire::{
+    Ack, DataFragment, Datagram, FragmentId, DATA_HEADER_LEN, FORECAST_UNIT_BYTES, MAX_FRAGMENTS,
+};
 
 /// Sent-frame records kept to map ACKed fragments to sequence numbers.
 const MAX_FRAME_RECORDS: usize = 4096;
@@ -290,6 +294,10 @@ struct ReceiverView {
     frames_lost: u32,
     /// Sequence number (fragments since the start) of the newest fragment received.
     highest_seq: Option<u64>,
+    /// The receiver's newest delivery forecast.
+    forecast: Option<HeldForecast>,
+    /// When the last ACK arrived.
+    acked_at: Option<Instant>,
 }
 
 /// The Salsify sender. `F` is the codec's encoded-frame type.
@@ -353,6 +361,8 @@ pub struct Sender<F: EncodedFrame> {
     /// Frames sent in a row that took a small share of the budget (see
     /// [`crate::EncodeTimeConfig::single_encode_after`]).
     roomy_frames: u32,
+    /// Sizes against quantizers, for `quality_walk = "budget"`.
+    size_model: SizeModel,
     stats: SenderStats,
 }
 
@@ -396,6 +406,7 @@ impl<F: EncodedFrame> Sender<F> {
             interval_quality: IntervalQualityController::new(interval, config.start_quality),
             encode_time: EncodeTimeControl::new(config.encode_time),
             roomy_frames: 0,
+            size_model: SizeModel::default(),
             stats: SenderStats {
                 pictures: 0,
                 encode_requests: 0,
@@ -497,6 +508,7 @@ impl<F: EncodedFrame> Sender<F> {
             Err(e) => return self.reject(e.into()),
         };
         self.stats.acks += 1;
+        self.view.acked_at = Some(now);
         let before = self.view.highest_seq;
         let expected = self.ack_expected();
         self.note_received(ack.highest);
@@ -603,6 +615,9 @@ impl<F: EncodedFrame> Sender<F> {
     /// does.
     fn budget_at(&self, now: Instant) -> Option<usize> {
         let sl = &self.config.slow_link;
+        if let Some(budget) = self.curve_budget(now) {
+            return Some(budget);
+        }
         if !self.silence_in_budget() {
             return self.budget();
         }
@@ -620,6 +635,51 @@ impl<F: EncodedFrame> Sender<F> {
         )
     }
 
+    /// Under `budget = "forecast"` or `ack_stall = "drain"` (slow-link rules), the budget from
+    /// [`crate::delivery`]: what the link delivers between the last ACK and `now + d`, less
+    /// what is in flight. `None` where the other rules apply (and before any estimate).
+    fn curve_budget(&self, now: Instant) -> Option<usize> {
+        let drain = self.drains_in_silence();
+        let forecast = self.config.budget == BudgetSource::Forecast;
+        if self.config.rules == SenderRules::Paper || !(drain || forecast) {
+            return None;
+        }
+        let curve = match (&self.view.forecast, self.view.mean_interarrival) {
+            (Some(f), _) if forecast => Curve::Forecast(f),
+            (_, Some(tau)) => Curve::Ewma(tau),
+            _ => return None,
+        };
+        let acked = self.view.acked_at?;
+        let d = self.config.delay_target;
+        let deliverable = match (drain, self.drain_decay_from()) {
+            (true, Some(from)) => curve.between_decaying(
+                acked,
+                now.max(acked) + d,
+                from,
+                self.config.slow_link.stall_half_life,
+            ),
+            (true, None) => curve.between(acked, now.max(acked) + d),
+            (false, _) => curve.between(acked, acked + d),
+        };
+        Some(delivery::budget_bytes(
+            deliverable,
+            self.fragments_in_flight(),
+            self.config.fragment_payload,
+        ))
+    }
+
+    /// `ack_stall = "drain"` under the slow-link rules.
+    fn drains_in_silence(&self) -> bool {
+        self.config.rules == SenderRules::SlowLink
+            && self.config.slow_link.ack_stall == AckStall::Drain
+    }
+
+    /// When the assumed drain starts decaying: once the ACK is overdue. `None` while the
+    /// ACKs are not silent.
+    fn drain_decay_from(&self) -> Option<Instant> {
+        self.silent_since.map(|since| since + self.ack_timeout())
+    }
+
     /// True while encoding from acknowledged states.
     pub fn in_recovery(&self, now: Instant) -> bool {
         self.recovery_until.is_some_and(|until| now < until)
@@ -633,6 +693,17 @@ impl<F: EncodedFrame> Sender<F> {
     pub fn outage_suspected(&self, now: Instant) -> bool {
         match self.config.rules {
             SenderRules::Paper => false,
+            SenderRules::SlowLink if self.drains_in_silence() => {
+                decision::paced_outage_suspected(
+                    now,
+                    self.silent_since,
+                    self.ack_timeout(),
+                    self.fragments_in_flight(),
+                ) && self.drain_decay_from().is_some_and(|from| {
+                    delivery::drain_halvings(now, from, self.config.slow_link.stall_half_life)
+                        >= delivery::DRAIN_HALVINGS_TO_OUTAGE
+                })
+            }
             SenderRules::SlowLink => decision::paced_outage_suspected(
                 now,
                 self.silent_since,
@@ -867,10 +938,22 @@ impl<F: EncodedFrame> Sender<F> {
             SenderMode::Salsify if self.better_only(now) => Some(EncodeJob::Qualities(vec![step(
                 -i32::from(self.config.better_step),
             )])),
-            SenderMode::Salsify => Some(EncodeJob::Qualities(vec![
-                step(-i32::from(self.config.better_step)),
-                step(i32::from(self.config.worse_step)),
-            ])),
+            SenderMode::Salsify => {
+                let walked = match (self.config.quality_walk, self.budget_at(now)) {
+                    (QualityWalk::Budget, Some(budget)) => {
+                        self.size_model
+                            .options(budget, lo, hi, self.config.worse_step)
+                    }
+                    _ => None,
+                };
+                let (better, worse) = walked.unwrap_or_else(|| {
+                    (
+                        step(-i32::from(self.config.better_step)),
+                        step(i32::from(self.config.worse_step)),
+                    )
+                });
+                Some(EncodeJob::Qualities(vec![better, worse]))
+            }
             SenderMode::ConventionalCodec => match self.budget_at(now) {
                 None => Some(EncodeJob::Qualities(vec![self.quality])),
                 Some(0) if !self.feedback_starved() => None,
@@ -926,6 +1009,10 @@ impl<F: EncodedFrame> Sender<F> {
     /// option that fits the budget now, else skip or force.
     fn commit_or_skip(&mut self, now: Instant, request: &InFlightEncode, mut frames: Vec<F>) {
         let budget = self.budget_at(now);
+        if !request.coarsest && frames.iter().all(|f| f.source() == request.source) {
+            let sizes: Vec<_> = frames.iter().map(|f| (f.quality(), f.len())).collect();
+            self.size_model.observe(&sizes);
+        }
         if self.config.mode == SenderMode::Salsify && !request.coarsest && frames.len() == 1 {
             // The better option alone (see `better_only`): sent if it fits, else skipped,
             // and the skip brings the two options back.
@@ -1287,6 +1374,10 @@ impl<F: EncodedFrame> Sender<F> {
             self.states.evict_older_than(*newest);
         }
         self.view.held_states = ack.held_states;
+        if let Some(forecast) = &ack.forecast {
+            let wire = self.config.fragment_payload + DATA_HEADER_LEN;
+            self.view.forecast = Some(HeldForecast::new(now, forecast, FORECAST_UNIT_BYTES, wire));
+        }
         if let Some(tau) = self.view.mean_interarrival {
             let p = &self.config.pacing;
             let gap = (tau / p.speedup).clamp(p.min_gap, p.max_gap);

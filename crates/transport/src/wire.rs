@@ -38,6 +38,17 @@
 //!     37   8n held state hashes    u64 each, oldest first (the newest is last)
 //! ```
 //!
+//! An ACK may end with a **delivery forecast** (the receiver's stochastic forecast of the
+//! link, see [`AckForecast`]); an ACK without one ends after its held states, so ACKs of
+//! receivers that do not forecast parse as before:
+//! ```text
+//! offset       size field
+//! 37+8n           1 forecast ticks     u8 m, 1..=MAX_FORECAST_TICKS
+//! 38+8n           4 tick length        u32 µs, MIN_FORECAST_TICK..=MAX_FORECAST_TICK
+//! 42+8n          2m cumulative counts  u16 each, non-decreasing: packet units delivered
+//!                                      within 1, 2, ..., m ticks of the forecast's tick
+//! ```
+//!
 //! Parsing checks everything: length, version, type, index < count, count and length bounds,
 //! exact datagram length. A parsed value is therefore always safe to use.
 
@@ -60,6 +71,16 @@ pub const MAX_FRAGMENTS: u16 = 4096;
 pub const ACK_FIXED_LEN: usize = 37;
 /// Most held states one ACK may list.
 pub const MAX_HELD_STATES: usize = 32;
+/// Wire bytes in one packet unit of a forecast's counts (one delivery opportunity).
+pub const FORECAST_UNIT_BYTES: u32 = 1500;
+/// Most ticks one ACK's forecast may carry.
+pub const MAX_FORECAST_TICKS: usize = 16;
+/// Bytes of a forecast trailer before its counts (tick count and tick length).
+pub const FORECAST_FIXED_LEN: usize = 5;
+/// Shortest forecast tick on the wire.
+pub const MIN_FORECAST_TICK: Duration = Duration::from_millis(1);
+/// Longest forecast tick on the wire.
+pub const MAX_FORECAST_TICK: Duration = Duration::from_secs(1);
 
 /// Why a datagram was rejected. Every malformed input maps to one variant; nothing panics.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -104,6 +125,10 @@ pub enum WireError {
     /// An ACK listing more than [`MAX_HELD_STATES`] states.
     #[error("{0} held states is above the limit of {MAX_HELD_STATES}")]
     TooManyStates(usize),
+    /// A forecast trailer that is malformed: a tick count outside 1..=[`MAX_FORECAST_TICKS`],
+    /// a tick length outside its bounds, or counts that decrease.
+    #[error("malformed delivery forecast: {0}")]
+    BadForecast(&'static str),
 }
 
 /// One fragment of an encoded frame, borrowing its payload from the datagram.
@@ -148,6 +173,69 @@ pub struct Ack {
     pub frames_lost: u32,
     /// States the receiver holds and can decode from, oldest first; at most [`MAX_HELD_STATES`].
     pub held_states: Vec<StateHash>,
+    /// The receiver's delivery forecast, when it made a new one since its last ACK.
+    pub forecast: Option<AckForecast>,
+}
+
+/// The receiver's forecast of the link (Sprout's, fed with grace-corrected arrivals): at
+/// least `counts[i]` packet units ([`FORECAST_UNIT_BYTES`] wire bytes each) will be delivered within `i + 1`
+/// ticks, with the receiver's configured confidence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AckForecast {
+    /// Length of one tick.
+    pub tick: Duration,
+    /// Cumulative counts, non-decreasing; 1..=[`MAX_FORECAST_TICKS`] of them.
+    pub counts: Vec<u16>,
+}
+
+impl AckForecast {
+    /// Bytes the trailer takes on the wire.
+    pub fn encoded_len(&self) -> usize {
+        FORECAST_FIXED_LEN + 2 * self.counts.len()
+    }
+
+    /// Why this forecast cannot go on the wire, if it cannot.
+    fn check(&self) -> Result<(), WireError> {
+        if self.counts.is_empty() || self.counts.len() > MAX_FORECAST_TICKS {
+            return Err(WireError::BadForecast("tick count outside 1..=16"));
+        }
+        if self.tick < MIN_FORECAST_TICK || self.tick > MAX_FORECAST_TICK {
+            return Err(WireError::BadForecast("tick length outside 1 ms..=1 s"));
+        }
+        if self.counts.windows(2).any(|w| w[1] < w[0]) {
+            return Err(WireError::BadForecast("counts decrease"));
+        }
+        Ok(())
+    }
+
+    /// Parses a trailer that is exactly `bytes`.
+    fn parse(bytes: &[u8]) -> Result<Self, WireError> {
+        let ticks = usize::from(bytes[0]);
+        let expected = FORECAST_FIXED_LEN + 2 * ticks;
+        if bytes.len() < FORECAST_FIXED_LEN || bytes.len() != expected {
+            return Err(WireError::LengthMismatch {
+                expected,
+                got: bytes.len(),
+            });
+        }
+        let forecast = AckForecast {
+            tick: Duration::from_micros(u64::from(read_u32(bytes, 1))),
+            counts: (0..ticks)
+                .map(|i| read_u16(bytes, FORECAST_FIXED_LEN + 2 * i))
+                .collect(),
+        };
+        forecast.check()?;
+        Ok(forecast)
+    }
+
+    fn emit(&self, out: &mut Vec<u8>) {
+        // Cannot truncate: check() bounds both, and emit calls it first.
+        out.push(self.counts.len() as u8);
+        out.extend_from_slice(&micros_u32(self.tick).to_be_bytes());
+        for count in &self.counts {
+            out.extend_from_slice(&count.to_be_bytes());
+        }
+    }
 }
 
 /// A fragment's name: frame number and index within the frame. Orders as a send sequence.
@@ -348,12 +436,22 @@ impl Ack {
             return Err(WireError::TooManyStates(held_count));
         }
         let expected = ACK_FIXED_LEN + 8 * held_count;
-        if bytes.len() != expected {
+        if bytes.len() < expected {
             return Err(WireError::LengthMismatch {
                 expected,
                 got: bytes.len(),
             });
         }
+        let forecast = match &bytes[expected..] {
+            [] => None,
+            trailer => Some(AckForecast::parse(trailer).map_err(|e| match e {
+                WireError::LengthMismatch { expected: e, got } => WireError::LengthMismatch {
+                    expected: expected + e,
+                    got: expected + got,
+                },
+                other => other,
+            })?),
+        };
         let held_states = (0..held_count)
             .map(|i| StateHash(read_u64(bytes, ACK_FIXED_LEN + 8 * i)))
             .collect();
@@ -374,12 +472,15 @@ impl Ack {
             current_state: StateHash(read_u64(bytes, CURRENT_STATE)),
             frames_lost: read_u32(bytes, FRAMES_LOST),
             held_states,
+            forecast,
         })
     }
 
     /// Bytes [`emit`](Self::emit) appends.
     pub fn encoded_len(&self) -> usize {
-        ACK_FIXED_LEN + 8 * self.held_states.len()
+        ACK_FIXED_LEN
+            + 8 * self.held_states.len()
+            + self.forecast.as_ref().map_or(0, AckForecast::encoded_len)
     }
 
     /// Appends the datagram to `out`. The inter-arrival time saturates just below the
@@ -387,6 +488,9 @@ impl Ack {
     pub fn emit(&self, out: &mut Vec<u8>) -> Result<(), WireError> {
         if self.held_states.len() > MAX_HELD_STATES {
             return Err(WireError::TooManyStates(self.held_states.len()));
+        }
+        if let Some(forecast) = &self.forecast {
+            forecast.check()?;
         }
         let interarrival = self
             .mean_interarrival
@@ -406,6 +510,9 @@ impl Ack {
         out.push(self.held_states.len() as u8);
         for state in &self.held_states {
             out.extend_from_slice(&state.0.to_be_bytes());
+        }
+        if let Some(forecast) = &self.forecast {
+            forecast.emit(out);
         }
         Ok(())
     }
@@ -443,7 +550,59 @@ mod tests {
             current_state: StateHash(42),
             frames_lost: 2,
             held_states: (0..held as u64).map(StateHash).collect(),
+            forecast: None,
         }
+    }
+
+    fn forecast(counts: &[u16]) -> AckForecast {
+        AckForecast {
+            tick: Duration::from_millis(20),
+            counts: counts.to_vec(),
+        }
+    }
+
+    #[test]
+    fn a_forecast_trailer_follows_the_held_states() {
+        let mut a = ack(1);
+        a.forecast = Some(forecast(&[3, 7, 7, 12]));
+        let mut out = Vec::new();
+        a.emit(&mut out).unwrap();
+        assert_eq!(out.len(), ACK_FIXED_LEN + 8 + FORECAST_FIXED_LEN + 8);
+        assert_eq!(out[45], 4);
+        assert_eq!(&out[46..50], &20_000u32.to_be_bytes());
+        assert_eq!(&out[50..52], &3u16.to_be_bytes());
+        assert_eq!(Ack::parse(&out).unwrap(), a);
+    }
+
+    #[test]
+    fn malformed_forecasts_are_refused_both_ways() {
+        let mut out = Vec::new();
+        for bad in [
+            forecast(&[]),
+            forecast(&[5, 4]),
+            forecast(&[1; MAX_FORECAST_TICKS + 1]),
+            AckForecast { tick: Duration::from_micros(10), counts: vec![1] },
+            AckForecast { tick: Duration::from_secs(2), counts: vec![1] },
+        ] {
+            let mut a = ack(0);
+            a.forecast = Some(bad);
+            assert!(matches!(a.emit(&mut out), Err(WireError::BadForecast(_))));
+        }
+        assert!(out.is_empty());
+        let mut a = ack(0);
+        a.forecast = Some(forecast(&[1, 2]));
+        a.emit(&mut out).unwrap();
+        let mut decreasing = out.clone();
+        decreasing[ACK_FIXED_LEN + 5..ACK_FIXED_LEN + 7].copy_from_slice(&9u16.to_be_bytes());
+        assert!(matches!(Ack::parse(&decreasing), Err(WireError::BadForecast(_))));
+        assert!(matches!(
+            Ack::parse(&out[..out.len() - 1]),
+            Err(WireError::LengthMismatch { .. })
+        ));
+        assert!(matches!(
+            Ack::parse(&out[..ACK_FIXED_LEN + 2]),
+            Err(WireError::LengthMismatch { .. })
+        ));
     }
 
     #[test]
@@ -559,7 +718,13 @@ mod tests {
             conn: u16, number: u32, af: u32, ai: u16, hf: u32, hi: u16,
             tau in proptest::option::of(0..u32::MAX - 1), current: u64, lost: u32,
             held in proptest::collection::vec(any::<u64>(), 0..=MAX_HELD_STATES),
+            steps in proptest::option::of(proptest::collection::vec(0u16..300, 1..=MAX_FORECAST_TICKS)),
+            tick_us in 1_000u64..=1_000_000,
         ) {
+            let counts = steps.map(|s| s.iter().scan(0u16, |sum, d| {
+                *sum = sum.saturating_add(*d);
+                Some(*sum)
+            }).collect::<Vec<u16>>());
             let a = Ack {
                 connection_id: conn, ack_number: number,
                 acked: FragmentId { frame: af, index: ai },
@@ -567,6 +732,10 @@ mod tests {
                 mean_interarrival: tau.map(|us| Duration::from_micros(u64::from(us))),
                 current_state: StateHash(current), frames_lost: lost,
                 held_states: held.into_iter().map(StateHash).collect(),
+                forecast: counts.map(|counts| AckForecast {
+                    tick: Duration::from_micros(tick_us),
+                    counts,
+                }),
             };
             let mut out = Vec::new();
             a.emit(&mut out).unwrap();

@@ -498,6 +498,7 @@ fn stale_acks_are_counted_apart_from_feedback_used() {
             current_state: StateHash::INITIAL,
             frames_lost: 0,
             held_states: Vec::new(),
+            forecast: None,
         }
         .emit(&mut out)
         .unwrap();

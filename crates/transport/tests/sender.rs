@@ -97,6 +97,7 @@ fn ack(
         current_state: held.last().copied().unwrap_or(StateHash::INITIAL),
         frames_lost: lost,
         held_states: held.to_vec(),
+        forecast: None,
     };
     let mut out = Vec::new();
     a.emit(&mut out).unwrap();

@@ -6,6 +6,7 @@
 
 pub mod spec;
 pub mod store;
+pub mod sweep;
 pub mod timeseries;
 
 use std::path::Path;
@@ -14,6 +15,8 @@ pub use spec::{Figure, Group, Matrix, MatrixError, Plan, PlannedGroup, PlannedRu
 pub use store::{RunMeta, RunResult, Store};
 
 use crate::experiment::Experiment;
+use salsify_transport::BudgetSource;
+use sweep::Sweep;
 
 /// The schemes of the paper's main comparison (figures 6-8).
 pub const MAIN_SCHEMES: &[&str] = &[
@@ -58,6 +61,23 @@ pub const SLOW_TRACE: &str = "Verizon-EVDO-driving";
 /// `cliff` cycles, several ACK stalls.
 const SLOW_SECS: f64 = 120.0;
 
+/// The schemes of the built-in frontier group: Salsify-2c (its delay target and budget
+/// swept), the conventional scheme and Sprout (one point each) and the oracle (its quality
+/// slack swept).
+pub const FRONTIER_SCHEMES: &[&str] = &["salsify-2c", "conventional", "sprout", "oracle"];
+
+/// The built-in frontier group's sweep: Salsify's delay target (the paper's 100 ms, half and
+/// quarter of it, and twice it) with either budget, and the oracle from delay-first (slack
+/// 0) to quality-first (8 frame intervals).
+fn frontier_sweep() -> Sweep {
+    Sweep {
+        delay_target_ms: vec![25.0, 50.0, 100.0, 200.0],
+        budget: vec![BudgetSource::Ewma, BudgetSource::Forecast],
+        confidence: vec![],
+        oracle_slack_frames: vec![0.0, 0.5, 2.0, 8.0],
+    }
+}
+
 /// The paper's experiments 1-7 (see ../shared/PAPER-NOTES.md).
 ///
 /// With no traces folder every link is synthetic (the Sprout-style cellular generator stands
@@ -70,6 +90,7 @@ const SLOW_SECS: f64 = 120.0;
 /// schemes for 120 s on [`SLOW_PRESETS`], plus the trace [`SLOW_TRACE`] when the traces
 /// folder holds it.
 pub fn default_matrix(traces: Option<&Path>, video: &str) -> Result<Matrix, MatrixError> {
+    let mut lte_links: Vec<String> = Vec::new();
     let mut slow_links: Vec<String> = SLOW_PRESETS.iter().map(|s| s.to_string()).collect();
     let (cellular, single, cellular_s) = match traces {
         Some(dir) => {
@@ -90,9 +111,20 @@ pub fn default_matrix(traces: Option<&Path>, video: &str) -> Result<Matrix, Matr
             if names.iter().any(|n| n == SLOW_TRACE) {
                 slow_links.push(format!("trace:{SLOW_TRACE}"));
             }
+            lte_links = names
+                .iter()
+                .filter(|n| n.contains("LTE"))
+                .map(|n| format!("trace:{n}"))
+                .collect();
+            if lte_links.is_empty() {
+                lte_links.push(format!("trace:{preferred}"));
+            }
             ("traces:*".to_string(), format!("trace:{preferred}"), 140.0)
         }
-        None => ("cellular".to_string(), "cellular".to_string(), 60.0),
+        None => {
+            lte_links.push("cellular".to_string());
+            ("cellular".to_string(), "cellular".to_string(), 60.0)
+        }
     };
     let strings = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     let group = |name: &str, title: &str, schemes: &[&str], link: &str, secs: f64| Group {
@@ -106,6 +138,7 @@ pub fn default_matrix(traces: Option<&Path>, video: &str) -> Result<Matrix, Matr
         videos: vec![],
         duration_s: Some(secs),
         figures: vec![Figure::QualityDelay],
+        sweep: Sweep::default(),
     };
     let with = |mut g: Group, figures: &[Figure]| {
         g.figures = figures.to_vec();
@@ -187,6 +220,20 @@ pub fn default_matrix(traces: Option<&Path>, video: &str) -> Result<Matrix, Matr
                     SLOW_SECS,
                 ),
                 &[QualityDelay, TimeSeries],
+            )
+        },
+        Group {
+            links: lte_links,
+            sweep: frontier_sweep(),
+            ..with(
+                group(
+                    "frontier",
+                    "The quality-delay frontier on LTE links: each scheme's own knob swept",
+                    FRONTIER_SCHEMES,
+                    "cellular",
+                    cellular_s,
+                ),
+                &[Figure::Frontier],
             )
         },
     ];

@@ -21,7 +21,9 @@
 //! seeds = [1]                        # optional
 //! videos = ["synthetic"]             # optional
 //! duration_s = 140                   # optional, this group only
-//! figures = ["quality-delay", "time-series"]   # also "queue-size", "sprout"
+//! figures = ["quality-delay", "time-series"]   # also "queue-size", "sprout", "frontier"
+//! [group.sweep]                      # optional: each scheme's own knob (campaign::sweep)
+//! delay_target_ms = [25, 50, 100, 200]
 //! ```
 //!
 //! A link is a preset of [`crate::experiment::PRESETS`], `trace:NAME` (the prefix NAME in
@@ -34,6 +36,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::campaign::sweep::Sweep;
 use crate::experiment::{Experiment, ExperimentError, SCHEMES};
 
 /// A figure the report can draw for a group.
@@ -49,6 +52,10 @@ pub enum Figure {
     /// Sprout's Figure 1: per link, one panel per scheme of capacity, throughput and
     /// per-packet delay over time.
     Sprout,
+    /// The quality-delay frontier: per link, SSIM against p95 and against mean delay, one
+    /// line per scheme through its swept points (`[group.sweep]`), with the idealised
+    /// causal and clairvoyant senders' delay as bounds.
+    Frontier,
 }
 
 /// One group of the matrix: every combination of its lists is a run.
@@ -82,6 +89,10 @@ pub struct Group {
     /// Figures the report draws for this group.
     #[serde(default)]
     pub figures: Vec<Figure>,
+    /// Each scheme's own knob at several values (`[group.sweep]`, see
+    /// [`crate::campaign::sweep`]); empty: each scheme once.
+    #[serde(default, skip_serializing_if = "Sweep::is_empty")]
+    pub sweep: Sweep,
 }
 
 /// A whole matrix.
@@ -244,13 +255,15 @@ impl Matrix {
                                 e.link.uplink = *uplink;
                                 e.link.queue_packets = queue as u32;
                                 e.link.delay_ms = delay;
-                                let id = run_id(&e, link_name);
-                                check_experiment(group, &id, &e)?;
-                                runs.push(PlannedRun {
-                                    id,
-                                    link: link_name.clone(),
-                                    experiment: e,
-                                });
+                                for e in group.sweep.variants(&e) {
+                                    let id = run_id(&e, link_name);
+                                    check_experiment(group, &id, &e)?;
+                                    runs.push(PlannedRun {
+                                        id,
+                                        link: link_name.clone(),
+                                        experiment: e,
+                                    });
+                                }
                             }
                         }
                     }
@@ -327,6 +340,9 @@ fn check_group(group: &Group) -> Result<(), MatrixError> {
     }
     if group.schemes.is_empty() || group.links.is_empty() {
         return group_error(&group.name, "needs at least one scheme and one link");
+    }
+    if let Err(why) = group.sweep.check() {
+        return group_error(&group.name, why);
     }
     if let Some(seed) = group.seeds.iter().find(|&&s| s > MAX_SEED) {
         return group_error(

@@ -30,7 +30,7 @@ fn on_link<'a, 'b>(runs: &'b [Entry<'a>], link: &str) -> Vec<&'b Entry<'a>> {
     runs.iter().filter(|r| r.link() == link).collect()
 }
 
-fn slug(text: &str) -> String {
+pub(super) fn slug(text: &str) -> String {
     text.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() {
@@ -43,7 +43,7 @@ fn slug(text: &str) -> String {
 }
 
 /// A scheme's colour, the same in every chart.
-fn scheme_color(scheme: &str) -> String {
+pub(super) fn scheme_color(scheme: &str) -> String {
     let index = crate::experiment::SCHEMES
         .iter()
         .position(|s| *s == scheme)

@@ -5,6 +5,7 @@
 //! it is the same whichever machines and shards produced them.
 
 pub mod figures;
+pub mod frontier;
 pub mod plot;
 pub mod tables;
 
@@ -74,6 +75,7 @@ pub fn build(plan: &Plan, results: &BTreeMap<String, RunResult>, context: &Conte
                 Figure::TimeSeries => figures::time_series(&g.group.name, &runs),
                 Figure::QueueSize => figures::queue_size(&g.group.name, &runs),
                 Figure::Sprout => figures::sprout(&g.group.name, &runs),
+                Figure::Frontier => frontier::frontier(&g.group.name, &runs),
             });
         }
         sections.push(Section {

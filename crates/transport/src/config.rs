@@ -550,6 +550,9 @@ impl SenderConfig {
         if !(0.0..=1.0).contains(&sl.silence_weight) {
             return invalid("slow_link.silence_weight", "must be 0..=1");
         }
+        if sl.stall_half_life.is_zero() {
+            return invalid("slow_link.stall_half_life_ms", "must be positive");
+        }
         let r = &sl.resolution;
         if r.max_halvings > 4 {
             return invalid("slow_link.resolution.max_halvings", "must be 0..=4");
@@ -887,6 +890,8 @@ mod tests {
                 resolution: ResolutionStepConfig::default(),
                 silence_weight: 0.0,
                 silence_jitter_factor: 4,
+                ack_stall: AckStall::Probe,
+                stall_half_life: STALL_HALF_LIFE,
             }
         );
         let c: SenderConfig = toml::from_str(
@@ -986,6 +991,8 @@ mod tests {
                 },
                 silence_weight: 0.25,
                 silence_jitter_factor: 2,
+                ack_stall: AckStall::Drain,
+                stall_half_life: Duration::from_millis(750),
             },
             encode_time: EncodeTimeConfig {
                 enabled: false,
@@ -1001,6 +1008,8 @@ mod tests {
             mode: SenderMode::ConventionalTransport {
                 update_interval: Duration::from_millis(750),
             },
+            budget: BudgetSource::Forecast,
+            quality_walk: QualityWalk::Budget,
         };
         sender.validate().unwrap();
         let text = toml::to_string(&sender).unwrap();
@@ -1027,6 +1036,11 @@ mod tests {
             max_pending_frames: 8,
             max_states: 4,
             acked_states: 2,
+            link_forecast: false,
+            forecast: salsify_sprout::ForecastConfig {
+                confidence: 0.5,
+                ..Default::default()
+            },
         };
         let text = toml::to_string(&receiver).unwrap();
         assert_eq!(

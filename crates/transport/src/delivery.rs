@@ -9,15 +9,17 @@
 //!   last tick's increment continues. A falling link shows in the forecast within a tick or
 //!   two, where an EWMA of 0.1 per packet needs many slow packets to follow it.
 //!
-//! The budget is what the curve delivers between the last ACK and `now + d`, less the
-//! fragments in flight (sent beyond the newest one the receiver reported). While ACKs flow,
-//! that is "what drains in the next `d`, less what is queued". When they stop, the paper's
-//! budget (and [`AckStall::Probe`]) freezes at the last ACK's view: nothing more is sent once
-//! `d` worth is out. Under [`AckStall::Drain`] the sender keeps counting the link as
-//! delivering at the curve's rate after the last ACK, with the rate halving every
-//! `stall_half_life` once the ACK is overdue: an uplink that stalls for seconds while the
-//! downlink delivers (common on cellular drives) then costs no quality, and a downlink that
-//! really died receives at most `rate x half-life / ln 2` more than the rate's worth.
+//! The budget is what the curve delivers within `d` of the last ACK, less the fragments in
+//! flight (sent beyond the newest one the receiver reported): while ACKs flow, "what drains
+//! in the next `d`, less what is queued". When they stop, that budget freezes at the last
+//! ACK's view (the paper's rule, and [`AckStall::Probe`]): nothing more is sent once `d` worth
+//! is out, and once the ACK is overdue an outage is suspected and coarsest probes follow.
+//! Under [`AckStall::Drain`], once the ACK is overdue the sender counts the link as having
+//! delivered at the curve's rate since, the rate halving every `stall_half_life`: an uplink
+//! that stalls for seconds while the downlink delivers (common on cellular drives) then
+//! costs far less quality, and a downlink that really died receives at most
+//! `rate x half-life / ln 2` more than the frozen budget allowed. ACKs that merely slow down
+//! with the link are not overdue and drain nothing.
 
 use salsify_time::{Duration, Instant};
 use serde::{Deserialize, Serialize};

@@ -585,6 +585,12 @@ impl<F: EncodedFrame> Sender<F> {
         )
     }
 
+    /// The budget the sender would decide with at `now`, in bytes: [`Sender::budget`] as the
+    /// configured rules, budget source and ACK-stall rule amend it (see [`crate::delivery`]).
+    pub fn budget_now(&self, now: Instant) -> Option<usize> {
+        self.budget_at(now)
+    }
+
     /// True when the budget counts ACK silence (`[slow_link] silence_weight` above 0 under
     /// the slow-link rules); only then are send times and ACK lateness tracked.
     fn silence_in_budget(&self) -> bool {
@@ -650,17 +656,13 @@ impl<F: EncodedFrame> Sender<F> {
             _ => return None,
         };
         let acked = self.view.acked_at?;
-        let d = self.config.delay_target;
-        let deliverable = match (drain, self.drain_decay_from()) {
-            (true, Some(from)) => curve.between_decaying(
-                acked,
-                now.max(acked) + d,
-                from,
-                self.config.slow_link.stall_half_life,
-            ),
-            (true, None) => curve.between(acked, now.max(acked) + d),
-            (false, _) => curve.between(acked, acked + d),
-        };
+        let mut deliverable = curve.between(acked, acked + self.config.delay_target);
+        if let (true, Some(from)) = (drain, self.drain_decay_from()) {
+            // ACKs overdue: the link is assumed to have drained at the estimate's rate since,
+            // halving every half-life (nothing while ACKs merely slow down with the link).
+            let half_life = self.config.slow_link.stall_half_life;
+            deliverable += curve.between_decaying(from, now.max(from), from, half_life);
+        }
         Some(delivery::budget_bytes(
             deliverable,
             self.fragments_in_flight(),

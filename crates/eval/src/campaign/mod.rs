@@ -256,7 +256,7 @@ mod tests {
     fn the_default_matrix_plans_without_files() {
         let m = default_matrix(None, "synthetic").unwrap();
         let plan = m.plan().unwrap();
-        assert_eq!(plan.groups.len(), 8);
+        assert_eq!(plan.groups.len(), 9);
         // Experiment 7 shares its 256-packet runs with experiment 1.
         let cellular = &plan.groups[0].runs;
         let queue = &plan.groups[6].runs;
@@ -267,9 +267,18 @@ mod tests {
         assert_eq!(slow.group.name, "slow");
         assert_eq!(slow.group.links, SLOW_PRESETS);
         assert_eq!(slow.runs.len(), 6 * 4);
+        // The frontier group: Salsify-2c at 4 targets x 2 budgets, the oracle at 4 slacks,
+        // Sprout, and the conventional run it shares with experiment 1.
+        let frontier = &plan.groups[8];
+        assert_eq!(frontier.group.name, "frontier");
+        assert_eq!(frontier.runs.len(), 8 + 4 + 1 + 1);
+        assert_eq!(
+            frontier.runs.iter().filter(|id| cellular.contains(id)).count(),
+            1
+        );
         assert_eq!(
             plan.runs.len(),
-            5 + 5 + 5 + 3 + 5 + 5 + 6 + 24,
+            5 + 5 + 5 + 3 + 5 + 5 + 6 + 24 + 13,
             "distinct runs"
         );
         for preset in SLOW_PRESETS {

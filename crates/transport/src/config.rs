@@ -271,6 +271,21 @@ pub struct SlowLinkConfig {
         skip_serializing_if = "is_default_half_life"
     )]
     pub stall_half_life: Duration,
+    /// Under `ack_stall = "drain"`, an outage is suspected anyway once this many frames were
+    /// sent since the last ACK: the probes that follow are encoded from the newest state the
+    /// receiver acknowledged, and the receiver keeps only `[salsify_receiver] states_behind`
+    /// (32) states older than what it decodes, so a longer drain leaves probes it cannot
+    /// decode (measured: whole seconds without a picture on the ack-stall preset at 30 fps).
+    /// Default 24. Written out only when set.
+    #[serde(skip_serializing_if = "is_default_drain_frames")]
+    pub max_drain_frames: u32,
+}
+
+/// The default of [`SlowLinkConfig::max_drain_frames`].
+const MAX_DRAIN_FRAMES: u32 = 24;
+
+fn is_default_drain_frames(n: &u32) -> bool {
+    *n == MAX_DRAIN_FRAMES
 }
 
 fn is_default<T: Default + PartialEq>(value: &T) -> bool {
@@ -296,6 +311,7 @@ impl Default for SlowLinkConfig {
             silence_jitter_factor: 4,
             ack_stall: AckStall::Probe,
             stall_half_life: STALL_HALF_LIFE,
+            max_drain_frames: MAX_DRAIN_FRAMES,
         }
     }
 }
@@ -892,6 +908,7 @@ mod tests {
                 silence_jitter_factor: 4,
                 ack_stall: AckStall::Probe,
                 stall_half_life: STALL_HALF_LIFE,
+                max_drain_frames: MAX_DRAIN_FRAMES,
             }
         );
         let c: SenderConfig = toml::from_str(
@@ -993,6 +1010,7 @@ mod tests {
                 silence_jitter_factor: 2,
                 ack_stall: AckStall::Drain,
                 stall_half_life: Duration::from_millis(750),
+                max_drain_frames: 10,
             },
             encode_time: EncodeTimeConfig {
                 enabled: false,

@@ -363,6 +363,9 @@ pub struct Sender<F: EncodedFrame> {
     roomy_frames: u32,
     /// Sizes against quantizers, for `quality_walk = "budget"`.
     size_model: SizeModel,
+    /// Frames sent since the last ACK (`ack_stall = "drain"` stops draining before the
+    /// receiver's states older than the ones it acknowledged run out).
+    frames_since_ack: u32,
     stats: SenderStats,
 }
 
@@ -407,6 +410,7 @@ impl<F: EncodedFrame> Sender<F> {
             encode_time: EncodeTimeControl::new(config.encode_time),
             roomy_frames: 0,
             size_model: SizeModel::default(),
+            frames_since_ack: 0,
             stats: SenderStats {
                 pictures: 0,
                 encode_requests: 0,
@@ -509,6 +513,7 @@ impl<F: EncodedFrame> Sender<F> {
         };
         self.stats.acks += 1;
         self.view.acked_at = Some(now);
+        self.frames_since_ack = 0;
         let before = self.view.highest_seq;
         let expected = self.ack_expected();
         self.note_received(ack.highest);
@@ -701,10 +706,11 @@ impl<F: EncodedFrame> Sender<F> {
                     self.silent_since,
                     self.ack_timeout(),
                     self.fragments_in_flight(),
-                ) && self.drain_decay_from().is_some_and(|from| {
-                    delivery::drain_halvings(now, from, self.config.slow_link.stall_half_life)
-                        >= delivery::DRAIN_HALVINGS_TO_OUTAGE
-                })
+                ) && (self.frames_since_ack >= self.config.slow_link.max_drain_frames
+                    || self.drain_decay_from().is_some_and(|from| {
+                        delivery::drain_halvings(now, from, self.config.slow_link.stall_half_life)
+                            >= delivery::DRAIN_HALVINGS_TO_OUTAGE
+                    }))
             }
             SenderRules::SlowLink => decision::paced_outage_suspected(
                 now,
@@ -1241,6 +1247,7 @@ impl<F: EncodedFrame> Sender<F> {
         self.quality = frame.quality();
         self.consecutive_skips = 0;
         self.last_sent_at = Some(now);
+        self.frames_since_ack = self.frames_since_ack.saturating_add(1);
         let margin = self.config.encode_time.single_encode_margin;
         let roomy = budget.is_some_and(|b| frame.len() as f64 * margin <= b as f64);
         self.roomy_frames = match roomy {

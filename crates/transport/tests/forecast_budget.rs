@@ -163,6 +163,18 @@ fn draining_delays_the_outage_until_the_rate_has_decayed() {
     assert!(!drain.outage_suspected(after(300)));
     assert!(!drain.outage_suspected(after(1700)));
     assert!(drain.outage_suspected(after(1800)));
+    // No frames may be sent past the last ACK: the outage comes as without draining.
+    let (mut limited, _) = sender_with_a_frame_out(SenderConfig {
+        slow_link: SlowLinkConfig {
+            ack_stall: AckStall::Drain,
+            max_drain_frames: 0,
+            ..SlowLinkConfig::default()
+        },
+        ..SenderConfig::default()
+    });
+    limited.handle_datagram(t, &ack(0, 0, None)).unwrap();
+    assert!(!limited.outage_suspected(after(100)));
+    assert!(limited.outage_suspected(after(300)));
     // With the EWMA, draining grows the budget past the frozen one too.
     assert!(drain.budget_now(after(1000)) > probe.budget_now(after(1000)));
 }

@@ -262,11 +262,10 @@ impl SchemeConfig {
                 (receiver.first_round(), sender)
             }
         };
-        // The receiver forecasts the link only for a sender that budgets with the forecast:
-        // the EWMA's ACKs stay as they were.
+        // The receiver forecasts the link for a sender that budgets with the forecast.
         let receiver = salsify_transport::ReceiverConfig {
             link_forecast: receiver.link_forecast
-                && sender.budget == salsify_transport::BudgetSource::Forecast,
+                || sender.budget == salsify_transport::BudgetSource::Forecast,
             ..receiver
         };
         Ok(SchemeConfig::Salsify {

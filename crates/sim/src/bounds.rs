@@ -192,4 +192,3 @@ fn link_of(experiment: &Experiment) -> Result<Link, ExperimentError> {
         lossy: !config.data_link.loss.is_empty(),
     })
 }
-

@@ -46,11 +46,11 @@ pub enum BudgetSource {
 pub enum AckStall {
     /// Nothing is delivered that no ACK reported: the budget freezes, and once the ACK is
     /// overdue an outage is suspected and probes of the coarsest frames follow.
-    #[default]
     Probe,
-    /// The link keeps delivering at the last estimate, decaying by half every
+    /// The default: the link keeps delivering at the last estimate, decaying by half every
     /// `stall_half_life` once the ACK is overdue; an outage is suspected only when the rate
-    /// has decayed to an eighth.
+    /// has decayed to an eighth or `max_drain_frames` were sent since the last ACK.
+    #[default]
     Drain,
 }
 
@@ -78,7 +78,12 @@ pub struct HeldForecast {
 impl HeldForecast {
     /// The forecast of `ack`, received at `now`, in fragments of `fragment_wire_bytes` (the
     /// payload plus the data header: what the receiver counts).
-    pub fn new(now: Instant, forecast: &AckForecast, unit_bytes: u32, fragment_wire_bytes: usize) -> Self {
+    pub fn new(
+        now: Instant,
+        forecast: &AckForecast,
+        unit_bytes: u32,
+        fragment_wire_bytes: usize,
+    ) -> Self {
         let per_unit = f64::from(unit_bytes) / fragment_wire_bytes.max(1) as f64;
         HeldForecast {
             received_at: now,
@@ -235,9 +240,15 @@ mod tests {
         assert!((tau.between_decaying(ms(0), ms(100), ms(200), hl) - 100.0).abs() < 1e-9);
         // Half-life 500 ms at 1000 fragments/s: at most about 721 more, however long.
         let long = tau.between_decaying(ms(0), ms(20_000), ms(0), hl);
-        assert!((long - 500.0 / std::f64::consts::LN_2).abs() < 5.0, "{long}");
+        assert!(
+            (long - 500.0 / std::f64::consts::LN_2).abs() < 5.0,
+            "{long}"
+        );
         let one_hl = tau.between_decaying(ms(0), ms(500), ms(0), hl);
-        assert!((one_hl - 0.5 * 500.0 / std::f64::consts::LN_2).abs() < 3.0, "{one_hl}");
+        assert!(
+            (one_hl - 0.5 * 500.0 / std::f64::consts::LN_2).abs() < 3.0,
+            "{one_hl}"
+        );
     }
 
     #[test]
@@ -245,6 +256,9 @@ mod tests {
         assert_eq!(budget_bytes(10.7, 3, 1400), 7 * 1400);
         assert_eq!(budget_bytes(2.0, 3, 1400), 0);
         assert_eq!(budget_bytes(f64::NAN, 0, 1400), 0);
-        assert_eq!(drain_halvings(ms(1500), ms(500), Duration::from_millis(500)), 2.0);
+        assert_eq!(
+            drain_halvings(ms(1500), ms(500), Duration::from_millis(500)),
+            2.0
+        );
     }
 }

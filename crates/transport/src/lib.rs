@@ -100,9 +100,9 @@ pub mod link_forecast;
 pub mod pacer;
 pub mod receiver;
 pub mod resolution;
-pub mod size_model;
 pub mod sender;
 mod serde_units;
+pub mod size_model;
 pub mod state_store;
 pub mod vp8;
 pub mod wire;
@@ -112,13 +112,13 @@ pub use config::{
     ConfigError, PacingConfig, QualityWalk, ReceiverConfig, ResolutionStepConfig, SenderConfig,
     SenderMode, SenderRules, SlowLinkConfig,
 };
-pub use delivery::{AckStall, BudgetSource};
 pub use decision::{
     choose_frame, choose_paper, choose_slow_link, feedback_starved, frame_budget, link_pace,
     outage_suspected, override_limit, paced_ack_timeout, paced_outage_suspected, paper_budget,
     paper_forced, probe_due, probe_interval, probe_interval_cap, Overrides, PaperDecision,
     SlowLinkDecision,
 };
+pub use delivery::{AckStall, BudgetSource};
 pub use encode_time::{EncodeTimeConfig, EncodeTimeControl};
 pub use endpoint::{ReceiverSetupError, SalsifyReceiver, SalsifySender};
 pub use error::{DatagramRejected, SenderError};

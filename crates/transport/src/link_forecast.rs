@@ -104,7 +104,12 @@ mod tests {
         let mut t = start;
         for i in 0..count {
             let g = if i == 0 { grace } else { 0 };
-            f.on_arrival(Instant::from_micros(t), 1500, Duration::from_micros(g), true);
+            f.on_arrival(
+                Instant::from_micros(t),
+                1500,
+                Duration::from_micros(g),
+                true,
+            );
             t += gap_us;
         }
         t
@@ -152,7 +157,10 @@ mod tests {
         let after_us = t + 1_000_000;
         f.on_arrival(Instant::from_micros(after_us), 1500, Duration::ZERO, true);
         let after = fifth_tick(&mut f, after_us);
-        assert!(after < before / 4, "{after} after an outage, {before} before");
+        assert!(
+            after < before / 4,
+            "{after} after an outage, {before} before"
+        );
     }
 
     #[test]

@@ -65,13 +65,21 @@ impl SizeModel {
     /// The two options for a `budget` of bytes within `[lo, hi]`: the finest quantizer whose
     /// predicted size fits, and the one whose predicted size is half of that (at least one
     /// step and at most `max_gap` coarser). `None` before anything was observed.
-    pub fn options(&self, budget: usize, lo: Quality, hi: Quality, max_gap: u8) -> Option<(Quality, Quality)> {
+    pub fn options(
+        &self,
+        budget: usize,
+        lo: Quality,
+        hi: Quality,
+        max_gap: u8,
+    ) -> Option<(Quality, Quality)> {
         let (q0, s0) = self.reference?;
         let budget = (budget as f64).max(1.0);
         // size(q) <= budget  <=>  q >= q0 + ln(s0 / budget) / k
         let q = f64::from(q0) + (s0 / budget).ln() / self.slope;
         let better = Quality::clamped(q.ceil().clamp(-1.0, 200.0) as i32, lo, hi);
-        let gap = (std::f64::consts::LN_2 / self.slope).round().clamp(1.0, f64::from(max_gap.max(1)));
+        let gap = (std::f64::consts::LN_2 / self.slope)
+            .round()
+            .clamp(1.0, f64::from(max_gap.max(1)));
         let worse = Quality::clamped(i32::from(better.index()) + gap as i32, lo, hi);
         Some((better, worse))
     }

@@ -581,8 +581,14 @@ mod tests {
             forecast(&[]),
             forecast(&[5, 4]),
             forecast(&[1; MAX_FORECAST_TICKS + 1]),
-            AckForecast { tick: Duration::from_micros(10), counts: vec![1] },
-            AckForecast { tick: Duration::from_secs(2), counts: vec![1] },
+            AckForecast {
+                tick: Duration::from_micros(10),
+                counts: vec![1],
+            },
+            AckForecast {
+                tick: Duration::from_secs(2),
+                counts: vec![1],
+            },
         ] {
             let mut a = ack(0);
             a.forecast = Some(bad);
@@ -594,7 +600,10 @@ mod tests {
         a.emit(&mut out).unwrap();
         let mut decreasing = out.clone();
         decreasing[ACK_FIXED_LEN + 5..ACK_FIXED_LEN + 7].copy_from_slice(&9u16.to_be_bytes());
-        assert!(matches!(Ack::parse(&decreasing), Err(WireError::BadForecast(_))));
+        assert!(matches!(
+            Ack::parse(&decreasing),
+            Err(WireError::BadForecast(_))
+        ));
         assert!(matches!(
             Ack::parse(&out[..out.len() - 1]),
             Err(WireError::LengthMismatch { .. })

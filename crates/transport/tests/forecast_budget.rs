@@ -120,7 +120,8 @@ fn the_forecast_budget_freezes_in_silence_unless_the_link_is_drained() {
     let mut budgets = Vec::new();
     for ack_stall in [AckStall::Probe, AckStall::Drain] {
         let (mut s, _) = sender_with_a_frame_out(forecast_config(ack_stall));
-        s.handle_datagram(t, &ack(0, 0, Some(forecast(10)))).unwrap();
+        s.handle_datagram(t, &ack(0, 0, Some(forecast(10))))
+            .unwrap();
         let at = |ms| s.budget_now(t + Duration::from_millis(ms)).unwrap();
         budgets.push((at(0), at(100), at(1000), at(5000), at(60_000)));
     }

@@ -36,9 +36,15 @@ fn session_with(config: SenderConfig, forward: LinkConfig, seed: u64) -> FakeSes
     s
 }
 
+/// The rules with ACK silences read as `ack_stall = "probe"`: these tests are about the probe
+/// rules (the drain default is tested on its own below).
 fn config(rules: SenderRules) -> SenderConfig {
     SenderConfig {
         rules,
+        slow_link: SlowLinkConfig {
+            ack_stall: AckStall::Probe,
+            ..SlowLinkConfig::default()
+        },
         ..SenderConfig::default()
     }
 }
@@ -113,6 +119,34 @@ fn on_a_fading_link_the_slow_link_rules_do_not_build_a_queue() {
     // The queue built before the estimate notices the fade drains under both rules (a step
     // from 500 to 20 kbit/s strands seconds of fragments); the slow-link rules add less to it.
     assert!(p95_delay(&slow, 5_000, 25_000) < p95_delay(&project, 5_000, 25_000));
+}
+
+#[test]
+fn draining_a_sudden_fade_offers_a_bounded_excess_and_recovers() {
+    // The default `ack_stall = "drain"` cannot tell a rate that fell 25x at once from an ACK
+    // stall: for up to `max_drain_frames` frames it counts the link as still draining. The
+    // excess is bounded, and the video is live again soon after the fade.
+    let mut s = session_with(SenderConfig::default(), narrow(), 21);
+    s.run_until(ms(5_000));
+    s.forward.config.bytes_per_sec = Some(2_500.0);
+    s.run_until(ms(25_000));
+    s.forward.config.bytes_per_sec = Some(62_500.0);
+    s.run_until(ms(30_000));
+    assert!(s.wrong.is_empty(), "frames shown wrong: {:?}", s.wrong);
+    let probe = fading_run(SenderRules::SlowLink);
+    let offered =
+        |s: &FakeSession| -> usize { sent_between(s, 5_000, 25_000).iter().map(|f| f.bytes).sum() };
+    println!(
+        "drain: offered {} B in the fade (probe {} B), p95 delay after it {:?} (probe {:?})",
+        offered(&s),
+        offered(&probe),
+        p95_delay(&s, 26_000, 29_000),
+        p95_delay(&probe, 26_000, 29_000),
+    );
+    // At most the drained frames (24 of at most ~4 fragments here) beyond what probing offers.
+    assert!(offered(&s) < offered(&probe) + 24 * 4 * 1400, "{}", offered(&s));
+    assert!(p95_delay(&s, 26_000, 29_000) < Duration::from_millis(1_000));
+    assert!(s.shown.iter().filter(|f| f.at >= ms(26_000)).count() > 40);
 }
 
 #[test]
@@ -256,7 +290,7 @@ fn with_the_paced_probe_cap_a_fast_link_is_probed_every_interval() {
     let c = SenderConfig {
         slow_link: SlowLinkConfig {
             paced_probe_cap: true,
-            ..SlowLinkConfig::default()
+            ..config(SenderRules::SlowLink).slow_link
         },
         ..config(SenderRules::SlowLink)
     };

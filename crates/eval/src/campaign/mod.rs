@@ -273,7 +273,11 @@ mod tests {
         assert_eq!(frontier.group.name, "frontier");
         assert_eq!(frontier.runs.len(), 8 + 4 + 1 + 1);
         assert_eq!(
-            frontier.runs.iter().filter(|id| cellular.contains(id)).count(),
+            frontier
+                .runs
+                .iter()
+                .filter(|id| cellular.contains(id))
+                .count(),
             1
         );
         assert_eq!(

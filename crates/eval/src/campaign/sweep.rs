@@ -47,8 +47,14 @@ impl Sweep {
 
     /// Why the sweep is invalid, if it is.
     pub fn check(&self) -> Result<(), String> {
-        if let Some(d) = self.delay_target_ms.iter().find(|d| !(d.is_finite() && **d > 0.0)) {
-            return Err(format!("sweep.delay_target_ms: {d} is not a positive number of ms"));
+        if let Some(d) = self
+            .delay_target_ms
+            .iter()
+            .find(|d| !(d.is_finite() && **d > 0.0))
+        {
+            return Err(format!(
+                "sweep.delay_target_ms: {d} is not a positive number of ms"
+            ));
         }
         if let Some(c) = self.confidence.iter().find(|c| !(**c > 0.0 && **c < 1.0)) {
             return Err(format!("sweep.confidence: {c} is not between 0 and 1"));
@@ -58,7 +64,9 @@ impl Sweep {
             .iter()
             .find(|s| !(s.is_finite() && **s >= 0.0))
         {
-            return Err(format!("sweep.oracle_slack_frames: {s} is not a number >= 0"));
+            return Err(format!(
+                "sweep.oracle_slack_frames: {s} is not a number >= 0"
+            ));
         }
         Ok(())
     }
@@ -70,11 +78,16 @@ impl Sweep {
             self.salsify_variants(base)
         } else if scheme == "oracle" {
             each(&self.oracle_slack_frames, base, |e, &slack| {
-                e.oracle.get_or_insert_with(Default::default).quality_slack_frames = slack;
+                e.oracle
+                    .get_or_insert_with(Default::default)
+                    .quality_slack_frames = slack;
             })
         } else if matches!(scheme, "sprout" | "sprout-ewma") {
             each(&self.confidence, base, |e, &c| {
-                e.sprout.get_or_insert_with(Default::default).forecast.confidence = c;
+                e.sprout
+                    .get_or_insert_with(Default::default)
+                    .forecast
+                    .confidence = c;
             })
         } else {
             vec![base.clone()]
@@ -204,9 +217,19 @@ mod tests {
             .map(setting)
             .collect();
         assert!(names.contains(&"d 25 ms, ewma".to_string()), "{names:?}");
-        assert!(names.contains(&"d 100 ms, forecast 0.5".to_string()), "{names:?}");
-        assert!(names.contains(&"d 100 ms, forecast".to_string()), "{names:?}");
-        let oracle: Vec<String> = s.variants(&with_scheme("oracle")).iter().map(setting).collect();
+        assert!(
+            names.contains(&"d 100 ms, forecast 0.5".to_string()),
+            "{names:?}"
+        );
+        assert!(
+            names.contains(&"d 100 ms, forecast".to_string()),
+            "{names:?}"
+        );
+        let oracle: Vec<String> = s
+            .variants(&with_scheme("oracle"))
+            .iter()
+            .map(setting)
+            .collect();
         assert_eq!(oracle, ["slack 0", "slack 2", "slack 8"]);
         assert_eq!(setting(&with_scheme("conventional")), "");
     }

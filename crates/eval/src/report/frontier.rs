@@ -68,10 +68,14 @@ pub fn frontier(group: &str, runs: &[Entry]) -> Vec<Drawn> {
             let chart = chart(link, &here, delay, bounds.as_ref());
             let which = delay.words();
             out.push(Drawn {
-                name: format!("{group}-{}-frontier-{}", slug(link), match delay {
-                    Delay::P95 => "p95",
-                    Delay::Mean => "mean",
-                }),
+                name: format!(
+                    "{group}-{}-frontier-{}",
+                    slug(link),
+                    match delay {
+                        Delay::P95 => "p95",
+                        Delay::Mean => "mean",
+                    }
+                ),
                 caption: format!(
                     "{link}: the quality-delay frontier at the {which} delay. Each point is one \
                      setting of a scheme's own knob (Salsify: delay target, budget source; \
@@ -87,10 +91,19 @@ pub fn frontier(group: &str, runs: &[Entry]) -> Vec<Drawn> {
     out
 }
 
-fn chart(link: &str, here: &[&Entry], delay: Delay, bounds: Option<&salsify_sim::bounds::DelayBounds>) -> Chart {
+fn chart(
+    link: &str,
+    here: &[&Entry],
+    delay: Delay,
+    bounds: Option<&salsify_sim::bounds::DelayBounds>,
+) -> Chart {
     let mut chart = Chart::new(
         format!("{link}: quality-delay frontier ({} delay)", delay.words()),
-        Axis::log(format!("video delay, {} (ms, log scale; better ->)", delay.words())).reversed(),
+        Axis::log(format!(
+            "video delay, {} (ms, log scale; better ->)",
+            delay.words()
+        ))
+        .reversed(),
         Axis::linear("SSIM (dB), mean"),
     );
     let mut names: Vec<String> = Vec::new();
@@ -119,12 +132,14 @@ fn chart(link: &str, here: &[&Entry], delay: Delay, bounds: Option<&salsify_sim:
             hi = hi.max(p.1);
         }
         let scheme = name.split(' ').next().unwrap_or(name);
-        let line = Series::line_with_points(
-            name.clone(),
-            points.iter().map(|p| (p.0, p.1)).collect(),
-        )
-        .with_color(scheme_color(scheme));
-        chart.push(if name.ends_with(" forecast") { line.dashed() } else { line });
+        let line =
+            Series::line_with_points(name.clone(), points.iter().map(|p| (p.0, p.1)).collect())
+                .with_color(scheme_color(scheme));
+        chart.push(if name.ends_with(" forecast") {
+            line.dashed()
+        } else {
+            line
+        });
     }
     if let (Some(b), true) = (bounds, lo.is_finite()) {
         let causal = delay.bound(&match delay {

@@ -235,7 +235,9 @@ pub fn bound_violations(runs: &[Entry]) -> Vec<String> {
     for oracle in firsts {
         let same: Vec<&&Entry> = oracles.iter().filter(|o| key(o) == key(oracle)).collect();
         let lowest = |f: fn(&RunResult) -> Option<f64>| {
-            same.iter().filter_map(|o| f(o.result)).min_by(f64::total_cmp)
+            same.iter()
+                .filter_map(|o| f(o.result))
+                .min_by(f64::total_cmp)
         };
         let o = Bound {
             delay_p95_ms: lowest(|r| r.summary.delay_p95_ms),

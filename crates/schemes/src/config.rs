@@ -57,6 +57,9 @@ pub struct SchemeParams {
 }
 
 /// A scheme, fully configured.
+// Built once per session and never stored in bulk: the Salsify variant's size (two configs
+// with the receiver's forecast parameters) costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum SchemeConfig {

@@ -144,7 +144,11 @@ fn draining_a_sudden_fade_offers_a_bounded_excess_and_recovers() {
         p95_delay(&probe, 26_000, 29_000),
     );
     // At most the drained frames (24 of at most ~4 fragments here) beyond what probing offers.
-    assert!(offered(&s) < offered(&probe) + 24 * 4 * 1400, "{}", offered(&s));
+    assert!(
+        offered(&s) < offered(&probe) + 24 * 4 * 1400,
+        "{}",
+        offered(&s)
+    );
     assert!(p95_delay(&s, 26_000, 29_000) < Duration::from_millis(1_000));
     assert!(s.shown.iter().filter(|f| f.at >= ms(26_000)).count() > 40);
 }

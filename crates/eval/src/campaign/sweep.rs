@@ -143,10 +143,10 @@ pub fn setting(e: &Experiment) -> String {
         }
         out
     } else if scheme == "oracle" {
-        let slack = e.oracle.clone().unwrap_or_default().quality_slack_frames;
+        let slack = e.oracle.unwrap_or_default().quality_slack_frames;
         format!("slack {slack}")
     } else if matches!(scheme, "sprout" | "sprout-ewma") {
-        let c = e.sprout.clone().unwrap_or_default().forecast.confidence;
+        let c = e.sprout.unwrap_or_default().forecast.confidence;
         format!("confidence {c}")
     } else {
         String::new()

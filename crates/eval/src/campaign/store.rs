@@ -47,6 +47,10 @@ pub struct RunMeta {
     /// that changes resolution lists several). Empty in runs stored before it was recorded.
     #[serde(default)]
     pub sizes_shown: Vec<(u32, u32, u64)>,
+    /// A live run's facts (load average before and after, pictures matched); none for a
+    /// simulated run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live: Option<super::live::LiveFacts>,
 }
 
 /// A finished run read back.
@@ -206,6 +210,7 @@ fn write_run(dir: &Path, run: &PlannedRun, output: &SimOutput, wall_s: f64) -> i
         sender_states_max: output.sender.max_states_held,
         receiver_states_max: output.receiver.max_states_held,
         sizes_shown: output.shown_sizes.clone(),
+        live: None,
     };
     fs::write(dir.join("run.json"), serde_json::to_string_pretty(&meta)?)?;
     // Last: its presence is what marks the run finished.

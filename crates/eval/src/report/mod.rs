@@ -6,6 +6,7 @@
 
 pub mod figures;
 pub mod plot;
+pub mod style;
 pub mod tables;
 
 use std::collections::BTreeMap;

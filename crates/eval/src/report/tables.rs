@@ -76,6 +76,18 @@ impl Entry<'_> {
     pub fn queue(&self) -> u32 {
         self.plan.experiment.link.queue_packets
     }
+    /// Whether the run was live (real time, scored by barcodes) rather than simulated.
+    pub fn live(&self) -> bool {
+        self.plan.live
+    }
+    /// "live" or "sim", as tables say it.
+    pub fn how(&self) -> &'static str {
+        if self.live() {
+            "live"
+        } else {
+            "sim"
+        }
+    }
 }
 
 /// Whether the group varies queue, delay or seed (then those columns are shown).
@@ -93,7 +105,7 @@ pub fn group_table(runs: &[Entry]) -> Table {
     let show_queue = varies(runs, |r| params(r).0.to_string());
     let show_delay = varies(runs, |r| params(r).1.to_string());
     let show_seed = varies(runs, |r| params(r).2.to_string());
-    let mut header: Vec<String> = vec!["link".into(), "scheme".into()];
+    let mut header: Vec<String> = vec!["link".into(), "scheme".into(), "run".into()];
     for (show, name) in [
         (show_queue, "queue (pkts)"),
         (show_delay, "one-way delay (ms)"),
@@ -122,7 +134,11 @@ pub fn group_table(runs: &[Entry]) -> Table {
         .map(|r| {
             let s = &r.result.summary;
             let (queue, delay, seed) = params(r);
-            let mut row = vec![r.link().to_string(), r.scheme().to_string()];
+            let mut row = vec![
+                r.link().to_string(),
+                r.scheme().to_string(),
+                r.how().to_string(),
+            ];
             for (show, value) in [
                 (show_queue, queue.to_string()),
                 (show_delay, delay.to_string()),
@@ -398,6 +414,7 @@ mod tests {
                     id: id.clone(),
                     link: link.into(),
                     experiment,
+                    live: false,
                 };
                 let result = RunResult {
                     meta: crate::campaign::RunMeta {
@@ -407,6 +424,7 @@ mod tests {
                         sender_states_max: 0,
                         receiver_states_max: 0,
                         sizes_shown: vec![],
+                        live: None,
                     },
                     summary: summary(mean, p95),
                     dir: "/nonexistent".into(),

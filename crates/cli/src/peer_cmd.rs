@@ -185,6 +185,7 @@ fn score(args: &ScoreArgs) -> Result<()> {
         relay: None,
         relay_video_packets: (0, 0),
         relay_feedback_packets: (0, 0),
+        relay_refused: 0,
         recorded: (0, 0),
         interrupted: false,
     };

@@ -139,7 +139,116 @@ fn a_chromium_call_through_the_link_matches_its_barcodes() {
     assert!(frames.starts_with("frame,capture_ms,display_ms,delay_ms,ssim"));
     // The relay logged the call's packets in mm-link format.
     assert!(std::fs::metadata(call.join("video.log")).unwrap().len() > 1000);
+    assert_loopback_only(call);
     done_with(call);
+}
+
+/// The call used loopback only: the relay listened on 127.0.0.1, and every second's
+/// nominated candidate pair (Chrome's getStats, in stats.jsonl) joined two loopback
+/// addresses. Datagrams the relay refused (from the machine's other addresses, whose
+/// candidates Chromium still gathers and checks against the loopback one it was given) are
+/// counted in call.json; they were sent to 127.0.0.1, so they never left the machine either.
+fn assert_loopback_only(call: &Path) -> u64 {
+    let record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(call.join("call.json")).unwrap()).unwrap();
+    let relay = record["relay"].as_str().unwrap();
+    assert!(relay.starts_with("127.0.0.1:"), "relay on {relay}");
+    let stats = std::fs::read_to_string(call.join("stats.jsonl")).unwrap();
+    let mut pairs = 0;
+    for line in stats.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        for end in ["local", "remote"] {
+            if let Some(address) = v["pair"][end]["address"].as_str() {
+                assert_eq!(address, "127.0.0.1", "{end} end of the pair: {line}");
+                pairs += 1;
+            }
+        }
+    }
+    assert!(
+        pairs >= 2,
+        "no nominated candidate pair in stats.jsonl:\n{stats}"
+    );
+    record["relay_refused"].as_u64().unwrap()
+}
+
+/// Whether this machine lets an unprivileged process make a user and network namespace
+/// (`unshare -rn`) and bring its loopback up; why not, otherwise.
+fn loopback_only_namespace() -> Result<(), String> {
+    let out = Command::new("unshare")
+        .args(["-rn", "sh", "-c", "ip link set lo up && ip -o addr"])
+        .output()
+        .map_err(|e| format!("cannot run unshare: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "unshare -rn failed (unprivileged user namespaces off?): {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    let addresses = String::from_utf8_lossy(&out.stdout).to_string();
+    let interfaces: std::collections::BTreeSet<&str> = addresses
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(1))
+        .collect();
+    assert_eq!(
+        interfaces.into_iter().collect::<Vec<_>>(),
+        ["lo"],
+        "a fresh network namespace should hold loopback only:\n{addresses}"
+    );
+    Ok(())
+}
+
+/// Where loopback is the only interface (a fresh network namespace: no other interface, no
+/// route off the machine), a call still connects and is scored, through a relay on
+/// 127.0.0.1 that refused nothing.
+#[test]
+fn a_call_runs_where_loopback_is_the_only_interface() {
+    if !chromium_available() {
+        println!("note: Chromium not installed (scripts/setup --peers); test skipped");
+        return;
+    }
+    if let Err(why) = loopback_only_namespace() {
+        println!("note: {why}; test skipped");
+        return;
+    }
+    let _browser = one_browser();
+    let out = std::env::temp_dir().join(format!("salsify-peer-lo-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let result = Command::new("unshare")
+        .args([
+            "-rn",
+            "sh",
+            "-c",
+            "ip link set lo up && exec \"$@\"",
+            "sh",
+            SALSIFY,
+        ])
+        .args([
+            "peer",
+            "chromium",
+            "--input",
+            "synthetic",
+            "--size",
+            "320x180",
+        ])
+        .args(["--duration", "4", "--link", "constant:2000"])
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(result.status.success(), "{stderr}");
+    let m = match_json(&out);
+    let (shown, matched) = (
+        m["shown"].as_u64().unwrap(),
+        m["shown_matched"].as_u64().unwrap(),
+    );
+    assert!(shown >= 60, "only {shown} presented pictures");
+    assert!(
+        matched as f64 >= 0.95 * shown as f64,
+        "{matched} of {shown} matched"
+    );
+    assert_eq!(assert_loopback_only(&out), 0, "no other address to refuse");
+    let _ = std::fs::remove_dir_all(&out);
 }
 
 #[test]

@@ -92,9 +92,9 @@ pub fn switches(config: &BrowserConfig) -> Vec<String> {
         "--disable-background-timer-throttling",
         "--disable-renderer-backgrounding",
         "--disable-backgrounding-occluded-windows",
-        // One interface for ICE (the default route's), so the relay hears the sender from
-        // one address; real addresses instead of mDNS names.
-        "--force-webrtc-ip-handling-policy=default_public_interface_only",
+        // Loopback host candidates (Chromium leaves loopback out by default): the call is
+        // routed over 127.0.0.1 only (see `candidates`); real addresses instead of mDNS names.
+        "--allow-loopback-in-peer-connection",
         "--disable-features=WebRtcHideLocalIpsWithMdns",
         "--enable-logging=stderr",
         "--v=0",

@@ -210,12 +210,12 @@ fn send(shared: &Shared, event: PageEvent) {
     }
 }
 
-/// Picks one UDP IPv4 host candidate per side, starts the relay towards the receiver's and
-/// answers with both candidates pointed at the relay.
+/// Picks one UDP IPv4 host candidate on loopback per side, starts the relay towards the
+/// receiver's and answers with both candidates pointed at the relay.
 fn route(shared: &Shared, body: &[u8]) -> Result<String> {
     let (sender, receiver) = candidates::parse_lists(&String::from_utf8_lossy(body))?;
-    let (sender, _) = candidates::first_udp_ipv4_host("sender", &sender)?;
-    let (receiver, receiver_addr) = candidates::first_udp_ipv4_host("receiver", &receiver)?;
+    let (sender, _) = candidates::loopback_udp_host("sender", &sender)?;
+    let (receiver, receiver_addr) = candidates::loopback_udp_host("receiver", &receiver)?;
     let start = shared
         .start_relay
         .lock()

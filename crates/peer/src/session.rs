@@ -69,6 +69,8 @@ pub struct CallRecord {
     pub relay: Option<String>,
     /// Datagrams the relay forwarded: video direction (sender to receiver), in and out.
     pub relay_video_packets: (u64, u64),
+    /// Datagrams the relay dropped because they came from outside loopback.
+    pub relay_refused: u64,
     /// ... and the feedback direction.
     pub relay_feedback_packets: (u64, u64),
     /// Camera pictures and presented pictures recorded.
@@ -211,6 +213,7 @@ pub fn record_call(
         relay: Some(relay_addr.to_string()),
         relay_video_packets: totals.map_or((0, 0), |t| (t.video.packets_in, t.video.packets_out)),
         relay_feedback_packets: totals.map_or((0, 0), |t| (t.ack.packets_in, t.ack.packets_out)),
+        relay_refused: totals.map_or(0, |t| t.refused),
         recorded: (captures, shown),
         interrupted,
     };
@@ -281,8 +284,12 @@ fn relay_starter(
     slot: RelaySlot,
 ) -> crate::server::StartRelay {
     Box::new(move |receiver: SocketAddr| {
-        let config = relay_config(receiver)?;
-        let bind = SocketAddr::new(receiver.ip(), port);
+        let config = RelayConfig {
+            loopback_only: true,
+            ..relay_config(receiver)?
+        };
+        // Loopback only, like the candidates the page is given (see `candidates`).
+        let bind = SocketAddr::new(std::net::Ipv4Addr::LOCALHOST.into(), port);
         let socket = salsify_runtime::udp::bind(bind)
             .context("the relay's port (choose another with --relay-port)")?;
         let addr = socket.local_addr()?;

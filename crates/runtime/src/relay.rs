@@ -45,6 +45,10 @@ pub struct RelayConfig {
     pub video: DirectionConfig,
     /// Receiver to sender.
     pub ack: DirectionConfig,
+    /// Drop every datagram from an address outside loopback (127.0.0.0/8, ::1), counted in
+    /// [`RelayTotals::refused`]: a relay meant to stay on the machine (the Chromium peer's)
+    /// then never answers, or forwards for, another host.
+    pub loopback_only: bool,
 }
 
 /// Counters of a finished run.
@@ -54,6 +58,8 @@ pub struct RelayTotals {
     pub video: DirectionTotals,
     /// ACK direction.
     pub ack: DirectionTotals,
+    /// Datagrams dropped because they came from outside loopback (`loopback_only`).
+    pub refused: u64,
 }
 
 /// Counters of one direction.
@@ -165,6 +171,7 @@ pub fn run(
     let mut ack = Direction::new(&config.ack, "Downlink", start)?;
     observer.report(Observation::LinkStarted { at: start });
     let mut sender: Option<SocketAddr> = None;
+    let mut refused = 0;
     while !stop.load(Ordering::Relaxed) {
         let now = clock::now();
         for bytes in video.due(now) {
@@ -186,6 +193,10 @@ pub fn run(
             Err(mpsc::RecvTimeoutError::Timeout) => continue,
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         };
+        if config.loopback_only && !d.from.ip().is_loopback() {
+            refused += 1;
+            continue;
+        }
         if d.from == config.to {
             if let (Some(bytes), Some(to)) = (ack.offer(d.at, d.bytes), sender) {
                 ack.totals.packets_out += u64::from(udp::send(&socket, &bytes, to));
@@ -201,5 +212,6 @@ pub fn run(
     Ok(RelayTotals {
         video: video.finish(now)?,
         ack: ack.finish(now)?,
+        refused,
     })
 }

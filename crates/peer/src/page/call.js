@@ -196,7 +196,13 @@ function statsLoop(sender, receiver, clock) {
   setInterval(async () => {
     try {
       const out = { t_us: Math.round(performance.now() * 1000 + clock.offset) };
-      (await sender.getStats()).forEach((r) => {
+      const senderStats = await sender.getStats();
+      // The nominated pair's own addresses, so a run shows which addresses carried it.
+      const where = (id) => {
+        const c = id && senderStats.get(id);
+        return c ? { address: c.address, port: c.port, type: c.candidateType } : null;
+      };
+      senderStats.forEach((r) => {
         if (r.type === 'outbound-rtp') {
           out.outbound = pick(r, ['targetBitrate', 'bytesSent', 'framesEncoded', 'framesSent',
             'framesPerSecond', 'frameWidth', 'frameHeight', 'qualityLimitationReason',
@@ -205,6 +211,8 @@ function statsLoop(sender, receiver, clock) {
         } else if (r.type === 'candidate-pair' && r.nominated) {
           out.pair = pick(r, ['availableOutgoingBitrate', 'currentRoundTripTime', 'bytesSent',
             'bytesReceived']);
+          out.pair.local = where(r.localCandidateId);
+          out.pair.remote = where(r.remoteCandidateId);
         }
       });
       (await receiver.getStats()).forEach((r) => {

@@ -40,6 +40,11 @@ pub struct CallConfig {
     pub degradation_preference: Option<String>,
     /// `RTCRtpEncodingParameters.maxBitrate` in bit/s (None: Chrome's default).
     pub max_bitrate_bps: Option<u64>,
+    /// The video codec's MIME type, e.g. `video/VP9` (None: VP8). The call fails, naming
+    /// the codecs this Chromium offers, when it does not offer this one.
+    pub codec: Option<String>,
+    /// `RTCRtpEncodingParameters.scalabilityMode`, e.g. `L3T3_KEY` (None: Chrome's default).
+    pub scalability_mode: Option<String>,
     /// UDP port of the relay (0: any free port).
     pub relay_port: u16,
     /// Extra browser switches.
@@ -54,6 +59,8 @@ struct PageConfig {
     fps: f64,
     degradation_preference: Option<String>,
     max_bitrate_bps: Option<u64>,
+    codec: Option<String>,
+    scalability_mode: Option<String>,
 }
 
 /// A recorded call.
@@ -138,6 +145,8 @@ pub fn record_call(
         fps: fps.to_f64(),
         degradation_preference: config.degradation_preference.clone(),
         max_bitrate_bps: config.max_bitrate_bps,
+        codec: config.codec.clone(),
+        scalability_mode: config.scalability_mode.clone(),
     };
     let (tx, rx) = mpsc::channel();
     let relay_slot: RelaySlot = Arc::new(Mutex::new(None));

@@ -11,9 +11,12 @@
 //! - `chromium-av1`: AV1, only where this Chromium offers it for WebRTC (the call refuses
 //!   with the codecs it does offer otherwise).
 
+use salsify_netem::{DropReason, LinkEvent, LinkEventKind};
+use salsify_time::Instant;
 use serde::{Deserialize, Serialize};
 
 use crate::experiment::SCHEMES;
+use crate::metrics::FrameRecord;
 
 /// The Chromium systems a live group can name.
 pub const CHROMIUM_SYSTEMS: &[&str] = &["chromium-vp8", "chromium-vp9-svc", "chromium-av1"];
@@ -116,9 +119,117 @@ pub fn parse_load_average(text: &str) -> Result<f64, String> {
         .ok_or_else(|| format!("'{}' is not a load average line", text.trim()))
 }
 
+/// The link events of an `mm-link` log written by the live relay (`video.log`): arrivals,
+/// delivery opportunities, departures (with their queueing delay) and drops, at the log's
+/// millisecond times, which are the host's monotonic clock like the run's records.
+pub fn parse_link_log(text: &str) -> Result<Vec<LinkEvent>, String> {
+    let mut events = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let bad = || format!("line {}: '{line}' is not an mm-link log line", n + 1);
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let number = |i: usize| -> Result<u64, String> {
+            fields.get(i).and_then(|f| f.parse().ok()).ok_or_else(bad)
+        };
+        let at = number(0)?;
+        let time = Instant::from_micros(at.checked_mul(1000).ok_or_else(bad)?);
+        let size = |i| number(i).map(|b| b as usize);
+        let kind = match fields.get(1).copied() {
+            Some("+") => LinkEventKind::Arrival {
+                seq: 0,
+                size_bytes: size(2)?,
+            },
+            Some("#") => LinkEventKind::Opportunity {
+                bytes: u32::try_from(number(2)?).map_err(|_| bad())?,
+            },
+            Some("-") => LinkEventKind::Departure {
+                seq: 0,
+                size_bytes: size(2)?,
+                enqueued_at: Instant::from_micros(at.saturating_sub(number(3)?) * 1000),
+            },
+            Some("d") => LinkEventKind::Drop {
+                seq: 0,
+                size_bytes: size(3)?,
+                reason: DropReason::QueueFull,
+            },
+            _ => return Err(bad()),
+        };
+        events.push(LinkEvent { time, kind });
+    }
+    Ok(events)
+}
+
+/// A live run's records and link events with `origin` (the start of scoring) as time zero,
+/// as a simulated run's are; what happened before it is left out.
+pub fn rebase(
+    records: &[FrameRecord],
+    events: &[LinkEvent],
+    origin: Instant,
+) -> (Vec<FrameRecord>, Vec<LinkEvent>) {
+    let shift = |t: Instant| Instant::from_micros(t.as_micros().saturating_sub(origin.as_micros()));
+    let records = records
+        .iter()
+        .filter(|r| r.capture >= origin)
+        .map(|r| FrameRecord {
+            capture: shift(r.capture),
+            display: r.display.map(shift),
+            ..r.clone()
+        })
+        .collect();
+    let events = events
+        .iter()
+        .filter(|e| e.time >= origin)
+        .map(|e| LinkEvent {
+            time: shift(e.time),
+            kind: match e.kind {
+                LinkEventKind::Departure {
+                    seq,
+                    size_bytes,
+                    enqueued_at,
+                } => LinkEventKind::Departure {
+                    seq,
+                    size_bytes,
+                    enqueued_at: shift(enqueued_at),
+                },
+                other => other,
+            },
+        })
+        .collect();
+    (records, events)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn relay_logs_parse_and_rebase_onto_the_runs_start() {
+        let log = "# mahimahi mm-link (Uplink) [x] > salsify-netem\n# base timestamp: 9000\n\
+                   9001 # 1500\n9002 + 1200\n9010 - 1200 8\n9011 d 1 900\n";
+        let events = parse_link_log(log).unwrap();
+        assert_eq!(events.len(), 4);
+        assert_eq!(events[2].time, Instant::from_micros(9_010_000));
+        let record = FrameRecord::captured(1, Instant::from_micros(9_005_000));
+        let early = FrameRecord::captured(0, Instant::from_micros(8_000_000));
+        let (records, events) = rebase(&[early, record], &events, Instant::from_micros(9_002_000));
+        assert_eq!(records.len(), 1);
+        assert_eq!(records[0].capture, Instant::from_micros(3_000));
+        assert_eq!(
+            events.len(),
+            3,
+            "the opportunity before the start is left out"
+        );
+        let LinkEventKind::Departure { enqueued_at, .. } = events[1].kind else {
+            panic!("{events:?}");
+        };
+        assert_eq!(enqueued_at, Instant::from_micros(0));
+        for bad in ["9001 x 1", "abc + 1", "9001 + ", "9001 # 99999999999"] {
+            assert!(parse_link_log(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn live_systems_parse_and_the_oracle_is_refused() {

@@ -12,7 +12,7 @@ pub mod timeseries;
 use std::path::Path;
 
 pub use spec::{Figure, Group, Matrix, MatrixError, Plan, PlannedGroup, PlannedRun, Shard};
-pub use store::{RunMeta, RunResult, Store};
+pub use store::{LiveRun, RunMeta, RunResult, Store};
 
 use crate::experiment::Experiment;
 

@@ -1,4 +1,4 @@
-// A VP8 call between two RTCPeerConnections of this page, the sender fed by the (fake,
+// A call (VP8 unless the server says another codec) between two RTCPeerConnections of this page, the sender fed by the (fake,
 // barcoded) camera, every ICE candidate rewritten by the server so that both directions cross
 // `salsify link`. Per frame it posts to the server: the camera picture's capture timestamp
 // and barcode band (a MediaStreamTrackProcessor on a clone of the camera track), and every
@@ -207,7 +207,7 @@ function statsLoop(sender, receiver, clock) {
           out.outbound = pick(r, ['targetBitrate', 'bytesSent', 'framesEncoded', 'framesSent',
             'framesPerSecond', 'frameWidth', 'frameHeight', 'qualityLimitationReason',
             'qpSum', 'keyFramesEncoded', 'nackCount', 'pliCount', 'retransmittedBytesSent',
-            'encoderImplementation']);
+            'encoderImplementation', 'scalabilityMode']);
         } else if (r.type === 'candidate-pair' && r.nominated) {
           out.pair = pick(r, ['availableOutgoingBitrate', 'currentRoundTripTime', 'bytesSent',
             'bytesReceived']);
@@ -251,13 +251,22 @@ async function main() {
     pc.onconnectionstatechange = () => event('state', { peer: name, state: pc.connectionState });
   }
 
+  // One codec only, keeping Chrome's helper codecs (retransmission, redundancy, FEC). A
+  // codec this Chromium does not offer is an error naming the ones it does.
+  const wanted = config.codec || 'video/VP8';
+  const offered = RTCRtpSender.getCapabilities('video').codecs;
+  if (!offered.some((c) => c.mimeType.toLowerCase() === wanted.toLowerCase())) {
+    const names = [...new Set(offered.map((c) => c.mimeType))].join(', ');
+    fail('setup', `this Chromium does not offer ${wanted} for WebRTC; it offers ${names}`);
+    return;
+  }
   const encoding = {};
   if (config.max_bitrate_bps) encoding.maxBitrate = config.max_bitrate_bps;
+  if (config.scalability_mode) encoding.scalabilityMode = config.scalability_mode;
   const transceiver = sender.addTransceiver(track, { direction: 'sendonly', sendEncodings: [encoding] });
-  // VP8 only, keeping Chrome's helper codecs (retransmission, redundancy, FEC).
   const helpers = ['video/rtx', 'video/red', 'video/ulpfec', 'video/flexfec-03'];
-  const codecs = RTCRtpSender.getCapabilities('video').codecs
-    .filter((c) => c.mimeType === 'video/VP8' || helpers.includes(c.mimeType));
+  const codecs = offered.filter((c) => c.mimeType.toLowerCase() === wanted.toLowerCase()
+    || helpers.includes(c.mimeType));
   transceiver.setCodecPreferences(codecs);
 
   receiver.ontrack = (e) => {
@@ -281,6 +290,11 @@ async function main() {
   }
   const params = transceiver.sender.getParameters();
   event('sender_parameters', { parameters: params });
+  const mode = params.encodings[0] && params.encodings[0].scalabilityMode;
+  if (config.scalability_mode && mode !== config.scalability_mode) {
+    fail('setup', `the sender took scalabilityMode ${mode}, not ${config.scalability_mode}`);
+    return;
+  }
 
   await Promise.all([senderCandidates.done, receiverCandidates.done]);
   const reply = await fetch('/ice', {

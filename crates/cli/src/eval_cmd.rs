@@ -244,7 +244,9 @@ impl ClipCache {
     }
 }
 
-/// Runs `todo` on `jobs` threads; returns the runs that failed.
+/// Runs `todo`: the simulated runs on `jobs` threads, then the live cells one at a time
+/// (nothing else of the evaluation runs beside a live cell, which would take the CPU its
+/// real-time encoders and browser need); returns the runs that failed.
 fn run_all(
     store: &Store,
     todo: Vec<PlannedRun>,
@@ -254,12 +256,41 @@ fn run_all(
     if todo.is_empty() {
         return Ok(Vec::new());
     }
+    let progress = Progress::new(&todo, quiet);
+    let (live, simulated): (Vec<PlannedRun>, Vec<PlannedRun>) =
+        todo.into_iter().partition(|r| r.live);
+    let mut failures = run_simulated(store, simulated, jobs, &progress);
+    for run in &live {
+        if crate::runtime::interrupted() {
+            break;
+        }
+        let line = progress.start(run);
+        let result = crate::eval_live::run_live(store, run);
+        progress.advance((run.experiment.duration_s * 1000.0) as u64);
+        progress.done(line, result.is_ok());
+        if let Err(e) = result {
+            failures.push((run.id.clone(), e));
+        }
+    }
+    progress.finish();
+    Ok(failures)
+}
+
+/// Runs simulated runs on `jobs` threads; returns the runs that failed.
+fn run_simulated(
+    store: &Store,
+    todo: Vec<PlannedRun>,
+    jobs: usize,
+    progress: &Progress,
+) -> Vec<(String, anyhow::Error)> {
+    if todo.is_empty() {
+        return Vec::new();
+    }
     let most_frames = todo
         .iter()
         .map(|r| frames_needed(&r.experiment))
         .max()
         .unwrap_or(1);
-    let progress = Progress::new(&todo, quiet);
     let next = AtomicUsize::new(0);
     let clips = ClipCache::default();
     let failures = Mutex::new(Vec::new());
@@ -268,7 +299,7 @@ fn run_all(
             scope.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::SeqCst);
                 let Some(run) = todo.get(i) else { break };
-                if let Err(e) = run_one(store, run, &clips, most_frames, &progress) {
+                if let Err(e) = run_one(store, run, &clips, most_frames, progress) {
                     failures
                         .lock()
                         .expect("failures lock")
@@ -277,8 +308,7 @@ fn run_all(
             });
         }
     });
-    progress.finish();
-    Ok(failures.into_inner().expect("failures lock"))
+    failures.into_inner().expect("failures lock")
 }
 
 fn run_one(

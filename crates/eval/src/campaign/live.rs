@@ -108,6 +108,11 @@ pub struct LiveFacts {
     pub pictures_matched: (u64, u64),
     /// What ran: Chromium's version line, or our scheme's name.
     pub system: String,
+    /// Chromium's encoder as its `getStats` named it at the end of the call, with the
+    /// scalability mode it used (which can be fewer layers than asked for: Chrome drops
+    /// spatial layers a small picture cannot hold), e.g. "libvpx L1T3".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub encoder: Option<String>,
 }
 
 /// The 1-minute load average from `/proc/loadavg`'s text.
@@ -201,6 +206,20 @@ pub fn rebase(
     (records, events)
 }
 
+/// The encoder and scalability mode the last line of a call's `stats.jsonl` (Chrome's
+/// `getStats` of the sending side, one JSON object a line) reports, if any.
+pub fn encoder_in_stats(stats: &str) -> Option<String> {
+    let line = stats.lines().rev().find(|l| l.contains("outbound"))?;
+    let value: serde_json::Value = serde_json::from_str(line).ok()?;
+    let outbound = value.get("outbound")?;
+    let field = |k: &str| outbound.get(k).and_then(|v| v.as_str());
+    let parts: Vec<&str> = [field("encoderImplementation"), field("scalabilityMode")]
+        .into_iter()
+        .flatten()
+        .collect();
+    (!parts.is_empty()).then(|| parts.join(" "))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -251,6 +270,16 @@ mod tests {
         assert!(!e.contains("oracle"), "{e}");
         assert_eq!(ChromiumCodec::Vp9Svc.scalability_mode(), Some("L3T3_KEY"));
         assert_eq!(ChromiumCodec::Av1.mime_type(), "video/AV1");
+    }
+
+    #[test]
+    fn the_encoder_is_read_from_the_last_stats_line() {
+        let stats = "{\"outbound\":{\"encoderImplementation\":\"libvpx\",\"scalabilityMode\":\"L3T3_KEY\"}}\n\
+                     {\"outbound\":{\"encoderImplementation\":\"libvpx\",\"scalabilityMode\":\"L1T3\"}}\n\
+                     {\"pair\":{}}\n";
+        assert_eq!(encoder_in_stats(stats).as_deref(), Some("libvpx L1T3"));
+        assert_eq!(encoder_in_stats("{\"pair\":{}}"), None);
+        assert_eq!(encoder_in_stats("not json outbound"), None);
     }
 
     #[test]

@@ -115,6 +115,7 @@ pub fn group_table(runs: &[Entry]) -> Table {
             header.push(name.into());
         }
     }
+    let show_load = runs.iter().any(|r| r.live());
     header.extend(
         [
             "SSIM dB mean",
@@ -129,6 +130,9 @@ pub fn group_table(runs: &[Entry]) -> Table {
         ]
         .map(String::from),
     );
+    if show_load {
+        header.push("load before / after".into());
+    }
     let rows = runs
         .iter()
         .map(|r| {
@@ -148,17 +152,30 @@ pub fn group_table(runs: &[Entry]) -> Table {
                     row.push(value);
                 }
             }
+            // Bytes per frame are unknown from outside a live sender.
+            let (rate, utilisation) = match r.live() {
+                true => ("-".into(), "-".into()),
+                false => (
+                    format!("{:.0}", s.video_bitrate_bps / 1000.0),
+                    num(s.link_utilisation, 2),
+                ),
+            };
             row.extend([
                 num(s.ssim_db_mean, 2),
                 num(s.ssim_db_p25, 2),
                 num(s.delay_mean_ms, 0),
                 num(s.delay_p95_ms, 0),
                 format!("{:.1}", s.displayed_fps),
-                format!("{:.0}", s.video_bitrate_bps / 1000.0),
-                num(s.link_utilisation, 2),
+                rate,
+                utilisation,
                 num(s.qoe_video_call, 2),
                 num(s.qoe_driving, 2),
             ]);
+            if show_load {
+                row.push(r.result.meta.live.as_ref().map_or("-".into(), |l| {
+                    format!("{:.2} / {:.2}", l.load_before, l.load_after)
+                }));
+            }
             row
         })
         .collect();

@@ -158,13 +158,15 @@ pub fn run(args: &EvalArgs) -> Result<()> {
         );
         return Ok(());
     }
+    check_live_systems(&todo)?;
     let store = Store::create(&args.out)
         .with_context(|| format!("cannot use output folder '{}'", args.out.display()))?;
     store.write_matrix(&matrix)?;
     store.write_plan(&plan)?;
     store.write_command(&command_line())?;
+    let live = todo.iter().filter(|r| r.live).count();
     eprintln!(
-        "{} runs in the matrix, {} in shard {}/{}, {} already finished, {} to run with {} at once; results in {}",
+        "{} runs in the matrix, {} in shard {}/{}, {} already finished, {} to run with {} at once{}; results in {}",
         plan.runs.len(),
         mine.len(),
         shard.index,
@@ -172,6 +174,10 @@ pub fn run(args: &EvalArgs) -> Result<()> {
         mine.len() - todo.len(),
         todo.len(),
         args.jobs.min(todo.len().max(1)),
+        match live {
+            0 => String::new(),
+            n => format!(" ({n} live, run one at a time after the others)"),
+        },
         args.out.display()
     );
     let failures = run_all(&store, todo, args.jobs, args.quiet)?;
@@ -195,6 +201,20 @@ pub fn run(args: &EvalArgs) -> Result<()> {
             "{} runs failed (finished runs are kept; rerun to retry)",
             failures.len()
         );
+    }
+    Ok(())
+}
+
+/// A live Chromium cell needs Chromium: said before anything runs, not after an hour of
+/// simulations.
+fn check_live_systems(todo: &[PlannedRun]) -> Result<()> {
+    let chromium = salsify_eval::campaign::live::CHROMIUM_SYSTEMS;
+    if let Some(run) = todo
+        .iter()
+        .find(|r| r.live && chromium.contains(&r.experiment.scheme.as_str()))
+    {
+        salsify_peer::chromium::find_binary(None)
+            .with_context(|| format!("live run {} needs Chromium", run.id))?;
     }
     Ok(())
 }

@@ -77,6 +77,7 @@ pub fn run_live(store: &Store, run: &PlannedRun) -> Result<()> {
             load_before,
             load_after,
             pictures_matched: (analysis.counts.shown_matched, analysis.counts.shown),
+            presentations_missed: analysis.counts.presentations_missed,
             system: system_name,
             encoder,
         },

@@ -65,7 +65,7 @@ pub struct ChromiumArgs {
     #[arg(long)]
     pub max_bitrate_kbps: Option<u64>,
     /// The video codec (an error naming the codecs this Chromium offers when it lacks it).
-    #[arg(long, default_value = "vp8", value_parser = ["vp8", "vp9", "av1", "h264"])]
+    #[arg(long, default_value = "vp8", value_parser = ["vp8", "vp9", "av1", "h264", "h265"])]
     pub codec: String,
     /// RTCRtpEncodingParameters.scalabilityMode, e.g. L1T3 or L3T3_KEY (default: none set).
     #[arg(long)]

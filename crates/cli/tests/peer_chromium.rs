@@ -339,3 +339,33 @@ fn a_busy_relay_port_and_a_call_that_cannot_connect_are_clear_errors() {
     let e = failing_call("timeout", &["--connect-timeout", "0.3"]);
     assert!(e.contains("did not connect within"), "{e}");
 }
+
+/// A codec this Chromium does not offer for WebRTC is refused, naming those it does (how a
+/// live `chromium-av1` cell fails where AV1 is missing). Debian's Chromium 156 has no H.265
+/// encoder for WebRTC; a build that has one runs the call instead, and the test says so.
+#[test]
+fn a_codec_chromium_lacks_is_refused_naming_the_ones_it_offers() {
+    if !chromium_available() {
+        println!("note: Chromium not installed; test skipped");
+        return;
+    }
+    let _browser = one_browser();
+    let out = std::env::temp_dir().join(format!("salsify-peer-h265-{}", std::process::id()));
+    let result = Command::new(SALSIFY)
+        .args(["peer", "chromium", "--codec", "h265", "--size", "320x180"])
+        .args(["--source-frames", "20", "--duration", "2", "--link", "none"])
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&out);
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    if result.status.success() {
+        println!("note: this Chromium offers H.265 for WebRTC; nothing to refuse");
+        return;
+    }
+    assert!(
+        stderr.contains("does not offer video/H265") && stderr.contains("video/VP8"),
+        "{stderr}"
+    );
+}

@@ -104,8 +104,12 @@ pub struct LiveFacts {
     pub load_before: f64,
     /// ... and just after it ended.
     pub load_after: f64,
-    /// Presented pictures whose barcode matched their source picture, of all presented.
+    /// Presented pictures whose barcode matched their source picture, of all recorded.
     pub pictures_matched: (u64, u64),
+    /// Presentations not recorded (the page or the recorder could not keep up); they count
+    /// as not shown in the summary.
+    #[serde(default)]
+    pub presentations_missed: u64,
     /// What ran: Chromium's version line, or our scheme's name.
     pub system: String,
     /// Chromium's encoder as its `getStats` named it at the end of the call, with the

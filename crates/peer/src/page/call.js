@@ -153,7 +153,10 @@ function displayLoop(video, clock) {
   let unrecorded = 0;
   const onFrame = async (now, md) => {
     video.requestVideoFrameCallback(onFrame);
-    unrecorded += lastPresented === null ? 0 : md.presentedFrames - lastPresented - 1;
+    const skipped = lastPresented === null ? 0 : md.presentedFrames - lastPresented - 1;
+    // Said apart from the other causes, so a busy page is told from a slow upload.
+    if (skipped > 0) warn('display', 'pictures presented with no callback (the page was busy)');
+    unrecorded += skipped;
     lastPresented = md.presentedFrames;
     let frame;
     try {
@@ -175,7 +178,12 @@ function displayLoop(video, clock) {
           + `&missed=${unrecorded}`,
         packI420(buf, layout, w, h),
       );
-      if (posted) unrecorded = 0; else unrecorded += 1;
+      if (posted) {
+        unrecorded = 0;
+      } else {
+        unrecorded += 1;
+        warn('display', 'too many uploads under way: a presented picture not recorded');
+      }
     } catch (e) {
       unrecorded += 1;
       warn('display', e);

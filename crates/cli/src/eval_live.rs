@@ -198,10 +198,6 @@ fn scheme_flags(e: &Experiment, scheme: &str, source: &Path, work: &Path) -> Res
         "--barcoded".to_string(),
         "--no-ssim".to_string(),
         "--quiet".to_string(),
-        "--size".to_string(),
-        e.size.clone(),
-        "--fps".to_string(),
-        e.fps.to_string(),
         "--cpu-used".to_string(),
         e.cpu_used.to_string(),
         "--duration".to_string(),
@@ -209,6 +205,10 @@ fn scheme_flags(e: &Experiment, scheme: &str, source: &Path, work: &Path) -> Res
         "--out".to_string(),
         work.display().to_string(),
     ];
+    if e.video == "synthetic" {
+        flags.extend(["--size".to_string(), e.size.clone()]);
+        flags.extend(["--fps".to_string(), e.fps.to_string()]);
+    }
     let params = e.scheme_params();
     if params != Default::default() {
         let path = work.join("scheme-params.toml");
@@ -234,10 +234,15 @@ fn parse_flags<T: clap::Args>(flags: &[String]) -> Result<T> {
         .map_err(|e| anyhow!("live cell flags {flags:?}: {e}"))
 }
 
-/// The experiment's video at its size and rate, barcoded, made once per evaluation folder
-/// and shared by every live cell that plays it.
+/// The experiment's video, barcoded, made once per evaluation folder and shared by every
+/// live cell that plays it. As in the simulator, a file plays at its own size and rate and
+/// the experiment's `size` and `fps` are the synthetic source's.
 fn barcoded_source(store: &Store, e: &Experiment) -> Result<PathBuf> {
-    let size: Size = e.size.parse().map_err(|m: String| anyhow!("size: {m}"))?;
+    let synthetic = e.video == "synthetic";
+    let size: Option<Size> = match synthetic {
+        true => Some(e.size.parse().map_err(|m: String| anyhow!("size: {m}"))?),
+        false => None,
+    };
     let stem = Path::new(&e.video)
         .file_stem()
         .map_or("video".into(), |s| s.to_string_lossy().into_owned());
@@ -245,19 +250,16 @@ fn barcoded_source(store: &Store, e: &Experiment) -> Result<PathBuf> {
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
         .collect();
+    let name = match size {
+        Some(size) => format!("{clean}_{size}_{}fps", e.fps),
+        None => clean,
+    };
     let dir = store.root().join("live-sources");
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create '{}'", dir.display()))?;
-    let path = dir.join(format!("{clean}_{size}_{}fps.y4m", e.fps));
+    let path = dir.join(format!("{name}.y4m"));
     if !path.is_file() {
-        let partial = dir.join(format!(".{clean}_{size}_{}fps.partial.y4m", e.fps));
-        crate::barcode_cmd::stamp_video(
-            &e.video,
-            Some(size),
-            e.fps,
-            Some(SOURCE_FRAMES),
-            0,
-            &partial,
-        )?;
+        let partial = dir.join(format!(".{name}.partial.y4m"));
+        crate::barcode_cmd::stamp_video(&e.video, size, e.fps, Some(SOURCE_FRAMES), 0, &partial)?;
         std::fs::rename(&partial, &path)
             .with_context(|| format!("cannot rename to '{}'", path.display()))?;
     }

@@ -185,6 +185,13 @@ fn a_live_group_runs_after_the_simulated_runs_and_is_reported_beside_them() {
     let figure =
         fs::read_to_string(out.join("figures/live-constant-2000-quality-delay.svg")).unwrap();
     assert!(figure.contains("salsify-2c (live)"), "{figure}");
+    // The same experiment simulated (group `sim`) is drawn beside it, and tabled.
+    assert!(figure.contains(">salsify-2c</text>"), "{figure}");
+    let live_section = &report[report.find("## Live").unwrap()..];
+    assert!(
+        live_section.contains("| constant:2000 | salsify-2c | sim |"),
+        "{live_section}"
+    );
     let _ = fs::remove_dir_all(&dir);
 }
 

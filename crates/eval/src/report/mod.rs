@@ -64,7 +64,10 @@ pub fn build(plan: &Plan, results: &BTreeMap<String, RunResult>, context: &Conte
     let mut sections = Vec::new();
     let mut comparison_runs = Vec::new();
     for g in &plan.groups {
-        let runs = entries(&g.runs);
+        let mut runs = entries(&g.runs);
+        if g.group.live {
+            runs.extend(entries(&tables::simulated_beside(plan, &g.runs)));
+        }
         if g.group.name == "cellular" || comparison_runs.is_empty() {
             comparison_runs = runs.clone();
         }

@@ -157,6 +157,18 @@ impl Direction {
     }
 }
 
+/// Whether the relay takes a datagram from `from`: anything, or with `loopback_only` only
+/// datagrams from 127.0.0.0/8 or ::1 (an IPv4 loopback address mapped into IPv6 included).
+fn admits(loopback_only: bool, from: SocketAddr) -> bool {
+    let loopback = match from.ip() {
+        std::net::IpAddr::V6(v6) => v6
+            .to_ipv4_mapped()
+            .map_or(v6.is_loopback(), |v4| v4.is_loopback()),
+        ip => ip.is_loopback(),
+    };
+    !loopback_only || loopback
+}
+
 /// Relays on `socket` until `stop` is set.
 pub fn run(
     config: RelayConfig,
@@ -193,7 +205,7 @@ pub fn run(
             Err(mpsc::RecvTimeoutError::Timeout) => continue,
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         };
-        if config.loopback_only && !d.from.ip().is_loopback() {
+        if !admits(config.loopback_only, d.from) {
             refused += 1;
             continue;
         }
@@ -214,4 +226,30 @@ pub fn run(
         ack: ack.finish(now)?,
         refused,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_loopback_only_relay_admits_loopback_sources_only() {
+        for from in [
+            "127.0.0.1:5000",
+            "127.8.9.1:1",
+            "[::1]:5000",
+            "[::ffff:127.0.0.1]:5",
+        ] {
+            assert!(admits(true, from.parse().unwrap()), "{from}");
+        }
+        for from in [
+            "192.0.2.2:5000",
+            "[fd00::2]:5000",
+            "[::ffff:192.0.2.2]:5",
+            "0.0.0.0:1",
+        ] {
+            assert!(!admits(true, from.parse().unwrap()), "{from}");
+            assert!(admits(false, from.parse().unwrap()), "{from}");
+        }
+    }
 }

@@ -20,6 +20,7 @@ use crate::records::{read_band, CaptureRecord, RecordWriter, ShownRecord};
 
 const PAGE: &str = include_str!("page/index.html");
 const SCRIPT: &str = include_str!("page/call.js");
+const SHOWN_WORKER: &str = include_str!("page/shown_worker.js");
 /// Largest request body taken (a 1920x1080 I420 picture is 3.1 MB).
 const MAX_BODY: u64 = 8 << 20;
 /// Threads answering requests (pictures and bands arrive concurrently).
@@ -179,6 +180,7 @@ fn handle(mut request: Request, shared: &Shared) {
     let result: Result<(String, &str)> = match path {
         "/" | "/index.html" => Ok((PAGE.to_string(), "text/html; charset=utf-8")),
         "/call.js" => Ok((SCRIPT.to_string(), "text/javascript; charset=utf-8")),
+        "/shown-worker.js" => Ok((SHOWN_WORKER.to_string(), "text/javascript; charset=utf-8")),
         "/config" => Ok((shared.config_json.clone(), "application/json")),
         "/clock" => Ok((clock::now().as_micros().to_string(), "text/plain")),
         "/ice" => route(shared, &body).map(|r| (r, "application/json")),

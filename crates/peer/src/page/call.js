@@ -95,25 +95,6 @@ function gather(pc) {
   };
 }
 
-// The frame's planes packed (no row padding): I420 only.
-function packI420(buf, layout, w, h) {
-  const sizes = [[w, h], [w / 2, h / 2], [w / 2, h / 2]];
-  if (layout.every((p, i) => p.stride === sizes[i][0])
-      && layout[1].offset === w * h && layout[2].offset === w * h + (w / 2) * (h / 2)) {
-    return buf.subarray(0, w * h * 3 / 2);
-  }
-  const out = new Uint8Array(w * h * 3 / 2);
-  let at = 0;
-  layout.forEach((p, i) => {
-    const [pw, ph] = sizes[i];
-    for (let row = 0; row < ph; row++) {
-      out.set(buf.subarray(p.offset + row * p.stride, p.offset + row * p.stride + pw), at);
-      at += pw;
-    }
-  });
-  return out;
-}
-
 async function captureLoop(track, clock) {
   const reader = new MediaStreamTrackProcessor({ track, maxBufferSize: CAPTURE_QUEUE })
     .readable.getReader();
@@ -146,12 +127,22 @@ async function captureLoop(track, clock) {
   }
 }
 
+// Every presented picture, with its display time, handed whole to a worker
+// (shown_worker.js) that copies and uploads it, so the main thread only takes the picture.
 function displayLoop(video, clock) {
-  const uploads = poster(MAX_INFLIGHT_SHOWN);
+  const worker = new Worker('/shown-worker.js');
+  let inflight = 0;
   let lastPresented = null;
   // Presentations not recorded since the last one that was (no picture, or no upload slot).
   let unrecorded = 0;
-  const onFrame = async (now, md) => {
+  worker.onmessage = (e) => {
+    inflight -= 1;
+    if (e.data.failed) {
+      unrecorded += 1;
+      warn('display', e.data.failed);
+    }
+  };
+  const onFrame = (now, md) => {
     video.requestVideoFrameCallback(onFrame);
     const skipped = lastPresented === null ? 0 : md.presentedFrames - lastPresented - 1;
     // Said apart from the other causes, so a busy page is told from a slow upload.
@@ -166,24 +157,20 @@ function displayLoop(video, clock) {
       if (Math.abs(frame.timestamp - md.mediaTime * 1e6) > 1000) {
         throw new Error('the video element moved on to a newer picture before the copy');
       }
-      const display = Math.round(md.expectedDisplayTime * 1000 + clock.offset);
-      const received = md.receiveTime ? Math.round(md.receiveTime * 1000 + clock.offset) : '';
-      const w = frame.visibleRect.width;
-      const h = frame.visibleRect.height;
       if (frame.format !== 'I420') throw new Error(`decoded frames are ${frame.format}, not I420`);
-      const buf = new Uint8Array(frame.allocationSize());
-      const layout = await frame.copyTo(buf);
-      const posted = uploads.post(
-        `/shown?display=${display}&received=${received}&w=${w}&h=${h}&rtp=${md.rtpTimestamp}`
-          + `&missed=${unrecorded}`,
-        packI420(buf, layout, w, h),
-      );
-      if (posted) {
-        unrecorded = 0;
-      } else {
+      if (inflight >= MAX_INFLIGHT_SHOWN) {
         unrecorded += 1;
         warn('display', 'too many uploads under way: a presented picture not recorded');
+        return;
       }
+      const display = Math.round(md.expectedDisplayTime * 1000 + clock.offset);
+      const received = md.receiveTime ? Math.round(md.receiveTime * 1000 + clock.offset) : '';
+      const query = `display=${display}&received=${received}&w=${frame.visibleRect.width}`
+        + `&h=${frame.visibleRect.height}&rtp=${md.rtpTimestamp}&missed=${unrecorded}`;
+      inflight += 1;
+      worker.postMessage({ frame, query }, [frame]);
+      frame = null; // the worker has it and closes it
+      unrecorded = 0;
     } catch (e) {
       unrecorded += 1;
       warn('display', e);

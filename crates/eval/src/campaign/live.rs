@@ -32,6 +32,10 @@ pub const VP9_SVC_MODE: &str = "L3T3_KEY";
 /// Schemes that exist only in the simulator.
 const SIMULATOR_ONLY: &[&str] = &["oracle"];
 
+/// Schemes that send no video (Sprout's bulk filler): a live cell is scored by the barcodes
+/// of the pictures it shows, so they cannot be live cells.
+const NO_VIDEO: &[&str] = &["sprout-bulk", "sprout-ewma-bulk"];
+
 /// How a live cell runs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LiveSystem {
@@ -81,13 +85,16 @@ impl LiveSystem {
             s if SIMULATOR_ONLY.contains(&s) => Err(format!(
                 "'{s}' runs only in the simulator (it reads the link's future), not live"
             )),
+            s if NO_VIDEO.contains(&s) => Err(format!(
+                "'{s}' sends no video, and a live cell is scored by the pictures it shows"
+            )),
             s if SCHEMES.contains(&s) => Ok(LiveSystem::Scheme(s.to_string())),
             s => Err(format!(
                 "unknown live system '{s}'; one of {}, or a scheme: {}",
                 CHROMIUM_SYSTEMS.join(", "),
                 SCHEMES
                     .iter()
-                    .filter(|s| !SIMULATOR_ONLY.contains(s))
+                    .filter(|s| !SIMULATOR_ONLY.contains(s) && !NO_VIDEO.contains(s))
                     .copied()
                     .collect::<Vec<_>>()
                     .join(", ")
@@ -271,7 +278,13 @@ mod tests {
             e.contains("chromium-vp8") && e.contains("conventional"),
             "{e}"
         );
-        assert!(!e.contains("oracle"), "{e}");
+        assert!(!e.contains("oracle") && !e.contains("bulk"), "{e}");
+        let e = LiveSystem::parse("sprout-bulk").unwrap_err();
+        assert!(e.contains("no video"), "{e}");
+        assert_eq!(
+            LiveSystem::parse("sprout"),
+            Ok(LiveSystem::Scheme("sprout".into()))
+        );
         assert_eq!(ChromiumCodec::Vp9Svc.scalability_mode(), Some("L3T3_KEY"));
         assert_eq!(ChromiumCodec::Av1.mime_type(), "video/AV1");
     }

@@ -231,3 +231,30 @@ fn a_live_group_refuses_the_oracle_before_anything_runs() {
     );
     let _ = fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_chromium_cell_without_chromium_is_refused_before_anything_runs() {
+    let dir = std::env::temp_dir().join(format!("salsify-eval-live-nochr-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    let matrix_file = dir.join("m.toml");
+    fs::write(&matrix_file, matrix(&["chromium-vp8"])).unwrap();
+    // No browser on this PATH, whatever the machine has installed.
+    let result = Command::new(env!("CARGO_BIN_EXE_salsify"))
+        .env("PATH", dir.join("empty"))
+        .arg("eval")
+        .arg("--matrix")
+        .arg(&matrix_file)
+        .arg("--out")
+        .arg(dir.join("out"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(!result.status.success());
+    assert!(
+        stderr.contains("needs Chromium") && stderr.contains("scripts/setup --peers"),
+        "{stderr}"
+    );
+    assert!(!dir.join("out").exists(), "nothing ran: {stderr}");
+    let _ = fs::remove_dir_all(&dir);
+}

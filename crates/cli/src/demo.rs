@@ -81,6 +81,11 @@ impl Default for DemoArgs {
 
 /// Runs the demo.
 pub fn run(args: &DemoArgs) -> Result<()> {
+    run_scored(args).map(drop)
+}
+
+/// Runs the demo; with `--barcoded`, also returns the black-box analysis it wrote.
+pub(crate) fn run_scored(args: &DemoArgs) -> Result<Option<salsify_peer::Analysis>> {
     if args.barcoded && !std::path::Path::new(&args.source.input).is_file() {
         anyhow::bail!(
             "--barcoded needs a barcoded Y4M file as --input (from `salsify barcode`), not '{}'",
@@ -193,10 +198,11 @@ pub fn run(args: &DemoArgs) -> Result<()> {
             None => anyhow!("no frame was shown in the demo"),
         });
     }
-    if let Some(recorder) = blackbox {
-        recorder.score(&args.source.input, start, start + args.duration)?;
-    }
-    failed.map_or(Ok(()), Err)
+    let analysis = match blackbox {
+        Some(recorder) => Some(recorder.score(&args.source.input, start, start + args.duration)?),
+        None => None,
+    };
+    failed.map_or(Ok(analysis), Err)
 }
 
 /// The demo's run recorded as a black-box peer's is: barcodes of captured pictures, shown
@@ -241,7 +247,12 @@ impl BlackBoxRecorder {
         }
     }
 
-    fn score(self, reference: &str, from: Instant, until: Instant) -> Result<()> {
+    fn score(
+        self,
+        reference: &str,
+        from: Instant,
+        until: Instant,
+    ) -> Result<salsify_peer::Analysis> {
         self.writer.finish()?;
         let analysis = salsify_peer::analyse(&salsify_peer::AnalysisInput {
             dir: &self.dir,
@@ -261,7 +272,7 @@ impl BlackBoxRecorder {
             s.displayed_fps,
             self.dir.display()
         );
-        Ok(())
+        Ok(analysis)
     }
 }
 

@@ -158,13 +158,15 @@ pub fn run(args: &EvalArgs) -> Result<()> {
         );
         return Ok(());
     }
+    check_live_systems(&todo)?;
     let store = Store::create(&args.out)
         .with_context(|| format!("cannot use output folder '{}'", args.out.display()))?;
     store.write_matrix(&matrix)?;
     store.write_plan(&plan)?;
     store.write_command(&command_line())?;
+    let live = todo.iter().filter(|r| r.live).count();
     eprintln!(
-        "{} runs in the matrix, {} in shard {}/{}, {} already finished, {} to run with {} at once; results in {}",
+        "{} runs in the matrix, {} in shard {}/{}, {} already finished, {} to run with {} at once{}; results in {}",
         plan.runs.len(),
         mine.len(),
         shard.index,
@@ -172,6 +174,10 @@ pub fn run(args: &EvalArgs) -> Result<()> {
         mine.len() - todo.len(),
         todo.len(),
         args.jobs.min(todo.len().max(1)),
+        match live {
+            0 => String::new(),
+            n => format!(" ({n} live, run one at a time after the others)"),
+        },
         args.out.display()
     );
     let failures = run_all(&store, todo, args.jobs, args.quiet)?;
@@ -195,6 +201,20 @@ pub fn run(args: &EvalArgs) -> Result<()> {
             "{} runs failed (finished runs are kept; rerun to retry)",
             failures.len()
         );
+    }
+    Ok(())
+}
+
+/// A live Chromium cell needs Chromium: said before anything runs, not after an hour of
+/// simulations.
+fn check_live_systems(todo: &[PlannedRun]) -> Result<()> {
+    let chromium = salsify_eval::campaign::live::CHROMIUM_SYSTEMS;
+    if let Some(run) = todo
+        .iter()
+        .find(|r| r.live && chromium.contains(&r.experiment.scheme.as_str()))
+    {
+        salsify_peer::chromium::find_binary(None)
+            .with_context(|| format!("live run {} needs Chromium", run.id))?;
     }
     Ok(())
 }
@@ -244,7 +264,9 @@ impl ClipCache {
     }
 }
 
-/// Runs `todo` on `jobs` threads; returns the runs that failed.
+/// Runs `todo`: the simulated runs on `jobs` threads, then the live cells one at a time
+/// (nothing else of the evaluation runs beside a live cell, which would take the CPU its
+/// real-time encoders and browser need); returns the runs that failed.
 fn run_all(
     store: &Store,
     todo: Vec<PlannedRun>,
@@ -254,12 +276,41 @@ fn run_all(
     if todo.is_empty() {
         return Ok(Vec::new());
     }
+    let progress = Progress::new(&todo, quiet);
+    let (live, simulated): (Vec<PlannedRun>, Vec<PlannedRun>) =
+        todo.into_iter().partition(|r| r.live);
+    let mut failures = run_simulated(store, simulated, jobs, &progress);
+    for run in &live {
+        if crate::runtime::interrupted() {
+            break;
+        }
+        let line = progress.start(run);
+        let result = crate::eval_live::run_live(store, run);
+        progress.advance((run.experiment.duration_s * 1000.0) as u64);
+        progress.done(line, result.is_ok());
+        if let Err(e) = result {
+            failures.push((run.id.clone(), e));
+        }
+    }
+    progress.finish();
+    Ok(failures)
+}
+
+/// Runs simulated runs on `jobs` threads; returns the runs that failed.
+fn run_simulated(
+    store: &Store,
+    todo: Vec<PlannedRun>,
+    jobs: usize,
+    progress: &Progress,
+) -> Vec<(String, anyhow::Error)> {
+    if todo.is_empty() {
+        return Vec::new();
+    }
     let most_frames = todo
         .iter()
         .map(|r| frames_needed(&r.experiment))
         .max()
         .unwrap_or(1);
-    let progress = Progress::new(&todo, quiet);
     let next = AtomicUsize::new(0);
     let clips = ClipCache::default();
     let failures = Mutex::new(Vec::new());
@@ -268,7 +319,7 @@ fn run_all(
             scope.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::SeqCst);
                 let Some(run) = todo.get(i) else { break };
-                if let Err(e) = run_one(store, run, &clips, most_frames, &progress) {
+                if let Err(e) = run_one(store, run, &clips, most_frames, progress) {
                     failures
                         .lock()
                         .expect("failures lock")
@@ -277,8 +328,7 @@ fn run_all(
             });
         }
     });
-    progress.finish();
-    Ok(failures.into_inner().expect("failures lock"))
+    failures.into_inner().expect("failures lock")
 }
 
 fn run_one(

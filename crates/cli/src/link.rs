@@ -181,6 +181,7 @@ pub fn relay_config(
         to,
         video: direction(video, "video.log"),
         ack: direction(ack, "ack.log"),
+        loopback_only: false,
     })
 }
 

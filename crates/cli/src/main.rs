@@ -10,6 +10,7 @@ mod bench_secure;
 mod codec_demo;
 mod demo;
 mod eval_cmd;
+mod eval_live;
 mod input;
 mod keys;
 mod link;

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
-use salsify_peer::{analyse, write_outputs, AnalysisInput, CallConfig, CallRecord};
+use salsify_peer::{analyse, write_outputs, Analysis, AnalysisInput, CallConfig, CallRecord};
 use salsify_time::Duration;
 
 use crate::input::Size;
@@ -21,7 +21,7 @@ const MIN_MATCH_SHARE: f64 = 0.5;
 /// The peers.
 #[derive(Subcommand, Debug)]
 pub enum PeerCommand {
-    /// A VP8 call in headless Chromium (its own WebRTC, Chrome's defaults) through the link
+    /// A call in headless Chromium (its own WebRTC, Chrome's defaults; VP8 unless --codec) through the link
     /// relay: a barcoded source as the fake camera, every presented picture recorded, then
     /// scored into frames.csv, summary.json and match.json in --out.
     Chromium(Box<ChromiumArgs>),
@@ -64,6 +64,12 @@ pub struct ChromiumArgs {
     /// RTCRtpEncodingParameters.maxBitrate in kb/s (default: Chrome's own).
     #[arg(long)]
     pub max_bitrate_kbps: Option<u64>,
+    /// The video codec (an error naming the codecs this Chromium offers when it lacks it).
+    #[arg(long, default_value = "vp8", value_parser = ["vp8", "vp9", "av1", "h264", "h265"])]
+    pub codec: String,
+    /// RTCRtpEncodingParameters.scalabilityMode, e.g. L1T3 or L3T3_KEY (default: none set).
+    #[arg(long)]
+    pub scalability_mode: Option<String>,
     /// UDP port of the relay (0: any free port).
     #[arg(long, default_value_t = 0)]
     pub relay_port: u16,
@@ -102,6 +108,16 @@ pub fn run(command: &PeerCommand) -> Result<()> {
 }
 
 fn chromium(args: &ChromiumArgs) -> Result<()> {
+    call_and_score(args).map(drop)
+}
+
+/// Records a call as `args` say and scores it (the files in `args.out`, and in memory).
+pub(crate) fn call_and_score(args: &ChromiumArgs) -> Result<(CallRecord, Analysis)> {
+    if let Some(mode) = args.scalability_mode.as_deref().filter(|m| {
+        m.is_empty() || m.len() > 16 || !m.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    }) {
+        bail!("--scalability-mode '{mode}' is not a mode name such as L1T3 or L3T3_KEY");
+    }
     if !(args.warmup >= 0.0 && args.warmup < args.duration.as_secs_f64()) {
         bail!("--warmup {} must be below --duration", args.warmup);
     }
@@ -147,6 +163,8 @@ fn chromium(args: &ChromiumArgs) -> Result<()> {
         connect_timeout: args.connect_timeout,
         degradation_preference: args.degradation_preference.clone(),
         max_bitrate_bps: args.max_bitrate_kbps.map(|k| k * 1000),
+        codec: Some(format!("video/{}", args.codec.to_uppercase())),
+        scalability_mode: args.scalability_mode.clone(),
         relay_port: args.relay_port,
         extra_args: Vec::new(),
     };
@@ -158,7 +176,8 @@ fn chromium(args: &ChromiumArgs) -> Result<()> {
         "salsify peer chromium: recorded {} camera pictures and {} presented pictures; relay video {} in / {} out; scoring",
         call.recorded.0, call.recorded.1, call.relay_video_packets.0, call.relay_video_packets.1
     );
-    score_call(&args.out, &source, &call, args.warmup, &args.out)
+    let analysis = score_call(&args.out, &source, &call, args.warmup, &args.out)?;
+    Ok((call, analysis))
 }
 
 fn score(args: &ScoreArgs) -> Result<()> {
@@ -185,6 +204,7 @@ fn score(args: &ScoreArgs) -> Result<()> {
         relay: None,
         relay_video_packets: (0, 0),
         relay_feedback_packets: (0, 0),
+        relay_refused: 0,
         recorded: (0, 0),
         interrupted: false,
     };
@@ -194,7 +214,7 @@ fn score(args: &ScoreArgs) -> Result<()> {
         .unwrap_or_else(|| args.dir.join("source.y4m"));
     let out = args.out.clone().unwrap_or_else(|| args.dir.clone());
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create '{}'", out.display()))?;
-    score_call(&args.dir, &reference, &call, args.warmup, &out)
+    score_call(&args.dir, &reference, &call, args.warmup, &out).map(drop)
 }
 
 fn score_call(
@@ -203,7 +223,7 @@ fn score_call(
     call: &CallRecord,
     warmup: f64,
     out: &std::path::Path,
-) -> Result<()> {
+) -> Result<Analysis> {
     let analysis = analyse(&AnalysisInput {
         dir,
         reference,
@@ -246,5 +266,5 @@ fn score_call(
             reference.display()
         );
     }
-    Ok(())
+    Ok(analysis)
 }

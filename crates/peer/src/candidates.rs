@@ -1,9 +1,12 @@
 //! ICE candidates rewritten so that both directions of a call cross the link relay.
 //!
 //! Each peer connection is given one candidate of the other: its first UDP IPv4 host
-//! candidate, with the address and port replaced by the relay's. The relay forwards what the
-//! receiver sends to the last other address it heard, so the sender must reach it from one
-//! address only; other candidates (TCP, IPv6, more interfaces) are never offered.
+//! candidate on loopback (127.0.0.0/8), with the address and port replaced by the relay's
+//! (on 127.0.0.1). The relay forwards what the receiver sends to the last other address it
+//! heard, so the sender must reach it from one address only; other candidates (TCP, IPv6,
+//! other interfaces) are never offered, so the call's media never leaves loopback and the
+//! call works on a machine whose only interface is loopback. Chromium offers loopback
+//! candidates only with `--allow-loopback-in-peer-connection` (see [`crate::chromium`]).
 
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 
@@ -63,19 +66,21 @@ impl Candidate {
     }
 }
 
-/// The first UDP IPv4 host candidate of `side`'s list and its address.
-pub fn first_udp_ipv4_host(side: &str, list: &[Candidate]) -> Result<(Candidate, SocketAddr)> {
+/// The first UDP IPv4 host candidate on loopback of `side`'s list and its address.
+pub fn loopback_udp_host(side: &str, list: &[Candidate]) -> Result<(Candidate, SocketAddr)> {
     for c in list {
-        if let Some(h) = c.udp_ipv4_host() {
+        if let Some(h) = c.udp_ipv4_host().filter(|h| h.address.ip().is_loopback()) {
             return Ok((c.clone(), SocketAddr::V4(h.address)));
         }
     }
     if list.is_empty() {
-        bail!("the {side} peer gathered no ICE candidate (no network interface besides loopback?)");
+        bail!(
+            "the {side} peer gathered no ICE candidate (was Chromium started with --allow-loopback-in-peer-connection?)"
+        );
     }
     let all: Vec<&str> = list.iter().map(|c| c.candidate.as_str()).collect();
     bail!(
-        "the {side} peer has no UDP IPv4 host candidate among: {}",
+        "the {side} peer has no UDP IPv4 host candidate on loopback (127.0.0.0/8) among: {}",
         all.join(" | ")
     )
 }
@@ -121,7 +126,9 @@ mod tests {
     }
 
     const V4: &str =
-        "candidate:1539715417 1 udp 2122194687 192.0.2.2 52698 typ host generation 0 ufrag K6Dt network-id 1";
+        "candidate:1539715417 1 udp 2122194687 127.0.0.1 52698 typ host generation 0 ufrag K6Dt network-id 1";
+    const ETH: &str =
+        "candidate:1539715418 1 udp 2122194687 192.0.2.2 52699 typ host generation 0 ufrag K6Dt network-id 2";
     const V6: &str =
         "candidate:2426466489 1 udp 2122265343 fd00::2 45852 typ host generation 0 ufrag K6Dt network-id 2";
     const TCP: &str = "candidate:2775377357 1 tcp 1518214911 192.0.2.2 9 typ host tcptype active generation 0 ufrag K6Dt network-id 1";
@@ -129,14 +136,15 @@ mod tests {
         "candidate:1 1 udp 1686052607 198.51.100.7 40000 typ srflx raddr 192.0.2.2 rport 52698";
 
     #[test]
-    fn only_udp_ipv4_host_candidates_are_chosen() {
-        let list = [cand(V6), cand(TCP), cand(SRFLX), cand(V4)];
-        let (c, addr) = first_udp_ipv4_host("sender", &list).unwrap();
+    fn only_udp_ipv4_host_candidates_on_loopback_are_chosen() {
+        let list = [cand(V6), cand(TCP), cand(SRFLX), cand(ETH), cand(V4)];
+        let (c, addr) = loopback_udp_host("sender", &list).unwrap();
         assert_eq!(c.candidate, V4);
-        assert_eq!(addr, "192.0.2.2:52698".parse().unwrap());
-        let e = first_udp_ipv4_host("sender", &list[..3]).unwrap_err();
-        assert!(e.to_string().contains("no UDP IPv4 host"), "{e}");
-        assert!(first_udp_ipv4_host("receiver", &[]).is_err());
+        assert_eq!(addr, "127.0.0.1:52698".parse().unwrap());
+        let e = loopback_udp_host("sender", &list[..4]).unwrap_err();
+        assert!(e.to_string().contains("on loopback"), "{e}");
+        let e = loopback_udp_host("receiver", &[]).unwrap_err();
+        assert!(e.to_string().contains("allow-loopback"), "{e}");
         assert!(cand("garbage").udp_ipv4_host().is_none());
         assert!(cand("candidate:1 1 udp 5 1.2.3.4 notaport typ host")
             .udp_ipv4_host()
@@ -145,11 +153,11 @@ mod tests {
 
     #[test]
     fn rewriting_keeps_everything_but_the_address() {
-        let relay: SocketAddr = "192.0.2.2:40123".parse().unwrap();
-        let r = route(&cand(V4), &cand(V4), relay);
+        let relay: SocketAddr = "127.0.0.1:40123".parse().unwrap();
+        let r = route(&cand(ETH), &cand(V4), relay);
         assert_eq!(
             r.for_receiver.candidate,
-            "candidate:1539715417 1 udp 2122194687 192.0.2.2 40123 typ host generation 0 ufrag K6Dt network-id 1"
+            "candidate:1539715418 1 udp 2122194687 127.0.0.1 40123 typ host generation 0 ufrag K6Dt network-id 2"
         );
         assert_eq!(r.for_sender.sdp_mid.as_deref(), Some("0"));
         let json = serde_json::to_string(&r).unwrap();

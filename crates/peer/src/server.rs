@@ -20,6 +20,7 @@ use crate::records::{read_band, CaptureRecord, RecordWriter, ShownRecord};
 
 const PAGE: &str = include_str!("page/index.html");
 const SCRIPT: &str = include_str!("page/call.js");
+const SHOWN_WORKER: &str = include_str!("page/shown_worker.js");
 /// Largest request body taken (a 1920x1080 I420 picture is 3.1 MB).
 const MAX_BODY: u64 = 8 << 20;
 /// Threads answering requests (pictures and bands arrive concurrently).
@@ -179,6 +180,7 @@ fn handle(mut request: Request, shared: &Shared) {
     let result: Result<(String, &str)> = match path {
         "/" | "/index.html" => Ok((PAGE.to_string(), "text/html; charset=utf-8")),
         "/call.js" => Ok((SCRIPT.to_string(), "text/javascript; charset=utf-8")),
+        "/shown-worker.js" => Ok((SHOWN_WORKER.to_string(), "text/javascript; charset=utf-8")),
         "/config" => Ok((shared.config_json.clone(), "application/json")),
         "/clock" => Ok((clock::now().as_micros().to_string(), "text/plain")),
         "/ice" => route(shared, &body).map(|r| (r, "application/json")),
@@ -210,12 +212,12 @@ fn send(shared: &Shared, event: PageEvent) {
     }
 }
 
-/// Picks one UDP IPv4 host candidate per side, starts the relay towards the receiver's and
-/// answers with both candidates pointed at the relay.
+/// Picks one UDP IPv4 host candidate on loopback per side, starts the relay towards the
+/// receiver's and answers with both candidates pointed at the relay.
 fn route(shared: &Shared, body: &[u8]) -> Result<String> {
     let (sender, receiver) = candidates::parse_lists(&String::from_utf8_lossy(body))?;
-    let (sender, _) = candidates::first_udp_ipv4_host("sender", &sender)?;
-    let (receiver, receiver_addr) = candidates::first_udp_ipv4_host("receiver", &receiver)?;
+    let (sender, _) = candidates::loopback_udp_host("sender", &sender)?;
+    let (receiver, receiver_addr) = candidates::loopback_udp_host("receiver", &receiver)?;
     let start = shared
         .start_relay
         .lock()

@@ -40,6 +40,11 @@ pub struct CallConfig {
     pub degradation_preference: Option<String>,
     /// `RTCRtpEncodingParameters.maxBitrate` in bit/s (None: Chrome's default).
     pub max_bitrate_bps: Option<u64>,
+    /// The video codec's MIME type, e.g. `video/VP9` (None: VP8). The call fails, naming
+    /// the codecs this Chromium offers, when it does not offer this one.
+    pub codec: Option<String>,
+    /// `RTCRtpEncodingParameters.scalabilityMode`, e.g. `L3T3_KEY` (None: Chrome's default).
+    pub scalability_mode: Option<String>,
     /// UDP port of the relay (0: any free port).
     pub relay_port: u16,
     /// Extra browser switches.
@@ -54,6 +59,8 @@ struct PageConfig {
     fps: f64,
     degradation_preference: Option<String>,
     max_bitrate_bps: Option<u64>,
+    codec: Option<String>,
+    scalability_mode: Option<String>,
 }
 
 /// A recorded call.
@@ -69,6 +76,8 @@ pub struct CallRecord {
     pub relay: Option<String>,
     /// Datagrams the relay forwarded: video direction (sender to receiver), in and out.
     pub relay_video_packets: (u64, u64),
+    /// Datagrams the relay dropped because they came from outside loopback.
+    pub relay_refused: u64,
     /// ... and the feedback direction.
     pub relay_feedback_packets: (u64, u64),
     /// Camera pictures and presented pictures recorded.
@@ -136,6 +145,8 @@ pub fn record_call(
         fps: fps.to_f64(),
         degradation_preference: config.degradation_preference.clone(),
         max_bitrate_bps: config.max_bitrate_bps,
+        codec: config.codec.clone(),
+        scalability_mode: config.scalability_mode.clone(),
     };
     let (tx, rx) = mpsc::channel();
     let relay_slot: RelaySlot = Arc::new(Mutex::new(None));
@@ -211,6 +222,7 @@ pub fn record_call(
         relay: Some(relay_addr.to_string()),
         relay_video_packets: totals.map_or((0, 0), |t| (t.video.packets_in, t.video.packets_out)),
         relay_feedback_packets: totals.map_or((0, 0), |t| (t.ack.packets_in, t.ack.packets_out)),
+        relay_refused: totals.map_or(0, |t| t.refused),
         recorded: (captures, shown),
         interrupted,
     };
@@ -281,8 +293,12 @@ fn relay_starter(
     slot: RelaySlot,
 ) -> crate::server::StartRelay {
     Box::new(move |receiver: SocketAddr| {
-        let config = relay_config(receiver)?;
-        let bind = SocketAddr::new(receiver.ip(), port);
+        let config = RelayConfig {
+            loopback_only: true,
+            ..relay_config(receiver)?
+        };
+        // Loopback only, like the candidates the page is given (see `candidates`).
+        let bind = SocketAddr::new(std::net::Ipv4Addr::LOCALHOST.into(), port);
         let socket = salsify_runtime::udp::bind(bind)
             .context("the relay's port (choose another with --relay-port)")?;
         let addr = socket.local_addr()?;

@@ -45,6 +45,10 @@ pub struct RelayConfig {
     pub video: DirectionConfig,
     /// Receiver to sender.
     pub ack: DirectionConfig,
+    /// Drop every datagram from an address outside loopback (127.0.0.0/8, ::1), counted in
+    /// [`RelayTotals::refused`]: a relay meant to stay on the machine (the Chromium peer's)
+    /// then never answers, or forwards for, another host.
+    pub loopback_only: bool,
 }
 
 /// Counters of a finished run.
@@ -54,6 +58,8 @@ pub struct RelayTotals {
     pub video: DirectionTotals,
     /// ACK direction.
     pub ack: DirectionTotals,
+    /// Datagrams dropped because they came from outside loopback (`loopback_only`).
+    pub refused: u64,
 }
 
 /// Counters of one direction.
@@ -151,6 +157,18 @@ impl Direction {
     }
 }
 
+/// Whether the relay takes a datagram from `from`: anything, or with `loopback_only` only
+/// datagrams from 127.0.0.0/8 or ::1 (an IPv4 loopback address mapped into IPv6 included).
+fn admits(loopback_only: bool, from: SocketAddr) -> bool {
+    let loopback = match from.ip() {
+        std::net::IpAddr::V6(v6) => v6
+            .to_ipv4_mapped()
+            .map_or(v6.is_loopback(), |v4| v4.is_loopback()),
+        ip => ip.is_loopback(),
+    };
+    !loopback_only || loopback
+}
+
 /// Relays on `socket` until `stop` is set.
 pub fn run(
     config: RelayConfig,
@@ -165,6 +183,7 @@ pub fn run(
     let mut ack = Direction::new(&config.ack, "Downlink", start)?;
     observer.report(Observation::LinkStarted { at: start });
     let mut sender: Option<SocketAddr> = None;
+    let mut refused = 0;
     while !stop.load(Ordering::Relaxed) {
         let now = clock::now();
         for bytes in video.due(now) {
@@ -186,6 +205,10 @@ pub fn run(
             Err(mpsc::RecvTimeoutError::Timeout) => continue,
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         };
+        if !admits(config.loopback_only, d.from) {
+            refused += 1;
+            continue;
+        }
         if d.from == config.to {
             if let (Some(bytes), Some(to)) = (ack.offer(d.at, d.bytes), sender) {
                 ack.totals.packets_out += u64::from(udp::send(&socket, &bytes, to));
@@ -201,5 +224,32 @@ pub fn run(
     Ok(RelayTotals {
         video: video.finish(now)?,
         ack: ack.finish(now)?,
+        refused,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_loopback_only_relay_admits_loopback_sources_only() {
+        for from in [
+            "127.0.0.1:5000",
+            "127.8.9.1:1",
+            "[::1]:5000",
+            "[::ffff:127.0.0.1]:5",
+        ] {
+            assert!(admits(true, from.parse().unwrap()), "{from}");
+        }
+        for from in [
+            "192.0.2.2:5000",
+            "[fd00::2]:5000",
+            "[::ffff:192.0.2.2]:5",
+            "0.0.0.0:1",
+        ] {
+            assert!(!admits(true, from.parse().unwrap()), "{from}");
+            assert!(admits(false, from.parse().unwrap()), "{from}");
+        }
+    }
 }

@@ -4,6 +4,7 @@
 //! Running the matrix in parallel and drawing the report are the command's and
 //! [`crate::report`]'s business.
 
+pub mod live;
 pub mod spec;
 pub mod store;
 pub mod sweep;
@@ -12,7 +13,7 @@ pub mod timeseries;
 use std::path::Path;
 
 pub use spec::{Figure, Group, Matrix, MatrixError, Plan, PlannedGroup, PlannedRun, Shard};
-pub use store::{RunMeta, RunResult, Store};
+pub use store::{LiveRun, RunMeta, RunResult, Store};
 
 use crate::experiment::Experiment;
 use salsify_transport::BudgetSource;
@@ -130,6 +131,7 @@ pub fn default_matrix(traces: Option<&Path>, video: &str) -> Result<Matrix, Matr
     let group = |name: &str, title: &str, schemes: &[&str], link: &str, secs: f64| Group {
         name: name.into(),
         title: title.into(),
+        live: false,
         schemes: strings(schemes),
         links: vec![link.to_string()],
         queue_packets: vec![],

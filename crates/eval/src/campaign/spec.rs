@@ -22,20 +22,36 @@
 //! videos = ["synthetic"]             # optional
 //! duration_s = 140                   # optional, this group only
 //! figures = ["quality-delay", "time-series"]   # also "queue-size", "sprout", "frontier"
+//!
 //! [group.sweep]                      # optional: each scheme's own knob (campaign::sweep)
 //! delay_target_ms = [25, 50, 100, 200]
+//!
+//! [[group]]
+//! name = "live"
+//! live = true                        # real time through the link relay, scored by barcodes
+//! schemes = ["chromium-vp8", "chromium-vp9-svc", "salsify-2c"]
+//! links = ["trace:Verizon-LTE-short", "dropout"]
+//! duration_s = 20
 //! ```
 //!
 //! A link is a preset of [`crate::experiment::PRESETS`], `trace:NAME` (the prefix NAME in
 //! the traces folder: video over NAME.down, ACKs over NAME.up), `trace-up:NAME` (the other
 //! direction: video over NAME.up, ACKs over NAME.down; named `NAME-up`), `traces:*` (every
 //! trace prefix in that folder, sorted), or a path to a trace prefix.
+//!
+//! A group with `live = true` runs each cell in real time (see [`super::live`]): our
+//! schemes over UDP through the link relay, or Chromium's WebRTC (`chromium-vp8`,
+//! `chromium-vp9-svc`, `chromium-av1`), every cell scored black-box by the barcodes in its
+//! pictures. Live cells run after every simulated cell, one at a time whatever `--jobs`
+//! says, and their ids end in `__live`, so a live and a simulated run of one scheme on one
+//! link never share a folder.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::live::{LiveSystem, CHROMIUM_SYSTEMS};
 use crate::campaign::sweep::Sweep;
 use crate::experiment::{Experiment, ExperimentError, SCHEMES};
 
@@ -67,7 +83,11 @@ pub struct Group {
     /// Heading in the report.
     #[serde(default)]
     pub title: String,
-    /// Schemes (see [`SCHEMES`]).
+    /// Run every cell in real time instead of the simulator, one at a time after the
+    /// simulated ones; its schemes may then also be Chromium's (see [`super::live`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub live: bool,
+    /// Schemes (see [`SCHEMES`]; in a live group also [`super::live::CHROMIUM_SYSTEMS`]).
     pub schemes: Vec<String>,
     /// Links: presets, `trace:NAME`, `traces:*` or trace prefix paths.
     pub links: Vec<String>,
@@ -122,6 +142,9 @@ pub struct PlannedRun {
     pub link: String,
     /// What to run.
     pub experiment: Experiment,
+    /// Run in real time (a live group's cell), not simulated.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub live: bool,
 }
 
 /// A group's runs, by id, for the report.
@@ -256,12 +279,13 @@ impl Matrix {
                                 e.link.queue_packets = queue as u32;
                                 e.link.delay_ms = delay;
                                 for e in group.sweep.variants(&e) {
-                                    let id = run_id(&e, link_name);
+                                    let id = run_id(&e, link_name, group.live);
                                     check_experiment(group, &id, &e)?;
                                     runs.push(PlannedRun {
                                         id,
                                         link: link_name.clone(),
                                         experiment: e,
+                                        live: group.live,
                                     });
                                 }
                             }
@@ -350,7 +374,17 @@ fn check_group(group: &Group) -> Result<(), MatrixError> {
             format!("seed {seed} is above {MAX_SEED} (the largest a TOML file holds)"),
         );
     }
-    if let Some(s) = group
+    if group.live {
+        for s in &group.schemes {
+            LiveSystem::parse(s).or_else(|e| group_error(&group.name, e))?;
+        }
+        if let Some(link) = group.links.iter().find(|l| l.starts_with("trace-up:")) {
+            return group_error(
+                &group.name,
+                format!("link '{link}': the live relay runs video over a trace's downlink only"),
+            );
+        }
+    } else if let Some(s) = group
         .schemes
         .iter()
         .find(|s| !SCHEMES.contains(&s.as_str()))
@@ -384,8 +418,12 @@ fn check_experiment(group: &Group, id: &str, e: &Experiment) -> Result<(), Matri
             }));
         }
     }
-    // Every other field is checked as the simulator would (a trace is parsed only when run).
+    // Every other field is checked as the simulator would (a trace is parsed only when run);
+    // a Chromium cell's scheme is not the simulator's, so a stand-in checks the rest.
     let mut without_trace = e.clone();
+    if CHROMIUM_SYSTEMS.contains(&e.scheme.as_str()) {
+        without_trace.scheme = "salsify-2c".into();
+    }
     if without_trace.link.trace.take().is_some() {
         without_trace.link.preset = "constant:1000".into();
         without_trace.link.uplink = false;
@@ -416,8 +454,11 @@ pub fn trace_prefixes(dir: &Path) -> Result<Vec<String>, String> {
 
 /// A run's stable id: readable parts plus a hash of the whole experiment, so two runs that
 /// differ in any field (video, duration, cost model...) never share a folder.
-fn run_id(e: &Experiment, link: &str) -> String {
-    let text = toml::to_string(e).expect("an experiment always serialises");
+fn run_id(e: &Experiment, link: &str, live: bool) -> String {
+    let mut text = toml::to_string(e).expect("an experiment always serialises");
+    if live {
+        text += "\nlive";
+    }
     let hash = fnv1a(text.as_bytes());
     let clean = |s: &str| -> String {
         s.chars()
@@ -431,13 +472,14 @@ fn run_id(e: &Experiment, link: &str) -> String {
             .collect()
     };
     format!(
-        "{}__{}__q{}_d{}_s{}__{:08x}",
+        "{}__{}__q{}_d{}_s{}__{:08x}{}",
         clean(&e.scheme),
         clean(link),
         e.link.queue_packets,
         e.link.delay_ms,
         e.seed,
-        hash as u32
+        hash as u32,
+        if live { "__live" } else { "" }
     )
 }
 
@@ -569,6 +611,38 @@ mod tests {
         );
         assert_ne!(plan.runs[0].id, plan.runs[1].id);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn live_groups_take_chromium_and_never_share_a_simulated_runs_id() {
+        let m = matrix(
+            "[[group]]\nname = \"s\"\nschemes = [\"salsify-2c\"]\nlinks = [\"wifi\"]\n\
+             [[group]]\nname = \"l\"\nlive = true\nschemes = [\"salsify-2c\", \"chromium-vp9-svc\"]\nlinks = [\"wifi\"]\n",
+        );
+        let plan = m.plan().unwrap();
+        assert_eq!(
+            plan.runs.len(),
+            3,
+            "the live salsify-2c is a run of its own"
+        );
+        let live: Vec<&PlannedRun> = plan.runs.iter().filter(|r| r.live).collect();
+        assert_eq!(live.len(), 2);
+        assert!(live.iter().all(|r| r.id.ends_with("__live")));
+        assert_eq!(Matrix::from_toml(&m.to_toml()).unwrap(), m);
+        for (body, expected) in [
+            ("schemes = [\"chromium-vp8\"]", "unknown scheme"),
+            (
+                "live = true\nschemes = [\"oracle\"]",
+                "only in the simulator",
+            ),
+            ("live = true\nschemes = [\"skype\"]", "unknown live system"),
+        ] {
+            let m = matrix(&format!(
+                "[[group]]\nname = \"g\"\n{body}\nlinks = [\"wifi\"]\n"
+            ));
+            let err = m.plan().unwrap_err().to_string();
+            assert!(err.contains(expected), "{body}: {err}");
+        }
     }
 
     #[test]

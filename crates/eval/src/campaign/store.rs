@@ -10,6 +10,7 @@
 //! OUT/runs/ID/run.json         link name, wall time, state counts
 //! OUT/runs/ID/frames.csv       one line per camera picture
 //! OUT/runs/ID/timeseries.csv   capacity, sending rate, delay in 250 ms bins
+//! OUT/runs/ID/live/            a live run's own files: the call's logs, match.json, ...
 //! ```
 //!
 //! A run is written into `runs/.ID.partial` and renamed into place when complete, so a
@@ -24,8 +25,9 @@ use serde::{Deserialize, Serialize};
 
 use super::spec::{Matrix, Plan, PlannedRun};
 use super::timeseries::{self, Bin};
-use crate::metrics::Summary;
+use crate::metrics::{FrameRecord, Summary};
 use crate::sim::{write_frames_csv, SimOutput};
+use salsify_netem::LinkEvent;
 
 /// Width of the time-series bins.
 pub const BIN_WIDTH: Duration = Duration::from_millis(250);
@@ -47,6 +49,10 @@ pub struct RunMeta {
     /// that changes resolution lists several). Empty in runs stored before it was recorded.
     #[serde(default)]
     pub sizes_shown: Vec<(u32, u32, u64)>,
+    /// A live run's facts (load average before and after, pictures matched); none for a
+    /// simulated run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live: Option<super::live::LiveFacts>,
 }
 
 /// A finished run read back.
@@ -155,13 +161,44 @@ impl Store {
 
     /// Saves a finished run, atomically.
     pub fn save(&self, run: &PlannedRun, output: &SimOutput, wall_s: f64) -> io::Result<()> {
+        self.save_with(run, |partial| write_run(partial, run, output, wall_s))
+    }
+
+    /// Saves a finished live run, atomically, in the shape of a simulated one: its
+    /// barcode-scored `records` and `summary`, the emulated link's `events` (both with the
+    /// start of scoring as time zero), its facts, and `work` (the call's own files, moved in
+    /// as `live/`).
+    pub fn save_live(&self, run: &PlannedRun, live: LiveRun<'_>, work: &Path) -> io::Result<()> {
+        self.save_with(run, |partial| {
+            write_parts(
+                partial,
+                run,
+                live.records,
+                live.events,
+                live.meta,
+                live.summary,
+            )?;
+            fs::rename(work, partial.join("live"))
+        })
+    }
+
+    /// A live cell's scratch folder (beside the runs, never taken for a finished run).
+    pub fn live_work_dir(&self, id: &str) -> PathBuf {
+        self.root.join("runs").join(format!(".{id}.live"))
+    }
+
+    fn save_with(
+        &self,
+        run: &PlannedRun,
+        write: impl FnOnce(&Path) -> io::Result<()>,
+    ) -> io::Result<()> {
         let dir = self.run_dir(&run.id);
         let partial = self.root.join("runs").join(format!(".{}.partial", run.id));
         if partial.exists() {
             fs::remove_dir_all(&partial).map_err(|e| context(&partial, e))?;
         }
         fs::create_dir_all(&partial).map_err(|e| context(&partial, e))?;
-        write_run(&partial, run, output, wall_s).map_err(|e| context(&partial, e))?;
+        write(&partial).map_err(|e| context(&partial, e))?;
         if dir.exists() {
             fs::remove_dir_all(&dir).map_err(|e| context(&dir, e))?;
         }
@@ -186,19 +223,20 @@ impl Store {
     }
 }
 
+/// A finished live run's results, for [`Store::save_live`].
+#[derive(Clone, Copy, Debug)]
+pub struct LiveRun<'a> {
+    /// One record per camera picture, scored by barcodes.
+    pub records: &'a [FrameRecord],
+    /// The video direction's link events.
+    pub events: &'a [LinkEvent],
+    /// The summary of `records`.
+    pub summary: &'a Summary,
+    /// Its facts.
+    pub meta: &'a RunMeta,
+}
+
 fn write_run(dir: &Path, run: &PlannedRun, output: &SimOutput, wall_s: f64) -> io::Result<()> {
-    let create = |name: &str| File::create(dir.join(name)).map(BufWriter::new);
-    let mut frames = create("frames.csv")?;
-    write_frames_csv(&output.records, &mut frames)?;
-    frames.flush()?;
-    let duration = Duration::from_secs_f64(run.experiment.duration_s);
-    let bins = timeseries::bin_run(&output.packet_events, &output.records, duration, BIN_WIDTH)
-        .map_err(io::Error::other)?;
-    let mut series = create("timeseries.csv")?;
-    timeseries::write_csv(&bins, &mut series)?;
-    series.flush()?;
-    let experiment = toml::to_string(&run.experiment).map_err(io::Error::other)?;
-    fs::write(dir.join("experiment.toml"), experiment)?;
     let meta = RunMeta {
         id: run.id.clone(),
         link: run.link.clone(),
@@ -206,11 +244,43 @@ fn write_run(dir: &Path, run: &PlannedRun, output: &SimOutput, wall_s: f64) -> i
         sender_states_max: output.sender.max_states_held,
         receiver_states_max: output.receiver.max_states_held,
         sizes_shown: output.shown_sizes.clone(),
+        live: None,
     };
-    fs::write(dir.join("run.json"), serde_json::to_string_pretty(&meta)?)?;
+    write_parts(
+        dir,
+        run,
+        &output.records,
+        &output.packet_events,
+        &meta,
+        &output.summary,
+    )
+}
+
+/// Writes a run's files; `summary.json` last, as its presence marks the run finished.
+fn write_parts(
+    dir: &Path,
+    run: &PlannedRun,
+    records: &[FrameRecord],
+    events: &[LinkEvent],
+    meta: &RunMeta,
+    summary: &Summary,
+) -> io::Result<()> {
+    let create = |name: &str| File::create(dir.join(name)).map(BufWriter::new);
+    let mut frames = create("frames.csv")?;
+    write_frames_csv(records, &mut frames)?;
+    frames.flush()?;
+    let duration = Duration::from_secs_f64(run.experiment.duration_s);
+    let bins =
+        timeseries::bin_run(events, records, duration, BIN_WIDTH).map_err(io::Error::other)?;
+    let mut series = create("timeseries.csv")?;
+    timeseries::write_csv(&bins, &mut series)?;
+    series.flush()?;
+    let experiment = toml::to_string(&run.experiment).map_err(io::Error::other)?;
+    fs::write(dir.join("experiment.toml"), experiment)?;
+    fs::write(dir.join("run.json"), serde_json::to_string_pretty(meta)?)?;
     // Last: its presence is what marks the run finished.
     fs::write(
         dir.join("summary.json"),
-        serde_json::to_string_pretty(&output.summary)?,
+        serde_json::to_string_pretty(summary)?,
     )
 }

@@ -1,7 +1,8 @@
 //! The report's figures, drawn from finished runs: quality against delay (the paper's
 //! figure 6), time series (figures 7 and 8) and queue-size sensitivity (figure 9).
 
-use super::plot::{Axis, Chart, Series, Whiskers, PALETTE};
+use super::plot::{Axis, Chart, Series, Whiskers};
+use super::style::styled;
 use super::tables::Entry;
 
 /// A figure ready to write: file stem, caption and SVG text.
@@ -42,19 +43,19 @@ pub(super) fn slug(text: &str) -> String {
         .collect()
 }
 
-/// A scheme's colour, the same in every chart.
+/// A scheme's colour, the same in every chart (see [`super::style`]).
 pub(super) fn scheme_color(scheme: &str) -> String {
-    let index = crate::experiment::SCHEMES
-        .iter()
-        .position(|s| *s == scheme)
-        .unwrap_or(PALETTE.len() - 1);
-    PALETTE[index % PALETTE.len()].to_string()
+    super::style::style(scheme).color.to_string()
 }
 
-/// A run's label in a legend: its scheme, plus what else varies in the group.
+/// A run's label in a legend: its scheme (and "(live)" for a live run), plus what else
+/// varies in the group.
 fn label(r: &Entry, runs: &[&Entry]) -> String {
     let e = &r.plan.experiment;
     let mut label = e.scheme.clone();
+    if r.live() {
+        label += " (live)";
+    }
     if runs.iter().any(|o| o.plan.experiment.seed != e.seed) {
         label += &format!(" s{}", e.seed);
     }
@@ -85,11 +86,12 @@ pub fn quality_delay(group: &str, runs: &[Entry]) -> Vec<Drawn> {
                 y: (s.ssim_db_p25.unwrap_or(mean_db), mean_db),
             };
             let name = label(r, &here);
-            chart.push(
+            chart.push(styled(
                 Series::labelled_points(name.clone(), vec![(p95, mean_db)], vec![name])
-                    .with_whiskers(vec![Some(whiskers)])
-                    .with_color(scheme_color(r.scheme())),
-            );
+                    .with_whiskers(vec![Some(whiskers)]),
+                r.scheme(),
+                r.live(),
+            ));
         }
         out.push(Drawn {
             name: format!("{group}-{}-quality-delay", slug(link)),
@@ -142,18 +144,26 @@ pub fn time_series(group: &str, runs: &[Entry]) -> Vec<Drawn> {
                 .iter()
                 .map(|b| (b.start_s, b.delivered_kbps / 1000.0))
                 .collect();
-            rates.push(Series::line(name.clone(), sent).with_color(scheme_color(r.scheme())));
+            rates.push(styled(
+                Series::line(name.clone(), sent),
+                r.scheme(),
+                r.live(),
+            ));
             let delay = bins
                 .iter()
                 .filter_map(|b| b.delay_mean_ms.map(|d| (b.start_s, d)))
                 .collect();
-            delays.push(Series::line(name.clone(), delay).with_color(scheme_color(r.scheme())));
+            delays.push(styled(
+                Series::line(name.clone(), delay),
+                r.scheme(),
+                r.live(),
+            ));
             let width_s = crate::campaign::store::BIN_WIDTH.as_secs_f64();
             let rate = bins
                 .iter()
                 .map(|b| (b.start_s, f64::from(b.frames_shown) / width_s))
                 .collect();
-            shown.push(Series::line(name, rate).with_color(scheme_color(r.scheme())));
+            shown.push(styled(Series::line(name, rate), r.scheme(), r.live()));
         }
         let stem = format!("{group}-{}", slug(link));
         out.push(Drawn {
@@ -196,7 +206,6 @@ pub fn sprout(group: &str, runs: &[Entry]) -> Vec<Drawn> {
                 continue;
             };
             let name = label(r, &here);
-            let color = scheme_color(r.scheme());
             let mut rates = Chart::new(
                 format!("{link}: {name}: capacity and throughput"),
                 Axis::linear("time (s)"),
@@ -211,7 +220,11 @@ pub fn sprout(group: &str, runs: &[Entry]) -> Vec<Drawn> {
                 .iter()
                 .map(|b| (b.start_s, b.delivered_kbps / 1000.0))
                 .collect();
-            rates.push(Series::line(name.clone(), through).with_color(color.clone()));
+            rates.push(styled(
+                Series::line(name.clone(), through),
+                r.scheme(),
+                r.live(),
+            ));
             let propagation = r.plan.experiment.link.delay_ms as f64;
             let mut delay = Chart::new(
                 format!("{link}: {name}: per-packet delay"),
@@ -222,7 +235,11 @@ pub fn sprout(group: &str, runs: &[Entry]) -> Vec<Drawn> {
                 .iter()
                 .filter_map(|b| b.packet_delay_max_ms.map(|d| (b.start_s, d + propagation)))
                 .collect();
-            delay.push(Series::line(name.clone(), points).with_color(color));
+            delay.push(styled(
+                Series::line(name.clone(), points),
+                r.scheme(),
+                r.live(),
+            ));
             let stem = format!("{group}-{}-{}", slug(link), slug(&name));
             out.push(Drawn {
                 name: format!("{stem}-sprout-throughput"),
@@ -251,10 +268,10 @@ pub fn queue_size(group: &str, runs: &[Entry]) -> Vec<Drawn> {
     let mut out = Vec::new();
     for link in links(runs) {
         let here = on_link(runs, link);
-        let mut schemes: Vec<&str> = Vec::new();
+        let mut schemes: Vec<(&str, bool)> = Vec::new();
         for r in &here {
-            if !schemes.contains(&r.scheme()) {
-                schemes.push(r.scheme());
+            if !schemes.contains(&(r.scheme(), r.live())) {
+                schemes.push((r.scheme(), r.live()));
             }
         }
         let mut delay = Chart::new(
@@ -267,10 +284,10 @@ pub fn queue_size(group: &str, runs: &[Entry]) -> Vec<Drawn> {
             Axis::log("DropTail queue (packets, log scale)"),
             Axis::linear("SSIM (dB), mean"),
         );
-        for scheme in schemes {
+        for (scheme, live) in schemes {
             let mut points: Vec<_> = here
                 .iter()
-                .filter(|r| r.scheme() == scheme)
+                .filter(|r| r.scheme() == scheme && r.live() == live)
                 .map(|r| (r.queue() as f64, &r.result.summary))
                 .collect();
             points.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -282,8 +299,13 @@ pub fn queue_size(group: &str, runs: &[Entry]) -> Vec<Drawn> {
                 .iter()
                 .filter_map(|(q, s)| s.ssim_db_mean.map(|v| (*q, v)))
                 .collect();
-            delay.push(Series::line_with_points(scheme, d).with_color(scheme_color(scheme)));
-            quality.push(Series::line_with_points(scheme, s).with_color(scheme_color(scheme)));
+            let name = if live {
+                format!("{scheme} (live)")
+            } else {
+                scheme.to_string()
+            };
+            delay.push(styled(Series::line_with_points(&name, d), scheme, live));
+            quality.push(styled(Series::line_with_points(name, s), scheme, live));
         }
         let stem = format!("{group}-{}", slug(link));
         out.push(Drawn {

@@ -80,7 +80,7 @@ pub fn frontier(group: &str, runs: &[Entry]) -> Vec<Drawn> {
                     "{link}: the quality-delay frontier at the {which} delay. Each point is one \
                      setting of a scheme's own knob (Salsify: delay target, budget source; \
                      oracle: quality slack), each line joins one scheme's points; up and to the \
-                     right is better. Vertical lines: the {which} delay of the best idealised \
+                     right is better (dashed: Salsify with the forecast budget). Vertical lines: the {which} delay of the best idealised \
                      causal sender and of the clairvoyant sender on this link (one-datagram \
                      frames, no coding time: no quality is achievable at their delay)."
                 ),
@@ -134,7 +134,8 @@ fn chart(
         let scheme = name.split(' ').next().unwrap_or(name);
         let line =
             Series::line_with_points(name.clone(), points.iter().map(|p| (p.0, p.1)).collect())
-                .with_color(scheme_color(scheme));
+                .with_color(scheme_color(scheme))
+                .with_marker(super::style::style(scheme).marker);
         chart.push(if name.ends_with(" forecast") {
             line.dashed()
         } else {

@@ -7,6 +7,7 @@
 pub mod figures;
 pub mod frontier;
 pub mod plot;
+pub mod style;
 pub mod tables;
 
 use std::collections::BTreeMap;
@@ -64,7 +65,10 @@ pub fn build(plan: &Plan, results: &BTreeMap<String, RunResult>, context: &Conte
     let mut sections = Vec::new();
     let mut comparison_runs = Vec::new();
     for g in &plan.groups {
-        let runs = entries(&g.runs);
+        let mut runs = entries(&g.runs);
+        if g.group.live {
+            runs.extend(entries(&tables::simulated_beside(plan, &g.runs)));
+        }
         if g.group.name == "cellular" || comparison_runs.is_empty() {
             comparison_runs = runs.clone();
         }
@@ -111,12 +115,17 @@ pub fn build(plan: &Plan, results: &BTreeMap<String, RunResult>, context: &Conte
 }
 
 const INTRO: &str =
-    "Each run is a virtual-time simulation: the real VP8 codec (libvpx) encodes and \
-decodes every picture, the link replays delivery opportunities with Mahimahi's rules, and codec \
-time is modelled. SSIM is ffmpeg's (luma), in dB; delay is the paper's: display time minus \
-capture time, where a picture never shown counts until the next one is shown. QoE uses the \
-paper's two fitted models (video call, driving). Runs are deterministic: the same matrix and \
-seeds give the same numbers.";
+    "A simulated run (`sim` in the tables) is a virtual-time simulation: the real VP8 codec \
+(libvpx) encodes and decodes every picture, the link replays delivery opportunities with \
+Mahimahi's rules, and codec time is modelled; such runs are deterministic: the same matrix and \
+seeds give the same numbers. A live run (`live`; dashed lines and outlined markers in the \
+figures) ran in real time on this machine through the link relay, one at a time after the \
+simulated runs, and was scored black-box by the barcode in each picture; its numbers depend \
+on how busy the machine was (the 1-minute load average before and after is in its row), and \
+its video bit rate and utilisation are not known from outside the sender (`-`). SSIM is \
+ffmpeg's (luma), in dB; delay is the paper's: display time minus capture time, where a \
+picture never shown counts until the next one is shown. QoE uses the paper's two fitted \
+models (video call, driving).";
 
 const NETWORK_INTRO: &str = "Sprout's measurement of the video link (Winstein et al., NSDI 2013): \
 throughput and capacity over the scored window; the per-packet delay function (at each moment, \

@@ -114,8 +114,102 @@ pub struct Series {
     /// A CSS colour; `None` takes the palette's next.
     pub color: Option<String>,
     /// Dashed line (and legend entry): tells apart two series of one colour, e.g. a scheme's
-    /// sending rate and its delivered rate.
+    /// sending rate and its delivered rate, or a live run and a simulated run of one scheme.
     pub dashed: bool,
+    /// The shape of its markers, so systems stay apart where colours are hard to tell apart
+    /// (print, colour-blind readers).
+    pub marker: Marker,
+    /// Markers drawn as outlines (a live run's, beside its scheme's filled simulated ones).
+    pub hollow: bool,
+}
+
+/// A marker's shape.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Marker {
+    /// A disc.
+    #[default]
+    Circle,
+    /// A square.
+    Square,
+    /// A square on its corner.
+    Diamond,
+    /// A triangle pointing up.
+    TriangleUp,
+    /// A triangle pointing down.
+    TriangleDown,
+    /// A diagonal cross.
+    Cross,
+    /// An upright cross.
+    Plus,
+    /// A five-pointed star.
+    Star,
+}
+
+impl Marker {
+    /// Every shape, in the order systems are given them.
+    pub const ALL: [Marker; 8] = [
+        Marker::Circle,
+        Marker::Square,
+        Marker::Diamond,
+        Marker::TriangleUp,
+        Marker::TriangleDown,
+        Marker::Cross,
+        Marker::Plus,
+        Marker::Star,
+    ];
+
+    /// The SVG element of this marker centred on (`x`, `y`), about 8 px across. Crosses are
+    /// strokes (they have no inside), so `hollow` thins them instead.
+    pub fn svg(self, x: f64, y: f64, color: &str, hollow: bool) -> String {
+        let paint = if hollow {
+            format!("fill=\"white\" stroke=\"{color}\" stroke-width=\"1.5\"")
+        } else {
+            format!("fill=\"{color}\"")
+        };
+        let polygon = |points: &[(f64, f64)]| {
+            let list: Vec<String> = points
+                .iter()
+                .map(|(dx, dy)| format!("{:.1},{:.1}", x + dx, y + dy))
+                .collect();
+            format!("<polygon points=\"{}\" {paint}/>", list.join(" "))
+        };
+        let r = 4.0;
+        match self {
+            Marker::Circle => format!("<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"{r}\" {paint}/>"),
+            Marker::Square => polygon(&[(-3.6, -3.6), (3.6, -3.6), (3.6, 3.6), (-3.6, 3.6)]),
+            Marker::Diamond => polygon(&[(0.0, -5.0), (5.0, 0.0), (0.0, 5.0), (-5.0, 0.0)]),
+            Marker::TriangleUp => polygon(&[(0.0, -5.0), (4.6, 3.5), (-4.6, 3.5)]),
+            Marker::TriangleDown => polygon(&[(0.0, 5.0), (4.6, -3.5), (-4.6, -3.5)]),
+            Marker::Star => {
+                let points: Vec<(f64, f64)> = (0..10)
+                    .map(|i| {
+                        let radius = if i % 2 == 0 { 5.5 } else { 2.3 };
+                        let angle = std::f64::consts::PI * (f64::from(i) / 5.0 - 0.5);
+                        (radius * angle.cos(), radius * angle.sin())
+                    })
+                    .collect();
+                polygon(&points)
+            }
+            Marker::Cross | Marker::Plus => {
+                let width = if hollow { 1.2 } else { 2.2 };
+                let (a, b) = if self == Marker::Cross {
+                    ((-r, -r, r, r), (-r, r, r, -r))
+                } else {
+                    ((-r - 1.0, 0.0, r + 1.0, 0.0), (0.0, -r - 1.0, 0.0, r + 1.0))
+                };
+                let line = |(x0, y0, x1, y1): (f64, f64, f64, f64)| {
+                    format!(
+                        "<line x1=\"{:.1}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"{color}\" stroke-width=\"{width}\"/>",
+                        x + x0,
+                        y + y0,
+                        x + x1,
+                        y + y1
+                    )
+                };
+                format!("<g>{}{}</g>", line(a), line(b))
+            }
+        }
+    }
 }
 
 impl Series {
@@ -128,6 +222,8 @@ impl Series {
             labels: Vec::new(),
             color: None,
             dashed: false,
+            marker: Marker::Circle,
+            hollow: false,
         }
     }
 
@@ -175,6 +271,19 @@ impl Series {
     pub fn with_color(self, color: impl Into<String>) -> Series {
         Series {
             color: Some(color.into()),
+            ..self
+        }
+    }
+
+    /// The same series with markers of another shape.
+    pub fn with_marker(self, marker: Marker) -> Series {
+        Series { marker, ..self }
+    }
+
+    /// The same series with outlined markers.
+    pub fn hollow(self) -> Series {
+        Series {
+            hollow: true,
             ..self
         }
     }
@@ -312,19 +421,16 @@ impl Chart {
         for (i, s) in self.series.iter().enumerate() {
             let y = TOP + 8.0 + 18.0 * i as f64;
             let c = color(s, i);
-            if s.mark == Mark::LabelledPoints {
-                let _ = writeln!(
-                    svg,
-                    "<circle cx=\"{:.1}\" cy=\"{y:.1}\" r=\"4\" fill=\"{c}\"/>",
-                    x + 10.0
-                );
-            } else {
+            if s.mark != Mark::LabelledPoints {
                 let _ = writeln!(
                     svg,
                     "<line x1=\"{x:.1}\" y1=\"{y:.1}\" x2=\"{:.1}\" y2=\"{y:.1}\" stroke=\"{c}\" stroke-width=\"2\"{}/>",
                     x + 20.0,
                     dash(s.dashed)
                 );
+            }
+            if matches!(s.mark, Mark::LabelledPoints | Mark::LinePoints) {
+                let _ = writeln!(svg, "{}", s.marker.svg(x + 10.0, y, &c, s.hollow));
             }
             let _ = writeln!(
                 svg,
@@ -572,11 +678,8 @@ fn draw_series(svg: &mut String, s: &Series, c: &str, x: &Mapping, y: &Mapping) 
             Mark::LabelledPoints => {}
         }
         if matches!(s.mark, Mark::LinePoints | Mark::LabelledPoints) {
-            for (px, py) in &run {
-                let _ = writeln!(
-                    svg,
-                    "<circle cx=\"{px:.1}\" cy=\"{py:.1}\" r=\"4\" fill=\"{c}\"/>"
-                );
+            for &(px, py) in &run {
+                let _ = writeln!(svg, "{}", s.marker.svg(px, py, c, s.hollow));
             }
         }
     }
@@ -593,17 +696,19 @@ fn draw_whiskers(svg: &mut String, s: &Series, c: &str, x: &Mapping, y: &Mapping
             if x.axis.drawable(w.x.0) && x.axis.drawable(w.x.1) {
                 let _ = writeln!(
                     svg,
-                    "<line x1=\"{:.1}\" y1=\"{py:.1}\" x2=\"{:.1}\" y2=\"{py:.1}\" stroke=\"{c}\" stroke-width=\"1.2\"/>",
+                    "<line x1=\"{:.1}\" y1=\"{py:.1}\" x2=\"{:.1}\" y2=\"{py:.1}\" stroke=\"{c}\" stroke-width=\"1.2\"{}/>",
                     x.at(w.x.0),
-                    x.at(w.x.1)
+                    x.at(w.x.1),
+                    dash(s.dashed)
                 );
             }
             if y.axis.drawable(w.y.0) && y.axis.drawable(w.y.1) {
                 let _ = writeln!(
                     svg,
-                    "<line x1=\"{px:.1}\" y1=\"{:.1}\" x2=\"{px:.1}\" y2=\"{:.1}\" stroke=\"{c}\" stroke-width=\"1.2\"/>",
+                    "<line x1=\"{px:.1}\" y1=\"{:.1}\" x2=\"{px:.1}\" y2=\"{:.1}\" stroke=\"{c}\" stroke-width=\"1.2\"{}/>",
                     y.at(w.y.0),
-                    y.at(w.y.1)
+                    y.at(w.y.1),
+                    dash(s.dashed)
                 );
             }
         }
@@ -962,6 +1067,24 @@ mod tests {
         };
         let placed = place_labels(&[(398.0, 2.0, 60.0)], &[], plot);
         assert_eq!(placed[0].bounds.overlap(&plot), placed[0].bounds.area());
+    }
+
+    #[test]
+    fn every_marker_is_drawn_well_formed_filled_or_hollow() {
+        let mut c = sample();
+        for (i, marker) in Marker::ALL.into_iter().enumerate() {
+            let y = 10.0 + i as f64;
+            let s = Series::line_with_points(format!("m{i}"), vec![(100.0, y), (200.0, y)])
+                .with_marker(marker);
+            c.push(if i % 2 == 0 { s } else { s.hollow() });
+        }
+        let svg = c.to_svg();
+        assert!(balanced(&svg), "{svg}");
+        assert!(
+            svg.contains("<polygon") && svg.contains("fill=\"white\""),
+            "{svg}"
+        );
+        assert!(!svg.contains("NaN"));
     }
 
     #[test]

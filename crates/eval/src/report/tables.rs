@@ -2,7 +2,7 @@
 //! next to the paper's numbers, and the check that no scheme beats the oracle's delay.
 
 use crate::campaign::sweep::setting;
-use crate::campaign::{PlannedRun, RunResult};
+use crate::campaign::{Plan, PlannedRun, RunResult};
 
 /// A table: header and rows of cells, rendered as markdown or HTML.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -77,6 +77,34 @@ impl Entry<'_> {
     pub fn queue(&self) -> u32 {
         self.plan.experiment.link.queue_packets
     }
+    /// Whether the run was live (real time, scored by barcodes) rather than simulated.
+    pub fn live(&self) -> bool {
+        self.plan.live
+    }
+    /// "live" or "sim", as tables say it.
+    pub fn how(&self) -> &'static str {
+        if self.live() {
+            "live"
+        } else {
+            "sim"
+        }
+    }
+}
+
+/// The simulated runs of the whole plan with exactly the experiment of one of `live` (a live
+/// group's runs), so a live group's table and figures show each live run beside the same
+/// experiment simulated (in whichever group the matrix ran it).
+pub fn simulated_beside(plan: &Plan, live: &[String]) -> Vec<String> {
+    let live: Vec<&PlannedRun> = plan
+        .runs
+        .iter()
+        .filter(|r| r.live && live.contains(&r.id))
+        .collect();
+    plan.runs
+        .iter()
+        .filter(|r| !r.live && live.iter().any(|l| l.experiment == r.experiment))
+        .map(|r| r.id.clone())
+        .collect()
 }
 
 /// Whether the group varies queue, delay or seed (then those columns are shown).
@@ -95,7 +123,7 @@ pub fn group_table(runs: &[Entry]) -> Table {
     let show_delay = varies(runs, |r| params(r).1.to_string());
     let show_seed = varies(runs, |r| params(r).2.to_string());
     let show_setting = varies(runs, |r| setting(&r.plan.experiment));
-    let mut header: Vec<String> = vec!["link".into(), "scheme".into()];
+    let mut header: Vec<String> = vec!["link".into(), "scheme".into(), "run".into()];
     for (show, name) in [
         (show_setting, "setting"),
         (show_queue, "queue (pkts)"),
@@ -106,6 +134,7 @@ pub fn group_table(runs: &[Entry]) -> Table {
             header.push(name.into());
         }
     }
+    let show_load = runs.iter().any(|r| r.live());
     header.extend(
         [
             "SSIM dB mean",
@@ -120,12 +149,19 @@ pub fn group_table(runs: &[Entry]) -> Table {
         ]
         .map(String::from),
     );
+    if show_load {
+        header.push("load before / after".into());
+    }
     let rows = runs
         .iter()
         .map(|r| {
             let s = &r.result.summary;
             let (queue, delay, seed) = params(r);
-            let mut row = vec![r.link().to_string(), r.scheme().to_string()];
+            let mut row = vec![
+                r.link().to_string(),
+                r.scheme().to_string(),
+                r.how().to_string(),
+            ];
             for (show, value) in [
                 (show_setting, setting(&r.plan.experiment)),
                 (show_queue, queue.to_string()),
@@ -136,17 +172,30 @@ pub fn group_table(runs: &[Entry]) -> Table {
                     row.push(value);
                 }
             }
+            // Bytes per frame are unknown from outside a live sender.
+            let (rate, utilisation) = match r.live() {
+                true => ("-".into(), "-".into()),
+                false => (
+                    format!("{:.0}", s.video_bitrate_bps / 1000.0),
+                    num(s.link_utilisation, 2),
+                ),
+            };
             row.extend([
                 num(s.ssim_db_mean, 2),
                 num(s.ssim_db_p25, 2),
                 num(s.delay_mean_ms, 0),
                 num(s.delay_p95_ms, 0),
                 format!("{:.1}", s.displayed_fps),
-                format!("{:.0}", s.video_bitrate_bps / 1000.0),
-                num(s.link_utilisation, 2),
+                rate,
+                utilisation,
                 num(s.qoe_video_call, 2),
                 num(s.qoe_driving, 2),
             ]);
+            if show_load {
+                row.push(r.result.meta.live.as_ref().map_or("-".into(), |l| {
+                    format!("{:.2} / {:.2}", l.load_before, l.load_after)
+                }));
+            }
             row
         })
         .collect();
@@ -382,6 +431,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_live_run_is_shown_beside_the_same_experiment_simulated() {
+        let m = crate::campaign::Matrix::from_toml(
+            "[defaults]\nsize = \"64x48\"\nduration_s = 2\n\
+             [[group]]\nname = \"s\"\nschemes = [\"salsify-2c\", \"conventional\"]\nlinks = [\"wifi\", \"dropout\"]\n\
+             [[group]]\nname = \"l\"\nlive = true\nschemes = [\"salsify-2c\", \"chromium-vp8\"]\nlinks = [\"wifi\"]\n",
+        )
+        .unwrap();
+        let plan = m.plan().unwrap();
+        let beside = simulated_beside(&plan, &plan.groups[1].runs);
+        assert_eq!(beside.len(), 1, "{beside:?}");
+        assert!(beside[0].starts_with("salsify-2c__wifi__") && !beside[0].ends_with("__live"));
+        assert!(simulated_beside(&plan, &plan.groups[0].runs).is_empty());
+    }
+
+    #[test]
     fn tables_render_and_escape() {
         let t = Table {
             header: vec!["a".into(), "b<".into()],
@@ -425,6 +489,7 @@ mod tests {
                     id: id.clone(),
                     link: link.into(),
                     experiment,
+                    live: false,
                 };
                 let result = RunResult {
                     meta: crate::campaign::RunMeta {
@@ -434,6 +499,7 @@ mod tests {
                         sender_states_max: 0,
                         receiver_states_max: 0,
                         sizes_shown: vec![],
+                        live: None,
                     },
                     summary: summary(mean, p95),
                     dir: "/nonexistent".into(),

@@ -1,4 +1,4 @@
-// A VP8 call between two RTCPeerConnections of this page, the sender fed by the (fake,
+// A call (VP8 unless the server says another codec) between two RTCPeerConnections of this page, the sender fed by the (fake,
 // barcoded) camera, every ICE candidate rewritten by the server so that both directions cross
 // `salsify link`. Per frame it posts to the server: the camera picture's capture timestamp
 // and barcode band (a MediaStreamTrackProcessor on a clone of the camera track), and every
@@ -95,25 +95,6 @@ function gather(pc) {
   };
 }
 
-// The frame's planes packed (no row padding): I420 only.
-function packI420(buf, layout, w, h) {
-  const sizes = [[w, h], [w / 2, h / 2], [w / 2, h / 2]];
-  if (layout.every((p, i) => p.stride === sizes[i][0])
-      && layout[1].offset === w * h && layout[2].offset === w * h + (w / 2) * (h / 2)) {
-    return buf.subarray(0, w * h * 3 / 2);
-  }
-  const out = new Uint8Array(w * h * 3 / 2);
-  let at = 0;
-  layout.forEach((p, i) => {
-    const [pw, ph] = sizes[i];
-    for (let row = 0; row < ph; row++) {
-      out.set(buf.subarray(p.offset + row * p.stride, p.offset + row * p.stride + pw), at);
-      at += pw;
-    }
-  });
-  return out;
-}
-
 async function captureLoop(track, clock) {
   const reader = new MediaStreamTrackProcessor({ track, maxBufferSize: CAPTURE_QUEUE })
     .readable.getReader();
@@ -146,14 +127,27 @@ async function captureLoop(track, clock) {
   }
 }
 
+// Every presented picture, with its display time, handed whole to a worker
+// (shown_worker.js) that copies and uploads it, so the main thread only takes the picture.
 function displayLoop(video, clock) {
-  const uploads = poster(MAX_INFLIGHT_SHOWN);
+  const worker = new Worker('/shown-worker.js');
+  let inflight = 0;
   let lastPresented = null;
   // Presentations not recorded since the last one that was (no picture, or no upload slot).
   let unrecorded = 0;
-  const onFrame = async (now, md) => {
+  worker.onmessage = (e) => {
+    inflight -= 1;
+    if (e.data.failed) {
+      unrecorded += 1;
+      warn('display', e.data.failed);
+    }
+  };
+  const onFrame = (now, md) => {
     video.requestVideoFrameCallback(onFrame);
-    unrecorded += lastPresented === null ? 0 : md.presentedFrames - lastPresented - 1;
+    const skipped = lastPresented === null ? 0 : md.presentedFrames - lastPresented - 1;
+    // Said apart from the other causes, so a busy page is told from a slow upload.
+    if (skipped > 0) warn('display', 'pictures presented with no callback (the page was busy)');
+    unrecorded += skipped;
     lastPresented = md.presentedFrames;
     let frame;
     try {
@@ -163,19 +157,20 @@ function displayLoop(video, clock) {
       if (Math.abs(frame.timestamp - md.mediaTime * 1e6) > 1000) {
         throw new Error('the video element moved on to a newer picture before the copy');
       }
+      if (frame.format !== 'I420') throw new Error(`decoded frames are ${frame.format}, not I420`);
+      if (inflight >= MAX_INFLIGHT_SHOWN) {
+        unrecorded += 1;
+        warn('display', 'too many uploads under way: a presented picture not recorded');
+        return;
+      }
       const display = Math.round(md.expectedDisplayTime * 1000 + clock.offset);
       const received = md.receiveTime ? Math.round(md.receiveTime * 1000 + clock.offset) : '';
-      const w = frame.visibleRect.width;
-      const h = frame.visibleRect.height;
-      if (frame.format !== 'I420') throw new Error(`decoded frames are ${frame.format}, not I420`);
-      const buf = new Uint8Array(frame.allocationSize());
-      const layout = await frame.copyTo(buf);
-      const posted = uploads.post(
-        `/shown?display=${display}&received=${received}&w=${w}&h=${h}&rtp=${md.rtpTimestamp}`
-          + `&missed=${unrecorded}`,
-        packI420(buf, layout, w, h),
-      );
-      if (posted) unrecorded = 0; else unrecorded += 1;
+      const query = `display=${display}&received=${received}&w=${frame.visibleRect.width}`
+        + `&h=${frame.visibleRect.height}&rtp=${md.rtpTimestamp}&missed=${unrecorded}`;
+      inflight += 1;
+      worker.postMessage({ frame, query }, [frame]);
+      frame = null; // the worker has it and closes it
+      unrecorded = 0;
     } catch (e) {
       unrecorded += 1;
       warn('display', e);
@@ -196,15 +191,23 @@ function statsLoop(sender, receiver, clock) {
   setInterval(async () => {
     try {
       const out = { t_us: Math.round(performance.now() * 1000 + clock.offset) };
-      (await sender.getStats()).forEach((r) => {
+      const senderStats = await sender.getStats();
+      // The nominated pair's own addresses, so a run shows which addresses carried it.
+      const where = (id) => {
+        const c = id && senderStats.get(id);
+        return c ? { address: c.address, port: c.port, type: c.candidateType } : null;
+      };
+      senderStats.forEach((r) => {
         if (r.type === 'outbound-rtp') {
           out.outbound = pick(r, ['targetBitrate', 'bytesSent', 'framesEncoded', 'framesSent',
             'framesPerSecond', 'frameWidth', 'frameHeight', 'qualityLimitationReason',
             'qpSum', 'keyFramesEncoded', 'nackCount', 'pliCount', 'retransmittedBytesSent',
-            'encoderImplementation']);
+            'encoderImplementation', 'scalabilityMode']);
         } else if (r.type === 'candidate-pair' && r.nominated) {
           out.pair = pick(r, ['availableOutgoingBitrate', 'currentRoundTripTime', 'bytesSent',
             'bytesReceived']);
+          out.pair.local = where(r.localCandidateId);
+          out.pair.remote = where(r.remoteCandidateId);
         }
       });
       (await receiver.getStats()).forEach((r) => {
@@ -243,13 +246,22 @@ async function main() {
     pc.onconnectionstatechange = () => event('state', { peer: name, state: pc.connectionState });
   }
 
+  // One codec only, keeping Chrome's helper codecs (retransmission, redundancy, FEC). A
+  // codec this Chromium does not offer is an error naming the ones it does.
+  const wanted = config.codec || 'video/VP8';
+  const offered = RTCRtpSender.getCapabilities('video').codecs;
+  if (!offered.some((c) => c.mimeType.toLowerCase() === wanted.toLowerCase())) {
+    const names = [...new Set(offered.map((c) => c.mimeType))].join(', ');
+    fail('setup', `this Chromium does not offer ${wanted} for WebRTC; it offers ${names}`);
+    return;
+  }
   const encoding = {};
   if (config.max_bitrate_bps) encoding.maxBitrate = config.max_bitrate_bps;
+  if (config.scalability_mode) encoding.scalabilityMode = config.scalability_mode;
   const transceiver = sender.addTransceiver(track, { direction: 'sendonly', sendEncodings: [encoding] });
-  // VP8 only, keeping Chrome's helper codecs (retransmission, redundancy, FEC).
   const helpers = ['video/rtx', 'video/red', 'video/ulpfec', 'video/flexfec-03'];
-  const codecs = RTCRtpSender.getCapabilities('video').codecs
-    .filter((c) => c.mimeType === 'video/VP8' || helpers.includes(c.mimeType));
+  const codecs = offered.filter((c) => c.mimeType.toLowerCase() === wanted.toLowerCase()
+    || helpers.includes(c.mimeType));
   transceiver.setCodecPreferences(codecs);
 
   receiver.ontrack = (e) => {
@@ -273,6 +285,11 @@ async function main() {
   }
   const params = transceiver.sender.getParameters();
   event('sender_parameters', { parameters: params });
+  const mode = params.encodings[0] && params.encodings[0].scalabilityMode;
+  if (config.scalability_mode && mode !== config.scalability_mode) {
+    fail('setup', `the sender took scalabilityMode ${mode}, not ${config.scalability_mode}`);
+    return;
+  }
 
   await Promise.all([senderCandidates.done, receiverCandidates.done]);
   const reply = await fetch('/ice', {

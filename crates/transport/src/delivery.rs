@@ -44,13 +44,14 @@ pub enum BudgetSource {
 #[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
 pub enum AckStall {
-    /// Nothing is delivered that no ACK reported: the budget freezes, and once the ACK is
-    /// overdue an outage is suspected and probes of the coarsest frames follow.
-    Probe,
-    /// The default: the link keeps delivering at the last estimate, decaying by half every
-    /// `stall_half_life` once the ACK is overdue; an outage is suspected only when the rate
-    /// has decayed to an eighth or `max_drain_frames` were sent since the last ACK.
+    /// The default: nothing is delivered that no ACK reported: the budget freezes, and once
+    /// the ACK is overdue an outage is suspected and probes of the coarsest frames follow.
     #[default]
+    Probe,
+    /// The link keeps delivering at the last estimate, decaying by half every
+    /// `stall_half_life` once the ACK is overdue (frames then encoded from the newest
+    /// acknowledged state); an outage is suspected only when the rate has decayed to an
+    /// eighth or `max_drain_frames` were sent since the last ACK.
     Drain,
 }
 

@@ -36,8 +36,8 @@ fn session_with(config: SenderConfig, forward: LinkConfig, seed: u64) -> FakeSes
     s
 }
 
-/// The rules with ACK silences read as `ack_stall = "probe"`: these tests are about the probe
-/// rules (the drain default is tested on its own below).
+/// The rules with ACK silences read as `ack_stall = "probe"` (the default, written out: these
+/// tests are about the probe rules; draining is tested on its own below).
 fn config(rules: SenderRules) -> SenderConfig {
     SenderConfig {
         rules,
@@ -123,10 +123,17 @@ fn on_a_fading_link_the_slow_link_rules_do_not_build_a_queue() {
 
 #[test]
 fn draining_a_sudden_fade_offers_a_bounded_excess_and_recovers() {
-    // The default `ack_stall = "drain"` cannot tell a rate that fell 25x at once from an ACK
-    // stall: for up to `max_drain_frames` frames it counts the link as still draining. The
-    // excess is bounded, and the video is live again soon after the fade.
-    let mut s = session_with(SenderConfig::default(), narrow(), 21);
+    // `ack_stall = "drain"` cannot tell a rate that fell 25x at once from an ACK stall: for up
+    // to `max_drain_frames` frames it counts the link as still draining. The excess is
+    // bounded, and the video is live again soon after the fade.
+    let drain = SenderConfig {
+        slow_link: SlowLinkConfig {
+            ack_stall: AckStall::Drain,
+            ..SlowLinkConfig::default()
+        },
+        ..SenderConfig::default()
+    };
+    let mut s = session_with(drain, narrow(), 21);
     s.run_until(ms(5_000));
     s.forward.config.bytes_per_sec = Some(2_500.0);
     s.run_until(ms(25_000));

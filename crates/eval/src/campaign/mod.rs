@@ -279,15 +279,28 @@ mod tests {
             ]
         );
         for g in m.groups.iter().filter(|g| g.live) {
-            for system in ["chromium-vp8", "chromium-vp9-svc", "salsify-2c", "conventional"] {
-                assert!(g.schemes.iter().any(|s| s == system), "{}: {system}", g.name);
+            for system in [
+                "chromium-vp8",
+                "chromium-vp9-svc",
+                "salsify-2c",
+                "conventional",
+            ] {
+                assert!(
+                    g.schemes.iter().any(|s| s == system),
+                    "{}: {system}",
+                    g.name
+                );
             }
         }
         // The matrix names its files relative to the repository, where `salsify eval` runs.
         let traces = root.join(m.traces.as_ref().unwrap());
         let video = root.join(&m.defaults.video);
         if !traces.is_dir() || !video.is_file() {
-            eprintln!("skipped planning: no {} or {}", traces.display(), video.display());
+            eprintln!(
+                "skipped planning: no {} or {}",
+                traces.display(),
+                video.display()
+            );
             return;
         }
         m.traces = Some(traces);

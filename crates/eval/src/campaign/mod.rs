@@ -254,6 +254,26 @@ pub fn default_matrix(traces: Option<&Path>, video: &str) -> Result<Matrix, Matr
 mod tests {
     use super::*;
 
+    /// A live cell of ours whose simulation would charge a datagram overhead that neither
+    /// plaintext nor encryption has is refused before anything runs; Chromium's cells, whose
+    /// datagrams are Chromium's, are not.
+    #[test]
+    fn a_live_cell_with_an_overhead_it_cannot_have_is_refused_at_plan() {
+        let matrix = |schemes: &str| {
+            let text = format!(
+                "[defaults.link]\ndatagram_overhead_bytes = 13\n\n[[group]]\nname = \"live\"\n\
+                 title = \"Live\"\nlive = true\nschemes = [{schemes}]\nlinks = [\"dropout\"]\n"
+            );
+            Matrix::from_toml(&text).unwrap()
+        };
+        let refused = matrix("\"conventional\"").plan().unwrap_err().to_string();
+        assert!(
+            refused.contains("link.datagram_overhead_bytes"),
+            "{refused}"
+        );
+        matrix("\"chromium-vp8\"").plan().unwrap();
+    }
+
     /// `experiments/paper.toml` is the paper's experiments 1-7 plus live groups whose every
     /// Salsify-2c and conventional cell has a simulated run of exactly its experiment, so the
     /// report puts each live row beside its simulation. Planning needs the shared traces and

@@ -12,9 +12,10 @@
 //! restart without the sender knowing (`salsify demo` and the evaluation's live cells run
 //! both in one process), a silence is the link's outage, which the scheme must ride out as
 //! it does in the simulator; a fresh sender there throws away the congestion controller's
-//! state and costs a keyframe (measured once: on the Verizon LTE trace's 30 s from 50 s, whose
+//! state and costs a keyframe (measured: on the Verizon LTE trace's 30 s from 50 s, whose
 //! 1.4 s gap one way and 1.7 s the other silence the feedback for over 2 s, the live
-//! conventional sender was reset twice, which the simulation never does).
+//! conventional sender was reset twice in each of two runs, which the simulation never does:
+//! results/sim-vs-live).
 //!
 //! Feedback counts as refused when the sender rejects it or counts it as stale
 //! (`SenderStats::stale_feedback`): a Salsify sender accepts stale ACKs, since they reorder

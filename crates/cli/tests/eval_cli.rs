@@ -189,6 +189,7 @@ fn built_in_matrix_prints_and_plans() {
         "dropout",
         "queue",
         "slow",
+        "frontier",
     ] {
         assert!(text.contains(&format!("name = \"{group}\"")), "{group}");
     }
@@ -196,8 +197,10 @@ fn built_in_matrix_prints_and_plans() {
     let listed = salsify(&["eval", "--dry-run", "--out", dir.to_str().unwrap()]);
     let stdout = String::from_utf8_lossy(&listed.stdout);
     assert!(
-        // 34 runs of experiments 1-7 and 24 of the slow group (6 schemes x 4 presets).
-        stdout.contains("58 runs in shard 1/1, 58 to run"),
+        // 34 runs of experiments 1-7, 24 of the slow group (6 schemes x 4 presets) and 13 of
+        // the frontier group (Salsify-2c at 4 targets x 2 budgets, the oracle at 4 slacks,
+        // Sprout; its conventional run is experiment 1's).
+        stdout.contains("71 runs in shard 1/1, 71 to run"),
         "{stdout}"
     );
     fs::remove_dir_all(&dir).unwrap();

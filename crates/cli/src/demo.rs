@@ -79,6 +79,23 @@ impl Default for DemoArgs {
     }
 }
 
+/// The demo's sender, sending to the relay at `to`. Its receiver runs in this process for
+/// the whole run, so it never starts a new session on silence unless `--reset-after` asks:
+/// a silence is the link's outage, and a fresh sender (new congestion state, a keyframe)
+/// would part ways with the simulation of the same run.
+fn sender_config(
+    args: &DemoArgs,
+    to: std::net::SocketAddr,
+    secure: Option<SecureConfig>,
+) -> Result<SenderLoopConfig> {
+    Ok(SenderLoopConfig {
+        log: Some(args.out.join("sender.csv")),
+        secure,
+        reset_after: args.scheme.reset_after,
+        ..args.scheme.loop_config(to)?
+    })
+}
+
 /// Runs the demo.
 pub fn run(args: &DemoArgs) -> Result<()> {
     run_scored(args).map(drop)
@@ -115,11 +132,7 @@ pub(crate) fn run_scored(args: &DemoArgs) -> Result<Option<salsify_peer::Analysi
             )
         }
     };
-    let sender = SenderLoopConfig {
-        log: Some(args.out.join("sender.csv")),
-        secure: sender_secure,
-        ..args.scheme.loop_config(relay_socket.local_addr()?)?
-    };
+    let sender = sender_config(args, relay_socket.local_addr()?, sender_secure)?;
     let receiver_fps = source.fps();
     let receiver = ReceiverLoopConfig {
         scheme: Some(sender.scheme.clone()),
@@ -376,4 +389,29 @@ fn print_summary(s: &DemoSummary, args: &DemoArgs) {
         "written to {out}/: received.ivf (ffplay {out}/received.ivf), {}frames.csv, sender.csv, receiver.csv, video.log / ack.log (mm-link format)",
         if args.y4m { format!("received.y4m (ffplay {out}/received.y4m), ") } else { String::new() }
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::sender_loop::DEFAULT_RESET_AFTER;
+
+    /// The demo's sender (and so every live cell of `salsify eval`) rides out a silent link
+    /// as the simulated sender does; `salsify send` on its own, whose receiver may restart
+    /// unseen, starts a new session after 2 s; `--reset-after` still applies to the demo.
+    #[test]
+    fn only_a_sender_on_its_own_resets_on_silence() {
+        let to = "127.0.0.1:9".parse().unwrap();
+        let mut args = DemoArgs::default();
+        assert_eq!(sender_config(&args, to, None).unwrap().reset_after, None);
+        assert_eq!(
+            args.scheme.loop_config(to).unwrap().reset_after,
+            Some(DEFAULT_RESET_AFTER)
+        );
+        args.scheme.reset_after = Some(Duration::from_millis(500));
+        assert_eq!(
+            sender_config(&args, to, None).unwrap().reset_after,
+            Some(Duration::from_millis(500))
+        );
+    }
 }

@@ -10,7 +10,8 @@ use std::time::Instant as WallInstant;
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Parser;
 use salsify_eval::campaign::live::{
-    encoder_in_stats, parse_link_log, parse_load_average, rebase, LiveFacts, LiveSystem,
+    encoder_in_stats, live_encryption, parse_link_log, parse_load_average, rebase, LiveFacts,
+    LiveSystem,
 };
 use salsify_eval::campaign::{LiveRun, PlannedRun, RunMeta, Store};
 use salsify_eval::experiment::Experiment;
@@ -217,6 +218,10 @@ fn scheme_flags(e: &Experiment, scheme: &str, source: &Path, work: &Path) -> Res
             .with_context(|| format!("cannot write '{}'", path.display()))?;
         flags.extend(["--scheme-params".to_string(), path.display().to_string()]);
     }
+    // Encrypted exactly when the simulated twin charges the encrypted datagram's bytes.
+    if !live_encryption(e.link.datagram_overhead_bytes).map_err(|m| anyhow!(m))? {
+        flags.push("--plaintext".to_string());
+    }
     flags.extend(link_flags(e)?);
     Ok(flags)
 }
@@ -270,4 +275,26 @@ fn barcoded_source(store: &Store, e: &Experiment) -> Result<PathBuf> {
 fn load_average() -> Result<f64> {
     let text = std::fs::read_to_string("/proc/loadavg").context("cannot read /proc/loadavg")?;
     parse_load_average(&text).map_err(|m| anyhow!("/proc/loadavg: {m}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use salsify_eval::campaign::live::ENCRYPTED_OVERHEAD_BYTES;
+
+    /// A live cell of ours runs in plaintext when its simulated twin charges no datagram
+    /// overhead (the default) and encrypted when it charges exactly what encryption adds.
+    #[test]
+    fn a_live_cell_encrypts_exactly_when_its_simulation_charges_for_it() {
+        assert_eq!(ENCRYPTED_OVERHEAD_BYTES as usize, salsify_secure::OVERHEAD);
+        let (source, work) = (Path::new("source.y4m"), Path::new("work"));
+        let mut e = Experiment::default();
+        let flags = scheme_flags(&e, "conventional", source, work).unwrap();
+        assert!(flags.iter().any(|f| f == "--plaintext"), "{flags:?}");
+        e.link.datagram_overhead_bytes = ENCRYPTED_OVERHEAD_BYTES;
+        let flags = scheme_flags(&e, "conventional", source, work).unwrap();
+        assert!(!flags.iter().any(|f| f == "--plaintext"), "{flags:?}");
+        e.link.datagram_overhead_bytes = 10;
+        assert!(scheme_flags(&e, "conventional", source, work).is_err());
+    }
 }

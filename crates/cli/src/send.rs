@@ -12,7 +12,7 @@ use salsify_transport::{SenderConfig, SenderMode};
 use crate::input::Size;
 use crate::keys::{plaintext_warning, KeyArgs};
 use crate::runtime::observe::Observer;
-use crate::runtime::sender_loop::{self, SenderLoopConfig};
+use crate::runtime::sender_loop::{self, SenderLoopConfig, DEFAULT_RESET_AFTER};
 use crate::runtime::{self, udp, CameraConfig, VideoSource};
 
 /// Flags of `salsify send`.
@@ -128,9 +128,12 @@ pub struct SchemeArgs {
     #[arg(long)]
     pub connection_id: Option<u16>,
     /// Start a new session (a fresh sender, keyframe first) after this many seconds without
-    /// feedback while sending.
-    #[arg(long, default_value = "2", value_parser = runtime::parse_seconds)]
-    pub reset_after: Duration,
+    /// feedback while sending [default: 2]. `salsify demo` (and the evaluation's live cells)
+    /// never do unless this is given: their receiver is in the same process and cannot
+    /// restart, so a silence there is the link's outage, which the simulator never answers
+    /// with a fresh sender either.
+    #[arg(long, value_parser = runtime::parse_seconds)]
+    pub reset_after: Option<Duration>,
 }
 
 impl SchemeArgs {
@@ -228,7 +231,7 @@ impl SchemeArgs {
         Ok(SenderLoopConfig {
             connection_id: self.connection_id.unwrap_or_else(fresh_connection_id),
             cpu_used: self.cpu_used,
-            reset_after: self.reset_after,
+            reset_after: Some(self.reset_after.unwrap_or(DEFAULT_RESET_AFTER)),
             ..SenderLoopConfig::new(to, self.scheme()?)
         })
     }

@@ -51,6 +51,10 @@ const UNANSWERED_HANDSHAKE: Duration = Duration::from_secs(3);
 const TAIL_QUIET: Duration = Duration::from_millis(50);
 const TAIL_MAX: Duration = Duration::from_secs(1);
 
+/// Silence after which a sender on its own (`salsify send`) starts a new session: its
+/// receiver may have restarted.
+pub const DEFAULT_RESET_AFTER: Duration = Duration::from_secs(2);
+
 /// Camera pictures kept for encode requests: senders ask for the newest, or one just before
 /// it when a picture arrived while they decided.
 const KEEP_PICTURES: usize = 4;
@@ -67,8 +71,11 @@ pub struct SenderLoopConfig {
     pub connection_id: u16,
     /// libvpx speed (negative: real-time; more negative is faster).
     pub cpu_used: i32,
-    /// Start a new session after this long without feedback while sending. Default 2 s.
-    pub reset_after: Duration,
+    /// Start a new session after this long without feedback while sending
+    /// ([`DEFAULT_RESET_AFTER`] by default). `None`: never on silence alone, for a sender
+    /// whose receiver cannot restart unseen (see [`FeedbackWatch`]), where a silence is an
+    /// outage of the link.
+    pub reset_after: Option<Duration>,
     /// Per-frame CSV log.
     pub log: Option<PathBuf>,
     /// Print a status line per second on standard error.
@@ -85,7 +92,7 @@ impl SenderLoopConfig {
             scheme,
             connection_id: 1,
             cpu_used: -8,
-            reset_after: Duration::from_secs(2),
+            reset_after: Some(DEFAULT_RESET_AFTER),
             log: None,
             status: false,
             secure: None,

@@ -29,6 +29,29 @@ pub const CHROMIUM_SYSTEMS: &[&str] = &["chromium-vp8", "chromium-vp9-svc", "chr
 /// no gain in a two-party call, where no server drops layers.
 pub const VP9_SVC_MODE: &str = "L3T3_KEY";
 
+/// Bytes an encrypted datagram of our live schemes carries beyond its plaintext
+/// (`salsify_secure::OVERHEAD`: a 13-byte header and a 16-byte tag), and so the value of the
+/// experiment's `link.datagram_overhead_bytes` under which a live cell of ours encrypts.
+pub const ENCRYPTED_OVERHEAD_BYTES: u32 = 29;
+
+/// Whether a live cell of one of our schemes encrypts, read from its experiment's
+/// `link.datagram_overhead_bytes`, the bytes its simulated twin adds to every datagram: 0
+/// runs it in plaintext, [`ENCRYPTED_OVERHEAD_BYTES`] encrypted. Any other value has no live
+/// counterpart and is refused. Without this the live cell always encrypted while its
+/// simulation charged nothing: 29 bytes more per datagram live, enough to move the
+/// conventional scheme's mean delay on Verizon LTE from 75 to 116 ms in the simulator
+/// (results/sim-vs-live).
+pub fn live_encryption(datagram_overhead_bytes: u32) -> Result<bool, String> {
+    match datagram_overhead_bytes {
+        0 => Ok(false),
+        ENCRYPTED_OVERHEAD_BYTES => Ok(true),
+        n => Err(format!(
+            "{n} bytes has no live counterpart: a live cell of ours runs with 0 (plaintext) or \
+             {ENCRYPTED_OVERHEAD_BYTES} (encrypted)"
+        )),
+    }
+}
+
 /// Schemes that exist only in the simulator.
 const SIMULATOR_ONLY: &[&str] = &["oracle"];
 
@@ -304,5 +327,15 @@ mod tests {
         assert_eq!(parse_load_average("0.29 1.35 2.19 1/81 6056\n"), Ok(0.29));
         assert!(parse_load_average("").is_err());
         assert!(parse_load_average("x 1 2").is_err());
+    }
+
+    /// A live cell of ours encrypts exactly when its simulated twin charges the encrypted
+    /// datagram's bytes; other overheads cannot be run live.
+    #[test]
+    fn a_live_cell_encrypts_when_its_simulation_charges_for_it() {
+        assert_eq!(live_encryption(0), Ok(false));
+        assert_eq!(live_encryption(ENCRYPTED_OVERHEAD_BYTES), Ok(true));
+        let refused = live_encryption(28).unwrap_err();
+        assert!(refused.contains("28 bytes"), "{refused}");
     }
 }

@@ -254,6 +254,95 @@ pub fn default_matrix(traces: Option<&Path>, video: &str) -> Result<Matrix, Matr
 mod tests {
     use super::*;
 
+    /// A live cell of ours whose simulation would charge a datagram overhead that neither
+    /// plaintext nor encryption has is refused before anything runs; Chromium's cells, whose
+    /// datagrams are Chromium's, are not.
+    #[test]
+    fn a_live_cell_with_an_overhead_it_cannot_have_is_refused_at_plan() {
+        let matrix = |schemes: &str| {
+            let text = format!(
+                "[defaults.link]\ndatagram_overhead_bytes = 13\n\n[[group]]\nname = \"live\"\n\
+                 title = \"Live\"\nlive = true\nschemes = [{schemes}]\nlinks = [\"dropout\"]\n"
+            );
+            Matrix::from_toml(&text).unwrap()
+        };
+        let refused = matrix("\"conventional\"").plan().unwrap_err().to_string();
+        assert!(
+            refused.contains("link.datagram_overhead_bytes"),
+            "{refused}"
+        );
+        matrix("\"chromium-vp8\"").plan().unwrap();
+    }
+
+    /// `experiments/paper.toml` is the paper's experiments 1-7 plus live groups whose every
+    /// Salsify-2c and conventional cell has a simulated run of exactly its experiment, so the
+    /// report puts each live row beside its simulation. Planning needs the shared traces and
+    /// video (`../shared` beside the repository); without them only the groups are checked.
+    #[test]
+    fn the_paper_matrix_puts_every_live_run_of_ours_beside_its_simulation() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let text = std::fs::read_to_string(root.join("experiments/paper.toml")).unwrap();
+        let mut m = Matrix::from_toml(&text).unwrap();
+        let names: Vec<&str> = m.groups.iter().map(|g| g.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "cellular",
+                "intermittent",
+                "wifi",
+                "ablation",
+                "ramp",
+                "dropout",
+                "queue",
+                "live-lte",
+                "live-dropout"
+            ]
+        );
+        for g in m.groups.iter().filter(|g| g.live) {
+            for system in [
+                "chromium-vp8",
+                "chromium-vp9-svc",
+                "salsify-2c",
+                "conventional",
+            ] {
+                assert!(
+                    g.schemes.iter().any(|s| s == system),
+                    "{}: {system}",
+                    g.name
+                );
+            }
+        }
+        // The matrix names its files relative to the repository, where `salsify eval` runs.
+        let traces = root.join(m.traces.as_ref().unwrap());
+        let video = root.join(&m.defaults.video);
+        if !traces.is_dir() || !video.is_file() {
+            eprintln!(
+                "skipped planning: no {} or {}",
+                traces.display(),
+                video.display()
+            );
+            return;
+        }
+        m.traces = Some(traces);
+        m.defaults.video = video.to_string_lossy().into_owned();
+        let plan = m.plan().unwrap();
+        assert_eq!(plan.runs.iter().filter(|r| r.live).count(), 12);
+        assert_eq!(plan.runs.iter().filter(|r| !r.live).count(), 44);
+        let ours = plan
+            .runs
+            .iter()
+            .filter(|r| r.live && !r.experiment.scheme.starts_with("chromium"));
+        for live in ours {
+            assert!(
+                plan.runs
+                    .iter()
+                    .any(|r| !r.live && r.experiment == live.experiment),
+                "{} has no simulated twin",
+                live.id
+            );
+        }
+    }
+
     #[test]
     fn the_default_matrix_plans_without_files() {
         let m = default_matrix(None, "synthetic").unwrap();

@@ -51,7 +51,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::live::{LiveSystem, CHROMIUM_SYSTEMS};
+use super::live::{live_encryption, LiveSystem, CHROMIUM_SYSTEMS};
 use crate::campaign::sweep::Sweep;
 use crate::experiment::{Experiment, ExperimentError, SCHEMES};
 
@@ -417,6 +417,14 @@ fn check_experiment(group: &Group, id: &str, e: &Experiment) -> Result<(), Matri
                 ),
             }));
         }
+    }
+    if group.live && !CHROMIUM_SYSTEMS.contains(&e.scheme.as_str()) {
+        live_encryption(e.link.datagram_overhead_bytes).map_err(|message| {
+            fail(ExperimentError {
+                field: "link.datagram_overhead_bytes",
+                message,
+            })
+        })?;
     }
     // Every other field is checked as the simulator would (a trace is parsed only when run);
     // a Chromium cell's scheme is not the simulator's, so a stand-in checks the rest.

@@ -1032,7 +1032,8 @@ impl<F: EncodedFrame> Sender<F> {
     /// option that fits the budget now, else skip or force.
     fn commit_or_skip(&mut self, now: Instant, request: &InFlightEncode, mut frames: Vec<F>) {
         let budget = self.budget_at(now);
-        if !request.coarsest && frames.iter().all(|f| f.source() == request.source) {
+        let walks = self.config.quality_walk == QualityWalk::Budget;
+        if walks && !request.coarsest && frames.iter().all(|f| f.source() == request.source) {
             let sizes: Vec<_> = frames.iter().map(|f| (f.quality(), f.len())).collect();
             self.size_model.observe(&sizes);
         }

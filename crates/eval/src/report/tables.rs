@@ -122,7 +122,12 @@ pub fn group_table(runs: &[Entry]) -> Table {
     let show_queue = varies(runs, |r| params(r).0.to_string());
     let show_delay = varies(runs, |r| params(r).1.to_string());
     let show_seed = varies(runs, |r| params(r).2.to_string());
-    let show_setting = varies(runs, |r| setting(&r.plan.experiment));
+    // Only where one scheme ran at several settings (a sweep).
+    let show_setting = runs.iter().any(|a| {
+        runs.iter().any(|b| {
+            a.scheme() == b.scheme() && setting(&a.plan.experiment) != setting(&b.plan.experiment)
+        })
+    });
     let mut header: Vec<String> = vec!["link".into(), "scheme".into(), "run".into()];
     for (show, name) in [
         (show_setting, "setting"),

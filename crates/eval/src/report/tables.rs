@@ -567,4 +567,52 @@ mod tests {
         assert_eq!(paper_numbers("ATT-LTE-driving").unwrap().trace, "AT&T LTE");
         assert!(paper_numbers("TMobile-LTE-short").is_none());
     }
+
+    #[test]
+    fn a_swept_oracle_bounds_with_its_lowest_delays() {
+        let runs = runs(&[
+            ("oracle", "cellular", 1, Some(300.0), Some(900.0)),
+            ("oracle", "cellular", 1, Some(100.0), Some(100.0)),
+            ("salsify-2c", "cellular", 1, Some(250.0), Some(1200.0)),
+            ("conventional", "cellular", 1, Some(150.0), Some(90.0)),
+        ]);
+        let entries: Vec<Entry> = runs
+            .iter()
+            .map(|(plan, result)| Entry { plan, result })
+            .collect();
+        // salsify-2c is below the slower oracle point but not below the lowest: not flagged.
+        assert_eq!(
+            bound_violations(&entries),
+            ["bound violated: conventional p95 90 ms < oracle 100 ms (link cellular)"]
+        );
+    }
+
+    #[test]
+    fn the_frontier_draws_both_delays_per_link_with_the_bounds() {
+        let runs = runs(&[
+            ("oracle", "cellular", 1, Some(60.0), Some(90.0)),
+            ("salsify-2c", "cellular", 1, Some(120.0), Some(300.0)),
+            ("conventional", "cellular", 1, Some(80.0), Some(250.0)),
+        ]);
+        let entries: Vec<Entry> = runs
+            .iter()
+            .map(|(plan, result)| Entry { plan, result })
+            .collect();
+        let drawn = super::super::frontier::frontier("g", &entries);
+        let names: Vec<&str> = drawn.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["g-cellular-frontier-p95", "g-cellular-frontier-mean"]
+        );
+        for d in &drawn {
+            for series in [
+                "salsify-2c ewma",
+                "oracle",
+                "conventional",
+                "idealised causal sender",
+            ] {
+                assert!(d.svg.contains(series), "{} lacks {series}", d.name);
+            }
+        }
+    }
 }

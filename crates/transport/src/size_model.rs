@@ -13,8 +13,8 @@ use salsify_codec::Quality;
 
 /// Weight of a new slope sample.
 const SLOPE_GAIN: f64 = 0.25;
-/// The slope before any sample: sizes halve every 12 quantizer steps (libvpx at 640x360,
-/// synthetic video, q20-q60; a starting point the first encodes replace).
+/// The slope before any sample: sizes halve every 12 quantizer steps. Only a starting point
+/// (not measured on libvpx here): the first picture's two encodes replace it.
 const INITIAL_SLOPE: f64 = std::f64::consts::LN_2 / 12.0;
 /// Slopes outside this are treated as noise (a scene cut between two encodes of one
 /// picture cannot happen, but the smallest frames are dominated by headers).

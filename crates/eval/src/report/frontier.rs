@@ -163,3 +163,38 @@ fn chart(
     }
     chart
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::fixtures::runs;
+    use super::*;
+
+    #[test]
+    fn the_frontier_draws_both_delays_per_link_with_the_bounds() {
+        let runs = runs(&[
+            ("oracle", "cellular", 1, Some(60.0), Some(90.0)),
+            ("salsify-2c", "cellular", 1, Some(120.0), Some(300.0)),
+            ("conventional", "cellular", 1, Some(80.0), Some(250.0)),
+        ]);
+        let entries: Vec<Entry> = runs
+            .iter()
+            .map(|(plan, result)| Entry { plan, result })
+            .collect();
+        let drawn = frontier("g", &entries);
+        let names: Vec<&str> = drawn.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["g-cellular-frontier-p95", "g-cellular-frontier-mean"]
+        );
+        for d in &drawn {
+            for series in [
+                "salsify-2c ewma",
+                "oracle",
+                "conventional",
+                "idealised causal sender",
+            ] {
+                assert!(d.svg.contains(series), "{} lacks {series}", d.name);
+            }
+        }
+    }
+}

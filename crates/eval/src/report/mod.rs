@@ -5,6 +5,8 @@
 //! it is the same whichever machines and shards produced them.
 
 pub mod figures;
+#[cfg(test)]
+mod fixtures;
 pub mod frontier;
 pub mod plot;
 pub mod style;

@@ -346,11 +346,16 @@ fn watch(
 
 fn print_setup(args: &DemoArgs, scheme: &str) {
     let s = &args.source;
+    // --size and --fps shape only the synthetic source and live grabs; a file plays as it is.
+    let generated =
+        s.input == "synthetic" || s.input.starts_with("x11grab:") || s.input.starts_with("v4l2:");
+    let shape = match generated {
+        true => format!("{} at {} fps", s.size, s.fps),
+        false => "at its own size and rate".to_string(),
+    };
     println!(
-        "salsify demo: {scheme}: {} ({} at {} fps) -> link '{}' -> receiver, all on 127.0.0.1, {:.0} s, {}",
+        "salsify demo: {scheme}: {} ({shape}) -> link '{}' -> receiver, all on 127.0.0.1, {:.0} s, {}",
         s.input,
-        s.size,
-        s.fps,
         args.path.trace_name(),
         args.duration.as_secs_f64(),
         match args.plaintext {

@@ -118,6 +118,7 @@ fn save(
         receiver_states_max: 0,
         sizes_shown: Vec::new(),
         live: Some(facts),
+        code: salsify_eval::CODE.to_string(),
     };
     let live = LiveRun {
         records: &records,

@@ -15,3 +15,7 @@ pub mod report;
 pub use salsify_metrics as metrics;
 pub use salsify_sim as sim;
 pub use salsify_sim::experiment;
+
+/// The commit this code was built from: a short hash, with `+changes` when tracked files
+/// differed from it, or `unknown` outside a git checkout (see `build.rs`).
+pub const CODE: &str = env!("SALSIFY_CODE");

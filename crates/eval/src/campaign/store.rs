@@ -53,6 +53,10 @@ pub struct RunMeta {
     /// simulated run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub live: Option<super::live::LiveFacts>,
+    /// The commit whose code made the run ([`crate::CODE`]); empty in runs stored before it
+    /// was recorded.
+    #[serde(default)]
+    pub code: String,
 }
 
 /// A finished run read back.
@@ -245,6 +249,7 @@ fn write_run(dir: &Path, run: &PlannedRun, output: &SimOutput, wall_s: f64) -> i
         receiver_states_max: output.receiver.max_states_held,
         sizes_shown: output.shown_sizes.clone(),
         live: None,
+        code: crate::CODE.to_string(),
     };
     write_parts(
         dir,

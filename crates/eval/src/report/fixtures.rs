@@ -46,6 +46,7 @@ pub(super) fn runs(specs: &[Spec]) -> Vec<(PlannedRun, RunResult)> {
                     receiver_states_max: 0,
                     sizes_shown: vec![],
                     live: None,
+                    code: String::new(),
                 },
                 summary: summary(mean, p95),
                 dir: "/nonexistent".into(),

@@ -8,7 +8,9 @@ pub mod figures;
 #[cfg(test)]
 mod fixtures;
 pub mod frontier;
+pub mod paper_table;
 pub mod plot;
+pub mod published;
 pub mod style;
 pub mod tables;
 
@@ -66,6 +68,7 @@ pub fn build(plan: &Plan, results: &BTreeMap<String, RunResult>, context: &Conte
     };
     let mut sections = Vec::new();
     let mut comparison_runs = Vec::new();
+    let every_run = entries(&plan.runs.iter().map(|r| r.id.clone()).collect::<Vec<_>>());
     for g in &plan.groups {
         let mut runs = entries(&g.runs);
         if g.group.live {
@@ -103,17 +106,45 @@ pub fn build(plan: &Plan, results: &BTreeMap<String, RunResult>, context: &Conte
         });
     }
     let comparison = tables::comparison_table(&comparison_runs);
+    let paper = paper_table::paper_table(&every_run);
     let finished = plan
         .runs
         .iter()
         .filter(|r| results.contains_key(&r.id))
         .count();
-    let status = format!("{finished} of {} runs finished.", plan.runs.len());
+    let status = format!(
+        "{finished} of {} runs finished.  \n{}",
+        plan.runs.len(),
+        code_line(results.values().map(|r| r.meta.code.as_str()), crate::CODE)
+    );
     Report {
-        markdown: markdown(&sections, &comparison, context, &status),
-        html: html(&sections, &comparison, context, &status),
+        markdown: markdown(&sections, &comparison, &paper, context, &status),
+        html: html(&sections, &comparison, &paper, context, &status),
         figures: sections.into_iter().flat_map(|s| s.figures).collect(),
     }
+}
+
+/// Which code made the runs (commit and how many runs each) and which drew the report.
+fn code_line<'a>(codes: impl Iterator<Item = &'a str>, report: &str) -> String {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for code in codes {
+        *counts.entry(code).or_default() += 1;
+    }
+    let runs: Vec<String> = counts
+        .iter()
+        .map(|(code, n)| {
+            let code = if code.is_empty() {
+                "not recorded"
+            } else {
+                code
+            };
+            format!("{code} ({n} runs)")
+        })
+        .collect();
+    format!(
+        "Code: runs made by commit {}; report drawn by commit {report}.",
+        runs.join(", ")
+    )
 }
 
 const INTRO: &str =
@@ -135,7 +166,19 @@ the time since the newest packet that has arrived was sent) at its 95th percenti
 an omniscient sender that sends each packet to arrive exactly at a delivery opportunity; \
 self-inflicted delay is their difference.";
 
-fn markdown(sections: &[Section], comparison: &Table, c: &Context, status: &str) -> String {
+const PAPER_TITLE: &str = "The paper's systems beside ours";
+
+const PAPER_INTRO: &str = "Every link the paper measured or a live group ran on: our runs at \
+figure 11's 256-packet queue, simulated and live, and the paper's published points (figure 11 and \
+the ablations of section 5, as `shared/PAPER-NOTES.md` reads them).";
+
+fn markdown(
+    sections: &[Section],
+    comparison: &Table,
+    paper: &Table,
+    c: &Context,
+    status: &str,
+) -> String {
     let mut md = String::from("# Salsify evaluation\n\n");
     md += &format!(
         "Command: `{}`  \nMachine: {}  \n{status}\n\n{INTRO}\n\n",
@@ -143,6 +186,11 @@ fn markdown(sections: &[Section], comparison: &Table, c: &Context, status: &str)
     );
     md += "## Salsify-2c against the conventional scheme (WebRTC-style GCC + libvpx CBR)\n\n";
     md += &comparison.markdown();
+    if !paper.rows.is_empty() {
+        md += &format!("\n## {PAPER_TITLE}\n\n{PAPER_INTRO}\n\n");
+        md += &paper.markdown();
+        md += &format!("\n{}\n", published::SYSTEMS);
+    }
     for s in sections {
         md += &format!("\n## {}\n\n", s.title);
         md += &s.table.markdown();
@@ -174,7 +222,13 @@ table{border-collapse:collapse;margin:1em 0;font-size:90%}th,td{border:1px solid
 th{background:#f3f3f3}td:first-child,td:nth-child(2){text-align:left}figure{margin:1.5em 0}\
 figcaption{font-size:90%;color:#444;max-width:800px}.violation{color:#b00;font-weight:bold}svg{max-width:100%;height:auto}code{background:#f3f3f3}";
 
-fn html(sections: &[Section], comparison: &Table, c: &Context, status: &str) -> String {
+fn html(
+    sections: &[Section],
+    comparison: &Table,
+    paper: &Table,
+    c: &Context,
+    status: &str,
+) -> String {
     let mut h = format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>Salsify evaluation</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<h1>Salsify evaluation</h1>\n"
     );
@@ -187,6 +241,15 @@ fn html(sections: &[Section], comparison: &Table, c: &Context, status: &str) -> 
     );
     h += "<h2>Salsify-2c against the conventional scheme (WebRTC-style GCC + libvpx CBR)</h2>\n";
     h += &comparison.html();
+    if !paper.rows.is_empty() {
+        h += &format!(
+            "<h2>{}</h2>\n<p>{}</p>\n",
+            escape(PAPER_TITLE),
+            escape(PAPER_INTRO)
+        );
+        h += &paper.html();
+        h += &format!("<p>{}</p>\n", escape(published::SYSTEMS));
+    }
     for s in sections {
         h += &format!("<h2>{}</h2>\n", escape(&s.title));
         h += &s.table.html();
@@ -227,6 +290,16 @@ pub fn write(report: &Report, dir: &Path) -> std::io::Result<()> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn the_report_says_which_commits_made_its_runs() {
+        let line = code_line(["abc1234", "", "abc1234", "def5678"].into_iter(), "def5678");
+        assert_eq!(
+            line,
+            "Code: runs made by commit not recorded (1 runs), abc1234 (2 runs), def5678 (1 runs); \
+             report drawn by commit def5678."
+        );
+    }
+
     /// A bound violation is a visible line under its group's table in both renderings, and
     /// the network table is shown where a group has one.
     #[test]
@@ -244,9 +317,10 @@ mod tests {
             missing: vec![],
         }];
         let c = Context::default();
-        let md = markdown(&sections, &Table::default(), &c, "1 of 1 runs finished.");
+        let none = Table::default();
+        let md = markdown(&sections, &none, &none, &c, "1 of 1 runs finished.");
         assert!(md.contains(&format!("> **⚠ {flag}**")), "{md}");
-        let h = html(&sections, &Table::default(), &c, "1 of 1 runs finished.");
+        let h = html(&sections, &none, &none, &c, "1 of 1 runs finished.");
         assert!(
             h.contains("<p class=\"violation\">&#9888; bound violated: salsify-2c p95 812 ms &lt; oracle 905 ms (link cellular)</p>"),
             "{h}"

@@ -1,6 +1,7 @@
 //! The report's tables: every run's summary, Salsify-2c against the conventional scheme
 //! next to the paper's numbers, and the check that no scheme beats the oracle's delay.
 
+use super::published;
 use crate::campaign::sweep::setting;
 use crate::campaign::{Plan, PlannedRun, RunResult};
 
@@ -51,7 +52,7 @@ pub fn escape(text: &str) -> String {
         .replace('"', "&quot;")
 }
 
-fn num(v: Option<f64>, digits: usize) -> String {
+pub(crate) fn num(v: Option<f64>, digits: usize) -> String {
     v.map_or("-".into(), |v| format!("{v:.digits$}"))
 }
 
@@ -348,20 +349,13 @@ struct PaperResult {
 /// The paper's Salsify-2c and WebRTC numbers on a trace, by a name our trace files may
 /// carry.
 fn paper_numbers(link: &str) -> Option<PaperResult> {
-    let l = link.to_ascii_lowercase();
-    let (trace, salsify, webrtc) = if l.contains("verizon-lte") || l.contains("verizon lte") {
-        ("Verizon LTE", (1257.0, 15.6), (4977.0, 13.7))
-    } else if l.contains("att-lte") || l.contains("at&t") {
-        ("AT&T LTE", (362.0, 15.4), (4730.0, 13.4))
-    } else if l.contains("tmobile-umts") {
-        ("T-Mobile UMTS", (4129.0, 13.3), (8686.0, 11.5))
-    } else {
-        return None;
-    };
+    let trace = published::paper_trace(link)?;
+    let point =
+        |system| published::published(trace, system).map(|p| (p.delay_p95_ms, p.ssim_db_mean));
     Some(PaperResult {
         trace,
-        salsify,
-        webrtc,
+        salsify: point("Salsify-2c")?,
+        webrtc: point("WebRTC")?,
     })
 }
 

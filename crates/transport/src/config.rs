@@ -605,6 +605,18 @@ pub struct ReceiverConfig {
     /// [`crate::estimator`]), not per datagram whatever its size. Default true; the
     /// `salsify-paper` scheme uses the paper's plain per-packet mean.
     pub size_aware_estimate: bool,
+    /// Estimate tau over the last this many milliseconds of arrivals rather than as a
+    /// per-packet EWMA (see [`crate::estimator`]; `ewma_alpha` then unused; always per
+    /// full-size datagram). Default 0: the EWMA. Measured on the first 75 s of the shared LTE
+    /// traces (synthetic 640x360 at 60 fps, 200 ms window, `d` 75-150 ms against the EWMA's
+    /// 50-100 ms, read at equal SSIM): 10-22% less p95 delay on Verizon, about 4% more on
+    /// T-Mobile; not the default.
+    #[serde(
+        rename = "estimate_window_ms",
+        with = "millis",
+        skip_serializing_if = "Duration::is_zero"
+    )]
+    pub estimate_window: Duration,
     /// States older than the source of the last frame decoded that are kept anyway (the
     /// newest of them). The sender learns what the receiver holds only through ACKs: when the
     /// ACK path stalls while video still arrives, the sender's newest acknowledged state falls
@@ -649,6 +661,7 @@ impl Default for ReceiverConfig {
             connection_id: None,
             ewma_alpha: 0.1,
             size_aware_estimate: true,
+            estimate_window: Duration::ZERO,
             states_behind: 32,
             reorder_window: Duration::from_millis(10),
             max_pending_frames: 16,
@@ -667,6 +680,7 @@ impl ReceiverConfig {
     pub fn first_round(self) -> Self {
         ReceiverConfig {
             size_aware_estimate: false,
+            estimate_window: Duration::ZERO,
             states_behind: 0,
             link_forecast: false,
             ..self
@@ -1052,6 +1066,7 @@ mod tests {
             connection_id: Some(7),
             ewma_alpha: 0.25,
             size_aware_estimate: false,
+            estimate_window: Duration::from_millis(150),
             states_behind: 3,
             reorder_window: Duration::from_micros(12_345),
             max_pending_frames: 8,

@@ -30,6 +30,15 @@ pub struct CostModel {
     /// written, so experiments and their run ids stay as they were).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub encode_us_per_kilobyte: f64,
+    /// Each encode job takes up to this many microseconds longer, drawn uniformly per picture
+    /// (deterministic: a hash of the picture number). A real encoder's time varies with the
+    /// content and the machine's scheduling, and libwebrtc's encoder bitrate adjuster reads
+    /// that timing: with none, the simulated conventional scheme's adjuster saw a perfectly
+    /// regular encoder and kept about twice the rate its live twin did. Default 0 (every
+    /// result so far), left out when written so experiments and their run ids stay as they
+    /// were.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub encode_jitter_us: f64,
 }
 
 fn is_zero(value: &f64) -> bool {
@@ -45,6 +54,7 @@ impl Default for CostModel {
             encode_us_per_megapixel: 11_400.0,
             decode_us_per_megapixel: 3_000.0,
             encode_us_per_kilobyte: 0.0,
+            encode_jitter_us: 0.0,
         }
     }
 }
@@ -92,12 +102,22 @@ impl CostModel {
         Duration::from_micros(us.round() as u64)
     }
 
+    /// The extra time of the encode job for `picture` (see [`Self::encode_jitter_us`]).
+    pub fn encode_jitter(&self, picture: u64) -> Duration {
+        if self.encode_jitter_us <= 0.0 {
+            return Duration::ZERO;
+        }
+        let unit = (splitmix64(picture) >> 11) as f64 / (1u64 << 53) as f64;
+        Duration::from_micros((self.encode_jitter_us * unit).round() as u64)
+    }
+
     /// Checks that every cost is finite and not negative.
     pub fn validate(&self) -> Result<(), CostError> {
         for (field, value) in [
             ("encode_us_per_megapixel", self.encode_us_per_megapixel),
             ("decode_us_per_megapixel", self.decode_us_per_megapixel),
             ("encode_us_per_kilobyte", self.encode_us_per_kilobyte),
+            ("encode_jitter_us", self.encode_jitter_us),
         ] {
             if !(value.is_finite() && value >= 0.0) {
                 return Err(CostError { field, value });
@@ -105,6 +125,14 @@ impl CostModel {
         }
         Ok(())
     }
+}
+
+/// A well-mixed 64-bit hash (SplitMix64's finaliser): the same picture, the same draw.
+fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
 }
 
 fn scaled(us_per_mp: f64, width: u32, height: u32) -> Duration {
@@ -115,6 +143,27 @@ fn scaled(us_per_mp: f64, width: u32, height: u32) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn encode_jitter_is_bounded_repeatable_and_off_by_default() {
+        let none = CostModel::default();
+        assert_eq!(none.encode_jitter(7), Duration::ZERO);
+        let m = CostModel {
+            encode_jitter_us: 6000.0,
+            ..CostModel::default()
+        };
+        let draws: Vec<Duration> = (0..1000).map(|p| m.encode_jitter(p)).collect();
+        assert!(draws.iter().all(|d| *d <= Duration::from_micros(6000)));
+        assert_eq!(draws[3], m.encode_jitter(3));
+        let mean = draws.iter().map(|d| d.as_secs_f64()).sum::<f64>() / 1000.0;
+        assert!((mean - 0.003).abs() < 0.0003, "{mean}");
+        assert!(CostModel {
+            encode_jitter_us: f64::NAN,
+            ..CostModel::default()
+        }
+        .validate()
+        .is_err());
+    }
 
     #[test]
     fn cost_scales_with_area() {

@@ -226,6 +226,7 @@ impl<'a> Sim<'a> {
             return Ok(());
         };
         let id = request.id;
+        let jitter = self.h.config.cost.encode_jitter(request.picture);
         let (w, h) = self.h.size;
         let cost = &self.h.config.cost;
         let (busy, bytes_charged) = match salsify_schemes::Executor::work_for(&request.job, w, h) {
@@ -242,7 +243,7 @@ impl<'a> Sim<'a> {
             }
         };
         self.encoding = Some(Encoding {
-            done: now + busy,
+            done: now + busy + jitter,
             id,
             bytes_charged,
         });

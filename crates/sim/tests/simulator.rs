@@ -116,6 +116,7 @@ fn the_encode_time_rule_keeps_up_with_the_camera_when_fine_frames_cost_time() {
                 encode_us_per_megapixel: 100_000.0,
                 decode_us_per_megapixel: 10_000.0,
                 encode_us_per_kilobyte: 12_000.0,
+                ..Default::default()
             },
             ..SimConfig::default()
         };

@@ -1,6 +1,7 @@
 //! `salsify sim`: one simulated run from flags or a TOML experiment file.
 //!
 //! Writes `frames.csv` (one line per camera picture), `summary.json` (the paper's summary),
+//! `rates.csv` (the controller's encoder and pacing rates, as a live sender logs them),
 //! `packets.log` (the video link in Mahimahi's mm-link log format) and `experiment.toml`
 //! (the experiment as run, flags merged in) to the output folder.
 
@@ -173,7 +174,7 @@ pub fn run(args: &SimArgs) -> Result<()> {
         print_row(label, &output);
     }
     println!(
-        "wrote frames.csv, summary.json, packets.log, experiment.toml to {}",
+        "wrote frames.csv, summary.json, rates.csv, packets.log, experiment.toml to {}",
         args.out.display()
     );
     Ok(())
@@ -255,6 +256,18 @@ fn write_outputs(out: &Path, e: &Experiment, o: &SimOutput, queue: &QueueLimit) 
     writeln!(json)?;
     json.flush()?;
     fs::write(out.join("experiment.toml"), toml::to_string(e)?)?;
+    let mut rates = create("rates.csv")?;
+    writeln!(rates, "{}", salsify_runtime::csv_log::RATES_CSV_HEADER)?;
+    for (at, encoder, pacing) in &o.rates {
+        writeln!(
+            rates,
+            "1,{},{},{}",
+            at.as_micros(),
+            encoder.as_bps(),
+            pacing.as_bps()
+        )?;
+    }
+    rates.flush()?;
     let header = LogHeader {
         link_name: "Uplink".into(),
         trace_name: link_name(e),

@@ -59,20 +59,32 @@ pub const SENDER_CSV_HEADER: &str =
 pub const RECEIVER_CSV_HEADER: &str = "session,frame,display_us,first_sent_us,delay_us,\
 source_state,target_state,bytes,keyframe,width,height";
 
-/// The sender's per-frame log, written from the common [`SenderEvent`]s.
-pub struct SenderLog(CsvLog);
+/// The header of `rates.csv`: each change of a rate-controlled sender's encoder and pacing
+/// rates (bit/s), as the simulator also writes it, so a live run and its simulation can be
+/// compared where they part ways.
+pub const RATES_CSV_HEADER: &str = "session,at_us,encoder_bps,pacing_bps";
+
+/// The sender's per-frame log (`path`) and its rate log (`rates.csv` beside it), written from
+/// the common [`SenderEvent`]s.
+pub struct SenderLog {
+    frames: CsvLog,
+    rates: CsvLog,
+}
 
 impl SenderLog {
-    /// Creates `path` with its header.
+    /// Creates `path` and `rates.csv` in the same folder, with their headers.
     pub fn create(path: &Path) -> Result<Self> {
-        CsvLog::create(path, SENDER_CSV_HEADER).map(SenderLog)
+        Ok(SenderLog {
+            frames: CsvLog::create(path, SENDER_CSV_HEADER)?,
+            rates: CsvLog::create(&path.with_file_name("rates.csv"), RATES_CSV_HEADER)?,
+        })
     }
 
     /// Logs `event` of session `session`, if it is about a picture.
     pub fn event(&mut self, session: u32, event: &SenderEvent) -> Result<()> {
         let opt = |v: Option<usize>| v.map_or(String::new(), |b| b.to_string());
         match event {
-            SenderEvent::FrameSent(f) => self.0.line(format_args!(
+            SenderEvent::FrameSent(f) => self.frames.line(format_args!(
                 "{session},{},{},{},{},{},{},{},{},{},{},{}",
                 f.frame,
                 f.picture,
@@ -91,7 +103,7 @@ impl SenderLog {
                 captured,
                 at,
                 budget,
-            } => self.0.line(format_args!(
+            } => self.frames.line(format_args!(
                 "{session},,{picture},{},{},,0,0,skipped,{},0,0",
                 captured.as_micros(),
                 at.as_micros(),
@@ -101,18 +113,29 @@ impl SenderLog {
                 picture,
                 at,
                 reason,
-            } => self.0.line(format_args!(
+            } => self.frames.line(format_args!(
                 "{session},,{picture},,{},,0,0,dropped:{},,0,0",
                 at.as_micros(),
                 drop_reason(*reason),
+            )),
+            SenderEvent::Target {
+                at,
+                encoder,
+                pacing,
+            } => self.rates.line(format_args!(
+                "{session},{},{},{}",
+                at.as_micros(),
+                encoder.as_bps(),
+                pacing.as_bps()
             )),
             _ => Ok(()),
         }
     }
 
-    /// Flushes the file.
+    /// Flushes both files.
     pub fn finish(self) -> Result<()> {
-        self.0.finish()
+        self.frames.finish()?;
+        self.rates.finish()
     }
 }
 
@@ -174,5 +197,34 @@ impl ReceiverLog {
     /// Flushes the file.
     pub fn finish(self) -> Result<()> {
         self.0.finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use salsify_time::Bitrate;
+
+    use super::*;
+
+    #[test]
+    fn rate_changes_go_to_rates_csv_beside_the_frame_log() {
+        let dir = std::env::temp_dir().join(format!("salsify-csvlog-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut log = SenderLog::create(&dir.join("sender.csv")).unwrap();
+        let target = SenderEvent::Target {
+            at: Instant::from_millis(1500),
+            encoder: Bitrate::kbps(800),
+            pacing: Bitrate::kbps(1100),
+        };
+        log.event(2, &target).unwrap();
+        log.finish().unwrap();
+        let rates = std::fs::read_to_string(dir.join("rates.csv")).unwrap();
+        assert_eq!(
+            rates,
+            format!("{RATES_CSV_HEADER}\n2,1500000,800000,1100000\n")
+        );
+        let frames = std::fs::read_to_string(dir.join("sender.csv")).unwrap();
+        assert_eq!(frames.lines().count(), 1, "only the header: {frames}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -171,6 +171,7 @@ mod tests {
             encode_us_per_megapixel: 1000.0,
             decode_us_per_megapixel: 500.0,
             encode_us_per_kilobyte: 100.0,
+            encode_jitter_us: 0.0,
         };
         assert_eq!(m.coding_time(25_000), Duration::from_micros(2500));
         assert_eq!(m.encode(1000, 1000), Duration::from_millis(1));
@@ -189,6 +190,7 @@ mod tests {
             encode_us_per_megapixel: 1000.0,
             decode_us_per_megapixel: 0.0,
             encode_us_per_kilobyte: 0.0,
+            encode_jitter_us: 0.0,
         };
         let one = Duration::from_millis(1);
         let encodes = |count, parallel| Work::Encodes {

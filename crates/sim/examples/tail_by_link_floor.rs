@@ -110,7 +110,10 @@ fn main() -> Result<(), Box<dyn Error>> {
         g.excess_sum += excess;
         g.large_excess += usize::from(excess >= LARGE_EXCESS_MS);
     }
-    println!("{}: {n} pictures, delay mean {mean:.0} ms, p95 {p95:.0} ms", args[0]);
+    println!(
+        "{}: {n} pictures, delay mean {mean:.0} ms, p95 {p95:.0} ms",
+        args[0]
+    );
     println!();
     println!("| group | pictures | at or above p95 (of all) | mean delay ms | mean excess ms | excess >= 100 ms (of all) |");
     println!("|---|---|---|---|---|---|");

@@ -610,7 +610,11 @@ pub struct ReceiverConfig {
     /// full-size datagram). Default 0: the EWMA. Measured on the first 75 s of the shared LTE
     /// traces (synthetic 640x360 at 60 fps, 200 ms window, `d` 75-150 ms against the EWMA's
     /// 50-100 ms, read at equal SSIM): 10-22% less p95 delay on Verizon, about 4% more on
-    /// T-Mobile; not the default.
+    /// T-Mobile; not the default. On the whole LTE traces at `d` 100 it takes 12-37% off the
+    /// p95 for 0.3-0.9 dB of SSIM, but it is **unsafe on slow links**: on the slow suite
+    /// (`experiments/slow-links.toml`, 640x360 at 30 fps, 200 ms window) the p95 went from 529
+    /// to 6469 ms on the 3g preset and from 1021 to 11913 ms on Verizon EV-DO, +22% on fade,
+    /// +32% on dropout (`results/frontier-lte/README.md`, "Where the tail is").
     #[serde(
         rename = "estimate_window_ms",
         with = "millis",

@@ -611,10 +611,11 @@ pub struct ReceiverConfig {
     /// traces (synthetic 640x360 at 60 fps, 200 ms window, `d` 75-150 ms against the EWMA's
     /// 50-100 ms, read at equal SSIM): 10-22% less p95 delay on Verizon, about 4% more on
     /// T-Mobile; not the default. On the whole LTE traces at `d` 100 it takes 12-37% off the
-    /// p95 for 0.3-0.9 dB of SSIM, but it is **unsafe on slow links**: on the slow suite
-    /// (`experiments/slow-links.toml`, 640x360 at 30 fps, 200 ms window) the p95 went from 529
-    /// to 6469 ms on the 3g preset and from 1021 to 11913 ms on Verizon EV-DO, +22% on fade,
-    /// +32% on dropout (`results/frontier-lte/README.md`, "Where the tail is").
+    /// p95 for 0.3-0.9 dB of SSIM. On slow links a bare window of time held one or two
+    /// packets and let the sender queue seconds (slow suite, 640x360 at 30 fps: p95 529 ->
+    /// 6469 ms on the 3g preset, 1021 -> 11913 ms on Verizon EV-DO); it now keeps at least ten
+    /// samples (3g +7%, EV-DO +2% against the EWMA), but the fade, cliff and dropout links
+    /// still lose 12-63% of p95 (`results/frontier-lte/README.md`, "Where the tail is").
     #[serde(
         rename = "estimate_window_ms",
         with = "millis",

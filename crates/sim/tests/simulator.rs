@@ -143,3 +143,32 @@ fn the_encode_time_rule_keeps_up_with_the_camera_when_fine_frames_cost_time() {
     assert!(median_quality(&with) > median_quality(&without));
     assert!(a.delay_mean_ms.unwrap() < b.delay_mean_ms.unwrap());
 }
+
+/// `[cost] encode_jitter_us` delays each encode by up to that much (half on average): on a
+/// fast link, where the encode is the only wait that moves, the mean delay grows by about half
+/// the spread, and without it the run is as before.
+#[test]
+fn encode_jitter_adds_half_its_spread_to_the_mean_delay() {
+    let run = |jitter_us: f64| {
+        let fast = || LinkConfig::with_trace(generators::constant(Bitrate::kbps(50_000)).unwrap());
+        let config = SimConfig {
+            data_link: fast(),
+            feedback_link: fast(),
+            duration: Duration::from_secs(3),
+            cost: salsify_sim::CostModel {
+                encode_jitter_us: jitter_us,
+                ..Default::default()
+            },
+            ..SimConfig::default()
+        };
+        let mut video = SyntheticVideo::new(160, 96, 60, 1).unwrap();
+        simulate(&config, &mut video, &mut |_| {})
+            .unwrap()
+            .summary
+            .delay_mean_ms
+            .unwrap()
+    };
+    let (plain, jittered) = (run(0.0), run(6000.0));
+    let added = jittered - plain;
+    assert!((2.0..=4.0).contains(&added), "{plain} -> {jittered} ms");
+}

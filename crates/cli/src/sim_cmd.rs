@@ -16,6 +16,7 @@ use salsify_eval::sim::{
     simulate, write_frames_csv, LoopedClip, SimOutput, SyntheticVideo, VideoSource,
 };
 use salsify_netem::{LogHeader, MahimahiLog, QueueLimit};
+use salsify_runtime::csv_log;
 use salsify_time::Instant;
 
 use crate::input::{Size, VideoInput};
@@ -257,15 +258,9 @@ fn write_outputs(out: &Path, e: &Experiment, o: &SimOutput, queue: &QueueLimit) 
     json.flush()?;
     fs::write(out.join("experiment.toml"), toml::to_string(e)?)?;
     let mut rates = create("rates.csv")?;
-    writeln!(rates, "{}", salsify_runtime::csv_log::RATES_CSV_HEADER)?;
-    for (at, encoder, pacing) in &o.rates {
-        writeln!(
-            rates,
-            "1,{},{},{}",
-            at.as_micros(),
-            encoder.as_bps(),
-            pacing.as_bps()
-        )?;
+    writeln!(rates, "{}", csv_log::RATES_CSV_HEADER)?;
+    for &(at, encoder, pacing) in &o.rates {
+        writeln!(rates, "{}", csv_log::rates_line(1, at, encoder, pacing))?;
     }
     rates.flush()?;
     let header = LogHeader {

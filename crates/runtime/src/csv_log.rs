@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use salsify_endpoint::{Choice, Displayed, DropReason, SenderEvent};
-use salsify_time::Instant;
+use salsify_time::{Bitrate, Instant};
 
 /// A CSV file being written.
 pub struct CsvLog {
@@ -63,6 +63,16 @@ source_state,target_state,bytes,keyframe,width,height";
 /// rates (bit/s), as the simulator also writes it, so a live run and its simulation can be
 /// compared where they part ways.
 pub const RATES_CSV_HEADER: &str = "session,at_us,encoder_bps,pacing_bps";
+
+/// One line of `rates.csv` (without its newline), the same for a live sender and `salsify sim`.
+pub fn rates_line(session: u32, at: Instant, encoder: Bitrate, pacing: Bitrate) -> String {
+    format!(
+        "{session},{},{},{}",
+        at.as_micros(),
+        encoder.as_bps(),
+        pacing.as_bps()
+    )
+}
 
 /// The sender's per-frame log (`path`) and its rate log (`rates.csv` beside it), written from
 /// the common [`SenderEvent`]s.
@@ -123,10 +133,8 @@ impl SenderLog {
                 encoder,
                 pacing,
             } => self.rates.line(format_args!(
-                "{session},{},{},{}",
-                at.as_micros(),
-                encoder.as_bps(),
-                pacing.as_bps()
+                "{}",
+                rates_line(session, *at, *encoder, *pacing)
             )),
             _ => Ok(()),
         }
@@ -202,8 +210,6 @@ impl ReceiverLog {
 
 #[cfg(test)]
 mod tests {
-    use salsify_time::Bitrate;
-
     use super::*;
 
     #[test]

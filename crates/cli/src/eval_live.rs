@@ -69,6 +69,9 @@ pub fn run_live(store: &Store, run: &PlannedRun) -> Result<()> {
     }
     let wall_s = started.elapsed().as_secs_f64();
     let load_after = load_average()?;
+    let relay = std::fs::read_to_string(work.join("relay.csv"))
+        .ok()
+        .and_then(|t| relay_video_row(&t));
     save(
         store,
         run,
@@ -81,9 +84,25 @@ pub fn run_live(store: &Store, run: &PlannedRun) -> Result<()> {
             presentations_missed: analysis.counts.presentations_missed,
             system: system_name,
             encoder,
+            relay_late_p99_us: relay.map(|r| r.0),
+            relay_realtime: relay.map(|r| r.1),
         },
         wall_s,
     )
+}
+
+/// The video row of the relay's `relay.csv`: its 99th-percentile lateness (µs) and whether
+/// it ran under real-time scheduling.
+fn relay_video_row(csv: &str) -> Option<(u64, bool)> {
+    let header: Vec<&str> = csv.lines().next()?.split(',').collect();
+    let column = |name: &str| header.iter().position(|h| *h == name);
+    let (p99, realtime) = (column("late_p99_us")?, column("realtime")?);
+    let row: Vec<&str> = csv
+        .lines()
+        .find(|l| l.starts_with("video,"))?
+        .split(',')
+        .collect();
+    Some((row.get(p99)?.parse().ok()?, row.get(realtime)? == &"1"))
 }
 
 /// Saves the scored cell: records and the relay's link events rebased onto the first
@@ -297,5 +316,21 @@ mod tests {
         assert!(!flags.iter().any(|f| f == "--plaintext"), "{flags:?}");
         e.link.datagram_overhead_bytes = 10;
         assert!(scheme_flags(&e, "conventional", source, work).is_err());
+    }
+
+    /// The relay's report is read by column name, from the relay's own writer.
+    #[test]
+    fn the_relay_report_gives_the_video_lateness_and_scheduling() {
+        let mut totals = salsify_runtime::RelayTotals::default();
+        totals.ack.lateness.p99 = salsify_time::Duration::from_micros(7);
+        let mut lateness = salsify_runtime::lateness::Lateness::default();
+        lateness.record(salsify_time::Duration::from_micros(1234));
+        totals.video.lateness = lateness.summary();
+        totals.realtime = true;
+        assert_eq!(relay_video_row(&totals.to_csv()), Some((1234, true)));
+        totals.realtime = false;
+        assert_eq!(relay_video_row(&totals.to_csv()), Some((1234, false)));
+        assert_eq!(relay_video_row("direction\nvideo\n"), None);
+        assert_eq!(relay_video_row(""), None);
     }
 }

@@ -182,6 +182,8 @@ pub fn relay_config(
         video: direction(video, "video.log"),
         ack: direction(ack, "ack.log"),
         loopback_only: false,
+        realtime: true,
+        report: log_dir.map(|d| d.join("relay.csv")),
     })
 }
 
@@ -208,9 +210,12 @@ pub fn run(args: &LinkArgs) -> Result<()> {
                 .link
                 .map_or(0, |l| l.packets_in.saturating_sub(l.packets_delivered));
             eprintln!(
-                "salsify link: {name}: {} in, {} out ({dropped} dropped or still queued)",
-                d.packets_in, d.packets_out
+                "salsify link: {name}: {} in, {} out ({dropped} dropped or still queued); sent on {}",
+                d.packets_in, d.packets_out, d.lateness
             );
+        }
+        if !totals.realtime {
+            eprintln!("salsify link: ran without real-time scheduling (needs root or CAP_SYS_NICE): under load its lateness reads as queueing");
         }
         if let Some(dir) = &args.log_dir {
             eprintln!("salsify link: mm-link logs in {}", dir.display());

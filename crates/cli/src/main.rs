@@ -101,9 +101,23 @@ enum BenchCommand {
 
 fn main() {
     let cli = Cli::parse();
+    log_to_stderr_if_asked();
     if let Err(err) = run(cli) {
         eprintln!("salsify: error: {err:#}");
         std::process::exit(1);
+    }
+}
+
+/// With `RUST_LOG` set (e.g. `RUST_LOG=goog_cc=debug`), the libraries' `tracing` events go
+/// to stderr: GoogCC says there why a probe was or was not taken. Without it nothing is set
+/// up, so nothing is spent formatting them.
+fn log_to_stderr_if_asked() {
+    if std::env::var_os("RUST_LOG").is_some() {
+        tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+            .with_writer(std::io::stderr)
+            .without_time()
+            .init();
     }
 }
 

@@ -123,6 +123,9 @@ fn a_live_group_runs_after_the_simulated_runs_and_is_reported_beside_them() {
         let live = &meta["live"];
         assert!(live["load_before"].as_f64().unwrap() >= 0.0, "{meta}");
         assert!(live["load_after"].as_f64().unwrap() >= 0.0, "{meta}");
+        // The relay says how late it forwarded, and whether it ran in real time.
+        assert!(live["relay_late_p99_us"].as_u64().is_some(), "{meta}");
+        assert!(live["relay_realtime"].as_bool().is_some(), "{meta}");
         let (matched, shown) = (
             live["pictures_matched"][0].as_u64().unwrap(),
             live["pictures_matched"][1].as_u64().unwrap(),

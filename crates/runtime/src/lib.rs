@@ -17,7 +17,7 @@
 //! - [`encoder`]: the encoder thread (serial or parallel encodes, as the job says);
 //! - [`sender_loop`] with [`feedback_watch`] (when a sender starts over), [`receiver_loop`]
 //!   with [`receiver_sessions`] (which endpoint a datagram goes to), and [`relay`]: the three
-//!   control loops;
+//!   control loops; [`realtime`] and [`lateness`]: the relay's scheduling and how late it was;
 //! - [`secure_io`]: the wall clock for handshakes and a rate-limited log of dropped
 //!   datagrams (the loops seal and open through `salsify-secure` when given keys);
 //! - [`display`], [`csv_log`], [`status`], [`observe`]: outputs, logs, status lines and the
@@ -38,7 +38,9 @@ pub mod csv_log;
 pub mod display;
 pub mod encoder;
 pub mod feedback_watch;
+pub mod lateness;
 pub mod observe;
+pub mod realtime;
 pub mod receiver_loop;
 pub mod receiver_sessions;
 pub mod relay;

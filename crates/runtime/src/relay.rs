@@ -6,6 +6,11 @@
 //! else is video, sent through the video link to the receiver. A direction without a link
 //! forwards at once (an unconstrained path). Each link can log every packet in Mahimahi's
 //! `mm-link` format.
+//!
+//! The relay's thread asks for real-time scheduling and counts how late it forwarded each
+//! datagram after the link said it arrives ([`DirectionTotals::lateness`]): lateness is
+//! queueing the trace does not have, and a live run that has much of it is not the link
+//! its simulation ran on.
 
 use std::fs::File;
 use std::io::BufWriter;
@@ -19,6 +24,7 @@ use salsify_netem::{Link, LinkConfig, LinkStats, LogHeader, MahimahiLog};
 use salsify_time::{Duration, Instant};
 
 use crate::clock;
+use crate::lateness::{Lateness, LatenessSummary};
 use crate::observe::{Observation, Observer};
 use crate::udp::{self, Received};
 
@@ -49,6 +55,11 @@ pub struct RelayConfig {
     /// [`RelayTotals::refused`]: a relay meant to stay on the machine (the Chromium peer's)
     /// then never answers, or forwards for, another host.
     pub loopback_only: bool,
+    /// Ask for real-time scheduling for the relay's thread ([`crate::realtime`]); refused
+    /// without the right, and then said in [`RelayTotals::realtime`].
+    pub realtime: bool,
+    /// Where to write [`RelayTotals`] as CSV when the relay stops (`relay.csv`).
+    pub report: Option<PathBuf>,
 }
 
 /// Counters of a finished run.
@@ -60,6 +71,8 @@ pub struct RelayTotals {
     pub ack: DirectionTotals,
     /// Datagrams dropped because they came from outside loopback (`loopback_only`).
     pub refused: u64,
+    /// Whether the relay's thread ran under real-time scheduling.
+    pub realtime: bool,
 }
 
 /// Counters of one direction.
@@ -71,12 +84,16 @@ pub struct DirectionTotals {
     pub packets_out: u64,
     /// The link's own stats, if it has one.
     pub link: Option<LinkStats>,
+    /// How long after the link delivered a datagram the relay sent it on (a direction
+    /// without a link: none counted).
+    pub lateness: LatenessSummary,
 }
 
 struct Direction {
     link: Option<Link<Vec<u8>>>,
     log: Option<MahimahiLog<BufWriter<File>>>,
     totals: DirectionTotals,
+    lateness: Lateness,
 }
 
 impl Direction {
@@ -86,6 +103,7 @@ impl Direction {
                 link: None,
                 log: None,
                 totals: DirectionTotals::default(),
+                lateness: Lateness::default(),
             });
         };
         link_config.record_events = config.log.is_some();
@@ -103,6 +121,7 @@ impl Direction {
             link: Some(link),
             log,
             totals: DirectionTotals::default(),
+            lateness: Lateness::default(),
         })
     }
 
@@ -119,15 +138,17 @@ impl Direction {
         }
     }
 
-    /// Datagrams due by `now`.
-    fn due(&mut self, now: Instant) -> Vec<Vec<u8>> {
-        let mut out = Vec::new();
-        if let Some(link) = &mut self.link {
-            while let Some(d) = link.poll_delivery(now) {
-                out.push(d.payload);
+    /// Sends the datagrams due by `now` to `to` (dropped when there is nobody to send to
+    /// yet), counting how late each leaves.
+    fn forward_due(&mut self, now: Instant, socket: &UdpSocket, to: Option<SocketAddr>) {
+        let Some(link) = &mut self.link else { return };
+        while let Some(d) = link.poll_delivery(now) {
+            if let Some(to) = to {
+                self.lateness
+                    .record(clock::now().saturating_duration_since(d.delivered_at));
+                self.totals.packets_out += u64::from(udp::send(socket, &d.payload, to));
             }
         }
-        out
     }
 
     fn next(&self) -> Instant {
@@ -153,6 +174,7 @@ impl Direction {
             log.finish().context("writing the link log")?;
         }
         self.totals.link = self.link.as_ref().map(|l| l.stats());
+        self.totals.lateness = self.lateness.summary();
         Ok(self.totals)
     }
 }
@@ -178,6 +200,7 @@ pub fn run(
 ) -> Result<RelayTotals> {
     let (tx, rx) = mpsc::channel::<Received>();
     let _reader = udp::spawn_reader(&socket, stop.clone(), tx, |d| d)?;
+    let realtime = config.realtime && crate::realtime::request_for_this_thread().is_ok();
     let start = clock::now();
     let mut video = Direction::new(&config.video, "Uplink", start)?;
     let mut ack = Direction::new(&config.ack, "Downlink", start)?;
@@ -186,14 +209,8 @@ pub fn run(
     let mut refused = 0;
     while !stop.load(Ordering::Relaxed) {
         let now = clock::now();
-        for bytes in video.due(now) {
-            video.totals.packets_out += u64::from(udp::send(&socket, &bytes, config.to));
-        }
-        for bytes in ack.due(now) {
-            if let Some(to) = sender {
-                ack.totals.packets_out += u64::from(udp::send(&socket, &bytes, to));
-            }
-        }
+        video.forward_due(now, &socket, Some(config.to));
+        ack.forward_due(now, &socket, sender);
         video.write_log()?;
         ack.write_log()?;
         let deadline = video.next().min(ack.next());
@@ -221,11 +238,40 @@ pub fn run(
         }
     }
     let now = clock::now();
-    Ok(RelayTotals {
+    let totals = RelayTotals {
         video: video.finish(now)?,
         ack: ack.finish(now)?,
         refused,
-    })
+        realtime,
+    };
+    if let Some(path) = &config.report {
+        std::fs::write(path, totals.to_csv())
+            .with_context(|| format!("cannot write '{}'", path.display()))?;
+    }
+    Ok(totals)
+}
+
+impl RelayTotals {
+    /// One CSV row per direction: datagrams in and out, and the relay's lateness.
+    pub fn to_csv(&self) -> String {
+        let mut out = String::from(
+            "direction,packets_in,packets_out,late_p50_us,late_p99_us,late_p999_us,late_max_us,realtime\n",
+        );
+        for (name, d) in [("video", &self.video), ("ack", &self.ack)] {
+            let l = &d.lateness;
+            out.push_str(&format!(
+                "{name},{},{},{},{},{},{},{}\n",
+                d.packets_in,
+                d.packets_out,
+                l.p50.as_micros(),
+                l.p99.as_micros(),
+                l.p999.as_micros(),
+                l.max.as_micros(),
+                u8::from(self.realtime)
+            ));
+        }
+        out
+    }
 }
 
 #[cfg(test)]

@@ -147,6 +147,13 @@ pub struct LiveFacts {
     /// spatial layers a small picture cannot hold), e.g. "libvpx L1T3".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub encoder: Option<String>,
+    /// How faithful the emulated link was: the relay's 99th-percentile lateness forwarding
+    /// video datagrams (µs after the link delivered them), from its `relay.csv`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub relay_late_p99_us: Option<u64>,
+    /// Whether the relay ran under real-time scheduling.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub relay_realtime: Option<bool>,
 }
 
 /// The 1-minute load average from `/proc/loadavg`'s text.

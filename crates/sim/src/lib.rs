@@ -22,9 +22,11 @@ mod log;
 mod video;
 
 pub use config::{SimConfig, SimError};
-pub use cost::{CostError, CostModel};
+pub use cost::{CostError, CostModel, LATE_ONE_IN};
 pub use log::{write_frames_csv, FrameLog};
 pub use video::{ClipError, LoopedClip, SyntheticVideo, VideoSource};
+
+use std::collections::VecDeque;
 
 use salsify_codec::{halved_size, scale, Image};
 use salsify_endpoint::{
@@ -92,6 +94,11 @@ struct Sim<'a> {
     encoding: Option<Encoding>,
     rates: Vec<(Instant, Bitrate, Bitrate)>,
     shown_sizes: Vec<(u32, u32, u64)>,
+    /// Datagrams the link delivered that reach the receiver late (`receive_lateness_us`),
+    /// in order, with when they do.
+    late: VecDeque<(Instant, Vec<u8>)>,
+    /// Datagrams the link delivered so far (each one's draw of lateness).
+    delivered: u64,
 }
 
 /// An encode under way in virtual time.
@@ -135,12 +142,16 @@ impl<'a> Sim<'a> {
             encoding: None,
             rates: Vec::new(),
             shown_sizes: Vec::new(),
+            late: VecDeque::new(),
+            delivered: 0,
             h,
         })
     }
 
     fn next_event(&self) -> Option<Instant> {
-        self.h.next_event(self.encoding.map(|e| e.done))
+        let late = self.late.front().map(|(at, _)| *at);
+        let next = self.h.next_event(self.encoding.map(|e| e.done));
+        next.into_iter().chain(late).min()
     }
 
     /// Handles everything due at `now`, then drains both endpoints.
@@ -171,8 +182,21 @@ impl<'a> Sim<'a> {
                 arrived: d.delivered_at,
                 bytes: d.size_bytes as u64,
             });
-            // Bad datagrams are counted by the receiver; the run goes on.
-            let _ = self.receiver.handle_datagram(now, &d.payload);
+            let lateness = self.h.config.cost.receive_lateness(self.delivered);
+            self.delivered += 1;
+            if lateness.is_zero() && self.late.is_empty() {
+                // Bad datagrams are counted by the receiver; the run goes on.
+                let _ = self.receiver.handle_datagram(now, &d.payload);
+            } else {
+                let behind = self.late.back().map_or(Instant::ZERO, |(at, _)| *at);
+                self.late
+                    .push_back(((now + lateness).max(behind), d.payload));
+            }
+        }
+        while self.late.front().is_some_and(|(at, _)| *at <= now) {
+            if let Some((_, payload)) = self.late.pop_front() {
+                let _ = self.receiver.handle_datagram(now, &payload);
+            }
         }
         while let Some(d) = self.h.feedback_link.poll_delivery(now) {
             let _ = self.sender.handle_datagram(now, &d.payload);

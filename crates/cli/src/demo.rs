@@ -391,7 +391,7 @@ fn print_summary(s: &DemoSummary, args: &DemoArgs) {
     }
     let out = args.out.display();
     println!(
-        "written to {out}/: received.ivf (ffplay {out}/received.ivf), {}frames.csv, sender.csv, rates.csv, receiver.csv, video.log / ack.log (mm-link format)",
+        "written to {out}/: received.ivf (ffplay {out}/received.ivf), {}frames.csv, sender.csv, rates.csv, receiver.csv, video.log / ack.log (mm-link format), relay.csv (the relay's own lateness)",
         if args.y4m { format!("received.y4m (ffplay {out}/received.y4m), ") } else { String::new() }
     );
 }

@@ -139,7 +139,8 @@ pub struct LinkArgs {
     #[command(flatten)]
     pub path: LinkFlags,
     /// Write per-packet logs in Mahimahi's mm-link format here: video.log (sender to
-    /// receiver) and ack.log (back); `mm-delay-graph video.log` plots them.
+    /// receiver) and ack.log (back); `mm-delay-graph video.log` plots them. relay.csv says how
+    /// late the relay itself forwarded datagrams, and whether it ran in real time.
     #[arg(long)]
     pub log_dir: Option<PathBuf>,
     /// Stop after this many seconds (default: until Ctrl-C).

@@ -248,6 +248,21 @@ fn video_crosses_a_lossy_relay_and_matches_its_source() {
         log.lines().any(|l| l.contains(" d ")),
         "3% loss shows as drops in the log"
     );
+    // ... and said how late it forwarded them: a video row with datagrams in, out and its
+    // lateness quantiles in order.
+    let report = std::fs::read_to_string(dir.join("relay.csv")).unwrap();
+    let video: Vec<u64> = report
+        .lines()
+        .find(|l| l.starts_with("video,"))
+        .unwrap_or_else(|| panic!("no video row in {report}"))
+        .split(',')
+        .skip(1)
+        .map(|v| v.parse().unwrap())
+        .collect();
+    let (packets_in, packets_out, p50, p99, p999, max) =
+        (video[0], video[1], video[2], video[3], video[4], video[5]);
+    assert!(packets_in > 100 && packets_out > 0, "{report}");
+    assert!(p50 <= p99 && p99 <= p999 && p999 <= max, "{report}");
 }
 
 /// Sends garbage, truncated datagrams and another session's forged keyframe fragment to

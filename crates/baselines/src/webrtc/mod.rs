@@ -414,6 +414,13 @@ impl WebrtcSender {
             self.core.stats.target = self.target;
         }
         let encoder = self.compute_encoder_target(now);
+        self.report_target(now, encoder);
+    }
+
+    /// Tells the log the encoder's and the pacer's rate when either changed: from a
+    /// controller update, or from an encode's own computation (the bitrate adjuster refreshes
+    /// by time, so the target an encode gets can differ from the last update's).
+    fn report_target(&mut self, now: Instant, encoder: Bitrate) {
         if self.last_event != Some((encoder, self.pacing_rate)) {
             self.last_event = Some((encoder, self.pacing_rate));
             self.core.event(SenderEvent::Target {
@@ -509,6 +516,7 @@ impl WebrtcSender {
             return;
         }
         let target = self.compute_encoder_target(now);
+        self.report_target(now, target);
         let job = CbrJob {
             target,
             keyframe: self.core.keyframe_owed,

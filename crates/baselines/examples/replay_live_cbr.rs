@@ -63,7 +63,11 @@ fn encoded(dir: &str, interval_us: f64) -> Vec<Encoded> {
         ["picture", "captured_us", "bytes", "choice", "keyframe"].map(|c| column(header, c));
     let mut known: Option<(usize, u64)> = None;
     let mut out = vec![];
-    for v in text.lines().skip(1).map(|l| l.split(',').collect::<Vec<&str>>()) {
+    for v in text
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect::<Vec<&str>>())
+    {
         if v[choice] != "only" && v[choice] != "dropped:rate-control" {
             continue;
         }

@@ -259,10 +259,13 @@ fn video_crosses_a_lossy_relay_and_matches_its_source() {
         .skip(1)
         .map(|v| v.parse().unwrap())
         .collect();
-    let (packets_in, packets_out, p50, p99, p999, max) =
-        (video[0], video[1], video[2], video[3], video[4], video[5]);
+    let (packets_in, packets_out, p50, p99, p999, max, counted) = (
+        video[0], video[1], video[2], video[3], video[4], video[5], video[7],
+    );
     assert!(packets_in > 100 && packets_out > 0, "{report}");
     assert!(p50 <= p99 && p99 <= p999 && p999 <= max, "{report}");
+    // Every datagram forwarded was timed.
+    assert_eq!(counted, packets_out, "{report}");
 }
 
 /// Sends garbage, truncated datagrams and another session's forged keyframe fragment to

@@ -252,22 +252,24 @@ pub fn run(
 }
 
 impl RelayTotals {
-    /// One CSV row per direction: datagrams in and out, and the relay's lateness.
+    /// One CSV row per direction: datagrams in and out, and the relay's lateness (quantiles,
+    /// and how many datagrams it was counted for).
     pub fn to_csv(&self) -> String {
         let mut out = String::from(
-            "direction,packets_in,packets_out,late_p50_us,late_p99_us,late_p999_us,late_max_us,realtime\n",
+            "direction,packets_in,packets_out,late_p50_us,late_p99_us,late_p999_us,late_max_us,realtime,late_counted\n",
         );
         for (name, d) in [("video", &self.video), ("ack", &self.ack)] {
             let l = &d.lateness;
             out.push_str(&format!(
-                "{name},{},{},{},{},{},{},{}\n",
+                "{name},{},{},{},{},{},{},{},{}\n",
                 d.packets_in,
                 d.packets_out,
                 l.p50.as_micros(),
                 l.p99.as_micros(),
                 l.p999.as_micros(),
                 l.max.as_micros(),
-                u8::from(self.realtime)
+                u8::from(self.realtime),
+                l.count
             ));
         }
         out

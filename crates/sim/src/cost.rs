@@ -119,8 +119,7 @@ impl CostModel {
         if self.encode_jitter_us <= 0.0 {
             return Duration::ZERO;
         }
-        let unit = (splitmix64(picture) >> 11) as f64 / (1u64 << 53) as f64;
-        Duration::from_micros((self.encode_jitter_us * unit).round() as u64)
+        up_to(self.encode_jitter_us, splitmix64(picture))
     }
 
     /// How late the `datagram`-th datagram the link delivers reaches the receiver (see
@@ -133,8 +132,7 @@ impl CostModel {
         if !draw.is_multiple_of(LATE_ONE_IN) {
             return Duration::ZERO;
         }
-        let unit = (splitmix64(draw) >> 11) as f64 / (1u64 << 53) as f64;
-        Duration::from_micros((self.receive_lateness_us * unit).round() as u64)
+        up_to(self.receive_lateness_us, splitmix64(draw))
     }
 
     /// Checks that every cost is finite and not negative.
@@ -152,6 +150,12 @@ impl CostModel {
         }
         Ok(())
     }
+}
+
+/// A duration uniform in [0, `bound_us`] µs, chosen by the hash `draw`.
+fn up_to(bound_us: f64, draw: u64) -> Duration {
+    let unit = (draw >> 11) as f64 / (1u64 << 53) as f64;
+    Duration::from_micros((bound_us * unit).round() as u64)
 }
 
 /// A well-mixed 64-bit hash (SplitMix64's finaliser): the same picture, the same draw.

@@ -19,8 +19,9 @@ use crate::monitor::{DemoSummary, Monitor, MonitorConfig};
 use crate::runtime::display::DisplayConfig;
 use crate::runtime::observe::{Observation, Observer};
 use crate::runtime::receiver_loop::{self, ReceiverLoopConfig};
+use crate::runtime::relay::RelayConfig;
 use crate::runtime::sender_loop::{self, SenderLoopConfig};
-use crate::runtime::{self, clock, relay, udp, PictureSource, VideoSource};
+use crate::runtime::{self, clock, relay, udp, CallStart, PictureSource, VideoSource};
 use crate::send::{SchemeArgs, SourceArgs};
 use crate::window;
 
@@ -120,7 +121,11 @@ pub(crate) fn run_scored(args: &DemoArgs) -> Result<Option<salsify_peer::Analysi
     let loopback = "127.0.0.1:0".parse().expect("literal address");
     let recv_socket = udp::bind(loopback)?;
     let relay_socket = udp::bind(loopback)?;
-    let relay = relay_config(&args.path, recv_socket.local_addr()?, Some(&args.out))?;
+    let call_start = CallStart::new();
+    let relay = RelayConfig {
+        start: args.path.link_start.relay_start(Some(&call_start)),
+        ..relay_config(&args.path, recv_socket.local_addr()?, Some(&args.out))?
+    };
     let (sender_secure, receiver_secure) = match args.plaintext {
         true => (None, None),
         false => {
@@ -132,7 +137,10 @@ pub(crate) fn run_scored(args: &DemoArgs) -> Result<Option<salsify_peer::Analysi
             )
         }
     };
-    let sender = sender_config(args, relay_socket.local_addr()?, sender_secure)?;
+    let sender = SenderLoopConfig {
+        call_start: Some(call_start),
+        ..sender_config(args, relay_socket.local_addr()?, sender_secure)?
+    };
     let receiver_fps = source.fps();
     let receiver = ReceiverLoopConfig {
         scheme: Some(sender.scheme.clone()),

@@ -9,7 +9,8 @@ use salsify_netem::{LinkConfig, LossModel, QueueLimit};
 use salsify_time::Duration;
 
 use crate::runtime::observe::Observer;
-use crate::runtime::relay::{self, DirectionConfig, RelayConfig};
+use crate::runtime::relay::{self, DirectionConfig, LinkStart, RelayConfig};
+use crate::runtime::CallStart;
 use crate::runtime::{self, udp};
 
 /// Most bytes the live relay queues per direction, whatever `--queue` says.
@@ -44,7 +45,8 @@ pub struct LinkFlags {
     /// I.i.d. loss probability on the video direction.
     #[arg(long, default_value_t = 0.0)]
     pub loss: f64,
-    /// For --link dropout: seconds after the relay starts when the outage begins.
+    /// For --link dropout: seconds after the link starts (see --link-start) when the outage
+    /// begins.
     #[arg(long, default_value_t = 10.0)]
     pub dropout_at: f64,
     /// ACK direction: another preset (as --link) instead of the video direction's.
@@ -59,6 +61,36 @@ pub struct LinkFlags {
     /// Seed of the link's random choices (loss, synthetic traces).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// When the link starts playing its trace (and a preset its schedule). call: with the
+    /// sender's first picture where the sender runs in this process (`demo`, `eval`), as the
+    /// simulator starts a trace with the call, so a live run meets the part of the trace its
+    /// simulation met; otherwise (`link`, `peer`) at the first datagram. first-datagram: at
+    /// the first datagram from either side. launch: when the relay starts, as Mahimahi's
+    /// mm-link does.
+    #[arg(long, value_enum, default_value_t = LinkStartFlag::Call)]
+    pub link_start: LinkStartFlag,
+}
+
+/// `--link-start`.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LinkStartFlag {
+    /// With the call: its first picture, or its first datagram.
+    Call,
+    /// At the first datagram.
+    FirstDatagram,
+    /// When the relay starts.
+    Launch,
+}
+
+impl LinkStartFlag {
+    /// The relay's start for this flag; `call` is the sender's mark when there is one.
+    pub fn relay_start(self, call: Option<&CallStart>) -> LinkStart {
+        match (self, call) {
+            (LinkStartFlag::Call, Some(call)) => LinkStart::Call(call.clone()),
+            (LinkStartFlag::Call | LinkStartFlag::FirstDatagram, _) => LinkStart::FirstDatagram,
+            (LinkStartFlag::Launch, _) => LinkStart::Launch,
+        }
+    }
 }
 
 impl LinkFlags {
@@ -185,6 +217,7 @@ pub fn relay_config(
         loopback_only: false,
         realtime: true,
         report: log_dir.map(|d| d.join("relay.csv")),
+        start: path.link_start.relay_start(None),
     })
 }
 

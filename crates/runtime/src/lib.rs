@@ -32,6 +32,7 @@
 
 #![warn(missing_docs)]
 
+pub mod call_start;
 pub mod camera;
 pub mod clock;
 pub mod csv_log;
@@ -54,11 +55,12 @@ use std::sync::Arc;
 
 use salsify_time::Duration;
 
+pub use call_start::CallStart;
 pub use camera::{PictureSource, SyntheticCamera};
 pub use display::{DisplayConfig, LiveView};
 pub use observe::{Observation, Observer};
 pub use receiver_loop::{ReceiverLoopConfig, ReceiverTotals};
-pub use relay::{DirectionConfig, RelayConfig, RelayTotals};
+pub use relay::{DirectionConfig, LinkStart, RelayConfig, RelayTotals};
 pub use sender_loop::{SenderLoopConfig, SenderTotals};
 
 /// Sets `stop` after `duration` (if any) on a timer thread.

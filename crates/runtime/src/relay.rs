@@ -23,6 +23,7 @@ use anyhow::{Context, Result};
 use salsify_netem::{Link, LinkConfig, LinkStats, LogHeader, MahimahiLog};
 use salsify_time::{Duration, Instant};
 
+use crate::call_start::CallStart;
 use crate::clock;
 use crate::lateness::{Lateness, LatenessSummary};
 use crate::observe::{Observation, Observer};
@@ -60,6 +61,23 @@ pub struct RelayConfig {
     pub realtime: bool,
     /// Where to write [`RelayTotals`] as CSV when the relay stops (`relay.csv`).
     pub report: Option<PathBuf>,
+    /// When the links' traces start.
+    pub start: LinkStart,
+}
+
+/// When a relay's links start playing their traces (time 0 of a trace and of a preset's
+/// schedule, such as the dropout's outage).
+#[derive(Debug, Clone, Default)]
+pub enum LinkStart {
+    /// When the first datagram arrives, from either side: the part of the trace a call meets
+    /// does not depend on how long its endpoints took to start.
+    #[default]
+    FirstDatagram,
+    /// When the relay starts, as Mahimahi's `mm-link` does.
+    Launch,
+    /// When the sender marks the call's start (its first picture), as the simulator starts
+    /// a trace with the camera; at the first datagram if that comes before the mark.
+    Call(CallStart),
 }
 
 /// Counters of a finished run.
@@ -191,6 +209,34 @@ fn admits(loopback_only: bool, from: SocketAddr) -> bool {
     !loopback_only || loopback
 }
 
+impl LinkStart {
+    /// The call's start, once the sender marked it ([`LinkStart::Call`]).
+    fn marked(&self) -> Option<Instant> {
+        match self {
+            LinkStart::Call(start) => start.get(),
+            _ => None,
+        }
+    }
+}
+
+/// Both directions' links, started together.
+struct Links {
+    video: Direction,
+    ack: Direction,
+}
+
+impl Links {
+    /// Starts both links' traces at `at` and says so to `observer`.
+    fn start(config: &RelayConfig, at: Instant, observer: &Observer) -> Result<Links> {
+        let links = Links {
+            video: Direction::new(&config.video, "Uplink", at)?,
+            ack: Direction::new(&config.ack, "Downlink", at)?,
+        };
+        observer.report(Observation::LinkStarted { at });
+        Ok(links)
+    }
+}
+
 /// Relays on `socket` until `stop` is set.
 pub fn run(
     config: RelayConfig,
@@ -201,19 +247,30 @@ pub fn run(
     let (tx, rx) = mpsc::channel::<Received>();
     let _reader = udp::spawn_reader(&socket, stop.clone(), tx, |d| d)?;
     let realtime = config.realtime && crate::realtime::request_for_this_thread().is_ok();
-    let start = clock::now();
-    let mut video = Direction::new(&config.video, "Uplink", start)?;
-    let mut ack = Direction::new(&config.ack, "Downlink", start)?;
-    observer.report(Observation::LinkStarted { at: start });
+    let mut links = match config.start {
+        LinkStart::Launch => Some(Links::start(&config, clock::now(), &observer)?),
+        LinkStart::FirstDatagram | LinkStart::Call(_) => None,
+    };
     let mut sender: Option<SocketAddr> = None;
     let mut refused = 0;
     while !stop.load(Ordering::Relaxed) {
-        let now = clock::now();
-        video.forward_due(now, &socket, Some(config.to));
-        ack.forward_due(now, &socket, sender);
-        video.write_log()?;
-        ack.write_log()?;
-        let deadline = video.next().min(ack.next());
+        let deadline = match &mut links {
+            Some(Links { video, ack }) => {
+                let now = clock::now();
+                video.forward_due(now, &socket, Some(config.to));
+                ack.forward_due(now, &socket, sender);
+                video.write_log()?;
+                ack.write_log()?;
+                video.next().min(ack.next())
+            }
+            None => match config.start.marked() {
+                Some(at) => {
+                    links = Some(Links::start(&config, at, &observer)?);
+                    continue;
+                }
+                None => Instant::FAR_FUTURE,
+            },
+        };
         let wait = deadline
             .saturating_duration_since(clock::now())
             .min(MAX_WAIT);
@@ -226,6 +283,13 @@ pub fn run(
             refused += 1;
             continue;
         }
+        let Links { video, ack } = match &mut links {
+            Some(l) => l,
+            None => {
+                let at = config.start.marked().map_or(d.at, |m| m.min(d.at));
+                links.insert(Links::start(&config, at, &observer)?)
+            }
+        };
         if d.from == config.to {
             if let (Some(bytes), Some(to)) = (ack.offer(d.at, d.bytes), sender) {
                 ack.totals.packets_out += u64::from(udp::send(&socket, &bytes, to));
@@ -238,6 +302,11 @@ pub fn run(
         }
     }
     let now = clock::now();
+    // Nothing came: the links start now, so that their (empty) logs are written.
+    let Links { video, ack } = match links {
+        Some(l) => l,
+        None => Links::start(&config, now, &observer)?,
+    };
     let totals = RelayTotals {
         video: video.finish(now)?,
         ack: ack.finish(now)?,
@@ -279,6 +348,92 @@ impl RelayTotals {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Runs a relay with `start` on loopback, sends it one datagram after `pause`, and
+    /// returns when the datagram was sent and the video log's base timestamp (ms).
+    fn base_timestamp_after(start: LinkStart, pause: std::time::Duration) -> (Instant, u64) {
+        let dir = std::env::temp_dir().join(format!(
+            "salsify-relay-start-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let log = dir.join("video.log");
+        let receiver = udp::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let socket = udp::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let relay_addr = socket.local_addr().unwrap();
+        let link = || {
+            Some(salsify_netem::LinkConfig::with_trace(
+                salsify_netem::default_trace(),
+            ))
+        };
+        let config = RelayConfig {
+            to: receiver.local_addr().unwrap(),
+            video: DirectionConfig {
+                link: link(),
+                log: Some(log.clone()),
+                trace_name: "test".into(),
+            },
+            ack: DirectionConfig {
+                link: link(),
+                ..DirectionConfig::default()
+            },
+            loopback_only: true,
+            realtime: false,
+            report: None,
+            start,
+        };
+        let stop = Arc::new(AtomicBool::new(false));
+        let relay = std::thread::spawn({
+            let stop = stop.clone();
+            move || run(config, socket, stop, Observer::default())
+        });
+        std::thread::sleep(pause);
+        let sender = udp::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let sent = clock::now();
+        sender.send_to(&[0u8; 100], relay_addr).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        stop.store(true, Ordering::Relaxed);
+        relay.join().unwrap().unwrap();
+        let text = std::fs::read_to_string(&log).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        let base = text
+            .lines()
+            .find_map(|l| l.strip_prefix("# base timestamp: "))
+            .expect("a base timestamp")
+            .parse()
+            .unwrap();
+        (sent, base)
+    }
+
+    #[test]
+    fn the_links_start_at_launch_at_the_first_datagram_or_at_the_call_mark() {
+        let pause = std::time::Duration::from_millis(300);
+        let ms = |t: Instant| t.as_micros() / 1000;
+
+        let before = clock::now();
+        let (sent, base) = base_timestamp_after(LinkStart::Launch, pause);
+        assert!(
+            base >= ms(before) && base + 250 < ms(sent),
+            "{base} {sent:?}"
+        );
+
+        let (sent, base) = base_timestamp_after(LinkStart::FirstDatagram, pause);
+        assert!(base >= ms(sent) && base < ms(sent) + 50, "{base} {sent:?}");
+
+        // Marked before the relay starts: the links start at the mark, not at launch.
+        let call = CallStart::new();
+        let mark = clock::now()
+            .checked_sub(Duration::from_millis(500))
+            .expect("a clock running for a while");
+        call.mark(mark);
+        let (_, base) = base_timestamp_after(LinkStart::Call(call), pause);
+        assert_eq!(base, ms(mark));
+
+        // Never marked: the first datagram starts them.
+        let (sent, base) = base_timestamp_after(LinkStart::Call(CallStart::new()), pause);
+        assert!(base >= ms(sent) && base < ms(sent) + 50, "{base} {sent:?}");
+    }
 
     #[test]
     fn a_loopback_only_relay_admits_loopback_sources_only() {

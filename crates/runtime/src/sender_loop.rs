@@ -29,6 +29,7 @@ use salsify_schemes::{Executor, SchemeConfig, SourceInfo};
 use salsify_secure::{SecureChannel, SecureConfig};
 use salsify_time::{Duration, Instant};
 
+use crate::call_start::CallStart;
 use crate::camera::{self, Captured, PictureSource};
 use crate::clock;
 use crate::csv_log::SenderLog;
@@ -82,6 +83,9 @@ pub struct SenderLoopConfig {
     pub status: bool,
     /// Keys: seal and open every datagram (`None`: plaintext, anyone can read or inject).
     pub secure: Option<SecureConfig>,
+    /// Marked with the first picture's capture time (a relay in the same process starts its
+    /// traces then, see [`crate::relay::LinkStart::Call`]).
+    pub call_start: Option<CallStart>,
 }
 
 impl SenderLoopConfig {
@@ -96,6 +100,7 @@ impl SenderLoopConfig {
             log: None,
             status: false,
             secure: None,
+            call_start: None,
         }
     }
 }
@@ -369,6 +374,9 @@ impl Loop {
             Input::Datagram(_) | Input::CameraDone => {}
             Input::Picture(c) => {
                 self.captured += 1;
+                if let Some(start) = &self.config.call_start {
+                    start.mark(c.at);
+                }
                 if self.observer.active() {
                     self.observer.report(Observation::Captured {
                         picture: c.id,

@@ -158,6 +158,9 @@ pub(crate) fn run_scored(args: &DemoArgs) -> Result<Option<salsify_peer::Analysi
             view: None,
         },
         secure: receiver_secure,
+        // Its one sender stays for the run: frames held in a deep queue after an outage are
+        // late, not another sender's.
+        session_timeout: None,
         ..ReceiverLoopConfig::default()
     };
     let monitor = MonitorConfig {

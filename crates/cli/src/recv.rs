@@ -116,7 +116,7 @@ impl RecvArgs {
             scheme,
             params,
             source,
-            session_timeout: self.session_timeout,
+            session_timeout: Some(self.session_timeout),
             display: DisplayConfig {
                 y4m: self.output.clone(),
                 size: self.size.map(|s| (s.width, s.height)),

@@ -41,8 +41,10 @@ pub struct ReceiverLoopConfig {
     /// The source the sender plays, as far as known (schemes that decode at a fixed size use
     /// it). Default 640x360 at 30 fps.
     pub source: SourceInfo,
-    /// Silence after which another sender may take over. Default 2 s.
-    pub session_timeout: Duration,
+    /// Time without a frame shown after which another sender may take over. Default 2 s.
+    /// `None`: a session never dies of silence, for a receiver whose one sender stays (the
+    /// demo's), whose frames may wait longer than that in a deep queue after an outage.
+    pub session_timeout: Option<Duration>,
     /// Where shown frames and logs go.
     pub display: DisplayConfig,
     /// Print a status line per second on standard error.
@@ -61,7 +63,7 @@ impl Default for ReceiverLoopConfig {
                 height: 360,
                 fps: 30.0,
             },
-            session_timeout: Duration::from_secs(2),
+            session_timeout: Some(Duration::from_secs(2)),
             display: DisplayConfig::default(),
             status: false,
             secure: None,

@@ -69,7 +69,7 @@ pub struct Sessions {
     fixed: Option<SchemeConfig>,
     params: SchemeParams,
     source: SourceInfo,
-    timeout: Duration,
+    timeout: Option<Duration>,
     /// The session being shown.
     pub current: Option<Session>,
     /// A fresh endpoint fed what the current one refused from its own sender.
@@ -91,7 +91,7 @@ impl Sessions {
         scheme: Option<SchemeConfig>,
         params: SchemeParams,
         source: SourceInfo,
-        timeout: Duration,
+        timeout: Option<Duration>,
     ) -> Self {
         Sessions {
             fixed: scheme,
@@ -118,7 +118,7 @@ impl Sessions {
         let alive = self
             .current
             .as_ref()
-            .is_some_and(|s| now.saturating_duration_since(s.last_shown) < self.timeout);
+            .is_some_and(|s| self.within_timeout(now, s.last_shown));
         let Some(s) = self.current.as_mut().filter(|_| alive) else {
             return self.start(now, from, bytes);
         };
@@ -144,9 +144,17 @@ impl Sessions {
 
     /// Gives up on a successor that has shown nothing for the session timeout.
     pub fn expire(&mut self, now: Instant) {
-        let timeout = self.timeout;
-        self.successor
-            .take_if(|s| now.saturating_duration_since(s.last_shown) >= timeout);
+        if let Some(s) = &self.successor {
+            if !self.within_timeout(now, s.last_shown) {
+                self.successor = None;
+            }
+        }
+    }
+
+    /// Whether a session that last showed a frame (or started) at `last_shown` is alive.
+    fn within_timeout(&self, now: Instant, last_shown: Instant) -> bool {
+        self.timeout
+            .is_none_or(|t| now.saturating_duration_since(last_shown) < t)
     }
 
     fn route_to_successor(
@@ -308,7 +316,7 @@ mod tests {
     fn sessions(fixed: Option<&str>) -> Sessions {
         let params = SchemeParams::default();
         let scheme = fixed.map(|n| SchemeConfig::named(n, &params).unwrap());
-        Sessions::new(scheme, params, source(), TIMEOUT)
+        Sessions::new(scheme, params, source(), Some(TIMEOUT))
     }
 
     /// First fragment of a two-fragment Salsify keyframe of session `connection_id`.
@@ -399,6 +407,27 @@ mod tests {
         let again = salsify_fragment(6, 1);
         assert_eq!(s.route(at(5600), addr(2), &again).unwrap(), Route::Started);
         assert_eq!(s.current.as_ref().unwrap().number, 3);
+    }
+
+    /// Without a timeout (the demo's receiver), a session that shows nothing for long, as
+    /// while its frames wait in a deep queue after an outage, keeps its sender's stream.
+    #[test]
+    fn without_a_timeout_a_silent_session_lives_on() {
+        let params = SchemeParams::default();
+        let scheme = SchemeConfig::named("salsify-2c", &params).unwrap();
+        let mut s = Sessions::new(Some(scheme), params, source(), None);
+        s.route(at(0), addr(1), &salsify_fragment(5, 0)).unwrap();
+        let later = salsify_fragment(5, 1);
+        assert_eq!(
+            s.route(at(60_000), addr(1), &later).unwrap(),
+            Route::Current
+        );
+        let other = salsify_fragment(6, 0);
+        assert_eq!(
+            s.route(at(60_001), addr(2), &other).unwrap(),
+            Route::Ignored
+        );
+        assert_eq!(s.current.as_ref().unwrap().number, 1);
     }
 
     /// A stranger's datagram of another scheme must not end a waiting receiver: it is

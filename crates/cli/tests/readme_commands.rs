@@ -295,6 +295,22 @@ fn the_demo_runs_and_prints_its_lines_and_summary() {
     }
     assert!(dir.join("salsify-demo-out/received.ivf").is_file());
     assert!(dir.join("salsify-demo-out/frames.csv").is_file());
+    // The link's trace starts with the camera's first picture, as in the simulator: the
+    // link log's base timestamp (ms) is picture 0's capture time.
+    let sender = std::fs::read_to_string(dir.join("salsify-demo-out/sender.csv")).unwrap();
+    let first_capture_us: u64 = sender
+        .lines()
+        .map(|l| l.split(',').collect::<Vec<_>>())
+        .find(|f| f.get(2) == Some(&"0") && f.get(3).is_some_and(|c| !c.is_empty()))
+        .and_then(|f| f[3].parse().ok())
+        .expect("picture 0 in sender.csv");
+    let log = std::fs::read_to_string(dir.join("salsify-demo-out/video.log")).unwrap();
+    let base_ms: u64 = log
+        .lines()
+        .find_map(|l| l.strip_prefix("# base timestamp: "))
+        .and_then(|b| b.parse().ok())
+        .expect("a base timestamp in video.log");
+    assert_eq!(base_ms, first_capture_us / 1000);
 }
 
 #[test]

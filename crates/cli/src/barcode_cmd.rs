@@ -73,6 +73,88 @@ pub fn stamp_video(
         bail!("--frames 0: nothing to write (give at least 1)");
     }
     crate::paths::check_output("--out", out)?;
+    let existed = out.exists();
+    let mut writer = None;
+    let stamped = (|| -> Result<Stamped> {
+        let stamped = stamp_frames(input, size, fps, frames, first_id, |header, picture| {
+            let w = match &mut writer {
+                Some(w) => w,
+                // Created at the first picture: a bad input leaves an existing file as it was.
+                None => {
+                    let file = File::create(out)
+                        .with_context(|| format!("cannot create '{}'", out.display()))?;
+                    writer.insert(Y4mWriter::new(
+                        BufWriter::with_capacity(1 << 20, file),
+                        header,
+                    )?)
+                }
+            };
+            Ok(w.write_frame(&picture)?)
+        })?;
+        if let Some(w) = writer.take() {
+            w.finish()
+                .with_context(|| format!("writing '{}'", out.display()))?;
+        }
+        Ok(stamped)
+    })();
+    let Stamped {
+        name,
+        size,
+        rate,
+        layout,
+        written,
+    } = match stamped {
+        Ok(s) => s,
+        Err(e) => {
+            // A half-written file is no source for anything: remove what this run created.
+            if !existed && out.is_file() {
+                let _ = std::fs::remove_file(out);
+            }
+            return Err(e);
+        }
+    };
+    eprintln!(
+        "salsify barcode: {written} frames of {} ({size}, {} fps), ids {}..={}, to {}; the band is the top {} rows ({:.1} % of the picture)",
+        name,
+        rate.to_f64(),
+        first_id,
+        first_id + written - 1,
+        out.display(),
+        salsify_barcode::BAND_ROWS,
+        layout.area_share() * 100.0
+    );
+    Ok(written)
+}
+
+/// What [`stamp_frames`] stamped.
+pub struct Stamped {
+    /// The input, as opened.
+    pub name: String,
+    /// The pictures' size.
+    pub size: Size,
+    /// Their frame rate.
+    pub rate: Rational,
+    /// The barcode band's layout at that size.
+    pub layout: BandLayout,
+    /// Pictures stamped.
+    pub written: u64,
+}
+
+/// Stamps `frames` pictures of `input` (default: all; 300 of the synthetic source), scaled
+/// to `size` if given, with ids from `first_id`, handing each to `each` with the stream's
+/// header. A barcoded source file and a simulation that plays one are made by this one
+/// function, so they hold the same pictures.
+pub fn stamp_frames(
+    input: &str,
+    size: Option<Size>,
+    fps: u32,
+    frames: Option<u64>,
+    first_id: u64,
+    mut each: impl FnMut(Y4mHeader, Image) -> Result<()>,
+) -> Result<Stamped> {
+    if frames == Some(0) {
+        bail!("--frames 0: nothing to write (give at least 1)");
+    }
     let default_size = Size {
         width: 640,
         height: 360,
@@ -90,48 +172,28 @@ pub fn stamp_video(
         bail!("{frames} frame ids from {first_id} pass the barcode's largest id {MAX_FRAME_ID}");
     }
     let rate = frame_rate(input_video.fps);
-    let existed = out.exists();
-    let file = File::create(out).with_context(|| format!("cannot create '{}'", out.display()))?;
     let header = Y4mHeader::new(size.width, size.height, rate);
     let mut written = 0u64;
-    let stamped = (|| -> Result<()> {
-        let mut writer = Y4mWriter::new(BufWriter::with_capacity(1 << 20, file), header)?;
-        while written < frames {
-            let Some(picture) = input_video.next_frame()? else {
-                break;
-            };
-            let mut picture = fit(picture, size)?;
-            salsify_barcode::stamp(&mut picture, first_id + written)
-                .with_context(|| format!("frame {written} of '{}'", input_video.name))?;
-            writer.write_frame(&picture)?;
-            written += 1;
-        }
-        writer
-            .finish()
-            .with_context(|| format!("writing '{}'", out.display()))?;
-        if written == 0 {
-            bail!("'{}' has no frames", input_video.name);
-        }
-        Ok(())
-    })();
-    if let Err(e) = stamped {
-        // A half-written file is no source for anything: remove what this run created.
-        if !existed && out.is_file() {
-            let _ = std::fs::remove_file(out);
-        }
-        return Err(e);
+    while written < frames {
+        let Some(picture) = input_video.next_frame()? else {
+            break;
+        };
+        let mut picture = fit(picture, size)?;
+        salsify_barcode::stamp(&mut picture, first_id + written)
+            .with_context(|| format!("frame {written} of '{}'", input_video.name))?;
+        each(header.clone(), picture)?;
+        written += 1;
     }
-    eprintln!(
-        "salsify barcode: {written} frames of {} ({size}, {} fps), ids {}..={}, to {}; the band is the top {} rows ({:.1} % of the picture)",
-        input_video.name,
-        rate.to_f64(),
-        first_id,
-        first_id + written - 1,
-        out.display(),
-        salsify_barcode::BAND_ROWS,
-        layout.area_share() * 100.0
-    );
-    Ok(written)
+    if written == 0 {
+        bail!("'{}' has no frames", input_video.name);
+    }
+    Ok(Stamped {
+        name: input_video.name,
+        size,
+        rate,
+        layout,
+        written,
+    })
 }
 
 /// The input picture at `size` (scaled if it differs).

@@ -14,17 +14,11 @@ use salsify_eval::campaign::live::{
     LiveSystem,
 };
 use salsify_eval::campaign::{LiveRun, PlannedRun, RunMeta, Store};
-use salsify_eval::experiment::Experiment;
+use salsify_eval::experiment::{Clip, Experiment, LIVE_EXCERPT_FRAMES};
 use salsify_peer::Analysis;
 
 use crate::demo::DemoArgs;
-use crate::input::Size;
 use crate::peer_cmd::ChromiumArgs;
-
-/// Pictures of the barcoded source each live cell's camera loops (5 s at 30 fps, as `salsify
-/// peer chromium` stamps by default): enough distinct ids that a late picture is never taken
-/// for a newer one, small enough to keep beside the results at 1280x720.
-const SOURCE_FRAMES: u64 = 150;
 
 /// Runs one live cell and saves it into `store`.
 pub fn run_live(store: &Store, run: &PlannedRun) -> Result<()> {
@@ -121,13 +115,10 @@ fn save(
         // No emulated link (`none`), no log.
         Err(_) => Vec::new(),
     };
-    let origin = analysis
-        .records
-        .iter()
-        .map(|r| r.capture)
-        .min()
-        .context("no camera picture was scored")?;
-    let (records, events) = rebase(&analysis.records, &events, origin);
+    // The analysis counts its records from the first scored camera picture, and names the
+    // host time that was; the link log is in host times.
+    let events = rebase(&[], &events, analysis.origin).1;
+    let records = &analysis.records;
     remove_pictures(work)?;
     let meta = RunMeta {
         id: run.id.clone(),
@@ -140,7 +131,7 @@ fn save(
         code: salsify_eval::CODE.to_string(),
     };
     let live = LiveRun {
-        records: &records,
+        records,
         events: &events,
         summary: &analysis.summary,
         meta: &meta,
@@ -259,15 +250,15 @@ fn parse_flags<T: clap::Args>(flags: &[String]) -> Result<T> {
         .map_err(|e| anyhow!("live cell flags {flags:?}: {e}"))
 }
 
-/// The experiment's video, barcoded, made once per evaluation folder and shared by every
-/// live cell that plays it. As in the simulator, a file plays at its own size and rate and
-/// the experiment's `size` and `fps` are the synthetic source's.
+/// The experiment's video, barcoded (its first [`LIVE_EXCERPT_FRAMES`] pictures, as its
+/// simulated twin plays them: [`Clip::LiveExcerpt`]), made once per evaluation folder and
+/// shared by every live cell that plays it. As in the simulator, a file plays at its own size
+/// and rate and the experiment's `size` and `fps` are the synthetic source's.
 fn barcoded_source(store: &Store, e: &Experiment) -> Result<PathBuf> {
-    let synthetic = e.video == "synthetic";
-    let size: Option<Size> = match synthetic {
-        true => Some(e.size.parse().map_err(|m: String| anyhow!("size: {m}"))?),
-        false => None,
-    };
+    if e.clip != Clip::LiveExcerpt {
+        bail!("a live cell plays its video's barcoded excerpt: its experiment needs clip = \"live-excerpt\"");
+    }
+    let size = crate::sim_cmd::live_excerpt_size(e)?;
     let stem = Path::new(&e.video)
         .file_stem()
         .map_or("video".into(), |s| s.to_string_lossy().into_owned());
@@ -284,7 +275,14 @@ fn barcoded_source(store: &Store, e: &Experiment) -> Result<PathBuf> {
     let path = dir.join(format!("{name}.y4m"));
     if !path.is_file() {
         let partial = dir.join(format!(".{name}.partial.y4m"));
-        crate::barcode_cmd::stamp_video(&e.video, size, e.fps, Some(SOURCE_FRAMES), 0, &partial)?;
+        crate::barcode_cmd::stamp_video(
+            &e.video,
+            size,
+            e.fps,
+            Some(LIVE_EXCERPT_FRAMES),
+            0,
+            &partial,
+        )?;
         std::fs::rename(&partial, &path)
             .with_context(|| format!("cannot rename to '{}'", path.display()))?;
     }

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
-use salsify_eval::experiment::Experiment;
+use salsify_eval::experiment::{Clip, Experiment, LIVE_EXCERPT_FRAMES};
 use salsify_eval::sim::{
     simulate, write_frames_csv, LoopedClip, SimOutput, SyntheticVideo, VideoSource,
 };
@@ -202,12 +202,51 @@ fn progress_bar(seconds: f64, quiet: bool) -> ProgressBar {
     bar
 }
 
-/// The experiment's video: the synthetic source, or a file read into memory.
+/// The experiment's video: the synthetic source, a file read into memory, or either's
+/// barcoded excerpt as a live cell plays it.
 fn open_video(e: &Experiment) -> Result<Box<dyn VideoSource>> {
+    if e.clip == Clip::LiveExcerpt {
+        return Ok(Box::new(live_excerpt(e)?));
+    }
     if e.video == "synthetic" {
         return synthetic_video(e);
     }
     Ok(Box::new(read_clip(&e.video, frames_needed(e))?))
+}
+
+/// The barcoded excerpt a live cell of `e` plays, made by the code that makes the live
+/// cell's source file ([`crate::barcode_cmd::stamp_frames`]), looped the way its camera
+/// loops it.
+pub(crate) fn live_excerpt(e: &Experiment) -> Result<LoopedClip> {
+    let size = live_excerpt_size(e)?;
+    let mut frames = Vec::new();
+    let stamped = crate::barcode_cmd::stamp_frames(
+        &e.video,
+        size,
+        e.fps,
+        Some(LIVE_EXCERPT_FRAMES),
+        0,
+        |_, picture| {
+            frames.push(picture);
+            Ok(())
+        },
+    )?;
+    let name = format!(
+        "{}, its first {} pictures barcoded",
+        stamped.name, stamped.written
+    );
+    LoopedClip::wrapping(frames, stamped.rate.to_f64(), name).map_err(anyhow::Error::from)
+}
+
+/// The size a live cell's source is stamped at: the experiment's for the synthetic source;
+/// a file keeps its own, as in the simulator.
+pub(crate) fn live_excerpt_size(e: &Experiment) -> Result<Option<Size>> {
+    match e.video == "synthetic" {
+        true => Ok(Some(
+            e.size.parse().map_err(anyhow::Error::msg).context("size")?,
+        )),
+        false => Ok(None),
+    }
 }
 
 /// The built-in source at the experiment's size, rate and seed.
@@ -341,6 +380,54 @@ fn print_row(label: &str, o: &SimOutput) {
 mod tests {
     use super::*;
     use clap::CommandFactory;
+
+    /// A live cell's simulated twin plays exactly the pictures of the live cell's source
+    /// file, barcodes and all, looped as the live camera loops it (a cut back to the first).
+    #[test]
+    fn the_twin_plays_the_live_cells_source_picture_for_picture() {
+        use salsify_codec::{Image, PlaneId};
+        let dir = std::env::temp_dir().join(format!("salsify-twin-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let e = Experiment {
+            video: "synthetic".into(),
+            size: "320x180".into(),
+            fps: 30,
+            clip: Clip::LiveExcerpt,
+            ..Experiment::default()
+        };
+        let path = dir.join("source.y4m");
+        let size = live_excerpt_size(&e).unwrap();
+        crate::barcode_cmd::stamp_video(&e.video, size, e.fps, Some(LIVE_EXCERPT_FRAMES), 0, &path)
+            .unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        let mut reader = salsify_codec::y4m::Y4mReader::new(std::io::BufReader::new(file)).unwrap();
+        let mut source = Vec::new();
+        while let Some(p) = reader.next_frame().unwrap() {
+            source.push(p);
+        }
+        assert_eq!(source.len() as u64, LIVE_EXCERPT_FRAMES);
+        let same = |a: &Image, b: &Image| {
+            PlaneId::ALL.iter().all(|&id| {
+                let (pa, pb) = (a.plane(id), b.plane(id));
+                pa.width() == pb.width()
+                    && pa.height() == pb.height()
+                    && (0..pa.height()).all(|y| pa.row(y)[..pa.width()] == pb.row(y)[..pb.width()])
+            })
+        };
+        let mut clip = live_excerpt(&e).unwrap();
+        assert_eq!(clip.fps(), 30.0);
+        let n = LIVE_EXCERPT_FRAMES;
+        for i in [0, 1, n - 1, n, n + 1, 2 * n + 7] {
+            let want = &source[(i % n) as usize];
+            assert!(same(&clip.picture(i), want), "picture {i}");
+            assert_eq!(
+                salsify_barcode::read(&clip.picture(i)).unwrap() as u64,
+                i % n
+            );
+        }
+        assert!(!same(&source[0], &source[1]), "a moving source");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[derive(clap::Parser)]
     struct Wrapper {

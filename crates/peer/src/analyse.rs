@@ -77,6 +77,9 @@ pub struct Analysis {
     pub summary: Summary,
     /// How the measurement went.
     pub counts: MatchCounts,
+    /// The host time the records' times count from (the first camera picture in the
+    /// window), to put the run's other logs (the link's) on the records' time axis.
+    pub origin: Instant,
 }
 
 /// The reference: pictures by barcode, picture size, frame rate.
@@ -256,6 +259,7 @@ pub fn analyse(input: &AnalysisInput<'_>) -> Result<Analysis> {
         .filter_map(|(r, &w)| w.then_some(r))
         .collect();
     // Times from the first picture in the window, as a simulated run's are from its start.
+    let origin = records.first().map_or(Instant::ZERO, |r| r.capture);
     if let Some(base) = records.first().map(|r| r.capture) {
         let rebase = |t: Instant| Instant::ZERO + (t - base);
         for r in &mut records {
@@ -278,6 +282,7 @@ pub fn analyse(input: &AnalysisInput<'_>) -> Result<Analysis> {
         records,
         summary,
         counts,
+        origin,
     })
 }
 

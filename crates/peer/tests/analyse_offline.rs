@@ -130,6 +130,7 @@ fn a_recorded_call_is_scored_like_a_simulated_run() {
     // Records: times from the first capture; the paper's delay rule.
     assert_eq!(a.records.len(), 25);
     assert_eq!(a.records[0].capture, Instant::ZERO);
+    assert_eq!(a.origin, ms(0), "the host time of the records' zero");
     let delays = salsify_metrics::record_delays(&a.records).unwrap();
     assert_eq!(delays[0], Some(Duration::from_millis(100)));
     // 5 waits for 7's display at 380 ms: 180 ms.
@@ -149,6 +150,12 @@ fn a_recorded_call_is_scored_like_a_simulated_run() {
     })
     .unwrap();
     assert_eq!(b.records.len(), 15);
+    assert_eq!(b.records[0].capture, Instant::ZERO);
+    assert_eq!(
+        b.origin,
+        ms(400),
+        "the window's first capture is the records' zero"
+    );
     // 10..=24 less 20 and 22, plus the repeat of 12.
     assert_eq!(b.counts.shown_matched, 14);
     std::fs::remove_dir_all(&dir).unwrap();

@@ -26,11 +26,22 @@
 //! one's state, which holds except right after loss recovery (Salsify decoding a frame from
 //! an older state, a baseline decoding past a lost frame); a player may then show damaged
 //! pictures until the next keyframe. The Y4M output is always exactly what was shown.
+//!
+//! The files are written by a recorder thread, never on the receiver's own: a shown frame is
+//! handed over with the time it was shown, and the receiver goes on. Recording is the
+//! testbed's instrument and must not slow what it measures. Written inline, a 1280x720
+//! recording at 60 fps of pictures coded smaller (scaled up, about 6 ms each on an idle
+//! core) fell behind on a loaded 2-core machine: in a live conventional call on the dropout
+//! link the receiver showed frames, and sent feedback, up to 300 ms after they arrived.
+//! The hand-over holds at most [`RECORDER_BACKLOG`] frames; a recorder that stays further
+//! behind slows the receiver rather than hold unbounded memory.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, SyncSender};
 use std::sync::Arc;
+use std::thread::JoinHandle;
 
 use anyhow::{Context, Result};
 use salsify_codec::ivf::{IvfHeader, IvfWriter};
@@ -98,8 +109,76 @@ impl std::fmt::Debug for LiveView {
 
 type Sink = Box<dyn Write + Send>;
 
-/// The open outputs.
+/// Shown frames the recorder may be behind by before [`Display::show`] waits for it (4 s at
+/// 60 fps; at most about 330 MB of 1280x720 pictures).
+pub const RECORDER_BACKLOG: usize = 240;
+
+/// Where shown frames go: the live view at once, the files through the recorder thread.
 pub struct Display {
+    view: Option<LiveView>,
+    /// `None` when no file is written.
+    recorder: Option<Recorder>,
+    /// Files this display created (they did not exist), removed if nothing was shown.
+    created: Vec<PathBuf>,
+    /// Frames shown.
+    shown: u64,
+}
+
+/// A shown frame on its way to the files.
+struct Record {
+    session: u32,
+    at: Instant,
+    frame: Displayed,
+}
+
+/// The recorder thread and the hand-over to it.
+struct Recorder {
+    queue: Option<SyncSender<Record>>,
+    thread: Option<JoinHandle<Result<Outputs>>>,
+}
+
+impl Recorder {
+    fn start(mut outputs: Outputs) -> Result<Recorder> {
+        let (queue, records) = mpsc::sync_channel::<Record>(RECORDER_BACKLOG);
+        let thread = std::thread::Builder::new()
+            .name("salsify-recorder".into())
+            .spawn(move || {
+                for r in records {
+                    outputs.write(r.session, r.at, &r.frame)?;
+                }
+                Ok(outputs)
+            })
+            .context("cannot start the recorder thread")?;
+        Ok(Recorder {
+            queue: Some(queue),
+            thread: Some(thread),
+        })
+    }
+
+    /// Hands `record` over; if the recorder has stopped, its error.
+    fn record(&mut self, record: Record) -> Result<()> {
+        let queue = self.queue.as_ref().context("the recorder has stopped")?;
+        if queue.send(record).is_ok() {
+            return Ok(());
+        }
+        match self.stop() {
+            Err(e) => Err(e),
+            Ok(_) => Err(anyhow::anyhow!("the recorder stopped early")),
+        }
+    }
+
+    /// Lets the recorder write what it holds, and takes its outputs back.
+    fn stop(&mut self) -> Result<Outputs> {
+        self.queue = None;
+        let thread = self.thread.take().context("the recorder has stopped")?;
+        thread
+            .join()
+            .map_err(|_| anyhow::anyhow!("the recorder thread panicked"))?
+    }
+}
+
+/// The open files, written by the recorder.
+struct Outputs {
     config: DisplayConfig,
     /// The Y4M output, created; its header is written at the first frame.
     y4m_sink: Option<Sink>,
@@ -108,10 +187,6 @@ pub struct Display {
     ivf_sink: Option<IvfSink>,
     ivf: Option<Ivf>,
     log: Option<ReceiverLog>,
-    /// Files this display created (they did not exist), removed if nothing was shown.
-    created: Vec<PathBuf>,
-    /// Frames shown.
-    shown: u64,
     /// Pictures scaled to the output size.
     scaled: u64,
 }
@@ -176,58 +251,76 @@ impl Display {
     /// Creates every output file now (two outputs naming one file are refused); the video
     /// headers are written at the first frame (whose size they may take).
     pub fn new(config: DisplayConfig) -> Result<Display> {
+        Display::with_y4m_sink(config, None)
+    }
+
+    /// As [`Display::new`], with `y4m` (if given) as the Y4M output instead of the file the
+    /// configuration names.
+    fn with_y4m_sink(config: DisplayConfig, y4m: Option<Sink>) -> Result<Display> {
         let named = [
             ("the Y4M output", config.y4m.as_deref()),
             ("the IVF output", config.ivf.as_deref()),
             ("the log", config.log.as_deref()),
         ];
         check_distinct(&named)?;
-        let mut created = Vec::new();
+        let mut display = Display {
+            view: config.view.clone(),
+            recorder: None,
+            created: Vec::new(),
+            shown: 0,
+        };
         let mut note = |path: &Path| {
             if path.as_os_str() != "-" && !path.exists() {
-                created.push(path.to_path_buf());
+                display.created.push(path.to_path_buf());
             }
         };
         named.iter().filter_map(|(_, p)| *p).for_each(&mut note);
-        let mut display = Display {
+        let mut outputs = Outputs {
             config,
-            y4m_sink: None,
+            y4m_sink: y4m,
             y4m: None,
             ivf_sink: None,
             ivf: None,
             log: None,
-            created,
-            shown: 0,
             scaled: 0,
         };
         // On an error, what was created so far is removed (the display is dropped unused).
-        let opened = (|| -> Result<()> {
-            if let Some(path) = &display.config.log {
-                display.log = Some(ReceiverLog::create(path)?);
+        let opened = (|| -> Result<bool> {
+            let c = &outputs.config;
+            if let Some(path) = &c.log {
+                outputs.log = Some(ReceiverLog::create(path)?);
             }
-            if let Some(path) = &display.config.ivf {
-                display.ivf_sink = Some(match path.as_os_str() == "-" {
+            if let Some(path) = &c.ivf {
+                outputs.ivf_sink = Some(match path.as_os_str() == "-" {
                     true => IvfSink::Pipe(sink(path)?),
                     false => IvfSink::File(create(path)?),
                 });
             }
-            if let Some(path) = &display.config.y4m {
-                display.y4m_sink = Some(sink(path)?);
+            if let (Some(path), None) = (&c.y4m, &outputs.y4m_sink) {
+                outputs.y4m_sink = Some(sink(path)?);
             }
-            Ok(())
+            Ok(outputs.log.is_some() || outputs.ivf_sink.is_some() || outputs.y4m_sink.is_some())
         })();
-        if let Err(e) = opened {
-            display.remove_created();
-            return Err(e);
+        match opened {
+            Ok(true) => match Recorder::start(outputs) {
+                Ok(recorder) => display.recorder = Some(recorder),
+                Err(e) => {
+                    display.remove_created();
+                    return Err(e);
+                }
+            },
+            Ok(false) => {}
+            Err(e) => {
+                drop(outputs);
+                display.remove_created();
+                return Err(e);
+            }
         }
         Ok(display)
     }
 
-    /// Removes the files this display created.
+    /// Removes the files this display created (once the recorder has closed them).
     fn remove_created(&mut self) {
-        self.log = None;
-        self.ivf_sink = None;
-        self.y4m_sink = None;
         for path in self.created.drain(..) {
             if path.is_file() {
                 let _ = std::fs::remove_file(&path);
@@ -242,16 +335,60 @@ impl Display {
 
     /// Shows pictures on `view` from now on.
     pub fn set_view(&mut self, view: Option<LiveView>) {
-        self.config.view = view;
+        self.view = view;
     }
 
     /// Shows frame `d` of receiver session `session` at `at`: the live view first (a copy
-    /// of the picture, about 0.2 ms at 720p), then the files.
+    /// of the picture, about 0.2 ms at 720p), then a copy to the recorder, which writes the
+    /// files on its own thread. An error is the recorder's, if it has stopped.
     pub fn show(&mut self, session: u32, at: Instant, d: &Displayed) -> Result<()> {
         self.shown += 1;
-        if let Some(view) = &self.config.view {
+        if let Some(view) = &self.view {
             view.show(Arc::new(d.picture.clone()));
         }
+        match &mut self.recorder {
+            Some(recorder) => recorder.record(Record {
+                session,
+                at,
+                frame: d.clone(),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// Waits for the recorder to write every frame shown, and flushes every output; a run
+    /// that showed nothing leaves no file.
+    pub fn finish(&mut self) -> Result<()> {
+        let finished = match self.recorder.take() {
+            Some(mut recorder) => recorder
+                .stop()
+                .and_then(|mut outputs| outputs.finish(self.shown)),
+            None => Ok(()),
+        };
+        if self.shown == 0 {
+            self.remove_created();
+        }
+        finished
+    }
+}
+
+/// A display dropped before it showed anything (an error before the first frame) removes
+/// the files it created, as [`Display::finish`] does; one dropped unfinished still lets its
+/// recorder write what it was handed.
+impl Drop for Display {
+    fn drop(&mut self) {
+        if let Some(mut recorder) = self.recorder.take() {
+            let _ = recorder.stop();
+        }
+        if self.shown == 0 {
+            self.remove_created();
+        }
+    }
+}
+
+impl Outputs {
+    /// Writes frame `d` of session `session`, shown at `at`, to every output.
+    fn write(&mut self, session: u32, at: Instant, d: &Displayed) -> Result<()> {
         if let Some(log) = &mut self.log {
             log.shown(session, at, d)?;
         }
@@ -320,20 +457,20 @@ impl Display {
             .context("writing the IVF output")
     }
 
-    /// Flushes every output.
-    pub fn finish(&mut self) -> Result<()> {
+    /// Flushes every output; `shown` frames were shown.
+    fn finish(&mut self, shown: u64) -> Result<()> {
         if let Some(w) = self.y4m.take() {
             w.finish().context("finishing the Y4M output")?;
         }
-        if self.shown == 0 {
-            // Nothing to keep: headerless files would not even play.
+        if shown == 0 {
+            // Nothing to keep (the display removes the files): headerless files would not
+            // even play.
             if let Some(log) = self.log.take() {
                 log.finish()?;
             }
             if let Some(mut out) = self.y4m_sink.take() {
                 out.flush().context("finishing the Y4M output")?;
             }
-            self.remove_created();
             return Ok(());
         }
         if let Some(ivf) = self.ivf.take() {
@@ -358,16 +495,6 @@ impl Display {
             );
         }
         Ok(())
-    }
-}
-
-/// A display dropped before it showed anything (an error before the first frame) removes
-/// the files it created, as [`Display::finish`] does.
-impl Drop for Display {
-    fn drop(&mut self) {
-        if self.shown == 0 {
-            self.remove_created();
-        }
     }
 }
 
@@ -568,6 +695,79 @@ mod tests {
         assert_eq!(pts, [0, 3, 30]);
         let seconds = f64::from(h.frame_count) * f64::from(h.scale) / f64::from(h.rate);
         assert!((seconds - 1.0).abs() <= 1.0 / 30.0 + 1e-9, "{seconds} s");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A Y4M output that writes nothing until `open` is set (waiting up to 10 s), and counts
+    /// the writes that found it still closed.
+    struct GatedSink {
+        open: Arc<std::sync::atomic::AtomicBool>,
+        early: Arc<std::sync::atomic::AtomicU64>,
+        bytes: Arc<std::sync::atomic::AtomicU64>,
+    }
+
+    impl Write for GatedSink {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            use std::sync::atomic::Ordering::SeqCst;
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+            while !self.open.load(SeqCst) && std::time::Instant::now() < deadline {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            if !self.open.load(SeqCst) {
+                self.early.fetch_add(1, SeqCst);
+            }
+            self.bytes.fetch_add(buf.len() as u64, SeqCst);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// Showing never waits for the files: with the Y4M output stuck, frames are still shown
+    /// (each handed to the recorder), and once it moves every picture is written, scaled to
+    /// the output's size, before `finish` returns. Written on the receiver's thread, the
+    /// first `show` would wait for the stuck output and find it closed.
+    #[test]
+    fn showing_never_waits_for_a_slow_output() {
+        use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
+        let dir = temp("gated");
+        let sink = GatedSink {
+            open: Arc::new(AtomicBool::new(false)),
+            early: Arc::new(AtomicU64::new(0)),
+            bytes: Arc::new(AtomicU64::new(0)),
+        };
+        let (open, early, bytes) = (sink.open.clone(), sink.early.clone(), sink.bytes.clone());
+        let mut display = Display::with_y4m_sink(
+            DisplayConfig {
+                y4m: Some(dir.join("shown.y4m")),
+                size: Some((64, 48)),
+                ..DisplayConfig::default()
+            },
+            Some(Box::new(sink)),
+        )
+        .unwrap();
+        for n in 0..5u32 {
+            let mut d = displayed(n, Instant::from_millis(u64::from(n) * 16), &[0], n == 0);
+            d.picture = Image::new(32, 24).unwrap();
+            display.show(1, d.at, &d).unwrap();
+        }
+        assert_eq!(display.shown(), 5);
+        assert_eq!(
+            bytes.load(SeqCst),
+            0,
+            "nothing written while the output is stuck"
+        );
+        open.store(true, SeqCst);
+        display.finish().unwrap();
+        assert_eq!(
+            early.load(SeqCst),
+            0,
+            "a write gave up waiting: showing waited for it"
+        );
+        let frame = 64 * 48 * 3 / 2 + "FRAME\n".len();
+        let header = bytes.load(SeqCst) as usize - 5 * frame;
+        assert!(header > 0 && header < 100, "{header} bytes of header");
         let _ = std::fs::remove_dir_all(&dir);
     }
 

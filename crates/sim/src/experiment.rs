@@ -7,6 +7,7 @@
 //!                                # GoogCC + CBR), vidaptive, oracle, sprout, sprout-ewma,
 //!                                # sprout-bulk, sprout-ewma-bulk
 //! video = "synthetic"            # or a .y4m / .mp4 path (played forwards and backwards)
+//! # clip = "live-excerpt"         # instead: as a live cell plays it (see `Clip`)
 //! size = "1280x720"              # synthetic source only
 //! fps = 60                       # synthetic source only
 //! duration_s = 30
@@ -142,6 +143,10 @@ pub struct Experiment {
     pub cpu_used: i32,
     /// Modelled codec time.
     pub cost: CostModel,
+    /// How the video is played: the whole clip (default; then not written out, so run ids
+    /// stay as they were) or a live cell's barcoded excerpt.
+    #[serde(skip_serializing_if = "Clip::is_whole")]
+    pub clip: Clip,
     /// Seconds skipped before Sprout's network measurement scores the run (Sprout's own
     /// experiment skips the first minute). Default 0, then not written out (run ids stay
     /// as they were).
@@ -182,6 +187,7 @@ impl Default for Experiment {
             seed: 1,
             cpu_used: -8,
             cost: CostModel::default(),
+            clip: Clip::Whole,
             network_skip_s: 0.0,
             link: LinkSpec::default(),
             salsify: None,
@@ -191,6 +197,33 @@ impl Default for Experiment {
             oracle: None,
             sprout: None,
         }
+    }
+}
+
+/// Pictures of the barcoded excerpt a live cell's camera loops (5 s at 30 fps): enough
+/// distinct barcodes that a late picture is never taken for a newer one, few enough to keep
+/// beside the results at 1280x720.
+pub const LIVE_EXCERPT_FRAMES: u64 = 150;
+
+/// How an experiment's video is played.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Clip {
+    /// The whole clip (up to 3600 pictures) forwards, then backwards and so on, so the loop
+    /// has no cut; the synthetic source never repeats.
+    #[default]
+    Whole,
+    /// What a live cell's camera plays: the video's first [`LIVE_EXCERPT_FRAMES`] pictures
+    /// (for the synthetic source, at the experiment's size and rate), each with its barcode
+    /// stamped in, looped with a cut back to the first. The simulated twin of a live cell
+    /// plays this, so the two code the same pictures in the same order.
+    LiveExcerpt,
+}
+
+impl Clip {
+    /// The default, left out when an experiment is written.
+    pub fn is_whole(&self) -> bool {
+        *self == Clip::Whole
     }
 }
 

@@ -55,12 +55,14 @@ impl VideoSource for SyntheticVideo {
 }
 
 /// A clip held in memory, played forwards then backwards and so on, so the loop has no cut
-/// (a cut would cost a large frame the source never had).
+/// (a cut would cost a large frame the source never had); or, as a live camera loops a
+/// file, from the start again after its last picture ([`LoopedClip::wrapping`]).
 #[derive(Clone)]
 pub struct LoopedClip {
     frames: Vec<Arc<Image>>,
     fps: f64,
     name: String,
+    wrap: bool,
 }
 
 /// Why a clip cannot be played.
@@ -93,6 +95,16 @@ impl LoopedClip {
             frames: frames.into_iter().map(Arc::new).collect(),
             fps,
             name,
+            wrap: false,
+        })
+    }
+
+    /// The clip played from its start again after its last picture, as a live camera
+    /// looping a file plays it (the cut costs the encoder what it costs live).
+    pub fn wrapping(frames: Vec<Image>, fps: f64, name: String) -> Result<Self, ClipError> {
+        Ok(LoopedClip {
+            wrap: true,
+            ..LoopedClip::new(frames, fps, name)?
         })
     }
 }
@@ -108,6 +120,9 @@ impl VideoSource for LoopedClip {
         let n = self.frames.len() as u64;
         if n == 1 {
             return self.frames[0].clone();
+        }
+        if self.wrap {
+            return self.frames[(index % n) as usize].clone();
         }
         // Period 2n - 2: 0 1 .. n-1 n-2 .. 1 0 1 ..
         let period = 2 * n - 2;
@@ -136,6 +151,14 @@ mod tests {
         let mut clip = LoopedClip::new(frames, 30.0, "t".into()).unwrap();
         let order: Vec<u8> = (0..8).map(|i| clip.picture(i).y().row(0)[0]).collect();
         assert_eq!(order, [0, 1, 2, 1, 0, 1, 2, 1]);
+        let frames: Vec<Image> = (0..3).map(|i| (*clip.picture(i)).clone()).collect();
+        let mut wrapped = LoopedClip::wrapping(frames, 30.0, "t".into()).unwrap();
+        let order: Vec<u8> = (0..8).map(|i| wrapped.picture(i).y().row(0)[0]).collect();
+        assert_eq!(
+            order,
+            [0, 1, 2, 0, 1, 2, 0, 1],
+            "wrapped as a live camera loops"
+        );
         assert_eq!(
             LoopedClip::new(vec![], 30.0, "t".into()).err(),
             Some(ClipError::Empty)

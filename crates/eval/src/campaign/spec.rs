@@ -44,7 +44,9 @@
 //! `chromium-vp9-svc`, `chromium-av1`), every cell scored black-box by the barcodes in its
 //! pictures. Live cells run after every simulated cell, one at a time whatever `--jobs`
 //! says, and their ids end in `__live`, so a live and a simulated run of one scheme on one
-//! link never share a folder.
+//! link never share a folder. A live cell plays its video's barcoded excerpt
+//! ([`crate::experiment::Clip::LiveExcerpt`]), and each live cell of ours has a simulated twin
+//! in its group: the same experiment, simulated, so the report sets the two side by side.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -53,7 +55,7 @@ use serde::{Deserialize, Serialize};
 
 use super::live::{live_encryption, LiveSystem, CHROMIUM_SYSTEMS};
 use crate::campaign::sweep::Sweep;
-use crate::experiment::{Experiment, ExperimentError, SCHEMES};
+use crate::experiment::{Clip, Experiment, ExperimentError, SCHEMES};
 
 /// A figure the report can draw for a group.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -278,9 +280,15 @@ impl Matrix {
                                 e.link.uplink = *uplink;
                                 e.link.queue_packets = queue as u32;
                                 e.link.delay_ms = delay;
-                                for e in group.sweep.variants(&e) {
+                                for mut e in group.sweep.variants(&e) {
+                                    if group.live {
+                                        e.clip = Clip::LiveExcerpt;
+                                    }
                                     let id = run_id(&e, link_name, group.live);
                                     check_experiment(group, &id, &e)?;
+                                    if let Some(twin) = simulated_twin(group, &e, link_name) {
+                                        runs.push(twin);
+                                    }
                                     runs.push(PlannedRun {
                                         id,
                                         link: link_name.clone(),
@@ -395,6 +403,21 @@ fn check_group(group: &Group) -> Result<(), MatrixError> {
         );
     }
     Ok(())
+}
+
+/// A live cell's simulated twin, when the simulator runs its scheme (Chromium's it cannot):
+/// the same experiment, the video played as the live cell plays it, so the two differ only
+/// in being simulated or live.
+fn simulated_twin(group: &Group, e: &Experiment, link: &str) -> Option<PlannedRun> {
+    if !group.live || CHROMIUM_SYSTEMS.contains(&e.scheme.as_str()) {
+        return None;
+    }
+    Some(PlannedRun {
+        id: run_id(e, link, false),
+        link: link.to_string(),
+        experiment: e.clone(),
+        live: false,
+    })
 }
 
 /// Checks the run's experiment before anything runs: a missing file is an error now, not
@@ -630,12 +653,34 @@ mod tests {
         let plan = m.plan().unwrap();
         assert_eq!(
             plan.runs.len(),
-            3,
-            "the live salsify-2c is a run of its own"
+            4,
+            "the live salsify-2c is a run of its own, and so is its simulated twin"
         );
         let live: Vec<&PlannedRun> = plan.runs.iter().filter(|r| r.live).collect();
         assert_eq!(live.len(), 2);
         assert!(live.iter().all(|r| r.id.ends_with("__live")));
+        assert!(live.iter().all(|r| r.experiment.clip == Clip::LiveExcerpt));
+        // The twin: in the live group, simulated, with the live cell's experiment exactly.
+        let group = &plan.groups[1].runs;
+        let twins: Vec<&PlannedRun> = plan
+            .runs
+            .iter()
+            .filter(|r| !r.live && group.contains(&r.id))
+            .collect();
+        assert_eq!(twins.len(), 1, "Chromium has no twin");
+        let cell = live
+            .iter()
+            .find(|r| r.experiment.scheme == "salsify-2c")
+            .unwrap();
+        assert_eq!(twins[0].experiment, cell.experiment);
+        // The simulated group's run plays the whole clip, as before (its id unchanged).
+        let whole = plan
+            .runs
+            .iter()
+            .find(|r| !r.live && !group.contains(&r.id))
+            .unwrap();
+        assert_eq!(whole.experiment.clip, Clip::Whole);
+        assert!(!toml::to_string(&whole.experiment).unwrap().contains("clip"));
         assert_eq!(Matrix::from_toml(&m.to_toml()).unwrap(), m);
         for (body, expected) in [
             ("schemes = [\"chromium-vp8\"]", "unknown scheme"),

@@ -70,10 +70,7 @@ pub fn build(plan: &Plan, results: &BTreeMap<String, RunResult>, context: &Conte
     let mut comparison_runs = Vec::new();
     let every_run = entries(&plan.runs.iter().map(|r| r.id.clone()).collect::<Vec<_>>());
     for g in &plan.groups {
-        let mut runs = entries(&g.runs);
-        if g.group.live {
-            runs.extend(entries(&tables::simulated_beside(plan, &g.runs)));
-        }
+        let runs = entries(&g.runs);
         if g.group.name == "cellular" || comparison_runs.is_empty() {
             comparison_runs = runs.clone();
         }

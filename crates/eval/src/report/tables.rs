@@ -3,7 +3,7 @@
 
 use super::published;
 use crate::campaign::sweep::setting;
-use crate::campaign::{Plan, PlannedRun, RunResult};
+use crate::campaign::{PlannedRun, RunResult};
 
 /// A table: header and rows of cells, rendered as markdown or HTML.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -90,22 +90,6 @@ impl Entry<'_> {
             "sim"
         }
     }
-}
-
-/// The simulated runs of the whole plan with exactly the experiment of one of `live` (a live
-/// group's runs), so a live group's table and figures show each live run beside the same
-/// experiment simulated (in whichever group the matrix ran it).
-pub fn simulated_beside(plan: &Plan, live: &[String]) -> Vec<String> {
-    let live: Vec<&PlannedRun> = plan
-        .runs
-        .iter()
-        .filter(|r| r.live && live.contains(&r.id))
-        .collect();
-    plan.runs
-        .iter()
-        .filter(|r| !r.live && live.iter().any(|l| l.experiment == r.experiment))
-        .map(|r| r.id.clone())
-        .collect()
 }
 
 /// Whether the group varies queue, delay or seed (then those columns are shown).
@@ -429,21 +413,6 @@ pub fn comparison_table(runs: &[Entry]) -> Table {
 mod tests {
     use super::super::fixtures::runs;
     use super::*;
-
-    #[test]
-    fn a_live_run_is_shown_beside_the_same_experiment_simulated() {
-        let m = crate::campaign::Matrix::from_toml(
-            "[defaults]\nsize = \"64x48\"\nduration_s = 2\n\
-             [[group]]\nname = \"s\"\nschemes = [\"salsify-2c\", \"conventional\"]\nlinks = [\"wifi\", \"dropout\"]\n\
-             [[group]]\nname = \"l\"\nlive = true\nschemes = [\"salsify-2c\", \"chromium-vp8\"]\nlinks = [\"wifi\"]\n",
-        )
-        .unwrap();
-        let plan = m.plan().unwrap();
-        let beside = simulated_beside(&plan, &plan.groups[1].runs);
-        assert_eq!(beside.len(), 1, "{beside:?}");
-        assert!(beside[0].starts_with("salsify-2c__wifi__") && !beside[0].ends_with("__live"));
-        assert!(simulated_beside(&plan, &plan.groups[0].runs).is_empty());
-    }
 
     #[test]
     fn tables_render_and_escape() {

@@ -11,11 +11,12 @@ use std::time::Instant as WallInstant;
 use anyhow::{bail, Context, Result};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use salsify_eval::campaign::{default_matrix, Matrix, PlannedRun, Shard, Store};
+use salsify_eval::experiment::Clip;
 use salsify_eval::sim::{simulate, LoopedClip, VideoSource};
 
 use crate::input::Size;
 use crate::report_cmd;
-use crate::sim_cmd::{frames_needed, read_clip, synthetic_video};
+use crate::sim_cmd::{frames_needed, live_excerpt, read_clip, synthetic_video};
 
 /// Options of `salsify eval`.
 #[derive(clap::Args, Debug)]
@@ -245,20 +246,29 @@ struct ClipCache {
 impl ClipCache {
     fn video(&self, run: &PlannedRun, needed: usize) -> Result<Box<dyn VideoSource>> {
         let e = &run.experiment;
-        if e.video == "synthetic" {
+        let excerpt = e.clip == Clip::LiveExcerpt;
+        if e.video == "synthetic" && !excerpt {
             return synthetic_video(e);
         }
+        // A live excerpt of the synthetic source depends on its size and rate too.
+        let key = match excerpt {
+            true => format!("live excerpt of {} at {} {} fps", e.video, e.size, e.fps),
+            false => e.video.clone(),
+        };
         let slot = self
             .clips
             .lock()
             .expect("clip cache lock")
-            .entry(e.video.clone())
+            .entry(key)
             .or_default()
             .clone();
         // One reader per file; the others wait for it rather than decode it again.
         let mut slot = slot.lock().expect("clip lock");
         if slot.is_none() {
-            *slot = Some(read_clip(&e.video, needed)?);
+            *slot = Some(match excerpt {
+                true => live_excerpt(e)?,
+                false => read_clip(&e.video, needed)?,
+            });
         }
         Ok(Box::new(slot.clone().expect("just filled")))
     }
@@ -351,7 +361,8 @@ fn run_one(
             progress.advance(ms.saturating_sub(reached_ms));
             reached_ms = reached_ms.max(ms);
         })?;
-        store.save(run, &output, started.elapsed().as_secs_f64())?;
+        let played = video.name();
+        store.save(run, &output, &played, started.elapsed().as_secs_f64())?;
         let total_ms = (run.experiment.duration_s * 1000.0) as u64;
         progress.advance(total_ms.saturating_sub(reached_ms));
         Ok(())

@@ -129,6 +129,7 @@ fn save(
         sizes_shown: Vec::new(),
         live: Some(facts),
         code: salsify_eval::CODE.to_string(),
+        video: String::new(),
     };
     let live = LiveRun {
         records,

@@ -108,6 +108,22 @@ fn a_live_group_runs_after_the_simulated_runs_and_is_reported_beside_them() {
     };
     let sim: Vec<&PathBuf> = dirs.iter().filter(|d| !d.ends_with_live()).collect();
     assert_eq!(sim.len(), 2);
+    // One plays the synthetic source, the twin the live cell's barcoded excerpt.
+    let mut played: Vec<String> = sim
+        .iter()
+        .map(|d| {
+            json(&d.join("run.json"))["video"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    played.sort();
+    assert!(
+        played[0].contains("first 150 pictures barcoded"),
+        "{played:?}"
+    );
+    assert!(!played[1].contains("barcoded"), "{played:?}");
     for system in &systems {
         let run = dirs
             .iter()

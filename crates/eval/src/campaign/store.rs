@@ -57,6 +57,10 @@ pub struct RunMeta {
     /// was recorded.
     #[serde(default)]
     pub code: String,
+    /// What the simulated camera played (the source's own description, e.g. a live
+    /// excerpt's); empty for live runs and runs stored before it was recorded.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub video: String,
 }
 
 /// A finished run read back.
@@ -163,9 +167,17 @@ impl Store {
         serde_json::from_str(&text).map_err(|e| context(&path, e))
     }
 
-    /// Saves a finished run, atomically.
-    pub fn save(&self, run: &PlannedRun, output: &SimOutput, wall_s: f64) -> io::Result<()> {
-        self.save_with(run, |partial| write_run(partial, run, output, wall_s))
+    /// Saves a finished run, atomically; `video` says what its camera played.
+    pub fn save(
+        &self,
+        run: &PlannedRun,
+        output: &SimOutput,
+        video: &str,
+        wall_s: f64,
+    ) -> io::Result<()> {
+        self.save_with(run, |partial| {
+            write_run(partial, run, output, video, wall_s)
+        })
     }
 
     /// Saves a finished live run, atomically, in the shape of a simulated one: its
@@ -240,7 +252,13 @@ pub struct LiveRun<'a> {
     pub meta: &'a RunMeta,
 }
 
-fn write_run(dir: &Path, run: &PlannedRun, output: &SimOutput, wall_s: f64) -> io::Result<()> {
+fn write_run(
+    dir: &Path,
+    run: &PlannedRun,
+    output: &SimOutput,
+    video: &str,
+    wall_s: f64,
+) -> io::Result<()> {
     let meta = RunMeta {
         id: run.id.clone(),
         link: run.link.clone(),
@@ -250,6 +268,7 @@ fn write_run(dir: &Path, run: &PlannedRun, output: &SimOutput, wall_s: f64) -> i
         sizes_shown: output.shown_sizes.clone(),
         live: None,
         code: crate::CODE.to_string(),
+        video: video.to_string(),
     };
     write_parts(
         dir,

@@ -47,6 +47,7 @@ pub(super) fn runs(specs: &[Spec]) -> Vec<(PlannedRun, RunResult)> {
                     sizes_shown: vec![],
                     live: None,
                     code: String::new(),
+                    video: String::new(),
                 },
                 summary: summary(mean, p95),
                 dir: "/nonexistent".into(),

@@ -223,7 +223,7 @@ fn a_live_group_runs_after_the_simulated_runs_and_is_reported_beside_them() {
     assert!(figure.contains(">salsify-2c</text>"), "{figure}");
     let live_section = &report[report.find("## Live").unwrap()..];
     assert!(
-        live_section.contains("| constant:2000 | salsify-2c | sim |"),
+        live_section.contains("| constant:2000 | salsify-2c | sim, live clip |"),
         "{live_section}"
     );
     let _ = fs::remove_dir_all(&dir);

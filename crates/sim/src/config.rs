@@ -34,6 +34,10 @@ pub struct SimConfig {
     /// the run after this much time (Sprout's own experiment skips the first minute).
     /// Default 0.
     pub network_skip: Duration,
+    /// Score pictures below the barcode band only, as a live run's black-box scorer does
+    /// (`salsify_barcode::ssim_outside_band`): for a barcoded clip, whose flat band would
+    /// otherwise lift every score. Default false: the whole picture.
+    pub score_below_band: bool,
 }
 
 impl Default for SimConfig {
@@ -49,6 +53,7 @@ impl Default for SimConfig {
             record_packets: false,
             datagram_overhead: 0,
             network_skip: Duration::ZERO,
+            score_below_band: false,
         }
     }
 }

@@ -385,6 +385,8 @@ impl Experiment {
             cpu_used: self.cpu_used,
             datagram_overhead: self.link.datagram_overhead_bytes as usize,
             network_skip: Duration::from_secs_f64(self.network_skip_s),
+            // A live excerpt is barcoded: scored as its live run is, below the band.
+            score_below_band: self.clip == Clip::LiveExcerpt,
             ..SimConfig::default()
         })
     }
@@ -543,6 +545,27 @@ fn trace_pair(prefix: &Path) -> Result<(LinkConfig, LinkConfig), ExperimentError
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A live excerpt is written out and read back, scored below its barcode band, and the
+    /// whole clip (the default) is neither written nor scored so.
+    #[test]
+    fn a_live_excerpt_is_kept_and_scored_as_live() {
+        let whole = Experiment::default();
+        assert!(!toml::to_string(&whole).unwrap().contains("clip"));
+        assert!(!whole.sim_config().unwrap().score_below_band);
+        let excerpt = Experiment {
+            clip: Clip::LiveExcerpt,
+            ..Experiment::default()
+        };
+        assert!(toml::to_string(&excerpt)
+            .unwrap()
+            .contains("clip = \"live-excerpt\""));
+        assert_eq!(
+            Experiment::from_toml(&toml::to_string(&excerpt).unwrap()).unwrap(),
+            excerpt
+        );
+        assert!(excerpt.sim_config().unwrap().score_below_band);
+    }
 
     #[test]
     fn the_uplink_flag_swaps_a_traces_directions() {

@@ -45,7 +45,7 @@ impl<'a> Harness<'a> {
             data_link: Link::new(data, Instant::ZERO).map_err(config_error)?,
             feedback_link: Link::new(config.feedback_link.clone(), Instant::ZERO)
                 .map_err(config_error)?,
-            log: FrameLog::default(),
+            log: FrameLog::new(config.score_below_band),
             next_capture: (0, Instant::ZERO),
             sender_deadline: Instant::FAR_FUTURE,
             receiver_deadline: Instant::FAR_FUTURE,

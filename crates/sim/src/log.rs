@@ -21,13 +21,19 @@ struct Scorer {
 }
 
 impl Scorer {
-    fn new() -> Scorer {
+    /// Scores whole pictures, or (`below_band`) the luma below a barcode band only.
+    fn new(below_band: bool) -> Scorer {
         let (jobs, job_rx) = std::sync::mpsc::channel::<(u64, Arc<Image>, Image)>();
         let (result_tx, results) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             for (index, source, shown) in job_rx {
-                let score = ssim_luma(&source, &shown)
-                    .and_then(|ssim| Ok((ssim, psnr_luma(&source, &shown)?)));
+                let score = match below_band {
+                    true => salsify_barcode::ssim_outside_band(&source, &shown)
+                        .map(|s| (s.ssim, s.psnr_db))
+                        .map_err(|e| MetricsError::BadPlane(e.to_string())),
+                    false => ssim_luma(&source, &shown)
+                        .and_then(|ssim| Ok((ssim, psnr_luma(&source, &shown)?))),
+                };
                 if result_tx.send((index, score)).is_err() {
                     break;
                 }
@@ -55,7 +61,7 @@ impl Scorer {
 
 impl Default for Scorer {
     fn default() -> Self {
-        Scorer::new()
+        Scorer::new(false)
     }
 }
 
@@ -71,6 +77,14 @@ pub struct FrameLog {
 }
 
 impl FrameLog {
+    /// A log scoring whole pictures, or (`below_band`) the luma below a barcode band only.
+    pub fn new(below_band: bool) -> FrameLog {
+        FrameLog {
+            scorer: Scorer::new(below_band),
+            ..FrameLog::default()
+        }
+    }
+
     /// A camera picture captured at `at`.
     pub fn on_capture(&mut self, picture: u64, at: Instant, image: Arc<Image>) {
         debug_assert_eq!(picture, self.records.len() as u64);
@@ -177,4 +191,29 @@ pub fn write_frames_csv(records: &[FrameRecord], mut out: impl Write) -> io::Res
         )?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use salsify_codec::{PlaneId, SyntheticSource};
+
+    /// A twin's scorer leaves the barcode band out, as the live scorer does; the default
+    /// scores the whole picture.
+    #[test]
+    fn a_barcoded_clip_is_scored_below_its_band() {
+        let source = Arc::new(SyntheticSource::new(640, 360, 30, 1).unwrap().frame(0));
+        let mut shown = (*source).clone();
+        for row in 0..salsify_barcode::BAND_ROWS as usize {
+            shown.plane_mut(PlaneId::Y).row_mut(row).fill(0);
+        }
+        let score = |below_band: bool| {
+            let scorer = Scorer::new(below_band);
+            scorer.submit(0, source.clone(), shown.clone());
+            let scores = scorer.finish();
+            scores[0].1.clone().unwrap().0
+        };
+        assert!((score(true) - 1.0).abs() < 1e-12);
+        assert!(score(false) < 0.99);
+    }
 }

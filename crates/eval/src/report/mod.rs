@@ -148,8 +148,10 @@ const INTRO: &str =
     "A simulated run (`sim` in the tables) is a virtual-time simulation: the real VP8 codec \
 (libvpx) encodes and decodes every picture, the link replays delivery opportunities with \
 Mahimahi's rules, and codec time is modelled; such runs are deterministic: the same matrix and \
-seeds give the same numbers. A live run (`live`; dashed lines and outlined markers in the \
-figures) ran in real time on this machine through the link relay, one at a time after the \
+seeds give the same numbers. A run marked `sim, live clip` is a live cell's simulated twin: \
+its camera plays the live cell's barcoded excerpt, looped as the live camera loops it, where \
+other simulated runs play the whole clip forwards and backwards. A live run (`live`; dashed \
+lines and outlined markers in the figures) ran in real time on this machine through the link relay, one at a time after the \
 simulated runs, and was scored black-box by the barcode in each picture; its numbers depend \
 on how busy the machine was (the 1-minute load average before and after is in its row), and \
 its video bit rate and utilisation are not known from outside the sender (`-`). SSIM is \

@@ -4,6 +4,7 @@
 use super::published;
 use crate::campaign::sweep::setting;
 use crate::campaign::{PlannedRun, RunResult};
+use crate::experiment::Clip;
 
 /// A table: header and rows of cells, rendered as markdown or HTML.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -82,12 +83,13 @@ impl Entry<'_> {
     pub fn live(&self) -> bool {
         self.plan.live
     }
-    /// "live" or "sim", as tables say it.
+    /// "live", "sim", or "sim, live clip" (a live cell's simulated twin, playing the live
+    /// camera's barcoded excerpt), as tables say it.
     pub fn how(&self) -> &'static str {
-        if self.live() {
-            "live"
-        } else {
-            "sim"
+        match (self.live(), self.plan.experiment.clip) {
+            (true, _) => "live",
+            (false, Clip::LiveExcerpt) => "sim, live clip",
+            (false, Clip::Whole) => "sim",
         }
     }
 }

@@ -29,12 +29,11 @@
 //!
 //! The files are written by a recorder thread, never on the receiver's own: a shown frame is
 //! handed over with the time it was shown, and the receiver goes on. Recording is the
-//! testbed's instrument and must not slow what it measures. Written inline, a 1280x720
-//! recording at 60 fps of pictures coded smaller (scaled up, about 6 ms each on an idle
-//! core) fell behind on a loaded 2-core machine: in a live conventional call on the dropout
-//! link the receiver showed frames, and sent feedback, up to 300 ms after they arrived.
-//! The hand-over holds at most [`RECORDER_BACKLOG`] frames; a recorder that stays further
-//! behind slows the receiver rather than hold unbounded memory.
+//! testbed's instrument and must not share the path it measures: scaling a picture coded
+//! smaller up to a 1280x720 recording takes about 6 ms on an idle core (a third of a 60 fps
+//! frame interval), and a write waits on the disk. The hand-over holds at most
+//! [`RECORDER_BACKLOG`] frames; a recorder that stays further behind slows the receiver
+//! rather than hold unbounded memory.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};

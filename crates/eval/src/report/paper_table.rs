@@ -36,10 +36,18 @@ pub fn paper_table(runs: &[Entry]) -> Table {
     let mut traces_shown: Vec<&str> = Vec::new();
     for link in links {
         let mut seen: Vec<&str> = Vec::new();
-        for r in runs
+        let mut here: Vec<&Entry> = runs
             .iter()
             .filter(|r| r.link() == link && r.queue() == PAPER_QUEUE_PACKETS)
-        {
+            .collect();
+        // Each system's rows together: simulated, its live cells' twins, live.
+        let rank = |r: &Entry| match r.how() {
+            "sim" => 0,
+            "live" => 2,
+            _ => 1,
+        };
+        here.sort_by_key(|r| (r.scheme().to_string(), rank(r)));
+        for r in here {
             if seen.contains(&r.result.meta.id.as_str()) {
                 continue;
             }
@@ -137,8 +145,9 @@ mod tests {
             .collect();
         let t = paper_table(&entries);
         let cells = |i: usize| t.rows[i][..3].join(" ");
-        assert_eq!(cells(0), "Verizon-LTE-short salsify-2c sim");
-        assert_eq!(cells(1), "Verizon-LTE-short chromium-vp8 live");
+        // Our rows by system, whatever order the runs came in.
+        assert_eq!(cells(0), "Verizon-LTE-short chromium-vp8 live");
+        assert_eq!(cells(1), "Verizon-LTE-short salsify-2c sim");
         // Then the paper's six Verizon LTE points, under our link's name.
         assert_eq!(cells(2), "Verizon-LTE-short Salsify-2c paper (NSDI 2018)");
         assert_eq!(t.rows[3][6], "4977");

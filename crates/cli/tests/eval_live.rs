@@ -226,6 +226,11 @@ fn a_live_group_runs_after_the_simulated_runs_and_is_reported_beside_them() {
         live_section.contains("| constant:2000 | salsify-2c | sim, live clip |"),
         "{live_section}"
     );
+    // ... and the two set side by side, with their difference.
+    assert!(
+        live_section.contains("| live - twin dB |"),
+        "{live_section}"
+    );
     let _ = fs::remove_dir_all(&dir);
 }
 

@@ -36,6 +36,8 @@ struct Section {
     table: Table,
     /// Sprout's measurement of the group's runs, where they have it.
     network: Option<Table>,
+    /// A live group's cells beside their simulated twins ([`tables::twin_table`]).
+    twins: Option<Table>,
     /// Schemes whose delay is below the oracle's ([`tables::bound_violations`]).
     violations: Vec<String>,
     figures: Vec<Drawn>,
@@ -92,6 +94,7 @@ pub fn build(plan: &Plan, results: &BTreeMap<String, RunResult>, context: &Conte
             },
             table: tables::group_table(&runs),
             network: tables::network_table(&runs),
+            twins: tables::twin_table(&runs),
             violations: tables::bound_violations(&runs),
             figures: drawn,
             missing: g
@@ -159,6 +162,12 @@ ffmpeg's (luma), in dB; delay is the paper's: display time minus capture time, w
 picture never shown counts until the next one is shown. QoE uses the paper's two fitted \
 models (video call, driving).";
 
+const TWINS_INTRO: &str = "Each live cell of ours beside its simulated twin: the same experiment, \
+simulated, its camera playing the same barcoded excerpt the same way. A single live run is one \
+draw: where a scheme's control loops can take one of two paths on a small difference in timing \
+(GoogCC with the conventional scheme's quality scaler), runs of one cell differ by a decibel and \
+more, and the twin follows one path.";
+
 const NETWORK_INTRO: &str = "Sprout's measurement of the video link (Winstein et al., NSDI 2013): \
 throughput and capacity over the scored window; the per-packet delay function (at each moment, \
 the time since the newest packet that has arrived was sent) at its 95th percentile; the same for \
@@ -196,6 +205,10 @@ fn markdown(
         if let Some(n) = &s.network {
             md += &format!("\n{NETWORK_INTRO}\n\n");
             md += &n.markdown();
+        }
+        if let Some(t) = &s.twins {
+            md += &format!("\n{TWINS_INTRO}\n\n");
+            md += &t.markdown();
         }
         if !s.violations.is_empty() {
             md += "\n";
@@ -256,6 +269,10 @@ fn html(
             h += &format!("<p>{}</p>\n", escape(NETWORK_INTRO));
             h += &n.html();
         }
+        if let Some(t) = &s.twins {
+            h += &format!("<p>{}</p>\n", escape(TWINS_INTRO));
+            h += &t.html();
+        }
         for v in &s.violations {
             h += &format!("<p class=\"violation\">&#9888; {}</p>\n", escape(v));
         }
@@ -311,6 +328,10 @@ mod tests {
                 header: vec!["self-inflicted delay ms".into()],
                 rows: vec![vec!["62".into()]],
             }),
+            twins: Some(Table {
+                header: vec!["live - twin dB".into()],
+                rows: vec![vec!["+0.13".into()]],
+            }),
             violations: vec![flag.into()],
             figures: vec![],
             missing: vec![],
@@ -331,5 +352,11 @@ mod tests {
         );
         assert!(md.contains("Sprout's measurement"), "{md}");
         assert!(h.contains("<th>self-inflicted delay ms</th>"), "{h}");
+        // The twins' table too.
+        assert!(
+            md.contains("| live - twin dB |\n| --- |\n| +0.13 |"),
+            "{md}"
+        );
+        assert!(h.contains("<th>live - twin dB</th>"), "{h}");
     }
 }

@@ -94,6 +94,54 @@ impl Entry<'_> {
     }
 }
 
+/// Each live run beside its simulated twin (the run of `runs` with exactly its experiment,
+/// simulated): SSIM and delay both ways and their difference, so a reader sees at once how far
+/// live and simulation agree. `None` when no live run has a twin among `runs`.
+pub fn twin_table(runs: &[Entry]) -> Option<Table> {
+    let header = [
+        "link",
+        "scheme",
+        "SSIM dB twin / live",
+        "live - twin dB",
+        "delay mean ms twin / live",
+        "live vs twin",
+        "delay p95 ms twin / live",
+    ]
+    .map(String::from)
+    .to_vec();
+    let mut rows = Vec::new();
+    for live in runs.iter().filter(|r| r.live()) {
+        let Some(twin) = runs
+            .iter()
+            .find(|r| !r.live() && r.plan.experiment == live.plan.experiment)
+        else {
+            continue;
+        };
+        let (t, l) = (&twin.result.summary, &live.result.summary);
+        let pair = |a: Option<f64>, b: Option<f64>, digits| {
+            format!("{} / {}", num(a, digits), num(b, digits))
+        };
+        let difference = match (t.ssim_db_mean, l.ssim_db_mean) {
+            (Some(a), Some(b)) => format!("{:+.2}", b - a),
+            _ => "-".into(),
+        };
+        let ratio = match (t.delay_mean_ms, l.delay_mean_ms) {
+            (Some(a), Some(b)) if a > 0.0 => format!("{:+.0}%", (b / a - 1.0) * 100.0),
+            _ => "-".into(),
+        };
+        rows.push(vec![
+            live.link().to_string(),
+            live.scheme().to_string(),
+            pair(t.ssim_db_mean, l.ssim_db_mean, 2),
+            difference,
+            pair(t.delay_mean_ms, l.delay_mean_ms, 0),
+            ratio,
+            pair(t.delay_p95_ms, l.delay_p95_ms, 0),
+        ]);
+    }
+    (!rows.is_empty()).then_some(Table { header, rows })
+}
+
 /// Whether the group varies queue, delay or seed (then those columns are shown).
 fn varies(runs: &[Entry], key: impl Fn(&Entry) -> String) -> bool {
     runs.windows(2).any(|w| key(&w[0]) != key(&w[1]))
@@ -415,6 +463,39 @@ pub fn comparison_table(runs: &[Entry]) -> Table {
 mod tests {
     use super::super::fixtures::runs;
     use super::*;
+
+    /// A live run is set beside the simulated run with exactly its experiment, not beside
+    /// another seed's; without a twin there is no table.
+    #[test]
+    fn a_live_run_is_set_beside_its_twin() {
+        let mut made = runs(&[
+            ("salsify-2c", "wifi", 1, Some(100.0), Some(200.0)),
+            ("salsify-2c", "wifi", 1, Some(110.0), Some(230.0)),
+            ("salsify-2c", "wifi", 2, Some(300.0), Some(400.0)),
+        ]);
+        made[1].0.live = true;
+        made[1].1.summary.ssim_db_mean = Some(10.5);
+        let entries: Vec<Entry> = made
+            .iter()
+            .map(|(plan, result)| Entry { plan, result })
+            .collect();
+        let t = twin_table(&entries).unwrap();
+        assert_eq!(t.rows.len(), 1);
+        assert_eq!(
+            t.rows[0],
+            [
+                "wifi",
+                "salsify-2c",
+                "10.00 / 10.50",
+                "+0.50",
+                "100 / 110",
+                "+10%",
+                "200 / 230"
+            ]
+        );
+        assert!(twin_table(&entries[..1]).is_none());
+        assert!(twin_table(&[entries[1], entries[2]]).is_none());
+    }
 
     #[test]
     fn tables_render_and_escape() {

@@ -85,7 +85,7 @@ pub fn stamp_video(
                         .with_context(|| format!("cannot create '{}'", out.display()))?;
                     writer.insert(Y4mWriter::new(
                         BufWriter::with_capacity(1 << 20, file),
-                        header,
+                        header.clone(),
                     )?)
                 }
             };
@@ -150,7 +150,7 @@ pub fn stamp_frames(
     fps: u32,
     frames: Option<u64>,
     first_id: u64,
-    mut each: impl FnMut(Y4mHeader, Image) -> Result<()>,
+    mut each: impl FnMut(&Y4mHeader, Image) -> Result<()>,
 ) -> Result<Stamped> {
     if frames == Some(0) {
         bail!("--frames 0: nothing to write (give at least 1)");
@@ -181,7 +181,7 @@ pub fn stamp_frames(
         let mut picture = fit(picture, size)?;
         salsify_barcode::stamp(&mut picture, first_id + written)
             .with_context(|| format!("frame {written} of '{}'", input_video.name))?;
-        each(header.clone(), picture)?;
+        each(&header, picture)?;
         written += 1;
     }
     if written == 0 {

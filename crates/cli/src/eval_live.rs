@@ -10,7 +10,7 @@ use std::time::Instant as WallInstant;
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Parser;
 use salsify_eval::campaign::live::{
-    encoder_in_stats, live_encryption, parse_link_log, parse_load_average, rebase, LiveFacts,
+    encoder_in_stats, events_from, live_encryption, parse_link_log, parse_load_average, LiveFacts,
     LiveSystem,
 };
 use salsify_eval::campaign::{LiveRun, PlannedRun, RunMeta, Store};
@@ -117,7 +117,7 @@ fn save(
     };
     // The analysis counts its records from the first scored camera picture, and names the
     // host time that was; the link log is in host times.
-    let events = rebase(&[], &events, analysis.origin).1;
+    let events = events_from(&events, analysis.origin);
     let records = &analysis.records;
     remove_pictures(work)?;
     let meta = RunMeta {

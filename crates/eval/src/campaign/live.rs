@@ -16,7 +16,6 @@ use salsify_time::Instant;
 use serde::{Deserialize, Serialize};
 
 use crate::experiment::SCHEMES;
-use crate::metrics::FrameRecord;
 
 /// The Chromium systems a live group can name.
 pub const CHROMIUM_SYSTEMS: &[&str] = &["chromium-vp8", "chromium-vp9-svc", "chromium-av1"];
@@ -208,24 +207,12 @@ pub fn parse_link_log(text: &str) -> Result<Vec<LinkEvent>, String> {
     Ok(events)
 }
 
-/// A live run's records and link events with `origin` (the start of scoring) as time zero,
-/// as a simulated run's are; what happened before it is left out.
-pub fn rebase(
-    records: &[FrameRecord],
-    events: &[LinkEvent],
-    origin: Instant,
-) -> (Vec<FrameRecord>, Vec<LinkEvent>) {
+/// A live run's link events with `origin` (the host time of the scored records' zero, see
+/// `salsify_peer::Analysis::origin`) as time zero, as a simulated run's are; what happened
+/// before it is left out.
+pub fn events_from(events: &[LinkEvent], origin: Instant) -> Vec<LinkEvent> {
     let shift = |t: Instant| Instant::from_micros(t.as_micros().saturating_sub(origin.as_micros()));
-    let records = records
-        .iter()
-        .filter(|r| r.capture >= origin)
-        .map(|r| FrameRecord {
-            capture: shift(r.capture),
-            display: r.display.map(shift),
-            ..r.clone()
-        })
-        .collect();
-    let events = events
+    events
         .iter()
         .filter(|e| e.time >= origin)
         .map(|e| LinkEvent {
@@ -243,8 +230,7 @@ pub fn rebase(
                 other => other,
             },
         })
-        .collect();
-    (records, events)
+        .collect()
 }
 
 /// The encoder and scalability mode the last line of a call's `stats.jsonl` (Chrome's
@@ -266,17 +252,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn relay_logs_parse_and_rebase_onto_the_runs_start() {
+    fn relay_logs_parse_and_move_onto_the_runs_start() {
         let log = "# mahimahi mm-link (Uplink) [x] > salsify-netem\n# base timestamp: 9000\n\
                    9001 # 1500\n9002 + 1200\n9010 - 1200 8\n9011 d 1 900\n";
         let events = parse_link_log(log).unwrap();
         assert_eq!(events.len(), 4);
         assert_eq!(events[2].time, Instant::from_micros(9_010_000));
-        let record = FrameRecord::captured(1, Instant::from_micros(9_005_000));
-        let early = FrameRecord::captured(0, Instant::from_micros(8_000_000));
-        let (records, events) = rebase(&[early, record], &events, Instant::from_micros(9_002_000));
-        assert_eq!(records.len(), 1);
-        assert_eq!(records[0].capture, Instant::from_micros(3_000));
+        let events = events_from(&events, Instant::from_micros(9_002_000));
+        assert_eq!(events[0].time, Instant::ZERO);
         assert_eq!(
             events.len(),
             3,

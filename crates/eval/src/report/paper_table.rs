@@ -3,6 +3,7 @@
 
 use super::published::{paper_trace, PUBLISHED};
 use super::tables::{num, Entry, Table};
+use crate::experiment::Clip;
 
 /// Figure 11's DropTail queue: runs at another queue size (experiment 7) are not the
 /// paper's figure-11 setting and stay in their own group's table.
@@ -41,12 +42,12 @@ pub fn paper_table(runs: &[Entry]) -> Table {
             .filter(|r| r.link() == link && r.queue() == PAPER_QUEUE_PACKETS)
             .collect();
         // Each system's rows together: simulated, its live cells' twins, live.
-        let rank = |r: &Entry| match r.how() {
-            "sim" => 0,
-            "live" => 2,
-            _ => 1,
+        let rank = |r: &Entry| match (r.live(), r.plan.experiment.clip) {
+            (false, Clip::Whole) => 0,
+            (false, Clip::LiveExcerpt) => 1,
+            (true, _) => 2,
         };
-        here.sort_by_key(|r| (r.scheme().to_string(), rank(r)));
+        here.sort_by_key(|r| (r.scheme(), rank(r)));
         for r in here {
             if seen.contains(&r.result.meta.id.as_str()) {
                 continue;

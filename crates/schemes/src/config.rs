@@ -8,8 +8,8 @@ use salsify_endpoint::{ReceiverEndpoint, SenderEndpoint, WireFamily};
 use salsify_sprout::ForecasterKind;
 use salsify_time::Duration;
 use salsify_transport::{
-    EncodeTimeConfig, PacingConfig, SalsifyReceiver, SalsifySender, SenderConfig, SenderMode,
-    SenderRules,
+    BudgetSource, EncodeTimeConfig, PacingConfig, SalsifyReceiver, SalsifySender, SenderConfig,
+    SenderMode, SenderRules,
 };
 use serde::{Deserialize, Serialize};
 
@@ -217,6 +217,7 @@ impl SchemeConfig {
                 "salsify-paper",
                 SenderConfig {
                     rules: SenderRules::Paper,
+                    budget: BudgetSource::Ewma,
                     ..base
                 },
                 true,
@@ -227,6 +228,7 @@ impl SchemeConfig {
                 "salsify-2c-project",
                 SenderConfig {
                     rules: SenderRules::Project,
+                    budget: BudgetSource::Ewma,
                     ..base
                 },
                 true,
@@ -235,6 +237,7 @@ impl SchemeConfig {
                 "salsify-1c-project",
                 SenderConfig {
                     rules: SenderRules::Project,
+                    budget: BudgetSource::Ewma,
                     ..base
                 },
                 false,
@@ -267,8 +270,7 @@ impl SchemeConfig {
         };
         // The receiver forecasts the link for a sender that budgets with the forecast.
         let receiver = salsify_transport::ReceiverConfig {
-            link_forecast: receiver.link_forecast
-                || sender.budget == salsify_transport::BudgetSource::Forecast,
+            link_forecast: receiver.link_forecast || sender.budget == BudgetSource::Forecast,
             ..receiver
         };
         Ok(SchemeConfig::Salsify {
@@ -458,7 +460,22 @@ mod tests {
             other => panic!("{other:?}"),
         };
         let default = salsify_transport::ReceiverConfig::default();
-        assert_eq!(receiver("salsify-2c"), default);
+        // Salsify-2c budgets with the forecast (issue 35), so its receiver forecasts; the
+        // paper's and the first round's senders keep the EWMA and a receiver that does not.
+        assert_eq!(
+            receiver("salsify-2c"),
+            salsify_transport::ReceiverConfig {
+                link_forecast: true,
+                ..default.clone()
+            }
+        );
+        let budget = |name| match SchemeConfig::named(name, &SchemeParams::default()).unwrap() {
+            SchemeConfig::Salsify { sender, .. } => sender.budget,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(budget("salsify-2c"), BudgetSource::Forecast);
+        assert_eq!(budget("salsify-paper"), BudgetSource::Ewma);
+        assert_eq!(budget("salsify-2c-project"), BudgetSource::Ewma);
         assert_eq!(receiver("salsify-paper"), default.clone().first_round());
         assert_eq!(
             receiver("salsify-1c-project"),

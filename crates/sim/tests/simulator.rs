@@ -30,7 +30,9 @@ fn frames_are_shown_with_sane_quality_and_delay() {
     let s = &out.summary;
     println!("{}", serde_json::to_string_pretty(s).unwrap());
     assert_eq!(out.records.len(), 180);
-    assert!(s.frames_shown > 120, "shown {}", s.frames_shown);
+    // Most pictures: the default budget (the receiver's forecast at 75% confidence, issue 35)
+    // skips a third of them on this narrow link (120 of 180 shown), where the EWMA showed more.
+    assert!(s.frames_shown >= 110, "shown {}", s.frames_shown);
     let delay = s.delay_p95_ms.unwrap();
     // At least the 20 ms propagation delay; well under a second on a steady link.
     assert!(delay > 20.0 && delay < 300.0, "p95 delay {delay} ms");

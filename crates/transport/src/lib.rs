@@ -102,15 +102,14 @@ pub mod receiver;
 pub mod resolution;
 pub mod sender;
 mod serde_units;
-pub mod size_model;
 pub mod state_store;
 pub mod vp8;
 pub mod wire;
 
 pub use codec::{CodecState, DecodeError, EncodedFrame, FrameDecoder};
 pub use config::{
-    ConfigError, PacingConfig, QualityWalk, ReceiverConfig, ResolutionStepConfig, SenderConfig,
-    SenderMode, SenderRules, SlowLinkConfig,
+    ConfigError, PacingConfig, ReceiverConfig, ResolutionStepConfig, SenderConfig, SenderMode,
+    SenderRules, SlowLinkConfig,
 };
 pub use decision::{
     choose_frame, choose_paper, choose_slow_link, feedback_starved, frame_budget, link_pace,

@@ -39,7 +39,7 @@ use salsify_codec::{Quality, StateHash};
 use salsify_time::{Duration, Instant};
 
 use crate::codec::{CodecState, EncodedFrame};
-use crate::config::{ConfigError, QualityWalk, SenderConfig, SenderMode, SenderRules};
+use crate::config::{ConfigError, SenderConfig, SenderMode, SenderRules};
 use crate::conventional::IntervalQualityController;
 use crate::decision;
 use crate::delivery::{self, AckStall, BudgetSource, Curve, HeldForecast};
@@ -47,7 +47,6 @@ use crate::encode_time::EncodeTimeControl;
 use crate::error::{DatagramRejected, SenderError};
 use crate::pacer::Pacer;
 use crate::resolution::{self, ResolutionStep};
-use crate::size_model::SizeModel;
 use crate::state_store::StateStore;
 use crate::wire::{
     Ack, DataFragment, Datagram, FragmentId, DATA_HEADER_LEN, FORECAST_UNIT_BYTES, MAX_FRAGMENTS,
@@ -361,8 +360,6 @@ pub struct Sender<F: EncodedFrame> {
     /// Frames sent in a row that took a small share of the budget (see
     /// [`crate::EncodeTimeConfig::single_encode_after`]).
     roomy_frames: u32,
-    /// Sizes against quantizers, for `quality_walk = "budget"`.
-    size_model: SizeModel,
     /// Frames sent since the last ACK (`ack_stall = "drain"` stops draining before the
     /// receiver's states older than the ones it acknowledged run out).
     frames_since_ack: u32,
@@ -409,7 +406,6 @@ impl<F: EncodedFrame> Sender<F> {
             interval_quality: IntervalQualityController::new(interval, config.start_quality),
             encode_time: EncodeTimeControl::new(config.encode_time),
             roomy_frames: 0,
-            size_model: SizeModel::default(),
             frames_since_ack: 0,
             stats: SenderStats {
                 pictures: 0,
@@ -961,22 +957,10 @@ impl<F: EncodedFrame> Sender<F> {
             SenderMode::Salsify if self.better_only(now) => Some(EncodeJob::Qualities(vec![step(
                 -i32::from(self.config.better_step),
             )])),
-            SenderMode::Salsify => {
-                let walked = match (self.config.quality_walk, self.budget_at(now)) {
-                    (QualityWalk::Budget, Some(budget)) => {
-                        self.size_model
-                            .options(budget, lo, hi, self.config.worse_step)
-                    }
-                    _ => None,
-                };
-                let (better, worse) = walked.unwrap_or_else(|| {
-                    (
-                        step(-i32::from(self.config.better_step)),
-                        step(i32::from(self.config.worse_step)),
-                    )
-                });
-                Some(EncodeJob::Qualities(vec![better, worse]))
-            }
+            SenderMode::Salsify => Some(EncodeJob::Qualities(vec![
+                step(-i32::from(self.config.better_step)),
+                step(i32::from(self.config.worse_step)),
+            ])),
             SenderMode::ConventionalCodec => match self.budget_at(now) {
                 None => Some(EncodeJob::Qualities(vec![self.quality])),
                 Some(0) if !self.feedback_starved() => None,
@@ -1032,11 +1016,6 @@ impl<F: EncodedFrame> Sender<F> {
     /// option that fits the budget now, else skip or force.
     fn commit_or_skip(&mut self, now: Instant, request: &InFlightEncode, mut frames: Vec<F>) {
         let budget = self.budget_at(now);
-        let walks = self.config.quality_walk == QualityWalk::Budget;
-        if walks && !request.coarsest && frames.iter().all(|f| f.source() == request.source) {
-            let sizes: Vec<_> = frames.iter().map(|f| (f.quality(), f.len())).collect();
-            self.size_model.observe(&sizes);
-        }
         if self.config.mode == SenderMode::Salsify && !request.coarsest && frames.len() == 1 {
             // The better option alone (see `better_only`): sent if it fits, else skipped,
             // and the skip brings the two options back.

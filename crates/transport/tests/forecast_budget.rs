@@ -1,7 +1,7 @@
 //! The forecast budget, the ACK-stall rules and the quantizer walk from the budget, driven by
 //! hand: what the sender may send and ask for after ACKs, and while ACKs are silent.
 
-use salsify_codec::{Quality, StateHash};
+use salsify_codec::StateHash;
 use salsify_time::{Duration, Instant};
 use salsify_transport::fake::{FakeEncoder, FakeFrame, FakeState};
 use salsify_transport::wire::{Ack, AckForecast, DataFragment, FragmentId, DATA_HEADER_LEN};
@@ -178,43 +178,4 @@ fn draining_delays_the_outage_until_the_rate_has_decayed() {
     assert!(limited.outage_suspected(after(300)));
     // With the EWMA, draining grows the budget past the frozen one too.
     assert!(drain.budget_now(after(1000)) > probe.budget_now(after(1000)));
-}
-
-#[test]
-fn the_budget_walk_asks_for_the_finest_quantizer_predicted_to_fit() {
-    let config = SenderConfig {
-        quality_walk: QualityWalk::Budget,
-        ..SenderConfig::default()
-    };
-    let (mut s, count) = sender_with_a_frame_out(config);
-    // The first picture had the steps' options, 64 - 17 and 64 + 23: sizes halve every 12
-    // quantizer steps in the fake codec, which the model learns from those two encodes.
-    let enc = FakeEncoder::default();
-    let reference = enc
-        .encode(&FakeState(StateHash::INITIAL), 0, Quality::new(47).unwrap())
-        .len() as f64;
-    let t = Instant::from_millis(50);
-    s.handle_datagram(t, &ack(0, count as u16 - 1, None))
-        .unwrap();
-    let budget = s.budget_now(t).unwrap() as f64;
-    s.handle_frame(t, 1, t);
-    let qualities = loop {
-        match s.poll_output(t) {
-            SenderOutput::Encode(EncodeRequest {
-                job: EncodeJob::Qualities(qs),
-                ..
-            }) => break qs,
-            SenderOutput::Timeout(_) => panic!("no encode request"),
-            _ => {}
-        }
-    };
-    let expected = (47.0 + (reference / budget).log2() * 12.0)
-        .ceil()
-        .clamp(3.0, 127.0) as u8;
-    assert_eq!(
-        qualities[0].index(),
-        expected,
-        "{qualities:?}, budget {budget}"
-    );
-    assert_eq!(qualities[1].index(), (expected + 12).min(127));
 }

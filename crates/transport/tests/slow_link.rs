@@ -434,9 +434,10 @@ fn at_60_fps_a_receiver_keeping_8_states_behind_loses_the_probes_reference() {
 }
 
 /// Bytes of the frames sent within 500 ms after a 10 Mb/s link falls to 100 kb/s at once,
-/// with the budget's silence weight `weight`.
+/// with the budget's silence weight `weight` (a rule of the EWMA budget).
 fn bytes_sent_after_a_cliff(weight: f64) -> usize {
     let mut c = config(SenderRules::SlowLink);
+    c.budget = BudgetSource::Ewma;
     c.slow_link.silence_weight = weight;
     let fast = LinkConfig {
         bytes_per_sec: Some(1_250_000.0),

@@ -8,7 +8,8 @@
 //!
 //! Each genie sizes the frame captured at `t` as `max(0, k * C_W(t) * target - queued(t))`,
 //! where `C_W` is the rate of the trace's opportunities over `[t - W, t)` (the past genie) or
-//! `[t, t + W)` (the future genie) and `queued` is exactly what waits at the bottleneck. Swept
+//! `[t, t + W)` (the future genie) and `queued` is exactly what waits at the bottleneck; the
+//! ACK-lagged genie knows both only a round trip late (`bounds::Horizon::Acked`). Swept
 //! over `W`, target and `k`; the envelope gives, for each utilisation level, the lowest p95 and
 //! the lowest mean among members reaching it. `--at` adds levels (the utilisations of measured
 //! schemes); `--points` also prints every member; `--dense` sweeps a finer grid than the issue's
@@ -83,17 +84,21 @@ fn cell(point: Option<GeniePoint>) -> String {
     )
 }
 
-fn print_envelopes(levels: &[f64], past: &[EnvelopeRow], future: &[EnvelopeRow]) {
-    println!("| utilisation at least | past genie, lowest p95: p95 / mean ms (W ms, target ms, k; utilisation) | past genie, lowest mean | future genie, lowest p95 | future genie, lowest mean |");
-    println!("|---|---|---|---|---|");
+/// One envelope table per genie (past, ACK-lagged past, future): for each level, the lowest
+/// p95 and the lowest mean.
+fn print_envelopes(levels: &[f64], genies: &[(&str, Vec<EnvelopeRow>)]) {
+    let mut header = String::from("| utilisation at least |");
+    for (name, _) in genies {
+        header += &format!(" {name}, lowest p95: p95 / mean ms (W ms, target ms, k; utilisation) | {name}, lowest mean |");
+    }
+    println!("{header}");
+    println!("|---{}|", "|---|---".repeat(genies.len()));
     for (i, level) in levels.iter().enumerate() {
-        println!(
-            "| {level:.2} | {} | {} | {} | {} |",
-            cell(past[i].by_p95),
-            cell(past[i].by_mean),
-            cell(future[i].by_p95),
-            cell(future[i].by_mean),
-        );
+        let mut row = format!("| {level:.2} |");
+        for (_, rows) in genies {
+            row += &format!(" {} | {} |", cell(rows[i].by_p95), cell(rows[i].by_mean));
+        }
+        println!("{row}");
     }
 }
 
@@ -127,6 +132,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for path in &args.paths {
         let experiment = Experiment::from_toml(&std::fs::read_to_string(path)?)?;
         let past = genie_sweep(&experiment, Horizon::Past, &family)?;
+        let acked = genie_sweep(&experiment, Horizon::Acked, &family)?;
         let future = genie_sweep(&experiment, Horizon::Future, &family)?;
         println!("## {path}\n");
         if past.lossy {
@@ -139,13 +145,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
         print_envelopes(
             &args.levels,
-            &envelope(&past.points, &args.levels),
-            &envelope(&future.points, &args.levels),
+            &[
+                ("past genie", envelope(&past.points, &args.levels)),
+                ("past genie a round trip late", envelope(&acked.points, &args.levels)),
+                ("future genie", envelope(&future.points, &args.levels)),
+            ],
         );
         if args.points {
             println!("\n| genie | W ms | target ms | k | utilisation | wire utilisation | mean ms | p95 ms | mean frame bytes | share sent |");
             println!("|---|---|---|---|---|---|---|---|---|---|");
             print_points("past", &past.points);
+            print_points("acked", &acked.points);
             print_points("future", &future.points);
         }
         println!();

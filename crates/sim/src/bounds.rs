@@ -231,6 +231,14 @@ pub enum Horizon {
     /// `[t, t + W)`: the same rule told the future, for the information-versus-mechanism
     /// comparison (not causal).
     Future,
+    /// The past genie told everything a round trip late, as a sender hears of it through
+    /// ACKs: at `t` it knows the opportunities and deliveries before `t - L` (`L`, twice the
+    /// one-way delay: the propagation after the bottleneck and the ACK's way back), and
+    /// estimates the queue as what it handed over less what it knows was delivered less what
+    /// its rate estimate delivers in `L`. What it still has that a real sender lacks: every
+    /// opportunity of its window, used or not, frames of exactly the size asked, no coding
+    /// time. Its gap to [`Horizon::Past`] is what the round trip's lag costs.
+    Acked,
 }
 
 /// One member of the genie family: each frame is sized
@@ -414,6 +422,18 @@ struct GenieRun<'a> {
     wire_bytes: u64,
     /// Index of the next opportunity not yet served.
     next: usize,
+    /// Bytes the bottleneck accepted so far.
+    accepted_bytes: u64,
+    /// (opportunity µs, bytes delivered up to and including it), one per packet delivered.
+    delivered_log: Vec<(u64, u64)>,
+}
+
+impl GenieRun<'_> {
+    /// Bytes delivered at opportunities before `t_us`.
+    fn delivered_before(&self, t_us: f64) -> u64 {
+        let n = self.delivered_log.partition_point(|&(o, _)| (o as f64) < t_us);
+        n.checked_sub(1).map_or(0, |i| self.delivered_log[i].1)
+    }
 }
 
 impl<'a> GenieRun<'a> {
@@ -425,6 +445,8 @@ impl<'a> GenieRun<'a> {
             shown: Vec::new(),
             wire_bytes: 0,
             next: 0,
+            accepted_bytes: 0,
+            delivered_log: Vec::new(),
         }
     }
 
@@ -455,6 +477,8 @@ impl<'a> GenieRun<'a> {
         if (o_us as f64) < self.link.end_us() as f64 {
             self.wire_bytes += packet.bytes;
         }
+        let total = self.delivered_log.last().map_or(0, |&(_, b)| b) + packet.bytes;
+        self.delivered_log.push((o_us, total));
         let progress = &mut self.progress[packet.picture as usize];
         progress.packets_left -= 1;
         if progress.packets_left > 0 || progress.dropped {
@@ -483,10 +507,13 @@ impl<'a> GenieRun<'a> {
         };
         for i in 0..packets {
             let size = PACKET_BYTES.min(bytes - i * PACKET_BYTES);
-            if !self.bottleneck.offer(Packet {
+            let accepted = self.bottleneck.offer(Packet {
                 picture,
                 bytes: size,
-            }) {
+            });
+            if accepted {
+                self.accepted_bytes += size;
+            } else {
                 // Later packets of the burst find the queue just as full.
                 let progress = &mut self.progress[picture as usize];
                 progress.dropped = true;
@@ -519,20 +546,35 @@ impl Link {
         match horizon {
             Horizon::Past => self.opportunity_bytes(t_us - window_us, t_us) / window_us,
             Horizon::Future => self.opportunity_bytes(t_us, t_us + window_us) / window_us,
+            Horizon::Acked => self.rate_estimate(t_us - self.ack_lag_us(), window_us, Horizon::Past),
         }
     }
 
-    /// The frame the genie sends at `t_us` with `queued` bytes waiting at the bottleneck.
+    /// How late a sender hears of the link through ACKs: the propagation after the
+    /// bottleneck and the same again for the ACK's way back.
+    fn ack_lag_us(&self) -> f64 {
+        2.0 * self.propagation_us as f64
+    }
+
+    /// The frame the genie sends at `t_us`, `run` holding the bottleneck as it is.
     fn genie_frame_bytes(
         &self,
         params: GenieParams,
         horizon: Horizon,
         t_us: f64,
-        queued: u64,
+        run: &GenieRun<'_>,
     ) -> u64 {
         let rate = self.rate_estimate(t_us, params.window_ms * 1000.0, horizon);
+        let queued = match horizon {
+            Horizon::Past | Horizon::Future => run.bottleneck.queued_bytes as f64,
+            Horizon::Acked => {
+                let lag = self.ack_lag_us();
+                let known = run.delivered_before(t_us - lag) as f64;
+                (run.accepted_bytes as f64 - known - rate * lag).max(0.0)
+            }
+        };
         let level = params.k * rate * params.target_ms * 1000.0;
-        (level - queued as f64).max(0.0).round() as u64
+        (level - queued).max(0.0).round() as u64
     }
 
     /// Runs one genie over the whole run; returns the run for its books.
@@ -541,7 +583,7 @@ impl Link {
         for picture in 0..self.pictures {
             let t_us = self.captured_us(picture);
             run.serve_until(t_us);
-            let bytes = self.genie_frame_bytes(params, horizon, t_us, run.bottleneck.queued_bytes);
+            let bytes = self.genie_frame_bytes(params, horizon, t_us, &run);
             if bytes > 0 {
                 run.send(picture, bytes);
             }

@@ -488,6 +488,22 @@ pub struct SenderConfig {
     /// budget, and one coarser by half the predicted size). Written out only when set.
     #[serde(skip_serializing_if = "is_default")]
     pub quality_walk: QualityWalk,
+    /// Under `budget = "queue"`, the queue a frame may leave at the bottleneck, beyond the
+    /// path's base round trip (see [`crate::delivery::queue_budget`]). Default 33 ms (two
+    /// frame intervals at 60 frames/s). Written out only when not the default.
+    #[serde(
+        rename = "queue_target_ms",
+        with = "millis",
+        skip_serializing_if = "is_default_queue_target"
+    )]
+    pub queue_target: Duration,
+}
+
+/// The default of [`SenderConfig::queue_target`].
+pub const DEFAULT_QUEUE_TARGET: Duration = Duration::from_micros(33_333);
+
+fn is_default_queue_target(d: &Duration) -> bool {
+    *d == DEFAULT_QUEUE_TARGET
 }
 
 /// How the sender picks the quantizers of the two options (`[salsify] quality_walk`).
@@ -528,6 +544,7 @@ impl Default for SenderConfig {
             mode: SenderMode::Salsify,
             budget: BudgetSource::Ewma,
             quality_walk: QualityWalk::Steps,
+            queue_target: DEFAULT_QUEUE_TARGET,
         }
     }
 }
@@ -540,6 +557,9 @@ impl SenderConfig {
         }
         if self.delay_target.is_zero() {
             return invalid("delay_target_ms", "must be positive");
+        }
+        if self.queue_target.is_zero() {
+            return invalid("queue_target_ms", "must be positive");
         }
         if self.min_quality > self.max_quality {
             return invalid("min_quality", "above max_quality");
@@ -622,6 +642,11 @@ pub struct ReceiverConfig {
         skip_serializing_if = "Duration::is_zero"
     )]
     pub estimate_window: Duration,
+    /// What each arrival samples (see [`crate::estimator::SampleRule`]): `"grace"` (default;
+    /// the paper's gap less the grace period) or `"queue-wait"` (the gap, at most the packet's
+    /// wait at the bottleneck). Written out only when set.
+    #[serde(skip_serializing_if = "is_default")]
+    pub estimate_samples: crate::estimator::SampleRule,
     /// States older than the source of the last frame decoded that are kept anyway (the
     /// newest of them). The sender learns what the receiver holds only through ACKs: when the
     /// ACK path stalls while video still arrives, the sender's newest acknowledged state falls
@@ -667,6 +692,7 @@ impl Default for ReceiverConfig {
             ewma_alpha: 0.1,
             size_aware_estimate: true,
             estimate_window: Duration::ZERO,
+            estimate_samples: crate::estimator::SampleRule::Grace,
             states_behind: 32,
             reorder_window: Duration::from_millis(10),
             max_pending_frames: 16,
@@ -1050,6 +1076,7 @@ mod tests {
             },
             budget: BudgetSource::Forecast,
             quality_walk: QualityWalk::Budget,
+            queue_target: Duration::from_millis(20),
         };
         sender.validate().unwrap();
         let text = toml::to_string(&sender).unwrap();
@@ -1072,6 +1099,7 @@ mod tests {
             ewma_alpha: 0.25,
             size_aware_estimate: false,
             estimate_window: Duration::from_millis(150),
+            estimate_samples: crate::estimator::SampleRule::QueueWait,
             states_behind: 3,
             reorder_window: Duration::from_micros(12_345),
             max_pending_frames: 8,

@@ -37,6 +37,10 @@ pub enum BudgetSource {
     /// The receiver's Sprout forecast (bytes delivered within `d` with the receiver's
     /// confidence) less what is in flight. Until the first forecast arrives, the EWMA.
     Forecast,
+    /// A short queue at the bottleneck ([`queue_budget`]): what the link carries at the
+    /// receiver's estimate within the base round trip plus `queue_target`, less what is in
+    /// flight, and never more than `queue_target` of the link in one frame.
+    Queue,
 }
 
 /// What the sender assumes the link does while ACKs are silent (`[slow_link] ack_stall`).
@@ -184,9 +188,48 @@ pub fn budget_bytes(deliverable: f64, in_flight: u64, mtu: usize) -> usize {
     (room.min(1e9) as usize).saturating_mul(mtu)
 }
 
+/// The budget in bytes that leaves at most `queue_target` of the link queued at the
+/// bottleneck once the frame is there: the link (one fragment every `tau`) holds
+/// `(base_rtt + queue_target) / tau` fragments between the sender and the receiver's ACK, the
+/// `in_flight` ones are already among them, and the frame itself takes at most
+/// `queue_target / tau` (so an idle link is not handed a frame that alone queues for longer
+/// than the target). The paper's `MTU x (d / tau - N)` is this with `d = base_rtt +
+/// queue_target` and no cap: a fixed `d` spends part of itself on the path's round trip, so the
+/// same `d` queues more on a short path than a long one.
+pub fn queue_budget(
+    mtu: usize,
+    tau: Duration,
+    base_rtt: Duration,
+    queue_target: Duration,
+    in_flight: u64,
+) -> usize {
+    let per_fragment = tau.as_secs_f64().max(1e-6);
+    let pipe = (base_rtt + queue_target).as_secs_f64() / per_fragment;
+    let frame_cap = (queue_target.as_secs_f64() / per_fragment).floor();
+    let room = (pipe.floor() - in_flight as f64).min(frame_cap);
+    if room.is_nan() || room <= 0.0 {
+        return 0;
+    }
+    (room.min(1e9) as usize).saturating_mul(mtu)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_queue_budget_fills_the_pipe_to_the_target_and_caps_one_frame() {
+        let ms = Duration::from_millis;
+        // 1 ms per fragment, 40 ms round trip, 20 ms target: 60 fragments between the ends.
+        assert_eq!(queue_budget(1000, ms(1), ms(40), ms(20), 50), 10_000);
+        // An idle link: one frame may queue 20 ms, not the whole 60.
+        assert_eq!(queue_budget(1000, ms(1), ms(40), ms(20), 0), 20_000);
+        // A queue above the target: skip.
+        assert_eq!(queue_budget(1000, ms(1), ms(40), ms(20), 61), 0);
+        // Nothing overflows at the extremes.
+        assert_eq!(queue_budget(1000, Duration::ZERO, ms(0), ms(0), 0), 0);
+        assert!(queue_budget(usize::MAX, Duration::ZERO, ms(40), ms(20), 0) > 0);
+    }
 
     fn ms(t: u64) -> Instant {
         Instant::from_micros(t * 1000)

@@ -26,6 +26,30 @@
 use std::collections::VecDeque;
 
 use salsify_time::{Duration, Instant};
+use serde::{Deserialize, Serialize};
+
+use crate::base_rtt::WindowedMin;
+
+/// What one arrival says of the link's time per packet (`[salsify_receiver] estimate_samples`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum SampleRule {
+    /// The paper's: the gap since the previous arrival less the sender's idle time before the
+    /// packet (its grace period). After an idle spell the sample is the change in queueing
+    /// wait between the two packets, which is zero (clamped) whenever the earlier one waited
+    /// longer: on a link that delivers in clumps with a short queue, most samples are zero
+    /// and the link looks several times as fast as it is.
+    #[default]
+    Grace,
+    /// The time the link took for this packet: the gap since the previous arrival, but no
+    /// more than the packet's own wait at the bottleneck (its one-way delay above the least of
+    /// the last 10 s, from the sender's timestamp). Behind other packets the gap is the link's
+    /// service time; into an empty queue the wait is how long the link made it wait for a
+    /// delivery opportunity, which the gap (holding the sender's idle time) overstates and the
+    /// grace rule understates.
+    QueueWait,
+}
 
 /// The fewest samples a windowed estimate keeps however old they are: on a slow link a
 /// 200 ms window holds one or two packets, and an estimate that forgets the slow stretch
@@ -44,6 +68,9 @@ pub struct InterArrivalEstimator {
     sizes: Option<SizeMean>,
     /// The samples of the last `window` of arrival time, when windowed.
     window: Option<SampleWindow>,
+    /// Under [`SampleRule::QueueWait`], the least one-way delay (µs, receiver clock less the
+    /// sender's timestamp) of the last 10 s.
+    owd_floor: Option<WindowedMin<i64>>,
 }
 
 /// The samples of a windowed estimate: (arrival, grace-corrected gap µs, datagram bytes).
@@ -100,7 +127,28 @@ impl InterArrivalEstimator {
             mean_micros: None,
             sizes: None,
             window: None,
+            owd_floor: None,
         }
+    }
+
+    /// The same estimator sampling by `rule` (see [`SampleRule`]).
+    pub fn sampling(self, rule: SampleRule) -> Self {
+        InterArrivalEstimator {
+            owd_floor: (rule == SampleRule::QueueWait).then(WindowedMin::default),
+            ..self
+        }
+    }
+
+    /// The sample of an arrival at `now` (µs): see [`SampleRule`]. `None` for the first.
+    fn sample(&mut self, now: Instant, grace: Duration, sent_at: Instant) -> Option<f64> {
+        let gap = now.saturating_duration_since(self.last_arrival?);
+        let Some(floor) = self.owd_floor.as_mut() else {
+            return Some(gap.saturating_sub(grace).as_secs_f64() * 1e6);
+        };
+        let owd = now.as_micros() as i64 - sent_at.as_micros() as i64;
+        floor.push(now, owd);
+        let wait = owd.saturating_sub(floor.get().unwrap_or(owd)).max(0) as f64;
+        Some((gap.as_secs_f64() * 1e6).min(wait))
     }
 
     /// An estimator per full-size datagram over the samples of the last `span` of arrival
@@ -124,15 +172,21 @@ impl InterArrivalEstimator {
         }
     }
 
-    /// [`Self::on_arrival`] for a datagram of `size` bytes.
-    pub fn on_sized_arrival(&mut self, now: Instant, grace: Duration, size: usize) {
-        if let (Some(window), Some(last)) = (self.window.as_mut(), self.last_arrival) {
-            let gap = now.saturating_duration_since(last).saturating_sub(grace);
-            window.push(now, gap.as_secs_f64() * 1e6, size);
+    /// [`Self::on_arrival`] for a datagram of `size` bytes the sender stamped `sent_at` (its
+    /// clock; read only under [`SampleRule::QueueWait`]).
+    pub fn on_sized_arrival(
+        &mut self,
+        now: Instant,
+        grace: Duration,
+        sent_at: Instant,
+        size: usize,
+    ) {
+        let sample = self.sample(now, grace, sent_at);
+        if let (Some(window), Some(sample)) = (self.window.as_mut(), sample) {
+            window.push(now, sample, size);
         }
-        let sampled = self.last_arrival.is_some();
-        self.on_arrival(now, grace);
-        if let (Some(sizes), true) = (self.sizes.as_mut(), sampled) {
+        self.take_sample(now, sample);
+        if let (Some(sizes), true) = (self.sizes.as_mut(), sample.is_some()) {
             let size = size as f64;
             sizes.mean = Some(match sizes.mean {
                 None => size,
@@ -146,9 +200,13 @@ impl InterArrivalEstimator {
 
     /// Records a packet arriving at `now` that the sender sent after idling for `grace`.
     pub fn on_arrival(&mut self, now: Instant, grace: Duration) {
-        if let Some(last) = self.last_arrival {
-            let sample = now.saturating_duration_since(last).saturating_sub(grace);
-            let sample = sample.as_secs_f64() * 1e6;
+        let sample = self.sample(now, grace, now);
+        self.take_sample(now, sample);
+    }
+
+    /// Folds `sample` (µs) into the EWMA and keeps `now` as the last arrival.
+    fn take_sample(&mut self, now: Instant, sample: Option<f64>) {
+        if let Some(sample) = sample {
             self.mean_micros = Some(match self.mean_micros {
                 None => sample,
                 Some(mean) => self.alpha * sample + (1.0 - self.alpha) * mean,
@@ -231,8 +289,8 @@ mod tests {
         for burst in 0..20 {
             for i in 0..10 {
                 at = t + us(10_000 * burst + 100 * i);
-                windowed.on_sized_arrival(at, Duration::ZERO, 1400);
-                ewma.on_sized_arrival(at, Duration::ZERO, 1400);
+                windowed.on_sized_arrival(at, Duration::ZERO, at, 1400);
+                ewma.on_sized_arrival(at, Duration::ZERO, at, 1400);
             }
         }
         let w = windowed.mean().unwrap().as_micros();
@@ -240,13 +298,13 @@ mod tests {
         assert!(ewma.mean().unwrap().as_micros() < 700, "{:?}", ewma.mean());
         // Older samples leave the window: 100 ms of 2 ms gaps later it says 2 ms.
         for i in 1..=60 {
-            windowed.on_sized_arrival(at + us(2000 * i), Duration::ZERO, 1400);
+            windowed.on_sized_arrival(at + us(2000 * i), Duration::ZERO, Instant::ZERO, 1400);
         }
         assert_eq!(windowed.mean(), Some(us(2000)));
         // Half-size datagrams at the same pace count as half a full one each.
         let last = at + us(2000 * 60);
         for i in 1..=60 {
-            windowed.on_sized_arrival(last + us(2000 * i), Duration::ZERO, 700);
+            windowed.on_sized_arrival(last + us(2000 * i), Duration::ZERO, Instant::ZERO, 700);
         }
         assert_eq!(windowed.mean(), Some(us(4000)));
         // A gap after a loss is no sample; grace is subtracted as in the EWMA.
@@ -262,9 +320,9 @@ mod tests {
         // One full datagram every 500 ms, then one 1 ms after the last: a 200 ms window of
         // arrival time holds two samples (mean 250 ms); the window keeps ten (450 ms).
         for i in 0..13 {
-            windowed.on_sized_arrival(t + Duration::from_millis(500 * i), Duration::ZERO, 1400);
+            windowed.on_sized_arrival(t + Duration::from_millis(500 * i), Duration::ZERO, Instant::ZERO, 1400);
         }
-        windowed.on_sized_arrival(t + Duration::from_millis(6001), Duration::ZERO, 1400);
+        windowed.on_sized_arrival(t + Duration::from_millis(6001), Duration::ZERO, Instant::ZERO, 1400);
         let mean = windowed.mean().unwrap().as_micros();
         assert_eq!(mean, (9 * 500_000 + 1000) / 10, "{mean} µs");
     }
@@ -276,7 +334,7 @@ mod tests {
         // Full 1400-byte datagrams 1 ms apart: the same as the plain mean.
         let mut e = InterArrivalEstimator::size_aware(0.1);
         for i in 0..50 {
-            e.on_sized_arrival(t + us(1000 * i), Duration::ZERO, 1400);
+            e.on_sized_arrival(t + us(1000 * i), Duration::ZERO, Instant::ZERO, 1400);
         }
         assert_eq!(e.mean(), Some(us(1000)));
         // A byte-rate link, frames of one full and one 140-byte fragment: 1 ms then 0.1 ms.
@@ -288,7 +346,7 @@ mod tests {
         for i in 0..200 {
             let (gap, size) = if i % 2 == 0 { (1000, 1400) } else { (100, 140) };
             at += us(gap);
-            sized.on_sized_arrival(at, Duration::ZERO, size);
+            sized.on_sized_arrival(at, Duration::ZERO, Instant::ZERO, size);
             plain.on_arrival(at, Duration::ZERO);
         }
         let per_full = sized.mean().unwrap().as_micros();

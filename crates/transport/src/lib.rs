@@ -86,6 +86,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod base_rtt;
 pub mod codec;
 pub mod config;
 mod conventional;

@@ -208,7 +208,8 @@ impl<D: FrameDecoder> Receiver<D> {
                 InterArrivalEstimator::size_aware(config.ewma_alpha)
             } else {
                 InterArrivalEstimator::new(config.ewma_alpha)
-            },
+            }
+            .sampling(config.estimate_samples),
             forecaster: config
                 .link_forecast
                 .then(|| LinkForecaster::new(&config.forecast)),
@@ -247,7 +248,7 @@ impl<D: FrameDecoder> Receiver<D> {
         let in_sequence = self.follows_last_arrival(&fragment);
         if in_sequence {
             self.estimator
-                .on_sized_arrival(now, fragment.grace, bytes.len());
+                .on_sized_arrival(now, fragment.grace, fragment.sent_at, bytes.len());
         } else {
             self.estimator.on_arrival_after_gap(now);
         }

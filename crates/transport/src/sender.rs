@@ -38,6 +38,7 @@ use std::collections::{HashMap, VecDeque};
 use salsify_codec::{Quality, StateHash};
 use salsify_time::{Duration, Instant};
 
+use crate::base_rtt::BaseRtt;
 use crate::codec::{CodecState, EncodedFrame};
 use crate::config::{ConfigError, QualityWalk, SenderConfig, SenderMode, SenderRules};
 use crate::conventional::IntervalQualityController;
@@ -336,6 +337,8 @@ pub struct Sender<F: EncodedFrame> {
     send_times: VecDeque<(u64, Instant)>,
     /// The round trip of the newest fragment reported received, and when its ACK came.
     last_round_trip: Option<(Duration, Instant)>,
+    /// The path's least recent round trip (kept when the budget reads it).
+    base_rtt: BaseRtt,
     /// Mean lateness of ACKs against [`Self::ack_expected`] (gain 1/4, as TCP's RTTVAR):
     /// how much silence is usual on this path.
     ack_lateness: Duration,
@@ -396,6 +399,7 @@ impl<F: EncodedFrame> Sender<F> {
             probes_in_silence: 0,
             send_times: VecDeque::new(),
             last_round_trip: None,
+            base_rtt: BaseRtt::default(),
             ack_lateness: Duration::ZERO,
             resolution: ResolutionStep::new(),
             coarsest_seen: None,
@@ -518,8 +522,8 @@ impl<F: EncodedFrame> Sender<F> {
         let expected = self.ack_expected();
         self.note_received(ack.highest);
         self.measure_ack_gap(now, before);
-        if self.silence_in_budget() && self.view.highest_seq > before {
-            if let Some(expected) = expected {
+        if self.tracks_round_trips() && self.view.highest_seq > before {
+            if let (true, Some(expected)) = (self.silence_in_budget(), expected) {
                 let late = now.saturating_duration_since(expected);
                 self.ack_lateness = (self.ack_lateness * 3 + late) / 4;
             }
@@ -602,6 +606,12 @@ impl<F: EncodedFrame> Sender<F> {
         self.config.rules == SenderRules::SlowLink && self.config.slow_link.silence_weight > 0.0
     }
 
+    /// True when send times are kept to measure round trips: for the silence rule above, or
+    /// for the queue budget's base round trip.
+    fn tracks_round_trips(&self) -> bool {
+        self.silence_in_budget() || self.config.budget == BudgetSource::Queue
+    }
+
     /// When the ACK for the oldest fragment in flight is due: one round trip (the last one
     /// measured) after it left, and not before `tau` after the last ACK. `None` with nothing
     /// in flight or nothing measured yet.
@@ -626,6 +636,9 @@ impl<F: EncodedFrame> Sender<F> {
     /// does.
     fn budget_at(&self, now: Instant) -> Option<usize> {
         let sl = &self.config.slow_link;
+        if self.config.budget == BudgetSource::Queue && self.config.rules != SenderRules::Paper {
+            return self.queue_budget();
+        }
         if let Some(budget) = self.curve_budget(now) {
             return Some(budget);
         }
@@ -661,7 +674,13 @@ impl<F: EncodedFrame> Sender<F> {
             _ => return None,
         };
         let acked = self.view.acked_at?;
-        let mut deliverable = curve.between(acked, acked + self.config.delay_target);
+        let horizon = acked + self.config.delay_target;
+        let mut deliverable = curve.between(acked, horizon);
+        if let Some(overdue) = self.ack_overdue_since() {
+            // No ACK since it was due: the link may have stopped then, so what the curve
+            // delivers from then on is not counted until an ACK says it was delivered.
+            deliverable -= curve.between(overdue.max(acked), now.min(horizon));
+        }
         if let (true, Some(from)) = (drain, self.drain_decay_from()) {
             // ACKs overdue: the link is assumed to have drained at the estimate's rate since,
             // halving every half-life (nothing while ACKs merely slow down with the link).
@@ -673,6 +692,36 @@ impl<F: EncodedFrame> Sender<F> {
             self.fragments_in_flight(),
             self.config.fragment_payload,
         ))
+    }
+
+    /// Under `budget = "queue"`: [`delivery::queue_budget`] at the receiver's estimate and the
+    /// path's base round trip (none measured yet: the target alone). Before the first
+    /// estimate, as [`decision::frame_budget`].
+    fn queue_budget(&self) -> Option<usize> {
+        let in_flight = self.fragments_in_flight();
+        let Some(tau) = self.view.mean_interarrival else {
+            return (in_flight > 0).then_some(0);
+        };
+        Some(delivery::queue_budget(
+            self.config.fragment_payload,
+            tau,
+            self.base_rtt.get().unwrap_or(Duration::ZERO),
+            self.config.queue_target,
+            in_flight,
+        ))
+    }
+
+    /// Under the silence rule (`[slow_link] silence_weight` above 0), when the awaited ACK
+    /// became overdue: due ([`Self::ack_expected`]) plus `silence_jitter_factor` times the
+    /// ACKs' usual lateness. `None` while it is not due or nothing is awaited.
+    fn ack_overdue_since(&self) -> Option<Instant> {
+        if !self.silence_in_budget() {
+            return None;
+        }
+        let margin = self
+            .ack_lateness
+            .saturating_mul(self.config.slow_link.silence_jitter_factor);
+        Some(self.ack_expected()? + margin)
     }
 
     /// The slow-link rules' ACK timeout has passed with fragments in flight.
@@ -758,7 +807,9 @@ impl<F: EncodedFrame> Sender<F> {
                 break;
             }
             if seq == highest {
-                self.last_round_trip = Some((now.saturating_duration_since(sent), now));
+                let round_trip = now.saturating_duration_since(sent);
+                self.last_round_trip = Some((round_trip, now));
+                self.base_rtt.push(now, round_trip);
             }
             self.send_times.pop_front();
         }
@@ -1340,7 +1391,7 @@ impl<F: EncodedFrame> Sender<F> {
             .emit(&mut out)
             .expect("sender builds only valid fragments");
         self.stats.fragments_sent += 1;
-        if self.silence_in_budget() {
+        if self.tracks_round_trips() {
             // The pacer is first in, first out: this is the oldest fragment not yet emitted.
             let seq = self.next_seq - 1 - self.pacer.len() as u64;
             self.send_times.push_back((seq, now));

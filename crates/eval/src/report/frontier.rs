@@ -1,26 +1,31 @@
 //! The quality-delay frontier (`figures = ["frontier"]`): per link, each scheme's SSIM
 //! against its p95 and its mean delay at every point of its sweep (`[group.sweep]`), one line
 //! per scheme (and budget) through its points, with the delay of the idealised causal and
-//! clairvoyant senders of [`salsify_sim::bounds`] as vertical lines. Schemes are then
-//! compared at equal quality, not each at its one default operating point.
+//! clairvoyant senders of [`salsify_sim::bounds`] as vertical lines; and beside them each
+//! run's delay against its utilisation with the past genie's envelope ([`super::genie`]).
+//! Schemes are then compared at equal quality, not each at its one default operating point:
+//! [`Frontier`] reads a sweep's efficient points at another scheme's delay or quality.
 
 use salsify_sim::bounds::{delay_bounds, DelayFigures};
 use salsify_transport::BudgetSource;
 
 use super::figures::{links, scheme_color, slug, Drawn};
+use super::genie::{self, Genies};
 use super::plot::{Axis, Chart, Series};
 use super::tables::Entry;
-use crate::campaign::sweep::setting;
 
-/// Which delay a chart plots.
-#[derive(Clone, Copy)]
-enum Delay {
+/// Which delay a chart or a reading uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Delay {
+    /// The 95th percentile.
     P95,
+    /// The mean.
     Mean,
 }
 
 impl Delay {
-    fn of(self, r: &Entry) -> Option<f64> {
+    /// This delay of a run, ms.
+    pub fn of(self, r: &Entry) -> Option<f64> {
         let s = &r.result.summary;
         match self {
             Delay::P95 => s.delay_p95_ms,
@@ -35,12 +40,79 @@ impl Delay {
         }
     }
 
-    fn words(self) -> &'static str {
+    pub(super) fn words(self) -> &'static str {
         match self {
             Delay::P95 => "95th-percentile",
             Delay::Mean => "mean",
         }
     }
+
+    /// Its short name, in file names and table headers.
+    pub(super) fn short(self) -> &'static str {
+        match self {
+            Delay::P95 => "p95",
+            Delay::Mean => "mean",
+        }
+    }
+}
+
+/// A sweep's Pareto-efficient points (delay ms, SSIM dB), by rising delay: along them both
+/// delay and quality rise strictly, so either reads the other by linear interpolation. A
+/// dominated point (another has no more delay and no less quality) would fold the line back.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Frontier {
+    points: Vec<(f64, f64)>,
+}
+
+impl Frontier {
+    /// The efficient points among `points` (non-finite ones ignored).
+    pub fn new(points: impl IntoIterator<Item = (f64, f64)>) -> Frontier {
+        let mut all: Vec<(f64, f64)> = points
+            .into_iter()
+            .filter(|p| p.0.is_finite() && p.1.is_finite())
+            .collect();
+        // At equal delay the best quality first, so the others are dropped as dominated.
+        all.sort_by(|a, b| a.0.total_cmp(&b.0).then(b.1.total_cmp(&a.1)));
+        let mut points: Vec<(f64, f64)> = Vec::new();
+        for p in all {
+            if points.last().is_none_or(|last| p.1 > last.1) {
+                points.push(p);
+            }
+        }
+        Frontier { points }
+    }
+
+    /// The efficient points, by rising delay.
+    pub fn points(&self) -> &[(f64, f64)] {
+        &self.points
+    }
+
+    /// The quality at `delay_ms`; `None` beyond the sweep (below its lowest delay or above
+    /// its highest: no extrapolation).
+    pub fn ssim_at(&self, delay_ms: f64) -> Option<f64> {
+        along(self.points.iter().copied(), delay_ms)
+    }
+
+    /// The delay at `ssim_db`; `None` beyond the sweep.
+    pub fn delay_at(&self, ssim_db: f64) -> Option<f64> {
+        along(self.points.iter().map(|&(d, q)| (q, d)), ssim_db)
+    }
+}
+
+/// `y` at `x` on the line through `points` (rising `x`), `None` outside their range.
+fn along(points: impl Iterator<Item = (f64, f64)>, x: f64) -> Option<f64> {
+    let mut before: Option<(f64, f64)> = None;
+    for (px, py) in points {
+        if px == x {
+            return Some(py);
+        }
+        if px > x {
+            let (bx, by) = before?;
+            return Some(by + (py - by) * (x - bx) / (px - bx));
+        }
+        before = Some((px, py));
+    }
+    None
 }
 
 /// The line a run belongs to: its scheme, and for Salsify its budget source.
@@ -55,8 +127,10 @@ fn series_of(r: &Entry) -> String {
     }
 }
 
-/// Both frontier charts of every link of a group.
-pub fn frontier(group: &str, runs: &[Entry]) -> Vec<Drawn> {
+/// Every frontier chart of every link of a group: quality against each delay, and each
+/// delay against utilisation with the past genie's envelope (the genie's sweeps computed
+/// once per link in `genies`).
+pub fn frontier(group: &str, runs: &[Entry], genies: &Genies) -> Vec<Drawn> {
     let mut out = Vec::new();
     for link in links(runs) {
         let here: Vec<&Entry> = runs.iter().filter(|r| r.link() == link).collect();
@@ -68,14 +142,7 @@ pub fn frontier(group: &str, runs: &[Entry]) -> Vec<Drawn> {
             let chart = chart(link, &here, delay, bounds.as_ref());
             let which = delay.words();
             out.push(Drawn {
-                name: format!(
-                    "{group}-{}-frontier-{}",
-                    slug(link),
-                    match delay {
-                        Delay::P95 => "p95",
-                        Delay::Mean => "mean",
-                    }
-                ),
+                name: format!("{group}-{}-frontier-{}", slug(link), delay.short()),
                 caption: format!(
                     "{link}: the quality-delay frontier at the {which} delay. Each point is one \
                      setting of a scheme's own knob (Salsify: delay target, budget source; \
@@ -87,8 +154,51 @@ pub fn frontier(group: &str, runs: &[Entry]) -> Vec<Drawn> {
                 svg: chart.to_svg(),
             });
         }
+        out.extend(genie::utilisation_figures(group, link, &here, genies));
     }
     out
+}
+
+/// One line per scheme (and budget) through its runs' (`x`, `y`), sorted by `x`, in the
+/// scheme's colours; returns the lowest and highest `y` drawn.
+pub(super) fn push_lines(
+    chart: &mut Chart,
+    here: &[&Entry],
+    xy: impl Fn(&Entry) -> Option<(f64, f64)>,
+) -> (f64, f64) {
+    let mut names: Vec<String> = Vec::new();
+    for r in here {
+        let name = series_of(r);
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for name in &names {
+        let mut points: Vec<(f64, f64)> = here
+            .iter()
+            .filter(|r| series_of(r) == *name)
+            .filter_map(|r| xy(r))
+            .collect();
+        if points.is_empty() {
+            continue;
+        }
+        points.sort_by(|a, b| a.0.total_cmp(&b.0));
+        for p in &points {
+            lo = lo.min(p.1);
+            hi = hi.max(p.1);
+        }
+        let scheme = name.split(' ').next().unwrap_or(name);
+        let line = Series::line_with_points(name.clone(), points)
+            .with_color(scheme_color(scheme))
+            .with_marker(super::style::style(scheme).marker);
+        chart.push(if name.ends_with(" forecast") {
+            line.dashed()
+        } else {
+            line
+        });
+    }
+    (lo, hi)
 }
 
 fn chart(
@@ -106,42 +216,9 @@ fn chart(
         .reversed(),
         Axis::linear("SSIM (dB), mean"),
     );
-    let mut names: Vec<String> = Vec::new();
-    for r in here {
-        let name = series_of(r);
-        if !names.contains(&name) {
-            names.push(name);
-        }
-    }
-    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-    for name in &names {
-        let mut points: Vec<(f64, f64, String)> = here
-            .iter()
-            .filter(|r| series_of(r) == *name)
-            .filter_map(|r| {
-                let db = r.result.summary.ssim_db_mean?;
-                Some((delay.of(r)?, db, setting(&r.plan.experiment)))
-            })
-            .collect();
-        if points.is_empty() {
-            continue;
-        }
-        points.sort_by(|a, b| a.0.total_cmp(&b.0));
-        for p in &points {
-            lo = lo.min(p.1);
-            hi = hi.max(p.1);
-        }
-        let scheme = name.split(' ').next().unwrap_or(name);
-        let line =
-            Series::line_with_points(name.clone(), points.iter().map(|p| (p.0, p.1)).collect())
-                .with_color(scheme_color(scheme))
-                .with_marker(super::style::style(scheme).marker);
-        chart.push(if name.ends_with(" forecast") {
-            line.dashed()
-        } else {
-            line
-        });
-    }
+    let (lo, hi) = push_lines(&mut chart, here, |r| {
+        Some((delay.of(r)?, r.result.summary.ssim_db_mean?))
+    });
     if let (Some(b), true) = (bounds, lo.is_finite()) {
         let causal = delay.bound(&match delay {
             Delay::P95 => b.causal_by_p95.1,
@@ -169,24 +246,65 @@ mod tests {
     use super::super::fixtures::runs;
     use super::*;
 
+    /// Dominated points leave the frontier; a reading inside it interpolates, one below or
+    /// above its range is none (no extrapolation).
     #[test]
-    fn the_frontier_draws_both_delays_per_link_with_the_bounds() {
-        let runs = runs(&[
+    fn a_frontier_reads_inside_its_sweep_only() {
+        let f = Frontier::new([
+            (300.0, 13.0),
+            (100.0, 10.0),
+            (250.0, 11.0),
+            (200.0, 12.0),
+            (100.0, 9.0),
+            (f64::NAN, 20.0),
+        ]);
+        assert_eq!(f.points(), [(100.0, 10.0), (200.0, 12.0), (300.0, 13.0)]);
+        assert_eq!(f.ssim_at(150.0), Some(11.0));
+        assert_eq!(f.ssim_at(300.0), Some(13.0));
+        assert_eq!(f.ssim_at(99.0), None);
+        assert_eq!(f.ssim_at(301.0), None);
+        assert_eq!(f.delay_at(12.5), Some(250.0));
+        assert_eq!(f.delay_at(10.0), Some(100.0));
+        assert_eq!(f.delay_at(9.9), None);
+        assert_eq!(f.delay_at(13.1), None);
+        let one = Frontier::new([(100.0, 10.0)]);
+        assert_eq!(one.ssim_at(100.0), Some(10.0));
+        assert_eq!(one.ssim_at(101.0), None);
+        assert_eq!(Frontier::new([]).delay_at(10.0), None);
+    }
+
+    #[test]
+    fn the_frontier_draws_both_delays_per_link_with_the_bounds_and_the_genie() {
+        let mut runs = runs(&[
             ("oracle", "cellular", 1, Some(60.0), Some(90.0)),
             ("salsify-2c", "cellular", 1, Some(120.0), Some(300.0)),
             ("conventional", "cellular", 1, Some(80.0), Some(250.0)),
         ]);
+        // A short link keeps the genie's sweep quick in a debug build.
+        for (plan, _) in &mut runs {
+            plan.experiment.duration_s = 3.0;
+        }
         let entries: Vec<Entry> = runs
             .iter()
             .map(|(plan, result)| Entry { plan, result })
             .collect();
-        let drawn = frontier("g", &entries);
+        let drawn = frontier("g", &entries, &Genies::default());
         let names: Vec<&str> = drawn.iter().map(|d| d.name.as_str()).collect();
         assert_eq!(
             names,
-            ["g-cellular-frontier-p95", "g-cellular-frontier-mean"]
+            [
+                "g-cellular-frontier-p95",
+                "g-cellular-frontier-mean",
+                "g-cellular-utilisation-p95",
+                "g-cellular-utilisation-mean"
+            ]
         );
-        for d in &drawn {
+        for d in &drawn[2..] {
+            for series in ["salsify-2c ewma", "conventional", "past genie's envelope"] {
+                assert!(d.svg.contains(series), "{} lacks {series}", d.name);
+            }
+        }
+        for d in &drawn[..2] {
             for series in [
                 "salsify-2c ewma",
                 "oracle",

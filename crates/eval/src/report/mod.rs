@@ -8,7 +8,9 @@ pub mod figures;
 #[cfg(test)]
 mod fixtures;
 pub mod frontier;
+pub mod genie;
 pub mod paper_table;
+pub mod peers;
 pub mod plot;
 pub mod published;
 pub mod style;
@@ -34,14 +36,36 @@ pub struct Context {
 struct Section {
     title: String,
     table: Table,
-    /// Sprout's measurement of the group's runs, where they have it.
-    network: Option<Table>,
-    /// A live group's cells beside their simulated twins ([`tables::twin_table`]).
-    twins: Option<Table>,
+    /// The tables after the group's, each with its heading (if any) and intro: Sprout's
+    /// measurement of the runs, live cells beside their twins, each peer against
+    /// Salsify-2c's frontier, where the group has them.
+    extras: Vec<Extra>,
     /// Schemes whose delay is below the oracle's ([`tables::bound_violations`]).
     violations: Vec<String>,
     figures: Vec<Drawn>,
     missing: Vec<String>,
+}
+
+/// A table under a group's own, with what it is.
+struct Extra {
+    /// A heading of its own, or `None` to follow on.
+    title: Option<&'static str>,
+    intro: &'static str,
+    table: Table,
+}
+
+impl Extra {
+    fn new(
+        title: Option<&'static str>,
+        intro: &'static str,
+        table: Option<Table>,
+    ) -> Option<Extra> {
+        Some(Extra {
+            title,
+            intro,
+            table: table?,
+        })
+    }
 }
 
 /// A built report.
@@ -70,6 +94,7 @@ pub fn build(plan: &Plan, results: &BTreeMap<String, RunResult>, context: &Conte
     };
     let mut sections = Vec::new();
     let mut comparison_runs = Vec::new();
+    let genies = genie::Genies::default();
     let every_run = entries(&plan.runs.iter().map(|r| r.id.clone()).collect::<Vec<_>>());
     for g in &plan.groups {
         let runs = entries(&g.runs);
@@ -83,7 +108,7 @@ pub fn build(plan: &Plan, results: &BTreeMap<String, RunResult>, context: &Conte
                 Figure::TimeSeries => figures::time_series(&g.group.name, &runs),
                 Figure::QueueSize => figures::queue_size(&g.group.name, &runs),
                 Figure::Sprout => figures::sprout(&g.group.name, &runs),
-                Figure::Frontier => frontier::frontier(&g.group.name, &runs),
+                Figure::Frontier => frontier::frontier(&g.group.name, &runs, &genies),
             });
         }
         sections.push(Section {
@@ -93,8 +118,14 @@ pub fn build(plan: &Plan, results: &BTreeMap<String, RunResult>, context: &Conte
                 g.group.title.clone()
             },
             table: tables::group_table(&runs),
-            network: tables::network_table(&runs),
-            twins: tables::twin_table(&runs),
+            extras: [
+                Extra::new(None, NETWORK_INTRO, tables::network_table(&runs)),
+                Extra::new(None, TWINS_INTRO, tables::twin_table(&runs)),
+                Extra::new(Some(PEERS_TITLE), PEERS_INTRO, peers::peer_table(&runs)),
+            ]
+            .into_iter()
+            .flatten()
+            .collect(),
             violations: tables::bound_violations(&runs),
             figures: drawn,
             missing: g
@@ -174,6 +205,19 @@ the time since the newest packet that has arrived was sent) at its 95th percenti
 an omniscient sender that sends each packet to arrive exactly at a delivery opportunity; \
 self-inflicted delay is their difference.";
 
+const PEERS_TITLE: &str = "Each peer against Salsify-2c's frontier";
+
+const PEERS_INTRO: &str = "Every other scheme's run set against all of Salsify-2c's runs of the \
+same link and video (its sweep, both budgets): Salsify-2c's SSIM at the peer's delay, and its \
+delay at the peer's SSIM, read by linear interpolation between the neighbouring Pareto-efficient \
+points of the sweep (a point with more delay and no more SSIM than another is left out). Where \
+the peer's value is outside the efficient points' range the cell says \"beyond the sweep\" \
+rather than extrapolate. Positive differences and ratios below 1 favour Salsify-2c. The oracle \
+is the bound, not a peer.";
+
+const COMPARISON_TITLE: &str =
+    "Salsify-2c against the conventional scheme (WebRTC-style GCC + libvpx CBR)";
+
 const PAPER_TITLE: &str = "The paper's systems beside ours";
 
 const PAPER_INTRO: &str = "Every link the paper measured or a live group ran on: our runs at \
@@ -192,8 +236,10 @@ fn markdown(
         "Command: `{}`  \nMachine: {}  \n{status}\n\n{INTRO}\n\n",
         c.command, c.machine
     );
-    md += "## Salsify-2c against the conventional scheme (WebRTC-style GCC + libvpx CBR)\n\n";
-    md += &comparison.markdown();
+    if !comparison.rows.is_empty() {
+        md += &format!("## {COMPARISON_TITLE}\n\n");
+        md += &comparison.markdown();
+    }
     if !paper.rows.is_empty() {
         md += &format!("\n## {PAPER_TITLE}\n\n{PAPER_INTRO}\n\n");
         md += &paper.markdown();
@@ -202,13 +248,12 @@ fn markdown(
     for s in sections {
         md += &format!("\n## {}\n\n", s.title);
         md += &s.table.markdown();
-        if let Some(n) = &s.network {
-            md += &format!("\n{NETWORK_INTRO}\n\n");
-            md += &n.markdown();
-        }
-        if let Some(t) = &s.twins {
-            md += &format!("\n{TWINS_INTRO}\n\n");
-            md += &t.markdown();
+        for e in &s.extras {
+            if let Some(title) = e.title {
+                md += &format!("\n### {title}\n");
+            }
+            md += &format!("\n{}\n\n", e.intro);
+            md += &e.table.markdown();
         }
         if !s.violations.is_empty() {
             md += "\n";
@@ -251,8 +296,10 @@ fn html(
         escape(status),
         escape(INTRO)
     );
-    h += "<h2>Salsify-2c against the conventional scheme (WebRTC-style GCC + libvpx CBR)</h2>\n";
-    h += &comparison.html();
+    if !comparison.rows.is_empty() {
+        h += &format!("<h2>{}</h2>\n", escape(COMPARISON_TITLE));
+        h += &comparison.html();
+    }
     if !paper.rows.is_empty() {
         h += &format!(
             "<h2>{}</h2>\n<p>{}</p>\n",
@@ -265,13 +312,12 @@ fn html(
     for s in sections {
         h += &format!("<h2>{}</h2>\n", escape(&s.title));
         h += &s.table.html();
-        if let Some(n) = &s.network {
-            h += &format!("<p>{}</p>\n", escape(NETWORK_INTRO));
-            h += &n.html();
-        }
-        if let Some(t) = &s.twins {
-            h += &format!("<p>{}</p>\n", escape(TWINS_INTRO));
-            h += &t.html();
+        for e in &s.extras {
+            if let Some(title) = e.title {
+                h += &format!("<h3>{}</h3>\n", escape(title));
+            }
+            h += &format!("<p>{}</p>\n", escape(e.intro));
+            h += &e.table.html();
         }
         for v in &s.violations {
             h += &format!("<p class=\"violation\">&#9888; {}</p>\n", escape(v));
@@ -324,14 +370,32 @@ mod tests {
         let sections = [Section {
             title: "cellular".into(),
             table: Table::default(),
-            network: Some(Table {
-                header: vec!["self-inflicted delay ms".into()],
-                rows: vec![vec!["62".into()]],
-            }),
-            twins: Some(Table {
-                header: vec!["live - twin dB".into()],
-                rows: vec![vec!["+0.13".into()]],
-            }),
+            extras: vec![
+                Extra {
+                    title: None,
+                    intro: NETWORK_INTRO,
+                    table: Table {
+                        header: vec!["self-inflicted delay ms".into()],
+                        rows: vec![vec!["62".into()]],
+                    },
+                },
+                Extra {
+                    title: None,
+                    intro: TWINS_INTRO,
+                    table: Table {
+                        header: vec!["live - twin dB".into()],
+                        rows: vec![vec!["+0.13".into()]],
+                    },
+                },
+                Extra {
+                    title: Some(PEERS_TITLE),
+                    intro: PEERS_INTRO,
+                    table: Table {
+                        header: vec!["Salsify-2c p95 ms at the peer's SSIM (ratio)".into()],
+                        rows: vec![vec!["130 (0.87x)".into()]],
+                    },
+                },
+            ],
             violations: vec![flag.into()],
             figures: vec![],
             missing: vec![],
@@ -358,5 +422,31 @@ mod tests {
             "{md}"
         );
         assert!(h.contains("<th>live - twin dB</th>"), "{h}");
+        // The peers' table under a heading of its own.
+        assert!(
+            md.contains(&format!(
+                "### {PEERS_TITLE}\n\n{PEERS_INTRO}\n\n| Salsify-2c p95"
+            )),
+            "{md}"
+        );
+        assert!(
+            h.contains("<h3>Each peer against Salsify-2c's frontier</h3>"),
+            "{h}"
+        );
+        assert!(h.contains("<td>130 (0.87x)</td>"), "{h}");
+        // No Salsify-2c beside the conventional scheme: no comparison section at all.
+        assert!(!md.contains(COMPARISON_TITLE), "{md}");
+        assert!(!h.contains("Salsify-2c against the conventional"), "{h}");
+        let one = Table {
+            header: vec!["link".into()],
+            rows: vec![vec!["cellular".into()]],
+        };
+        let md = markdown(&sections, &one, &none, &c, "");
+        assert!(
+            md.contains(&format!("## {COMPARISON_TITLE}\n\n| link |")),
+            "{md}"
+        );
+        let h = html(&sections, &one, &none, &c, "");
+        assert!(h.contains("<h2>Salsify-2c against the conventional"), "{h}");
     }
 }

@@ -9,6 +9,15 @@ use crate::experiment::Clip;
 /// paper's figure-11 setting and stay in their own group's table.
 const PAPER_QUEUE_PACKETS: u32 = 256;
 
+/// The paper's name of the link `r` ran on, if the paper measured it: only the downlink of a
+/// trace, as the paper did (a `trace-up:` run goes the other way on the same trace).
+pub(super) fn paper_trace_of(r: &Entry) -> Option<&'static str> {
+    if r.plan.experiment.link.uplink {
+        return None;
+    }
+    paper_trace(r.link())
+}
+
 /// The paper-style table: for every link the paper measured or a live group ran on, our
 /// runs at figure 11's queue size (simulated and live, each system once per kind) and the
 /// paper's published points; then the paper's links we do not have.
@@ -25,10 +34,15 @@ pub fn paper_table(runs: &[Entry]) -> Table {
     ]
     .map(String::from)
     .to_vec();
+    let trace_of = |link: &str| {
+        runs.iter()
+            .filter(|r| r.link() == link)
+            .find_map(paper_trace_of)
+    };
     let mut links: Vec<&str> = Vec::new();
     for r in runs {
-        let wanted = paper_trace(r.link()).is_some()
-            || runs.iter().any(|x| x.live() && x.link() == r.link());
+        let wanted =
+            paper_trace_of(r).is_some() || runs.iter().any(|x| x.live() && x.link() == r.link());
         if wanted && !links.contains(&r.link()) {
             links.push(r.link());
         }
@@ -65,7 +79,7 @@ pub fn paper_table(runs: &[Entry]) -> Table {
                 format!("{:.1}", s.displayed_fps),
             ]);
         }
-        if let Some(trace) = paper_trace(link) {
+        if let Some(trace) = trace_of(link) {
             if !traces_shown.contains(&trace) {
                 traces_shown.push(trace);
                 rows.extend(published_rows(link, trace));
@@ -167,5 +181,46 @@ mod tests {
             3
         );
         assert_eq!(t.rows.len(), 2 + 6 + 1 + 3 + 2 + 2 + 2);
+    }
+
+    /// The paper measured AT&T LTE's downlink: a run over its uplink is not set beside the
+    /// paper's rows, which stay among the links not in this report.
+    #[test]
+    fn a_traces_uplink_is_not_the_papers_link() {
+        let mut made = runs(&[
+            (
+                "salsify-2c",
+                "ATT-LTE-driving-up",
+                1,
+                Some(120.0),
+                Some(290.0),
+            ),
+            (
+                "salsify-2c",
+                "Verizon-LTE-short",
+                1,
+                Some(120.0),
+                Some(290.0),
+            ),
+        ]);
+        made[0].0.experiment.link.uplink = true;
+        let entries: Vec<Entry> = made
+            .iter()
+            .map(|(plan, result)| Entry { plan, result })
+            .collect();
+        let t = paper_table(&entries);
+        assert!(
+            !t.rows.iter().any(|r| r[0] == "ATT-LTE-driving-up"),
+            "{:#?}",
+            t.rows
+        );
+        assert_eq!(
+            t.rows
+                .iter()
+                .filter(|r| r[0] == "AT&T LTE (not in this report)")
+                .count(),
+            3
+        );
+        assert_eq!(t.rows[0][..3].join(" "), "Verizon-LTE-short salsify-2c sim");
     }
 }

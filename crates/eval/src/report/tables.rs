@@ -380,10 +380,10 @@ struct PaperResult {
     webrtc: (f64, f64),
 }
 
-/// The paper's Salsify-2c and WebRTC numbers on a trace, by a name our trace files may
-/// carry.
-fn paper_numbers(link: &str) -> Option<PaperResult> {
-    let trace = published::paper_trace(link)?;
+/// The paper's Salsify-2c and WebRTC numbers on the trace `r` ran over, if the paper
+/// measured it in that direction.
+fn paper_numbers(r: &Entry) -> Option<PaperResult> {
+    let trace = super::paper_table::paper_trace_of(r)?;
     let point =
         |system| published::published(trace, system).map(|p| (p.delay_p95_ms, p.ssim_db_mean));
     Some(PaperResult {
@@ -424,6 +424,7 @@ pub fn comparison_table(runs: &[Entry]) -> Table {
         let (Some(s), Some(c)) = (find(link, "salsify-2c"), find(link, "conventional")) else {
             continue;
         };
+        let paper = paper_numbers(s);
         let (s, c) = (&s.result.summary, &c.result.summary);
         let ratio = match (s.delay_p95_ms, c.delay_p95_ms) {
             (Some(a), Some(b)) if a > 0.0 => Some(b / a),
@@ -433,7 +434,7 @@ pub fn comparison_table(runs: &[Entry]) -> Table {
             (Some(a), Some(b)) => Some(a - b),
             _ => None,
         };
-        let (paper_delay, paper_ssim) = match paper_numbers(link) {
+        let (paper_delay, paper_ssim) = match paper {
             Some(PaperResult {
                 trace,
                 salsify: (sd, ss),
@@ -552,14 +553,24 @@ mod tests {
         assert!(bound_violations(&entries[1..6]).is_empty());
     }
 
+    /// The paper measured the downlink: a run over a trace's uplink has no paper numbers.
     #[test]
-    fn paper_traces_are_recognised() {
-        assert_eq!(
-            paper_numbers("Verizon-LTE-short").unwrap().trace,
-            "Verizon LTE"
-        );
-        assert_eq!(paper_numbers("ATT-LTE-driving").unwrap().trace, "AT&T LTE");
-        assert!(paper_numbers("TMobile-LTE-short").is_none());
+    fn paper_traces_are_recognised_downlink_only() {
+        let mut made = runs(&[
+            ("salsify-2c", "Verizon-LTE-short", 1, None, None),
+            ("salsify-2c", "ATT-LTE-driving", 1, None, None),
+            ("salsify-2c", "TMobile-LTE-short", 1, None, None),
+            ("salsify-2c", "ATT-LTE-driving-up", 1, None, None),
+        ]);
+        made[3].0.experiment.link.uplink = true;
+        let trace = |i: usize| {
+            let (plan, result) = &made[i];
+            paper_numbers(&Entry { plan, result }).map(|p| p.trace)
+        };
+        assert_eq!(trace(0), Some("Verizon LTE"));
+        assert_eq!(trace(1), Some("AT&T LTE"));
+        assert_eq!(trace(2), None);
+        assert_eq!(trace(3), None);
     }
 
     #[test]

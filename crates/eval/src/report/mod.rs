@@ -362,6 +362,18 @@ mod tests {
         );
     }
 
+    /// A table of one cell under its group's.
+    fn extra(title: Option<&'static str>, intro: &'static str, header: &str, cell: &str) -> Extra {
+        Extra {
+            title,
+            intro,
+            table: Table {
+                header: vec![header.into()],
+                rows: vec![vec![cell.into()]],
+            },
+        }
+    }
+
     /// A bound violation is a visible line under its group's table in both renderings, and
     /// the network table is shown where a group has one.
     #[test]
@@ -371,30 +383,14 @@ mod tests {
             title: "cellular".into(),
             table: Table::default(),
             extras: vec![
-                Extra {
-                    title: None,
-                    intro: NETWORK_INTRO,
-                    table: Table {
-                        header: vec!["self-inflicted delay ms".into()],
-                        rows: vec![vec!["62".into()]],
-                    },
-                },
-                Extra {
-                    title: None,
-                    intro: TWINS_INTRO,
-                    table: Table {
-                        header: vec!["live - twin dB".into()],
-                        rows: vec![vec!["+0.13".into()]],
-                    },
-                },
-                Extra {
-                    title: Some(PEERS_TITLE),
-                    intro: PEERS_INTRO,
-                    table: Table {
-                        header: vec!["Salsify-2c p95 ms at the peer's SSIM (ratio)".into()],
-                        rows: vec![vec!["130 (0.87x)".into()]],
-                    },
-                },
+                extra(None, NETWORK_INTRO, "self-inflicted delay ms", "62"),
+                extra(None, TWINS_INTRO, "live - twin dB", "+0.13"),
+                extra(
+                    Some(PEERS_TITLE),
+                    PEERS_INTRO,
+                    "Salsify-2c p95 ms at the peer's SSIM (ratio)",
+                    "130 (0.87x)",
+                ),
             ],
             violations: vec![flag.into()],
             figures: vec![],

@@ -154,14 +154,71 @@ pub fn frontier(group: &str, runs: &[Entry], genies: &Genies) -> Vec<Drawn> {
                 svg: chart.to_svg(),
             });
         }
-        out.extend(genie::utilisation_figures(group, link, &here, genies));
+        out.extend(utilisation_figures(group, link, &here, genies));
     }
     out
 }
 
+/// Each delay of `link`'s simulated runs against their utilisation, with the past genie's
+/// envelope where the link has one. Live runs are left out: their utilisation is not known
+/// from outside the sender.
+pub fn utilisation_figures(
+    group: &str,
+    link: &str,
+    here: &[&Entry],
+    genies: &Genies,
+) -> Vec<Drawn> {
+    let simulated: Vec<&Entry> = here
+        .iter()
+        .copied()
+        .filter(|r| !r.live() && r.result.summary.link_utilisation.is_some())
+        .collect();
+    let Some(first) = simulated.first() else {
+        return Vec::new();
+    };
+    let genie = genies.points(&first.plan.experiment);
+    [Delay::P95, Delay::Mean]
+        .into_iter()
+        .map(|delay| {
+            let which = delay.words();
+            let mut chart = Chart::new(
+                format!("{link}: delay against utilisation ({which} delay)"),
+                Axis::linear("link utilisation (bytes delivered / capacity; better ->)"),
+                Axis::log(format!("video delay, {which} (ms, log scale)")),
+            );
+            push_lines(&mut chart, &simulated, |r| {
+                Some((r.result.summary.link_utilisation?, delay.of(r)?))
+            });
+            if let Some(points) = &genie {
+                chart.push(
+                    Series::line(
+                        "past genie's envelope",
+                        genie::envelope_points(points, delay == Delay::P95),
+                    )
+                    .with_color("#555555")
+                    .dashed(),
+                );
+            }
+            Drawn {
+                name: format!("{group}-{}-utilisation-{}", slug(link), delay.short()),
+                caption: format!(
+                    "{link}: each simulated run's {which} delay (log scale, down is better) \
+                     against the share of the link's capacity it used (right is better), one \
+                     line per scheme as in the frontier. Dashed grey: the past genie's envelope \
+                     on this link, the lowest {which} delay of any sender of the genie family \
+                     (it knows the link's whole past and the bottleneck's queue exactly, and \
+                     codes no pictures: utilisation stands in for quality) using at least that \
+                     share; a run above it has room to close with the past alone."
+                ),
+                svg: chart.to_svg(),
+            }
+        })
+        .collect()
+}
+
 /// One line per scheme (and budget) through its runs' (`x`, `y`), sorted by `x`, in the
 /// scheme's colours; returns the lowest and highest `y` drawn.
-pub(super) fn push_lines(
+fn push_lines(
     chart: &mut Chart,
     here: &[&Entry],
     xy: impl Fn(&Entry) -> Option<(f64, f64)>,
@@ -314,5 +371,34 @@ mod tests {
                 assert!(d.svg.contains(series), "{} lacks {series}", d.name);
             }
         }
+    }
+
+    /// Runs that differ only in what the genie ignores share one sweep; a live run has no
+    /// utilisation, so a link with only live runs gets no panel.
+    #[test]
+    fn a_link_is_swept_once_and_live_runs_stay_out() {
+        let mut made = runs(&[
+            ("salsify-2c", "cellular", 1, Some(120.0), Some(300.0)),
+            ("conventional", "cellular", 1, Some(80.0), Some(250.0)),
+            ("chromium-vp8", "wifi", 1, Some(80.0), Some(250.0)),
+        ]);
+        for (plan, _) in &mut made {
+            plan.experiment.duration_s = 2.0;
+        }
+        made[1].0.experiment.video = "other.mp4".into();
+        made[2].0.live = true;
+        let entries: Vec<Entry> = made
+            .iter()
+            .map(|(plan, result)| Entry { plan, result })
+            .collect();
+        let genies = Genies::default();
+        let cellular: Vec<&Entry> = entries[..2].iter().collect();
+        assert_eq!(
+            utilisation_figures("g", "cellular", &cellular, &genies).len(),
+            2
+        );
+        assert!(genies.points(&entries[1].plan.experiment).is_some());
+        assert_eq!(genies.swept(), 1);
+        assert!(utilisation_figures("g", "wifi", &[&entries[2]], &genies).is_empty());
     }
 }

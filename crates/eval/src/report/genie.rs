@@ -9,11 +9,6 @@ use std::collections::BTreeMap;
 use salsify_sim::bounds::{envelope, genie_family, genie_sweep, GeniePoint, Horizon};
 use salsify_sim::experiment::Experiment;
 
-use super::figures::{slug, Drawn};
-use super::frontier::{push_lines, Delay};
-use super::plot::{Axis, Chart, Series};
-use super::tables::Entry;
-
 /// The past genie's sweep per link, made once per report: a sweep takes seconds (about 12 s
 /// on a 140 s trace in release), and groups often share their links.
 #[derive(Default)]
@@ -38,77 +33,29 @@ impl Genies {
             })
             .clone()
     }
+
+    /// How many links were swept.
+    #[cfg(test)]
+    pub(super) fn swept(&self) -> usize {
+        self.sweeps.borrow().len()
+    }
 }
 
-/// The genie's envelope for `delay`: for each utilisation a member reached, the member with
+/// The genie's envelope for the p95 (`by_p95`) or the mean: for each utilisation a member reached, the member with
 /// the lowest delay among those that reached at least as much (the envelope's points are
 /// genies that ran, by rising utilisation).
-pub fn envelope_points(points: &[GeniePoint], delay: Delay) -> Vec<(f64, f64)> {
+pub fn envelope_points(points: &[GeniePoint], by_p95: bool) -> Vec<(f64, f64)> {
     let levels: Vec<f64> = points.iter().map(|p| p.utilisation).collect();
     let mut out: Vec<(f64, f64)> = envelope(points, &levels)
         .into_iter()
-        .filter_map(|row| match delay {
-            Delay::P95 => row.by_p95.map(|p| (p.utilisation, p.delay.p95_ms)),
-            Delay::Mean => row.by_mean.map(|p| (p.utilisation, p.delay.mean_ms)),
+        .filter_map(|row| match by_p95 {
+            true => row.by_p95.map(|p| (p.utilisation, p.delay.p95_ms)),
+            false => row.by_mean.map(|p| (p.utilisation, p.delay.mean_ms)),
         })
         .collect();
     out.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
     out.dedup();
     out
-}
-
-/// Each delay of `link`'s simulated runs against their utilisation, with the past genie's
-/// envelope where the link has one. Live runs are left out: their utilisation is not known
-/// from outside the sender.
-pub fn utilisation_figures(
-    group: &str,
-    link: &str,
-    here: &[&Entry],
-    genies: &Genies,
-) -> Vec<Drawn> {
-    let simulated: Vec<&Entry> = here
-        .iter()
-        .copied()
-        .filter(|r| !r.live() && r.result.summary.link_utilisation.is_some())
-        .collect();
-    let Some(first) = simulated.first() else {
-        return Vec::new();
-    };
-    let genie = genies.points(&first.plan.experiment);
-    [Delay::P95, Delay::Mean]
-        .into_iter()
-        .map(|delay| {
-            let which = delay.words();
-            let mut chart = Chart::new(
-                format!("{link}: delay against utilisation ({which} delay)"),
-                Axis::linear("link utilisation (bytes delivered / capacity; better ->)"),
-                Axis::log(format!("video delay, {which} (ms, log scale)")),
-            );
-            push_lines(&mut chart, &simulated, |r| {
-                Some((r.result.summary.link_utilisation?, delay.of(r)?))
-            });
-            if let Some(points) = &genie {
-                chart.push(
-                    Series::line("past genie's envelope", envelope_points(points, delay))
-                        .with_color("#555555")
-                        .dashed(),
-                );
-            }
-            Drawn {
-                name: format!("{group}-{}-utilisation-{}", slug(link), delay.short()),
-                caption: format!(
-                    "{link}: each simulated run's {which} delay (log scale, down is better) \
-                     against the share of the link's capacity it used (right is better), one \
-                     line per scheme as in the frontier. Dashed grey: the past genie's envelope \
-                     on this link, the lowest {which} delay of any sender of the genie family \
-                     (it knows the link's whole past and the bottleneck's queue exactly, and \
-                     codes no pictures: utilisation stands in for quality) using at least that \
-                     share; a run above it has room to close with the past alone."
-                ),
-                svg: chart.to_svg(),
-            }
-        })
-        .collect()
 }
 
 #[cfg(test)]
@@ -141,42 +88,10 @@ mod tests {
             point(0.6, 90.0, 70.0),
             point(0.7, 200.0, 65.0),
         ];
+        assert_eq!(envelope_points(&points, true), [(0.6, 90.0), (0.7, 200.0)]);
         assert_eq!(
-            envelope_points(&points, Delay::P95),
-            [(0.6, 90.0), (0.7, 200.0)]
-        );
-        assert_eq!(
-            envelope_points(&points, Delay::Mean),
+            envelope_points(&points, false),
             [(0.4, 40.0), (0.5, 60.0), (0.7, 65.0)]
         );
-    }
-
-    /// Runs that differ only in what the genie ignores share one sweep; a live run has no
-    /// utilisation, so a link with only live runs gets no panel.
-    #[test]
-    fn a_link_is_swept_once_and_live_runs_stay_out() {
-        let mut made = runs(&[
-            ("salsify-2c", "cellular", 1, Some(120.0), Some(300.0)),
-            ("conventional", "cellular", 1, Some(80.0), Some(250.0)),
-            ("chromium-vp8", "wifi", 1, Some(80.0), Some(250.0)),
-        ]);
-        for (plan, _) in &mut made {
-            plan.experiment.duration_s = 2.0;
-        }
-        made[1].0.experiment.video = "other.mp4".into();
-        made[2].0.live = true;
-        let entries: Vec<Entry> = made
-            .iter()
-            .map(|(plan, result)| Entry { plan, result })
-            .collect();
-        let genies = Genies::default();
-        let cellular: Vec<&Entry> = entries[..2].iter().collect();
-        assert_eq!(
-            utilisation_figures("g", "cellular", &cellular, &genies).len(),
-            2
-        );
-        assert!(genies.points(&entries[1].plan.experiment).is_some());
-        assert_eq!(genies.sweeps.borrow().len(), 1);
-        assert!(utilisation_figures("g", "wifi", &[&entries[2]], &genies).is_empty());
     }
 }

@@ -1,22 +1,13 @@
 //! The paper-style table: one row per link and system, ours simulated or live beside the
 //! paper's published points.
 
-use super::published::{paper_trace, PUBLISHED};
-use super::tables::{num, Entry, Table};
+use super::published::PUBLISHED;
+use super::tables::{num, paper_trace_of, Entry, Table};
 use crate::experiment::Clip;
 
 /// Figure 11's DropTail queue: runs at another queue size (experiment 7) are not the
 /// paper's figure-11 setting and stay in their own group's table.
 const PAPER_QUEUE_PACKETS: u32 = 256;
-
-/// The paper's name of the link `r` ran on, if the paper measured it: only the downlink of a
-/// trace, as the paper did (a `trace-up:` run goes the other way on the same trace).
-pub(super) fn paper_trace_of(r: &Entry) -> Option<&'static str> {
-    if r.plan.experiment.link.uplink {
-        return None;
-    }
-    paper_trace(r.link())
-}
 
 /// The paper-style table: for every link the paper measured or a live group ran on, our
 /// runs at figure 11's queue size (simulated and live, each system once per kind) and the

@@ -373,6 +373,15 @@ struct Bound {
     delay_mean_ms: Option<f64>,
 }
 
+/// The paper's name of the link `r` ran on, if the paper measured it: only the downlink of a
+/// trace, as the paper did (a `trace-up:` run goes the other way on the same trace).
+pub(super) fn paper_trace_of(r: &Entry) -> Option<&'static str> {
+    if r.plan.experiment.link.uplink {
+        return None;
+    }
+    published::paper_trace(r.link())
+}
+
 /// The paper's figure 11 on one trace: (p95 delay ms, mean SSIM dB) of each system.
 struct PaperResult {
     trace: &'static str,
@@ -383,7 +392,7 @@ struct PaperResult {
 /// The paper's Salsify-2c and WebRTC numbers on the trace `r` ran over, if the paper
 /// measured it in that direction.
 fn paper_numbers(r: &Entry) -> Option<PaperResult> {
-    let trace = super::paper_table::paper_trace_of(r)?;
+    let trace = paper_trace_of(r)?;
     let point =
         |system| published::published(trace, system).map(|p| (p.delay_p95_ms, p.ssim_db_mean));
     Some(PaperResult {

@@ -60,7 +60,6 @@ pub fn envelope_points(points: &[GeniePoint], by_p95: bool) -> Vec<(f64, f64)> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::fixtures::runs;
     use super::*;
     use salsify_sim::bounds::{DelayFigures, GenieParams};
 

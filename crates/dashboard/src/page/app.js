@@ -109,7 +109,7 @@ function drawChart(spec, from, to, at) {
   if (!(hi >= lo)) { lo = 0; hi = 1; }
   if (hi === lo) hi = lo + 1;
   const X = (t) => left + (w - left - 2) * (t - from) / Math.max(1e-9, to - from);
-  const Y = (v) => 2 + (h - bottom - 4) * (1 - (v - lo) / (hi - lo));
+  const Y = (v) => 9 + (h - bottom - 11) * (1 - (v - lo) / (hi - lo));
   el("line", { class: "axis", x1: left, x2: w, y1: h - bottom, y2: h - bottom }, svg);
   for (const v of [lo, (lo + hi) / 2, hi]) {
     el("text", { x: 2, y: Y(v) + 3 }, svg).textContent = fmt(v);
@@ -146,9 +146,11 @@ function cursorTime() {
   return Math.min(Number(c.value), end);
 }
 
+let lastRender = -1e9;
 function render() {
   if (!dirty) return;
   dirty = false;
+  lastRender = performance.now();
   const to = cursorTime();
   const span = Number($("span").value);
   const from = span > 0 ? Math.max(0, to - span) : 0;
@@ -197,7 +199,12 @@ function probe(ended) {
 function connect() {
   const events = new EventSource(q("events"));
   events.addEventListener("meta", (e) => showMeta(JSON.parse(e.data)));
-  events.addEventListener("samples", (e) => addSamples(JSON.parse(e.data)));
+  events.addEventListener("samples", (e) => {
+    addSamples(JSON.parse(e.data));
+    // Drawn at once when the last drawing is old (timers alone may be held back, as in a
+    // headless screenshot), else by the next tick.
+    if (performance.now() - lastRender > 250) render();
+  });
   events.addEventListener("picture", (e) => showPicture(Number(e.data)));
   events.addEventListener("end", () => {
     events.close();

@@ -168,7 +168,12 @@ impl CallView {
         s.value(at, "send.frames", Agg::Rate, 1.0);
         s.value(at, "send.frame_kB", Agg::Mean, kb);
         s.value(at, "send.frame_max_kB", Agg::Max, kb);
-        s.value(at, "send.quantizer", Agg::Mean, f64::from(f.quality.index()));
+        s.value(
+            at,
+            "send.quantizer",
+            Agg::Mean,
+            f64::from(f.quality.index()),
+        );
         if let Some(b) = f.budget {
             s.value(at, "send.budget_kB", Agg::Mean, b as f64 / 1e3);
         }
@@ -193,7 +198,14 @@ impl CallView {
         self.sender = *stats;
     }
 
-    fn receiver_state(&mut self, s: &mut Sink<'_>, at: Instant, lost: u64, bad: u64, rejected: u64) {
+    fn receiver_state(
+        &mut self,
+        s: &mut Sink<'_>,
+        at: Instant,
+        lost: u64,
+        bad: u64,
+        rejected: u64,
+    ) {
         // A new session counts from zero again.
         let delta = |now: u64, before: u64| if now >= before { now - before } else { now };
         s.value(at, "recv.lost", Agg::Rate, delta(lost, self.lost) as f64);
@@ -225,10 +237,20 @@ impl CallView {
             s.value(at, "link.delivered_kbps", Agg::Rate, kbit);
             self.delivered = d;
         }
-        s.value(at, "link.drops", Agg::Rate, dropped.saturating_sub(self.drops) as f64);
+        s.value(
+            at,
+            "link.drops",
+            Agg::Rate,
+            dropped.saturating_sub(self.drops) as f64,
+        );
         self.drops = dropped;
         if self.role == Role::Link {
-            s.value(at, "recv.refused", Agg::Rate, refused.saturating_sub(self.refused) as f64);
+            s.value(
+                at,
+                "recv.refused",
+                Agg::Rate,
+                refused.saturating_sub(self.refused) as f64,
+            );
         }
         self.refused = refused;
     }
@@ -283,7 +305,12 @@ impl Translate<Fact> for CallView {
                 s.value(at, "recv.delay_ms", Agg::Mean, ms);
                 s.value(at, "recv.delay_max_ms", Agg::Max, ms);
                 if let Some(v) = ssim {
-                    s.value(at, "recv.ssim_db", Agg::Mean, salsify_eval::metrics::ssim_to_db(v));
+                    s.value(
+                        at,
+                        "recv.ssim_db",
+                        Agg::Mean,
+                        salsify_eval::metrics::ssim_to_db(v),
+                    );
                 }
             }
         }
@@ -298,7 +325,10 @@ mod tests {
     /// rest; nonsense is refused.
     #[test]
     fn dashboard_addresses() {
-        assert_eq!(parse_listen("127.0.0.1:0").unwrap().to_string(), "127.0.0.1:0");
+        assert_eq!(
+            parse_listen("127.0.0.1:0").unwrap().to_string(),
+            "127.0.0.1:0"
+        );
         assert_eq!(parse_listen("8080").unwrap().to_string(), "127.0.0.1:8080");
         assert_eq!(parse_listen("::1").unwrap().to_string(), "[::1]:0");
         assert!(parse_listen("localhost:x").is_err());

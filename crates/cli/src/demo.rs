@@ -177,7 +177,12 @@ pub(crate) fn run_scored(args: &DemoArgs) -> Result<Option<salsify_peer::Analysi
     receiver.display.view = window.as_ref().map(|w| w.view());
     let stop = runtime::stop_on_ctrl_c()?;
     let dash_title = format!("salsify demo: {scheme} over {}", args.path.trace_name());
-    let dash = dashboard::start::<Fact>(&args.dashboard, &dash_title, Some(scheme), dashboard::Role::Demo)?;
+    let dash = dashboard::start::<Fact>(
+        &args.dashboard,
+        &dash_title,
+        Some(scheme),
+        dashboard::Role::Demo,
+    )?;
     let feed = dash.as_ref().map(|d| d.feed());
     let (tx, rx) = mpsc::channel();
     let threads = [

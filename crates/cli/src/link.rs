@@ -239,7 +239,8 @@ pub fn run(args: &LinkArgs) -> Result<()> {
         );
     }
     let title = format!("salsify link: {}", args.path.trace_name());
-    let dash = crate::dashboard::start(&args.dashboard, &title, None, crate::dashboard::Role::Link)?;
+    let dash =
+        crate::dashboard::start(&args.dashboard, &title, None, crate::dashboard::Role::Link)?;
     let totals = relay::run(config, socket, stop, crate::dashboard::observer(&dash));
     crate::dashboard::finish(dash);
     let totals = totals?;

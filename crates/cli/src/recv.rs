@@ -7,10 +7,10 @@ use clap::Args;
 use salsify_schemes::{SchemeConfig, SchemeError, SourceInfo};
 use salsify_time::Duration;
 
+use crate::dashboard;
 use crate::input::Size;
 use crate::keys::{plaintext_warning, KeyArgs};
 use crate::runtime::display::DisplayConfig;
-use crate::dashboard;
 use crate::runtime::receiver_loop::{self, ReceiverLoopConfig};
 use crate::runtime::{self, udp};
 use crate::send::read_params;

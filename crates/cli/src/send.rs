@@ -9,9 +9,9 @@ use salsify_schemes::{SchemeConfig, SchemeError, SchemeParams};
 use salsify_time::Duration;
 use salsify_transport::{SenderConfig, SenderMode};
 
+use crate::dashboard;
 use crate::input::Size;
 use crate::keys::{plaintext_warning, KeyArgs};
-use crate::dashboard;
 use crate::runtime::sender_loop::{self, SenderLoopConfig, DEFAULT_RESET_AFTER};
 use crate::runtime::{self, udp, CameraConfig, VideoSource};
 

@@ -96,8 +96,16 @@ pub fn read_run(dir: &Path) -> Result<RecordedRun> {
         }
         shift
     } else {
-        let first = frames.column_f64("capture_ms").into_iter().flatten().fold(f64::INFINITY, f64::min);
-        let shift = if first.is_finite() { (first * 1e3) as i64 } else { 0 };
+        let first = frames
+            .column_f64("capture_ms")
+            .into_iter()
+            .flatten()
+            .fold(f64::INFINITY, f64::min);
+        let shift = if first.is_finite() {
+            (first * 1e3) as i64
+        } else {
+            0
+        };
         points.extend(sim_frames(&frames, shift, sender.is_none()));
         Some(shift)
     };
@@ -108,7 +116,11 @@ pub fn read_run(dir: &Path) -> Result<RecordedRun> {
         if let Some(r) = Csv::read_if(&dir.join("rates.csv"))? {
             points.extend(rate_points(&r, shift));
         }
-        match ["packets.log", "video.log"].iter().map(|n| dir.join(n)).find(|p| p.is_file()) {
+        match ["packets.log", "video.log"]
+            .iter()
+            .map(|n| dir.join(n))
+            .find(|p| p.is_file())
+        {
             Some(log) => points.extend(link_points(&log, shift)?),
             None => notes.push("no link log (packets.log or video.log): no link charts".into()),
         }
@@ -141,8 +153,8 @@ fn read_summary(path: &Path) -> Result<Value> {
     }
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read '{}'", path.display()))?;
-    let v: Value = serde_json::from_str(&text)
-        .with_context(|| format!("'{}' is not JSON", path.display()))?;
+    let v: Value =
+        serde_json::from_str(&text).with_context(|| format!("'{}' is not JSON", path.display()))?;
     let numbers: Map<String, Value> = v
         .as_object()
         .into_iter()
@@ -248,10 +260,16 @@ fn demo_frames(f: &Csv) -> Vec<Point> {
 /// The µs to subtract from a demo's logs: a picture's capture time in `sender.csv` (the
 /// monotonic clock) less its capture time in `frames.csv` (from the demo's start).
 fn demo_shift(frames: &Csv, sender: &Csv) -> Option<i64> {
-    let row = sender.rows.iter().find(|r| sender.f64(r, "captured_us").is_some())?;
+    let row = sender
+        .rows
+        .iter()
+        .find(|r| sender.f64(r, "captured_us").is_some())?;
     let picture = sender.cell(row, "picture");
     let absolute = sender.f64(row, "captured_us")?;
-    let line = frames.rows.iter().find(|r| frames.cell(r, "picture") == picture)?;
+    let line = frames
+        .rows
+        .iter()
+        .find(|r| frames.cell(r, "picture") == picture)?;
     Some((absolute - frames.f64(line, "capture_us")?) as i64)
 }
 

@@ -45,7 +45,12 @@ fn chromium() -> Option<&'static str> {
 fn open_page(browser: &str, url: &str, dir: &Path) -> Child {
     let sep = if url.contains('?') { '&' } else { '?' };
     Command::new(browser)
-        .args(["--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run"])
+        .args([
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+        ])
         .arg(format!("--user-data-dir={}", dir.join("profile").display()))
         .arg(format!("{url}{sep}probe"))
         .stdout(Stdio::null())
@@ -83,10 +88,15 @@ fn get(url: &str, path: &str) -> Option<String> {
     let host = url.trim_start_matches("http://").split('/').next()?;
     let mut s = TcpStream::connect(host).ok()?;
     s.set_read_timeout(Some(Duration::from_secs(3))).ok()?;
-    write!(s, "GET {path} HTTP/1.0\r\nHost: {host}\r\nConnection: close\r\n\r\n").ok()?;
+    write!(
+        s,
+        "GET {path} HTTP/1.0\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
     let mut text = String::new();
     s.read_to_string(&mut text).ok()?;
-    text.split_once("\r\n\r\n").map(|(_, body)| body.to_string())
+    text.split_once("\r\n\r\n")
+        .map(|(_, body)| body.to_string())
 }
 
 /// The page's reports so far.
@@ -112,7 +122,15 @@ fn a_running_demos_page_follows_the_call() {
     let Some(browser) = chromium() else { return };
     let dir = temp_dir("dashboard", "live");
     let mut demo = Command::new(SALSIFY)
-        .args(["demo", "--duration", "10", "--size", "320x180", "--quiet", "--dashboard"])
+        .args([
+            "demo",
+            "--duration",
+            "10",
+            "--size",
+            "320x180",
+            "--quiet",
+            "--dashboard",
+        ])
         .arg("--out")
         .arg(dir.join("out"))
         .stdout(Stdio::piped())
@@ -132,14 +150,21 @@ fn a_running_demos_page_follows_the_call() {
         std::thread::sleep(Duration::from_millis(250));
     }
     let mut stdout = String::new();
-    demo.stdout.take().unwrap().read_to_string(&mut stdout).unwrap();
+    demo.stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
     let status = demo.wait().unwrap();
     let _ = page.kill();
     let _ = page.wait();
     let stderr: Vec<String> = lines.iter().collect();
     assert!(status.success(), "demo failed: {stdout}\n{stderr:?}");
 
-    let live: Vec<&(Instant, Value)> = reads.iter().filter(|r| r.1["charts"].as_u64() >= Some(8)).collect();
+    let live: Vec<&(Instant, Value)> = reads
+        .iter()
+        .filter(|r| r.1["charts"].as_u64() >= Some(8))
+        .collect();
     assert!(live.len() >= 4, "the page drew too few charts: {reads:?}");
     let changed = live.iter().any(|(t0, a)| {
         live.iter().any(|(t1, b)| {
@@ -147,7 +172,10 @@ fn a_running_demos_page_follows_the_call() {
         })
     });
     assert!(changed, "no value changed over a second: {live:?}");
-    let pictures: Vec<u64> = live.iter().filter_map(|r| r.1["picture"].as_u64()).collect();
+    let pictures: Vec<u64> = live
+        .iter()
+        .filter_map(|r| r.1["picture"].as_u64())
+        .collect();
     assert!(
         pictures.iter().max() > pictures.iter().min(),
         "the picture did not change: {pictures:?}"
@@ -180,11 +208,23 @@ fn view_shows_a_simulated_runs_summary() {
     let dir = temp_dir("dashboard", "view");
     let run = dir.join("run");
     let sim = Command::new(SALSIFY)
-        .args(["sim", "--size", "320x180", "--duration", "6", "--quiet", "--out"])
+        .args([
+            "sim",
+            "--size",
+            "320x180",
+            "--duration",
+            "6",
+            "--quiet",
+            "--out",
+        ])
         .arg(&run)
         .output()
         .unwrap();
-    assert!(sim.status.success(), "{}", String::from_utf8_lossy(&sim.stderr));
+    assert!(
+        sim.status.success(),
+        "{}",
+        String::from_utf8_lossy(&sim.stderr)
+    );
     let summary: Value =
         serde_json::from_str(&std::fs::read_to_string(run.join("summary.json")).unwrap()).unwrap();
     let mut view = Command::new(SALSIFY)
@@ -226,7 +266,15 @@ fn view_shows_a_simulated_runs_summary() {
 fn the_dashboard_listens_on_loopback_only() {
     let dir = temp_dir("dashboard", "loopback");
     let mut demo = Command::new(SALSIFY)
-        .args(["demo", "--duration", "3", "--size", "320x180", "--quiet", "--dashboard"])
+        .args([
+            "demo",
+            "--duration",
+            "3",
+            "--size",
+            "320x180",
+            "--quiet",
+            "--dashboard",
+        ])
         .arg("--out")
         .arg(dir.join("out"))
         .stdout(Stdio::null())
@@ -245,14 +293,22 @@ fn the_dashboard_listens_on_loopback_only() {
         let text = std::fs::read_to_string(table).unwrap_or_default();
         for line in text.lines().skip(1) {
             let f: Vec<&str> = line.split_whitespace().collect();
-            let (Some(local), Some(state)) = (f.get(1), f.get(3)) else { continue };
-            let Some((ip, p)) = local.split_once(':') else { continue };
+            let (Some(local), Some(state)) = (f.get(1), f.get(3)) else {
+                continue;
+            };
+            let Some((ip, p)) = local.split_once(':') else {
+                continue;
+            };
             if u16::from_str_radix(p, 16) == Ok(port) && *state == "0A" {
                 listening.push(ip.to_string());
             }
         }
     }
-    assert_eq!(listening, ["0100007F"], "127.0.0.1 in the kernel's byte order, and nothing else");
+    assert_eq!(
+        listening,
+        ["0100007F"],
+        "127.0.0.1 in the kernel's byte order, and nothing else"
+    );
     assert!(get(&url, "/").is_some_and(|page| page.contains("app.js")));
     support::finish(demo, "demo");
     let _ = std::fs::remove_dir_all(&dir);

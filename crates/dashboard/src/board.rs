@@ -220,7 +220,10 @@ mod tests {
         let mut b = Board::new(ms(250));
         assert!(b.poll(ms(200)).is_empty());
         let s = b.poll(ms(1100));
-        assert_eq!(s.iter().map(|s| s.t).collect::<Vec<_>>(), [250, 500, 750, 1000].map(ms));
+        assert_eq!(
+            s.iter().map(|s| s.t).collect::<Vec<_>>(),
+            [250, 500, 750, 1000].map(ms)
+        );
         let j = s[0].to_json();
         assert_eq!(j["t"], json!(0.25));
     }

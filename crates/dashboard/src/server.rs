@@ -194,7 +194,8 @@ fn serve(server: &Server, stop: &AtomicBool, token: Option<&str>, shared: &Arc<S
         let (path, query) = split_url(request.url());
         if let Some(t) = token {
             if !query.split('&').any(|kv| kv == format!("token={t}")) {
-                let _ = request.respond(Response::from_string("a token is needed").with_status_code(403));
+                let _ = request
+                    .respond(Response::from_string("a token is needed").with_status_code(403));
                 continue;
             }
         }
@@ -241,8 +242,14 @@ fn route(mut request: Request, path: &str, shared: &Arc<Shared>) {
         (Method::Get, "/events") => return start_stream(request, shared),
         (Method::Post, "/probe") => {
             let mut body = String::new();
-            let read = request.as_reader().take(MAX_PROBE_BYTES).read_to_string(&mut body);
-            match read.ok().and_then(|_| serde_json::from_str::<Value>(&body).ok()) {
+            let read = request
+                .as_reader()
+                .take(MAX_PROBE_BYTES)
+                .read_to_string(&mut body);
+            match read
+                .ok()
+                .and_then(|_| serde_json::from_str::<Value>(&body).ok())
+            {
                 Some(report) => {
                     take_probe(shared, report);
                     text("ok".into(), "text/plain")
@@ -323,7 +330,11 @@ fn stream(w: &mut dyn Write, shared: &Shared) -> std::io::Result<()> {
             (out, s.ended && sent.samples == s.samples.len())
         };
         // An empty write every few seconds finds a page that went away.
-        w.write_all(if out.is_empty() { b": \n\n" } else { out.as_bytes() })?;
+        w.write_all(if out.is_empty() {
+            b": \n\n"
+        } else {
+            out.as_bytes()
+        })?;
         if ended {
             w.write_all(b"event: end\ndata: {}\n\n")?;
             w.flush()?;
@@ -335,7 +346,9 @@ fn stream(w: &mut dyn Write, shared: &Shared) -> std::io::Result<()> {
 
 /// Whether a stream that sent `sent` has nothing to add.
 fn nothing_new(s: &State, sent: &Sent) -> bool {
-    s.samples.len() == sent.samples && !s.ended && s.picture.as_ref().map_or(0, |p| p.0) == sent.picture
+    s.samples.len() == sent.samples
+        && !s.ended
+        && s.picture.as_ref().map_or(0, |p| p.0) == sent.picture
 }
 
 /// The events `sent` has not had yet (samples batched, at most [`BATCH`] a batch).
@@ -375,7 +388,10 @@ mod tests {
         s.samples.push("{\"t\":450}".into());
         s.picture = Some((1, Arc::new(vec![1])));
         let next = events_due(&s, &mut sent);
-        assert_eq!(next, "event: samples\ndata: [{\"t\":450}]\n\nevent: picture\ndata: 1\n\n");
+        assert_eq!(
+            next,
+            "event: samples\ndata: [{\"t\":450}]\n\nevent: picture\ndata: 1\n\n"
+        );
     }
 
     /// Only a loopback address goes without a token.

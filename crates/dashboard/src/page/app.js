@@ -171,7 +171,10 @@ function showMeta(meta) {
   const rows = Object.entries(meta.summary || {}).filter(([, v]) => typeof v === "number");
   $("summary").innerHTML = rows.length ? "<caption>summary.json</caption>" + rows.map(([k, v]) =>
     `<tr><td>${k}</td><td data-summary="${k}">${Number.isInteger(v) ? v : v.toFixed(2)}</td></tr>`).join("") : "";
-  if (meta.mode === "replay") $("picture-caption").textContent = meta.picture_note || "no pictures in a recorded run";
+  if (meta.mode === "replay") {
+    $("picture").style.display = "none";
+    $("picture-caption").textContent = meta.picture_note || "no pictures in a recorded run";
+  }
   dirty = true;
 }
 

@@ -9,6 +9,7 @@
 //! - [`live`]: the call's side: a bounded channel the call offers to and never waits on,
 //!   and the dashboard's thread that fills the board and makes pictures;
 //! - [`picture`]: the last shown picture as a JPEG, off the call's thread;
+//! - [`priority`]: the dashboard's threads yield the CPU to the call's;
 //! - [`server`]: HTTP (`tiny_http`) on a thread of its own: the page, embedded in the
 //!   binary, with the samples as server-sent events. It binds loopback unless told
 //!   otherwise, and then asks for a random token.
@@ -25,6 +26,7 @@
 pub mod board;
 pub mod live;
 pub mod picture;
+pub mod priority;
 pub mod server;
 
 use std::sync::Arc;

@@ -184,6 +184,7 @@ struct Worker {
 
 impl Worker {
     fn run<T>(mut self, rx: &mpsc::Receiver<T>, stop: &AtomicBool, mut t: impl Translate<T>) {
+        crate::priority::lower_this_thread();
         let mut next_poll = self.origin + BIN;
         loop {
             let now = (self.now)();

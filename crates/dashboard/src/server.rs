@@ -185,6 +185,7 @@ impl Drop for HttpServer {
 
 /// The accept loop.
 fn serve(server: &Server, stop: &AtomicBool, token: Option<&str>, shared: &Arc<Shared>) {
+    crate::priority::lower_this_thread();
     while !stop.load(Ordering::Relaxed) {
         let request = match server.recv_timeout(StdDuration::from_millis(200)) {
             Ok(Some(r)) => r,
@@ -290,6 +291,7 @@ fn start_stream(request: Request, shared: &Arc<Shared>) {
     let spawned = std::thread::Builder::new()
         .name("dashboard-events".into())
         .spawn(move || {
+            crate::priority::lower_this_thread();
             let mut writer = request.into_writer();
             let _ = stream(&mut *writer, &shared);
             shared.update(|s| s.streams -= 1);

@@ -14,6 +14,7 @@ use salsify_schemes::SourceInfo;
 use salsify_secure::{Keypair, SecureConfig};
 use salsify_time::{Duration, Instant};
 
+use crate::dashboard::{self, DashboardArgs, Fact};
 use crate::link::{relay_config, LinkFlags};
 use crate::monitor::{DemoSummary, Monitor, MonitorConfig};
 use crate::runtime::display::DisplayConfig;
@@ -57,6 +58,8 @@ pub struct DemoArgs {
     /// No line per second (the setup and the summary are still printed).
     #[arg(long, short)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub dashboard: DashboardArgs,
     #[command(flatten)]
     pub source: SourceArgs,
     #[command(flatten)]
@@ -173,6 +176,14 @@ pub(crate) fn run_scored(args: &DemoArgs) -> Result<Option<salsify_peer::Analysi
     let mut receiver = receiver;
     receiver.display.view = window.as_ref().map(|w| w.view());
     let stop = runtime::stop_on_ctrl_c()?;
+    let dash_title = format!("salsify demo: {scheme} over {}", args.path.trace_name());
+    let dash = dashboard::start::<Fact>(
+        &args.dashboard,
+        &dash_title,
+        Some(scheme),
+        dashboard::Role::Demo,
+    )?;
+    let feed = dash.as_ref().map(|d| d.feed());
     let (tx, rx) = mpsc::channel();
     let threads = [
         spawn("receiver", &stop, {
@@ -206,9 +217,11 @@ pub(crate) fn run_scored(args: &DemoArgs) -> Result<Option<salsify_peer::Analysi
     };
     let start = clock::now();
     let watch_stop = stop.clone();
-    let (summary, blackbox) = window::run_in(window, "salsify demo", &stop, move || {
-        watch(&rx, &watch_stop, args, monitor, blackbox)
-    })?;
+    let watched = window::run_in(window, "salsify demo", &stop, move || {
+        watch(&rx, &watch_stop, args, monitor, blackbox, feed)
+    });
+    dashboard::finish(dash);
+    let (summary, blackbox) = watched?;
     let mut failed = None;
     for t in threads {
         if let Ok(Err(e)) | Err(e) = t.join().map_err(|_| anyhow!("a thread panicked")) {
@@ -325,6 +338,7 @@ fn watch(
     args: &DemoArgs,
     config: MonitorConfig,
     mut blackbox: Option<BlackBoxRecorder>,
+    feed: Option<salsify_dashboard::Feed<Fact>>,
 ) -> Result<(DemoSummary, Option<BlackBoxRecorder>)> {
     let start = clock::now();
     let end = start + args.duration;
@@ -343,7 +357,15 @@ fn watch(
                 if let Some(b) = &mut blackbox {
                     b.observe(&o)?;
                 }
-                monitor.observe(o)
+                let Some(f) = &feed else {
+                    monitor.observe(o);
+                    continue;
+                };
+                let scored = monitor.observe(o.clone());
+                f.offer(Fact::Observed(o));
+                if let Some((at, delay, ssim)) = scored {
+                    f.offer(Fact::Scored { at, delay, ssim });
+                }
             }
             Err(mpsc::RecvTimeoutError::Timeout) if stop.load(Ordering::Relaxed) => {}
             Err(mpsc::RecvTimeoutError::Timeout) => continue,

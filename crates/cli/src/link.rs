@@ -8,7 +8,6 @@ use salsify_eval::experiment::{Experiment, LinkSpec};
 use salsify_netem::{LinkConfig, LossModel, QueueLimit};
 use salsify_time::Duration;
 
-use crate::runtime::observe::Observer;
 use crate::runtime::relay::{self, DirectionConfig, LinkStart, RelayConfig};
 use crate::runtime::CallStart;
 use crate::runtime::{self, udp};
@@ -181,6 +180,8 @@ pub struct LinkArgs {
     /// No start line and no summary (errors are still printed).
     #[arg(long, short)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub dashboard: crate::dashboard::DashboardArgs,
 }
 
 /// The relay configuration for `path`, forwarding to `to`, logging into `log_dir`.
@@ -237,7 +238,12 @@ pub fn run(args: &LinkArgs) -> Result<()> {
             args.path.trace_name()
         );
     }
-    let totals = relay::run(config, socket, stop, Observer::default())?;
+    let title = format!("salsify link: {}", args.path.trace_name());
+    let dash =
+        crate::dashboard::start(&args.dashboard, &title, None, crate::dashboard::Role::Link)?;
+    let totals = relay::run(config, socket, stop, crate::dashboard::observer(&dash));
+    crate::dashboard::finish(dash);
+    let totals = totals?;
     if !args.quiet {
         for (name, d) in [("video", totals.video), ("ack", totals.ack)] {
             let dropped = d

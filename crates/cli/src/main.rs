@@ -8,6 +8,7 @@ mod barcode_cmd;
 mod bench_codec;
 mod bench_secure;
 mod codec_demo;
+mod dashboard;
 mod demo;
 mod eval_cmd;
 mod eval_live;
@@ -24,6 +25,7 @@ mod runtime;
 mod send;
 mod sim_cmd;
 mod size;
+mod view_cmd;
 mod window;
 
 use anyhow::Result;
@@ -85,6 +87,9 @@ enum Command {
     /// the link relay by barcodes and scored as simulated runs are.
     #[command(subcommand)]
     Peer(peer_cmd::PeerCommand),
+    /// A finished run's folder (demo, sim, a run of eval, a Chromium peer run) on the live
+    /// dashboard's page, with a time cursor: `salsify view salsify-demo-out`.
+    View(view_cmd::ViewArgs),
     /// Benchmarks (figures per core, measured side by side in one run).
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -135,6 +140,7 @@ fn run(cli: Cli) -> Result<()> {
         Some(Command::Report(args)) => report_cmd::run(&args),
         Some(Command::Barcode(args)) => barcode_cmd::run(&args),
         Some(Command::Peer(command)) => peer_cmd::run(&command),
+        Some(Command::View(args)) => view_cmd::run(&args),
         Some(Command::Bench(BenchCommand::Codec(args))) => bench_codec::run(&args),
         Some(Command::Bench(BenchCommand::Secure(args))) => bench_secure::run(&args),
     }

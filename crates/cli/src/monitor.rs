@@ -102,8 +102,9 @@ impl Monitor {
         }
     }
 
-    /// Takes one observation in.
-    pub fn observe(&mut self, o: Observation) {
+    /// Takes one observation in; a shown frame of this run comes back scored: when it was
+    /// shown, its capture-to-display delay and its SSIM (when scored).
+    pub fn observe(&mut self, o: Observation) -> Option<(Instant, Duration, Option<f64>)> {
         match o {
             Observation::Captured { picture, at, image } => {
                 if picture as usize == self.captures.len() {
@@ -121,31 +122,43 @@ impl Monitor {
                 }
             }
             Observation::SenderSession { .. } => self.sent.clear(),
+            Observation::Shown {
+                frame, at, image, ..
+            } => return self.on_shown(frame, at, &image),
             Observation::Sent(f) => {
                 self.sent.insert(f.frame, f.picture);
                 self.sent_bytes += f.bytes as u64;
                 self.window.sent_bytes += f.bytes as u64;
             }
-            Observation::Shown {
-                frame, at, image, ..
-            } => self.on_shown(frame, at, &image),
             Observation::LinkStarted { at } => self.link_start = Some(at),
+            Observation::SenderState { .. }
+            | Observation::ReceiverState { .. }
+            | Observation::LinkState { .. } => {}
         }
+        None
     }
 
-    fn on_shown(&mut self, frame: u32, at: Instant, image: &Image) {
-        let Some(picture) = self.sent.remove(&frame) else {
-            return; // a frame of a session this run did not send: not scored
-        };
+    fn on_shown(
+        &mut self,
+        frame: u32,
+        at: Instant,
+        image: &Image,
+    ) -> Option<(Instant, Duration, Option<f64>)> {
+        // A frame of a session this run did not send is not scored.
+        let picture = self.sent.remove(&frame)?;
         let ssim = self.images.get(&picture).and_then(|src| score(src, image));
         self.images = self.images.split_off(&(picture + 1));
-        if let Some(&captured) = self.captures.get(picture as usize) {
-            let delay = at.saturating_duration_since(captured);
-            self.window.delays_ms.push(delay.as_secs_f64() * 1e3);
+        let delay = self
+            .captures
+            .get(picture as usize)
+            .map(|&captured| at.saturating_duration_since(captured));
+        if let Some(d) = delay {
+            self.window.delays_ms.push(d.as_secs_f64() * 1e3);
         }
         self.window.shown += 1;
         self.window.ssims.extend(ssim);
         self.shown.push(ShownRecord { picture, at, ssim });
+        delay.map(|d| (at, d, ssim))
     }
 
     /// The live line, once a second.

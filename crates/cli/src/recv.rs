@@ -7,10 +7,10 @@ use clap::Args;
 use salsify_schemes::{SchemeConfig, SchemeError, SourceInfo};
 use salsify_time::Duration;
 
+use crate::dashboard;
 use crate::input::Size;
 use crate::keys::{plaintext_warning, KeyArgs};
 use crate::runtime::display::DisplayConfig;
-use crate::runtime::observe::Observer;
 use crate::runtime::receiver_loop::{self, ReceiverLoopConfig};
 use crate::runtime::{self, udp};
 use crate::send::read_params;
@@ -71,6 +71,8 @@ pub struct RecvArgs {
     /// No status line per second.
     #[arg(long, short)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub dashboard: crate::dashboard::DashboardArgs,
 }
 
 impl RecvArgs {
@@ -161,9 +163,14 @@ pub fn run(args: &RecvArgs) -> Result<()> {
     if config.secure.is_none() {
         eprintln!("{}", plaintext_warning("salsify recv"));
     }
+    let scheme = config.scheme.as_ref().map(|s| s.name());
+    let dash = dashboard::start(&args.dashboard, &title, scheme, dashboard::Role::Recv)?;
+    let observer = dashboard::observer(&dash);
     let totals = window::run_in(window, "salsify recv", &stop.clone(), move || {
-        receiver_loop::run_with_display(config, display, socket, stop, Observer::default())
-    })?;
+        receiver_loop::run_with_display(config, display, socket, stop, observer)
+    });
+    dashboard::finish(dash);
+    let totals = totals?;
     let foreign = match totals.foreign {
         0 => String::new(),
         n => format!(" ({n} of another scheme)"),

@@ -9,9 +9,9 @@ use salsify_schemes::{SchemeConfig, SchemeError, SchemeParams};
 use salsify_time::Duration;
 use salsify_transport::{SenderConfig, SenderMode};
 
+use crate::dashboard;
 use crate::input::Size;
 use crate::keys::{plaintext_warning, KeyArgs};
-use crate::runtime::observe::Observer;
 use crate::runtime::sender_loop::{self, SenderLoopConfig, DEFAULT_RESET_AFTER};
 use crate::runtime::{self, udp, CameraConfig, VideoSource};
 
@@ -37,6 +37,8 @@ pub struct SendArgs {
     /// No status line per second.
     #[arg(long, short)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub dashboard: crate::dashboard::DashboardArgs,
 }
 
 /// Where pictures come from.
@@ -292,7 +294,12 @@ pub fn run(args: &SendArgs) -> Result<()> {
     if config.secure.is_none() {
         eprintln!("{}", plaintext_warning("salsify send"));
     }
-    let totals = sender_loop::run(config, Box::new(source), stop, Observer::default())?;
+    let title = format!("salsify send: {} to {to}", config.scheme.name());
+    let scheme = Some(config.scheme.name());
+    let dash = dashboard::start(&args.dashboard, &title, scheme, dashboard::Role::Send)?;
+    let totals = sender_loop::run(config, Box::new(source), stop, dashboard::observer(&dash));
+    dashboard::finish(dash);
+    let totals = totals?;
     let s = totals.stats;
     if totals.pictures == 0 {
         bail!(

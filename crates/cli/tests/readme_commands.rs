@@ -127,6 +127,14 @@ const CHECKS: &[(&str, Check)] = &[
         Check::HelpOnly("display_x11.rs (demo --display under Xvfb)"),
     ),
     (
+        "scripts/run demo --dashboard",
+        Check::HelpOnly("dashboard.rs (the page in headless Chromium)"),
+    ),
+    (
+        "scripts/run view salsify-demo-out",
+        Check::HelpOnly("dashboard.rs (salsify view of a simulated run)"),
+    ),
+    (
         "cargo run --release -p salsify-embedding-example",
         Check::Package,
     ),

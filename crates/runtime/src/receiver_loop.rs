@@ -22,7 +22,7 @@ use salsify_time::{Duration, Instant};
 
 use crate::clock;
 use crate::display::{Display, DisplayConfig};
-use crate::observe::{Observation, Observer};
+use crate::observe::{Observation, Observer, STATE_EVERY};
 use crate::receiver_sessions::{Session, Sessions};
 use crate::secure_io::{self, DropLog, Opened};
 use crate::status::ReceiverStatus;
@@ -106,6 +106,8 @@ struct Loop {
     status: ReceiverStatus,
     secure: Option<SecureChannel>,
     drops: DropLog,
+    /// When the counters are next reported to the observer.
+    next_state: Instant,
 }
 
 /// Binds `listen` now (so a busy port is an error before anything starts).
@@ -149,6 +151,7 @@ pub fn run_with_display(
     let mut l = Loop {
         secure,
         drops: DropLog::new("salsify recv"),
+        next_state: Instant::ZERO,
         socket,
         sessions,
         display,
@@ -198,6 +201,15 @@ impl Loop {
             None => (ReceiverStats::default(), "no session".to_string()),
         };
         self.status.tick(now, self.totals.shown, &stats, &label);
+        if self.observer.active() && now >= self.next_state {
+            self.next_state = now + STATE_EVERY;
+            self.observer.report(Observation::ReceiverState {
+                at: now,
+                shown: self.totals.shown,
+                stats,
+                rejected: self.drops.total,
+            });
+        }
     }
 
     fn on_datagram(&mut self, d: Received) -> Result<()> {
@@ -358,6 +370,7 @@ fn show(
             session: s.number,
             frame: d.frame,
             at,
+            sent_at: d.first_sent_at,
             image: Arc::new(d.picture),
         });
     }

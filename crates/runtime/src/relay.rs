@@ -26,7 +26,7 @@ use salsify_time::{Duration, Instant};
 use crate::call_start::CallStart;
 use crate::clock;
 use crate::lateness::{Lateness, LatenessSummary};
-use crate::observe::{Observation, Observer};
+use crate::observe::{Observation, Observer, STATE_EVERY};
 use crate::udp::{self, Received};
 
 /// Longest the loop sleeps before looking at its stop flag.
@@ -112,6 +112,8 @@ struct Direction {
     log: Option<MahimahiLog<BufWriter<File>>>,
     totals: DirectionTotals,
     lateness: Lateness,
+    /// Bytes one delivery opportunity carries.
+    opportunity_bytes: u64,
 }
 
 impl Direction {
@@ -122,9 +124,11 @@ impl Direction {
                 log: None,
                 totals: DirectionTotals::default(),
                 lateness: Lateness::default(),
+                opportunity_bytes: 0,
             });
         };
         link_config.record_events = config.log.is_some();
+        let opportunity_bytes = u64::from(link_config.opportunity_bytes);
         let link = Link::new(link_config, now).with_context(|| format!("{name} link"))?;
         let log = match &config.log {
             Some(path) => {
@@ -140,6 +144,7 @@ impl Direction {
             log,
             totals: DirectionTotals::default(),
             lateness: Lateness::default(),
+            opportunity_bytes,
         })
     }
 
@@ -166,6 +171,19 @@ impl Direction {
                     .record(clock::now().saturating_duration_since(d.delivered_at));
                 self.totals.packets_out += u64::from(udp::send(socket, &d.payload, to));
             }
+        }
+    }
+
+    /// The direction's counters for an observer.
+    fn state(&self, at: Instant, refused: u64) -> Observation {
+        let stats = self.link.as_ref().map(|l| l.stats());
+        Observation::LinkState {
+            at,
+            capacity_bytes: stats.map(|s| s.opportunities * self.opportunity_bytes),
+            delivered_bytes: stats.map(|s| s.bytes_delivered),
+            queued_bytes: self.link.as_ref().map_or(0, |l| l.queued_bytes()),
+            dropped: stats.map_or(0, |s| s.dropped_queue_full + s.dropped_lost),
+            refused,
         }
     }
 
@@ -253,10 +271,15 @@ pub fn run(
     };
     let mut sender: Option<SocketAddr> = None;
     let mut refused = 0;
+    let mut next_state = Instant::ZERO;
     while !stop.load(Ordering::Relaxed) {
         let deadline = match &mut links {
             Some(Links { video, ack }) => {
                 let now = clock::now();
+                if observer.active() && now >= next_state {
+                    next_state = now + STATE_EVERY;
+                    observer.report(video.state(now, refused));
+                }
                 video.forward_due(now, &socket, Some(config.to));
                 ack.forward_due(now, &socket, sender);
                 video.write_log()?;

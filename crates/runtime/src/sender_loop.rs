@@ -35,7 +35,7 @@ use crate::clock;
 use crate::csv_log::SenderLog;
 use crate::encoder::{Encoded, EncoderThread};
 use crate::feedback_watch::FeedbackWatch;
-use crate::observe::{Observation, Observer};
+use crate::observe::{Observation, Observer, STATE_EVERY};
 use crate::secure_io::{self, DropLog, Opened};
 use crate::status::SenderStatus;
 use crate::udp::{self, Received};
@@ -163,6 +163,8 @@ struct Loop {
     keyed_at: Instant,
     /// A handshake completed at least once.
     keyed: bool,
+    /// When the counters are next reported to the observer.
+    next_state: Instant,
 }
 
 /// Runs until `stop` is set or the camera's source ends.
@@ -212,6 +214,7 @@ pub fn run(
         drops: DropLog::new("salsify send"),
         keyed_at: now,
         keyed: false,
+        next_state: Instant::ZERO,
         source: info,
         socket,
         session,
@@ -304,6 +307,7 @@ impl Loop {
             self.flush_secure(now);
             let stats = self.stats();
             self.status.tick(now, &stats);
+            self.report_state(now, &stats);
             if camera_done && self.encoding.is_empty() {
                 let sent = stats.datagrams_sent;
                 match &mut tail {
@@ -350,6 +354,19 @@ impl Loop {
             source_failed: None,
         };
         Ok((totals, camera_done))
+    }
+
+    /// Reports the counters and the scheme's gauges to the observer, every [`STATE_EVERY`].
+    fn report_state(&mut self, now: Instant, stats: &SenderStats) {
+        if !self.observer.active() || now < self.next_state {
+            return;
+        }
+        self.next_state = now + STATE_EVERY;
+        self.observer.report(Observation::SenderState {
+            at: now,
+            stats: *stats,
+            diagnostics: self.session.endpoint.diagnostics(),
+        });
     }
 
     /// Stats over every session so far.

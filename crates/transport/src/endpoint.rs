@@ -220,8 +220,9 @@ impl ep::SenderEndpoint for SalsifySender {
         }
     }
 
-    /// Fragments in flight (N), outage frames, the quality the next options step from, and
-    /// once known the mean inter-arrival time (tau, ms) and the budget (bytes).
+    /// Fragments in flight (N), outage frames, the quality the next options step from, the
+    /// delay target (d, ms), and once known the mean inter-arrival time (tau, ms) and the
+    /// budget (bytes).
     fn diagnostics(&self) -> Vec<ep::Diagnostic> {
         let s = self.inner.stats();
         let mut d = vec![
@@ -246,6 +247,11 @@ impl ep::SenderEndpoint for SalsifySender {
                 value: s.resolution_changes as f64,
             },
         ];
+        // The `d` of the budget, for a dashboard drawing the budget beside what it allows.
+        d.push(ep::Diagnostic {
+            name: "delay_target_ms",
+            value: self.inner.config().delay_target.as_secs_f64() * 1000.0,
+        });
         if let Some(tau) = s.mean_interarrival {
             d.push(ep::Diagnostic {
                 name: "mean_interarrival_ms",

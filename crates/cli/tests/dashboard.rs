@@ -1,0 +1,315 @@
+//! The dashboard's bar: a running demo's page in headless Chromium (charts drawn, values and
+//! picture changing, the same frames-shown count as the demo's summary at the end), a
+//! simulated run replayed by `salsify view` (its summary read back from the page), and the
+//! server on loopback only.
+//!
+//! What the page shows is read back from its own DOM: opened with `?probe`, it posts what it
+//! displays (legend values, totals, summary cells, charts with lines, the picture it loaded)
+//! twice a second, and the test reads those reports from the server's `/probes`.
+//!
+//! Chromium comes from `scripts/setup --peers`; without it the browser tests say so and
+//! pass, unless SALSIFY_REQUIRE_CHROMIUM=1 (set by `scripts/test`).
+
+mod support;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, ChildStderr, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use support::{temp_dir, SALSIFY};
+
+fn chromium() -> Option<&'static str> {
+    let found = ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|name| {
+            Command::new(name)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        });
+    if found.is_none() {
+        assert!(
+            std::env::var("SALSIFY_REQUIRE_CHROMIUM").as_deref() != Ok("1"),
+            "Chromium is required (SALSIFY_REQUIRE_CHROMIUM=1) but not installed: scripts/setup --peers"
+        );
+        println!("note: Chromium not installed (scripts/setup --peers); test skipped");
+    }
+    found
+}
+
+/// Headless Chromium on `url`, with a profile of its own in `dir`.
+fn open_page(browser: &str, url: &str, dir: &Path) -> Child {
+    let sep = if url.contains('?') { '&' } else { '?' };
+    Command::new(browser)
+        .args([
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+        ])
+        .arg(format!("--user-data-dir={}", dir.join("profile").display()))
+        .arg(format!("{url}{sep}probe"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start chromium")
+}
+
+/// Reads `stderr` on a thread; returns the dashboard's URL (the line that names it) and a
+/// channel with every line.
+fn dashboard_url(stderr: ChildStderr) -> (String, mpsc::Receiver<String>) {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while Instant::now() < deadline {
+        let Ok(line) = rx.recv_timeout(Duration::from_secs(1)) else {
+            continue;
+        };
+        if let Some(at) = line.find("http://") {
+            let url = line[at..].split_whitespace().next().unwrap().to_string();
+            return (url, rx);
+        }
+    }
+    panic!("no dashboard URL printed");
+}
+
+/// `GET path` from the server of `url`; the body.
+fn get(url: &str, path: &str) -> Option<String> {
+    let host = url.trim_start_matches("http://").split('/').next()?;
+    let mut s = TcpStream::connect(host).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(3))).ok()?;
+    write!(
+        s,
+        "GET {path} HTTP/1.0\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut text = String::new();
+    s.read_to_string(&mut text).ok()?;
+    text.split_once("\r\n\r\n")
+        .map(|(_, body)| body.to_string())
+}
+
+/// The page's reports so far.
+fn probes(url: &str) -> Vec<Value> {
+    get(url, "/probes")
+        .and_then(|b| serde_json::from_str::<Value>(&b).ok())
+        .and_then(|v| v.as_array().cloned())
+        .unwrap_or_default()
+}
+
+/// A number shown on the page.
+fn shown_number(v: &Value) -> f64 {
+    v.as_str()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("not a number on the page: {v}"))
+}
+
+/// A 10 s demo with its page open: charts are drawn, their values change from one read to
+/// one a second later, the picture changes, and at the end the page shows the frames-shown
+/// count of the demo's own summary, within one second's worth (30 frames).
+#[test]
+fn a_running_demos_page_follows_the_call() {
+    let Some(browser) = chromium() else { return };
+    let dir = temp_dir("dashboard", "live");
+    let mut demo = Command::new(SALSIFY)
+        .args([
+            "demo",
+            "--duration",
+            "10",
+            "--size",
+            "320x180",
+            "--quiet",
+            "--dashboard",
+        ])
+        .arg("--out")
+        .arg(dir.join("out"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (url, lines) = dashboard_url(demo.stderr.take().unwrap());
+    let mut page = open_page(browser, &url, &dir);
+    // (when read, the report) for every new report while the call runs.
+    let mut reads: Vec<(Instant, Value)> = Vec::new();
+    while demo.try_wait().unwrap().is_none() {
+        if let Some(last) = probes(&url).pop() {
+            if reads.last().map(|r| &r.1) != Some(&last) {
+                reads.push((Instant::now(), last));
+            }
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    let mut stdout = String::new();
+    demo.stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    let status = demo.wait().unwrap();
+    let _ = page.kill();
+    let _ = page.wait();
+    let stderr: Vec<String> = lines.iter().collect();
+    assert!(status.success(), "demo failed: {stdout}\n{stderr:?}");
+
+    let live: Vec<&(Instant, Value)> = reads
+        .iter()
+        .filter(|r| r.1["charts"].as_u64() >= Some(8))
+        .collect();
+    assert!(live.len() >= 4, "the page drew too few charts: {reads:?}");
+    let changed = live.iter().any(|(t0, a)| {
+        live.iter().any(|(t1, b)| {
+            t1.duration_since(*t0) >= Duration::from_secs(1) && a["values"] != b["values"]
+        })
+    });
+    assert!(changed, "no value changed over a second: {live:?}");
+    let pictures: Vec<u64> = live
+        .iter()
+        .filter_map(|r| r.1["picture"].as_u64())
+        .collect();
+    assert!(
+        pictures.iter().max() > pictures.iter().min(),
+        "the picture did not change: {pictures:?}"
+    );
+
+    let summary_shown: f64 = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("shown "))
+        .and_then(|l| l.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no summary: {stdout}"));
+    let page_shown: f64 = stderr
+        .iter()
+        .find_map(|l| l.strip_prefix("dashboard: a page saw the end: frames shown "))
+        .and_then(|l| l.split(',').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("the page did not report the end: {stderr:?}"));
+    assert!(
+        (summary_shown - page_shown).abs() <= 30.0,
+        "page {page_shown} vs summary {summary_shown}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `salsify view` on a simulated run: the page shows the frames shown and the delay p95 of
+/// its summary.json.
+#[test]
+fn view_shows_a_simulated_runs_summary() {
+    let Some(browser) = chromium() else { return };
+    let dir = temp_dir("dashboard", "view");
+    let run = dir.join("run");
+    let sim = Command::new(SALSIFY)
+        .args([
+            "sim",
+            "--size",
+            "320x180",
+            "--duration",
+            "6",
+            "--quiet",
+            "--out",
+        ])
+        .arg(&run)
+        .output()
+        .unwrap();
+    assert!(
+        sim.status.success(),
+        "{}",
+        String::from_utf8_lossy(&sim.stderr)
+    );
+    let summary: Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("summary.json")).unwrap()).unwrap();
+    let mut view = Command::new(SALSIFY)
+        .args(["view", "--duration", "20"])
+        .arg(&run)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (url, _lines) = dashboard_url(view.stderr.take().unwrap());
+    let mut page = open_page(browser, &url, &dir);
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let mut seen = None;
+    while Instant::now() < deadline && seen.is_none() {
+        std::thread::sleep(Duration::from_millis(300));
+        seen = probes(&url)
+            .into_iter()
+            .find(|p| p["summary"]["frames_shown"].is_string() && p["charts"].as_u64() >= Some(4));
+    }
+    let _ = page.kill();
+    let _ = view.kill();
+    let _ = (page.wait(), view.wait());
+    let seen = seen.expect("the page never showed the summary and charts");
+    assert_eq!(
+        shown_number(&seen["summary"]["frames_shown"]),
+        summary["frames_shown"].as_f64().unwrap()
+    );
+    let p95 = summary["delay_p95_ms"].as_f64().unwrap();
+    assert!((shown_number(&seen["summary"]["delay_p95_ms"]) - p95).abs() < 0.006);
+    // The replayed series count the same frames as the summary.
+    assert_eq!(
+        shown_number(&seen["totals"]["recv.shown"]),
+        summary["frames_shown"].as_f64().unwrap()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `--dashboard` with no address listens on 127.0.0.1, and on nothing else.
+#[test]
+fn the_dashboard_listens_on_loopback_only() {
+    let dir = temp_dir("dashboard", "loopback");
+    let mut demo = Command::new(SALSIFY)
+        .args([
+            "demo",
+            "--duration",
+            "3",
+            "--size",
+            "320x180",
+            "--quiet",
+            "--dashboard",
+        ])
+        .arg("--out")
+        .arg(dir.join("out"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (url, _lines) = dashboard_url(demo.stderr.take().unwrap());
+    let port: u16 = url
+        .trim_start_matches("http://127.0.0.1:")
+        .trim_end_matches('/')
+        .parse()
+        .unwrap_or_else(|_| panic!("not a 127.0.0.1 URL: {url}"));
+    // Every listening TCP socket on that port, from the kernel's tables: (local address, state 0A).
+    let mut listening = Vec::new();
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        let text = std::fs::read_to_string(table).unwrap_or_default();
+        for line in text.lines().skip(1) {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            let (Some(local), Some(state)) = (f.get(1), f.get(3)) else {
+                continue;
+            };
+            let Some((ip, p)) = local.split_once(':') else {
+                continue;
+            };
+            if u16::from_str_radix(p, 16) == Ok(port) && *state == "0A" {
+                listening.push(ip.to_string());
+            }
+        }
+    }
+    assert_eq!(
+        listening,
+        ["0100007F"],
+        "127.0.0.1 in the kernel's byte order, and nothing else"
+    );
+    assert!(get(&url, "/").is_some_and(|page| page.contains("app.js")));
+    support::finish(demo, "demo");
+    let _ = std::fs::remove_dir_all(&dir);
+}

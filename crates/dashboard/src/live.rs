@@ -1,0 +1,255 @@
+//! A live call's dashboard: the call hands what happens to a bounded channel with
+//! `try_send` (dropped and counted when full, never waited on); a thread of the dashboard's
+//! own turns each item into board values through the caller's [`Translate`], closes bins four
+//! times a second, and makes a JPEG of the newest picture a few times a second.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError, SyncSender, TrySendError};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use anyhow::{Context, Result};
+use salsify_codec::Image;
+use salsify_time::{Duration, Instant};
+use serde_json::Value;
+
+use crate::board::{Agg, Board};
+use crate::picture;
+use crate::server::{HttpServer, Listen, Shared};
+
+/// Width of a bin: four points a second.
+pub const BIN: Duration = Duration::from_millis(250);
+/// Bins close this long after they end, so values reported a little late still count.
+const LAG: Duration = Duration::from_millis(250);
+/// Least time between two pictures made for the page (five a second at most).
+const PICTURE_EVERY: Duration = Duration::from_millis(200);
+/// Items waiting for the dashboard's thread before new ones are dropped.
+pub const CAPACITY: usize = 4096;
+/// How long the end waits for open pages to take the last samples.
+const END_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Where a translation puts what it makes of an item.
+pub struct Sink<'a> {
+    origin: Instant,
+    board: &'a mut Board,
+    picture: &'a mut Option<Arc<Image>>,
+}
+
+impl Sink<'_> {
+    /// `at` on the page's time axis (seconds from the start of the dashboard).
+    pub fn since(&self, at: Instant) -> Duration {
+        at.saturating_duration_since(self.origin)
+    }
+
+    /// Reports `value` of series `name` at `at`.
+    pub fn value(&mut self, at: Instant, name: &str, agg: Agg, value: f64) {
+        let t = self.since(at);
+        self.board.add(t, name, agg, value);
+    }
+
+    /// Offers the newest picture (made into a JPEG when one is due).
+    pub fn picture(&mut self, image: Arc<Image>) {
+        *self.picture = Some(image);
+    }
+}
+
+/// Turns what a call reports into board values.
+pub trait Translate<T>: Send {
+    /// Takes one item in.
+    fn translate(&mut self, item: T, sink: &mut Sink<'_>);
+}
+
+/// The feeding side of a live dashboard (cheap to clone into the call's threads).
+#[derive(Debug)]
+pub struct Feed<T> {
+    tx: SyncSender<T>,
+    dropped: Arc<AtomicU64>,
+}
+
+impl<T> Clone for Feed<T> {
+    fn clone(&self) -> Self {
+        Feed {
+            tx: self.tx.clone(),
+            dropped: self.dropped.clone(),
+        }
+    }
+}
+
+impl<T> Feed<T> {
+    /// Hands `item` over, or drops it (counted) if the dashboard is behind. Never blocks.
+    pub fn offer(&self, item: T) {
+        if let Err(TrySendError::Full(_)) = self.tx.try_send(item) {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// The channel and the drop counter, for a caller that offers through its own handle
+    /// (`try_send`, counting a full channel in the counter).
+    pub fn parts(&self) -> (SyncSender<T>, Arc<AtomicU64>) {
+        (self.tx.clone(), self.dropped.clone())
+    }
+
+    /// Items dropped so far.
+    pub fn dropped(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
+    }
+}
+
+/// A live dashboard: its server and its thread.
+pub struct Live<T> {
+    feed: Feed<T>,
+    shared: Arc<Shared>,
+    server: HttpServer,
+    stop: Arc<AtomicBool>,
+    worker: Option<JoinHandle<()>>,
+}
+
+impl<T: Send + 'static> Live<T> {
+    /// Starts serving on `listen` with `meta` (title, scheme ...); `now` is the call's clock
+    /// and the page's time 0 is now.
+    pub fn start(
+        listen: &Listen,
+        meta: Value,
+        now: fn() -> Instant,
+        translate: impl Translate<T> + 'static,
+    ) -> Result<Live<T>> {
+        let shared = Shared::new(meta);
+        let server = HttpServer::start(listen, shared.clone())?;
+        let (tx, rx) = mpsc::sync_channel(CAPACITY);
+        let dropped = Arc::new(AtomicU64::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let worker = Worker {
+            origin: now(),
+            now,
+            board: Board::new(BIN),
+            picture: None,
+            picture_seq: 0,
+            next_picture: Instant::ZERO,
+            shared: shared.clone(),
+            dropped: dropped.clone(),
+        };
+        let thread = std::thread::Builder::new()
+            .name("dashboard".into())
+            .spawn({
+                let stop = stop.clone();
+                move || worker.run(&rx, &stop, translate)
+            })
+            .context("cannot start the dashboard's thread")?;
+        Ok(Live {
+            feed: Feed { tx, dropped },
+            shared,
+            server,
+            stop,
+            worker: Some(thread),
+        })
+    }
+
+    /// A handle to feed it.
+    pub fn feed(&self) -> Feed<T> {
+        self.feed.clone()
+    }
+
+    /// The page's address.
+    pub fn url(&self) -> &str {
+        self.server.url()
+    }
+
+    /// The address the server listens on.
+    pub fn addr(&self) -> std::net::SocketAddr {
+        self.server.addr()
+    }
+
+    /// Ends the run: the last bins are sent, every open page is given up to two seconds to
+    /// take them, and what those pages reported showing last is returned.
+    pub fn finish(mut self) -> Vec<Value> {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(t) = self.worker.take() {
+            let _ = t.join();
+        }
+        self.shared.end(END_WAIT)
+    }
+}
+
+/// The dashboard's thread.
+struct Worker {
+    origin: Instant,
+    now: fn() -> Instant,
+    board: Board,
+    picture: Option<Arc<Image>>,
+    picture_seq: u64,
+    next_picture: Instant,
+    shared: Arc<Shared>,
+    dropped: Arc<AtomicU64>,
+}
+
+impl Worker {
+    fn run<T>(mut self, rx: &mpsc::Receiver<T>, stop: &AtomicBool, mut t: impl Translate<T>) {
+        crate::priority::lower_this_thread();
+        let mut next_poll = self.origin + BIN;
+        loop {
+            let now = (self.now)();
+            if now >= next_poll {
+                next_poll += BIN;
+                self.publish(now);
+            }
+            if stop.load(Ordering::Relaxed) {
+                // What is already queued still counts.
+                while let Ok(item) = rx.try_recv() {
+                    self.take(item, &mut t);
+                }
+                let samples = self.board.finish();
+                self.push(&samples);
+                return;
+            }
+            match rx.recv_timeout(next_poll.saturating_duration_since((self.now)())) {
+                Ok(item) => self.take(item, &mut t),
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => {
+                    std::thread::sleep(next_poll.saturating_duration_since((self.now)()))
+                }
+            }
+        }
+    }
+
+    fn take<T>(&mut self, item: T, t: &mut impl Translate<T>) {
+        let mut sink = Sink {
+            origin: self.origin,
+            board: &mut self.board,
+            picture: &mut self.picture,
+        };
+        t.translate(item, &mut sink);
+    }
+
+    /// Sends the bins closed by `now` and, when due, a new picture.
+    fn publish(&mut self, now: Instant) {
+        let t = now.saturating_duration_since(self.origin);
+        let dropped = self.dropped.load(Ordering::Relaxed) as f64;
+        self.board.add(t, "dash.dropped", Agg::Last, dropped);
+        let samples = self.board.poll(t.saturating_sub(LAG));
+        self.push(&samples);
+        if now < self.next_picture {
+            return;
+        }
+        let Some(image) = self.picture.take() else {
+            return;
+        };
+        self.next_picture = now + PICTURE_EVERY;
+        match picture::encode_jpeg(&image) {
+            Ok(jpeg) => {
+                self.picture_seq += 1;
+                let seq = self.picture_seq;
+                self.shared
+                    .update(|s| s.picture = Some((seq, Arc::new(jpeg))));
+            }
+            Err(e) => eprintln!("dashboard: {e:#}"),
+        }
+    }
+
+    fn push(&self, samples: &[crate::board::Sample]) {
+        if samples.is_empty() {
+            return;
+        }
+        let text: Vec<String> = samples.iter().map(|s| s.to_json().to_string()).collect();
+        self.shared.update(|s| s.samples.extend(text));
+    }
+}

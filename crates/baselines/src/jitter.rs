@@ -145,14 +145,13 @@ impl JitterReceiver {
     pub fn handle_datagram(&mut self, now: Instant, datagram: &[u8]) -> Result<(), PacketError> {
         self.stats.datagrams += 1;
         let result = match Packet::parse(datagram) {
-            Ok(Packet::Media { header, payload }) => self
-                .check_media(&header, payload.len())
-                .map(|()| {
+            Ok(Packet::Media { header, payload }) => {
+                self.check_media(&header, payload.len()).and_then(|()| {
                     self.scheme.get_or_insert(header.scheme);
                     self.on_transport(now, header.transport_seq);
                     self.on_media(now, header, payload)
                 })
-                .and_then(|r| r),
+            }
             Ok(Packet::Padding { transport_seq, .. }) => self
                 .check_transport(transport_seq)
                 .map(|()| self.on_transport(now, transport_seq)),

@@ -180,7 +180,8 @@ pub fn run(args: &CodecDemoArgs) -> Result<()> {
 }
 
 fn create(path: &PathBuf) -> Result<File> {
-    let file = File::create(path).with_context(|| format!("cannot create '{}'", path.display()))?;
+    let file = salsify_codec::output::create(path)
+        .with_context(|| format!("cannot create '{}'", path.display()))?;
     Ok(file)
 }
 

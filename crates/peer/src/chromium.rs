@@ -126,7 +126,7 @@ impl Browser {
     pub fn start(binary: &Path, config: &BrowserConfig, url: &str) -> Result<Browser> {
         std::fs::create_dir_all(&config.profile)
             .with_context(|| format!("cannot create '{}'", config.profile.display()))?;
-        let log = File::create(&config.log)
+        let log = salsify_codec::output::create(&config.log)
             .with_context(|| format!("cannot create '{}'", config.log.display()))?;
         let child = Command::new(binary)
             .args(switches(config))

@@ -12,11 +12,7 @@ fuzz_target!(|data: &[u8]| {
     let w = WIDTH as usize;
     let mut image = Image::new(WIDTH, salsify_barcode::MIN_HEIGHT).expect("size");
     let plane = image.plane_mut(PlaneId::Y);
-    for (row, chunk) in data
-        .chunks(w)
-        .take(salsify_barcode::BAND_ROWS as usize)
-        .enumerate()
-    {
+    for (row, chunk) in data.chunks(w).take(salsify_barcode::BAND_ROWS as usize).enumerate() {
         plane.row_mut(row)[..chunk.len()].copy_from_slice(chunk);
     }
     if let Ok(id) = salsify_barcode::read(&image) {

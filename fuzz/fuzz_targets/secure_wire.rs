@@ -52,10 +52,7 @@ fuzz_target!(|bytes: &[u8]| {
     let now = Instant::from_millis(1);
     for channel in [sender, receiver] {
         let before = channel.state();
-        assert!(
-            channel.handle_datagram(now, bytes).is_err(),
-            "forged bytes opened"
-        );
+        assert!(channel.handle_datagram(now, bytes).is_err(), "forged bytes opened");
         assert_eq!(channel.state(), before);
     }
 });

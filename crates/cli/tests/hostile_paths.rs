@@ -296,7 +296,7 @@ fn a_flooder_gets_nothing_from_the_relay_and_the_call_keeps_its_rate() {
     let rate = |log: &Path| {
         let n = shown_at(log)
             .iter()
-            .filter(|t| (start..=end).contains(t))
+            .filter(|&&t| (start..=end).contains(&t))
             .count();
         n as f64 / seconds
     };

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 mod support;
 
-use support::{finish, free_addr, SALSIFY};
+use support::{free_addr, SALSIFY};
 
 fn temp_dir(name: &str) -> PathBuf {
     support::temp_dir("hostile", name)
@@ -138,8 +138,8 @@ fn sequence_jump(scheme: &str) -> (u64, f64) {
 fn a_sequence_jump_neither_grows_nor_hangs_any_receiver() {
     let schemes = ["conventional", "vidaptive", "sprout", "salsify-2c"];
     let runs: Vec<_> = schemes
-        .iter()
-        .map(|s| std::thread::spawn(move || (*s, sequence_jump(s))))
+        .into_iter()
+        .map(|s| std::thread::spawn(move || (s, sequence_jump(s))))
         .collect();
     for run in runs {
         let (scheme, (peak, took)) = run.join().unwrap();

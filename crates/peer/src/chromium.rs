@@ -2,7 +2,6 @@
 //! its own with a fake camera fed from a file, and stopped (the whole group, by its id) when
 //! dropped, so neither an error nor Ctrl-C leaves a browser behind.
 
-use std::fs::File;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

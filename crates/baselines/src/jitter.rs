@@ -52,7 +52,7 @@ pub(crate) enum Output {
     Timeout(Instant),
 }
 
-/// What a receiver holds (see [`JitterReceiver::footprint`]).
+/// What a receiver holds (see [`crate::BaselineReceiver::footprint`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Footprint {
     /// Entries in its arrival, missing-packet and frame maps.

@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use salsify_peer::candidates::{first_udp_ipv4_host, parse_lists, route, Candidate};
+use salsify_peer::candidates::{loopback_udp_host, parse_lists, route, Candidate};
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
@@ -16,8 +16,8 @@ fuzz_target!(|data: &[u8]| {
     let _ = single.pointed_at(relay);
     if let Ok((sender, receiver)) = parse_lists(&text) {
         if let (Ok((s, _)), Ok((r, _))) = (
-            first_udp_ipv4_host("sender", &sender),
-            first_udp_ipv4_host("receiver", &receiver),
+            loopback_udp_host("sender", &sender),
+            loopback_udp_host("receiver", &receiver),
         ) {
             let _ = route(&s, &r, relay);
         }

@@ -55,6 +55,16 @@ pub enum PacketError {
         /// This fragment's count.
         got: u16,
     },
+    /// A sequence or frame number outside the receiver's window
+    /// ([`crate::ReceiverConfig::sequence_window`], `frame_window`), or a fragment the
+    /// reassembly limits have no room for: dropped before anything was stored.
+    #[error("{what} {value} is outside the receiver's window")]
+    OutOfWindow {
+        /// Which number: "transport sequence", "media sequence", "frame", "reassembly".
+        what: &'static str,
+        /// Its value.
+        value: u32,
+    },
 }
 
 /// Why a receiver could not be built.

@@ -52,6 +52,19 @@ pub(crate) enum Output {
     Timeout(Instant),
 }
 
+/// What a receiver holds (see [`crate::BaselineReceiver::footprint`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Footprint {
+    /// Entries in its arrival, missing-packet and frame maps.
+    pub entries: usize,
+    /// Fragment slots of the frames being reassembled.
+    pub fragment_slots: usize,
+    /// Payload bytes held for reassembly.
+    pub bytes: usize,
+    /// Outputs waiting to be polled.
+    pub queued: usize,
+}
+
 #[derive(Debug)]
 struct Assembly {
     frags: Vec<Option<Vec<u8>>>,
@@ -66,7 +79,7 @@ impl Assembly {
         self.have == self.frags.len()
     }
     fn last_seq(&self) -> u32 {
-        self.first_seq + self.frags.len() as u32 - 1
+        self.first_seq.wrapping_add(self.frags.len() as u32 - 1)
     }
 }
 
@@ -86,6 +99,10 @@ pub(crate) struct JitterReceiver {
     missing: BTreeMap<u32, (u32, Instant)>,
     // Frames.
     frames: BTreeMap<u32, Assembly>,
+    /// Payload bytes in `frames`.
+    buffered_bytes: usize,
+    /// Where the frame window starts: the first frame seen, then the next frame to show.
+    frame_base: Option<u32>,
     next_frame: u32,
     want_keyframe: bool,
     next_pli: Option<Instant>,
@@ -106,6 +123,8 @@ impl JitterReceiver {
             highest_media: None,
             missing: BTreeMap::new(),
             frames: BTreeMap::new(),
+            buffered_bytes: 0,
+            frame_base: None,
             next_frame: 0,
             want_keyframe: true,
             next_pli: None,
@@ -120,24 +139,30 @@ impl JitterReceiver {
     }
 
     /// A datagram from the sender. Bad datagrams are counted and ignored (the error says
-    /// why); feedback, frames and NACKs go on as for any datagram.
+    /// why); feedback, frames and NACKs go on as for any datagram. Sequence and frame numbers
+    /// are checked against the windows before anything is stored, so what one datagram costs
+    /// is bounded by the configuration, not by the numbers it carries.
     pub fn handle_datagram(&mut self, now: Instant, datagram: &[u8]) -> Result<(), PacketError> {
         self.stats.datagrams += 1;
         let result = match Packet::parse(datagram) {
             Ok(Packet::Media { header, payload }) => {
-                self.scheme.get_or_insert(header.scheme);
-                self.on_transport(now, header.transport_seq);
-                self.on_media(now, header, payload)
+                self.check_media(&header, payload.len()).and_then(|()| {
+                    self.scheme.get_or_insert(header.scheme);
+                    self.on_transport(now, header.transport_seq);
+                    self.on_media(now, header, payload)
+                })
             }
-            Ok(Packet::Padding { transport_seq, .. }) => {
-                self.on_transport(now, transport_seq);
-                Ok(())
-            }
+            Ok(Packet::Padding { transport_seq, .. }) => self
+                .check_transport(transport_seq)
+                .map(|()| self.on_transport(now, transport_seq)),
             Ok(p) => Err(PacketError::Unexpected { kind: p.kind() }),
             Err(e) => Err(e.into()),
         };
-        if result.is_err() {
+        if let Err(e) = &result {
             self.stats.bad_datagrams += 1;
+            if matches!(e, PacketError::OutOfWindow { .. }) {
+                self.stats.out_of_window += 1;
+            }
         }
         if self.config.feedback_interval.is_none() {
             self.send_feedback();
@@ -145,6 +170,66 @@ impl JitterReceiver {
         self.release(now);
         self.send_nacks(now);
         result
+    }
+
+    /// What the receiver holds now: entries in its maps and payload bytes (for tests and
+    /// fuzzing, which check it stays within the configuration).
+    pub fn footprint(&self) -> Footprint {
+        Footprint {
+            entries: self.arrivals.len() + self.missing.len() + self.frames.len(),
+            fragment_slots: self.frames.values().map(|a| a.frags.len()).sum(),
+            bytes: self.buffered_bytes,
+            queued: self.out.len(),
+        }
+    }
+
+    /// The transport sequence number is within the window around the oldest unreported one.
+    fn check_transport(&self, seq: u32) -> Result<(), PacketError> {
+        let window = self.config.sequence_window;
+        let ok = self.next_report.is_none_or(|base| {
+            if seq >= base {
+                seq - base < window
+            } else {
+                base - seq <= window
+            }
+        });
+        ok.then_some(()).ok_or(PacketError::OutOfWindow {
+            what: "transport sequence",
+            value: seq,
+        })
+    }
+
+    /// A media datagram's numbers are within the windows and its fragment fits the
+    /// reassembly limits.
+    fn check_media(&self, h: &MediaHeader, payload: usize) -> Result<(), PacketError> {
+        self.check_transport(h.transport_seq)?;
+        let window = self.config.sequence_window;
+        if self
+            .highest_media
+            .is_some_and(|hi| h.media_seq.abs_diff(hi) > window)
+        {
+            return Err(PacketError::OutOfWindow {
+                what: "media sequence",
+                value: h.media_seq,
+            });
+        }
+        let base = self.frame_base.unwrap_or(h.frame);
+        if h.frame.wrapping_sub(base) >= self.config.frame_window && h.frame >= base {
+            return Err(PacketError::OutOfWindow {
+                what: "frame",
+                value: h.frame,
+            });
+        }
+        let new_frame = h.frame >= self.next_frame && !self.frames.contains_key(&h.frame);
+        if (new_frame && self.frames.len() >= self.config.max_pending_frames)
+            || self.buffered_bytes + payload > self.config.max_buffered_bytes
+        {
+            return Err(PacketError::OutOfWindow {
+                what: "reassembly",
+                value: h.frame,
+            });
+        }
+        Ok(())
     }
 
     /// Decoding frame data handed out failed: ask for a keyframe.
@@ -190,7 +275,9 @@ impl JitterReceiver {
     }
 
     fn on_transport(&mut self, now: Instant, seq: u32) {
-        self.arrivals.insert(seq, now);
+        if self.next_report.is_none_or(|base| seq >= base) {
+            self.arrivals.insert(seq, now);
+        }
         if self.highest_transport.is_none_or(|h| seq > h) {
             self.highest_transport = Some(seq);
         }
@@ -203,16 +290,18 @@ impl JitterReceiver {
     }
 
     fn send_feedback(&mut self) {
-        let (Some(mut from), Some(to)) = (self.next_report, self.highest_transport) else {
+        let (Some(from), Some(to)) = (self.next_report, self.highest_transport) else {
             return;
         };
+        // u64: `to` may be u32::MAX. The window keeps `to - from` below `sequence_window`.
+        let (mut from, to) = (u64::from(from), u64::from(to));
         while from <= to {
-            let n = ((to - from) as usize + 1).min(MAX_FEEDBACK_ENTRIES);
-            let arrivals = (0..n as u32)
-                .map(|i| self.arrivals.get(&(from + i)).copied())
+            let n = (to - from + 1).min(MAX_FEEDBACK_ENTRIES as u64);
+            let arrivals = (from..from + n)
+                .map(|s| self.arrivals.get(&(s as u32)).copied())
                 .collect();
             if let Ok(bytes) = Packet::Feedback(Feedback {
-                base_seq: from,
+                base_seq: from as u32,
                 arrivals,
             })
             .emit()
@@ -220,10 +309,12 @@ impl JitterReceiver {
                 self.stats.feedback += 1;
                 self.out.push_back(Output::Transmit(bytes));
             }
-            from += n as u32;
+            from += n;
         }
-        self.next_report = Some(from);
-        self.arrivals = self.arrivals.split_off(&from);
+        // Past u32::MAX nothing more can be reported; the window then refuses the rest.
+        let next = u32::try_from(from).unwrap_or(u32::MAX);
+        self.next_report = Some(next);
+        self.arrivals = self.arrivals.split_off(&next);
     }
 
     fn on_media(
@@ -252,8 +343,16 @@ impl JitterReceiver {
             None => self.highest_media = Some(m),
             _ => {}
         }
+        // The frame window starts at the first frame seen (a receiver may join a running
+        // stream), then at the next frame to show.
+        self.frame_base.get_or_insert(h.frame);
         if h.frame < self.next_frame {
             return Ok(()); // already shown or given up on
+        }
+        if self.want_keyframe && !h.keyframe && self.next_pli.is_none() {
+            // Joined mid-stream (or after a gap the window refused): ask for a keyframe now
+            // rather than wait for a loss to do it.
+            self.request_keyframe(now);
         }
         let a = self.frames.entry(h.frame).or_insert_with(|| Assembly {
             frags: vec![None; usize::from(h.count)],
@@ -270,6 +369,7 @@ impl JitterReceiver {
         }
         let slot = &mut a.frags[usize::from(h.fragment)];
         if slot.is_none() {
+            self.buffered_bytes += payload.len();
             *slot = Some(payload);
             a.have += 1;
         }
@@ -319,6 +419,18 @@ impl JitterReceiver {
         self.next_pli = Some(now + self.config.pli_interval);
     }
 
+    /// Forgets every frame being reassembled up to `frame`, and their bytes.
+    fn drop_frames_through(&mut self, frame: u32) {
+        let kept = match frame.checked_add(1) {
+            Some(above) => self.frames.split_off(&above),
+            None => BTreeMap::new(),
+        };
+        let dropped = std::mem::replace(&mut self.frames, kept);
+        for a in dropped.values() {
+            self.buffered_bytes -= a.frags.iter().flatten().map(Vec::len).sum::<usize>();
+        }
+    }
+
     /// Hands out every frame that can be shown now.
     fn release(&mut self, now: Instant) {
         loop {
@@ -354,10 +466,15 @@ impl JitterReceiver {
                 });
             }
             let a = self.frames.remove(&target).expect("chosen above");
-            self.frames = self.frames.split_off(&(target + 1));
+            self.drop_frames_through(target);
             let last = a.last_seq();
-            self.missing = self.missing.split_off(&(last + 1));
-            self.next_frame = target + 1;
+            self.missing = match last.checked_add(1) {
+                Some(above) => self.missing.split_off(&above),
+                None => BTreeMap::new(),
+            };
+            self.buffered_bytes -= a.frags.iter().flatten().map(Vec::len).sum::<usize>();
+            self.next_frame = target.saturating_add(1);
+            self.frame_base = Some(self.next_frame);
             if a.keyframe {
                 self.want_keyframe = false;
                 self.next_pli = None;
@@ -526,5 +643,134 @@ mod tests {
         ));
         let s = r.stats();
         assert_eq!((s.datagrams, s.bad_datagrams), (4, 3));
+    }
+
+    /// The probe's case: one valid datagram, then the same with its transport sequence
+    /// number set to 0xf0000000. Before the window, feedback iterated over the whole gap
+    /// (about 4e9 numbers) and never returned.
+    #[test]
+    fn a_sequence_jump_is_dropped_and_the_stream_goes_on() {
+        for feedback_interval in [None, ReceiverConfig::default().feedback_interval] {
+            let cfg = ReceiverConfig {
+                feedback_interval,
+                ..ReceiverConfig::default()
+            };
+            let mut r = JitterReceiver::new(cfg);
+            let t = Instant::from_millis;
+            r.handle_datagram(t(0), &media(0, 0, 0, 0, 1, true))
+                .unwrap();
+            drain(&mut r);
+            for (tseq, mseq, frame) in [
+                (0xf000_0000, 1, 1),
+                (1, 0xf000_0000, 1),
+                (1, 1, 0xf000_0000),
+            ] {
+                let e = r.handle_datagram(t(1), &media(tseq, mseq, frame, 0, 1, false));
+                assert!(matches!(e, Err(PacketError::OutOfWindow { .. })), "{e:?}");
+            }
+            r.handle_timeout(t(200));
+            let (_, tx) = drain(&mut r);
+            assert!(tx.len() < 4, "{tx:?}");
+            r.handle_datagram(t(210), &media(1, 1, 1, 0, 1, false))
+                .unwrap();
+            let (ev, _) = drain(&mut r);
+            assert!(matches!(ev[..], [Output::Frame { frame: 1, .. }]), "{ev:?}");
+            assert_eq!(r.stats().out_of_window, 3);
+        }
+    }
+
+    /// A receiver that joins a stream mid-way takes frames numbered from where it joined,
+    /// and asks for a keyframe at once.
+    #[test]
+    fn a_receiver_joining_mid_stream_asks_for_a_keyframe() {
+        let mut r = JitterReceiver::new(ReceiverConfig::default());
+        let t = Instant::from_millis;
+        r.handle_datagram(t(0), &media(90_000, 90_000, 5000, 0, 1, false))
+            .unwrap();
+        let (_, tx) = drain(&mut r);
+        assert!(tx.contains(&Packet::Pli), "{tx:?}");
+        r.handle_datagram(t(30), &media(90_001, 90_001, 5001, 0, 1, true))
+            .unwrap();
+        let (ev, _) = drain(&mut r);
+        assert!(
+            ev.iter()
+                .any(|e| matches!(e, Output::Frame { frame: 5001, .. })),
+            "{ev:?}"
+        );
+    }
+
+    mod bounded {
+        use super::*;
+        use crate::wire::{MAX_FEEDBACK_ENTRIES, MAX_NACK_ENTRIES};
+        use proptest::prelude::*;
+
+        /// A datagram of a valid stream (frame `i`, one or two fragments) or a mutation of
+        /// it: any numbers, counts and flags.
+        fn datagrams() -> impl Strategy<Value = Vec<(bool, u32, u32, u32, u16, u16, bool)>> {
+            let mutated = (
+                any::<u32>(),
+                any::<u32>(),
+                any::<u32>(),
+                any::<u16>(),
+                1u16..=4096,
+            );
+            proptest::collection::vec(
+                (any::<bool>(), mutated, any::<bool>())
+                    .prop_map(|(valid, (a, b, c, d, e), k)| (valid, a, b, c, d, e, k)),
+                1..200,
+            )
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(64))]
+
+            /// Whatever arrives, valid datagrams interleaved with mutated ones, what the
+            /// receiver holds stays within its configuration and one datagram (or one
+            /// timeout) causes a bounded number of outputs.
+            #[test]
+            fn memory_and_work_per_datagram_are_bounded(plan in datagrams(), per_packet in any::<bool>()) {
+                let cfg = ReceiverConfig {
+                    feedback_interval: (!per_packet).then(|| salsify_time::Duration::from_millis(50)),
+                    sequence_window: 512,
+                    frame_window: 64,
+                    max_pending_frames: 8,
+                    max_buffered_bytes: 4096,
+                    ..ReceiverConfig::default()
+                };
+                let mut r = JitterReceiver::new(cfg);
+                let max_outputs = cfg.sequence_window as usize / MAX_FEEDBACK_ENTRIES
+                    + MAX_MISSING / MAX_NACK_ENTRIES
+                    + 2 * cfg.max_pending_frames
+                    + 8;
+                let mut valid = 0u32;
+                for (i, &(ok, t, m, f, frag, count, key)) in plan.iter().enumerate() {
+                    let now = Instant::from_millis(i as u64 * 7);
+                    let d = if ok {
+                        valid += 1;
+                        media(valid, valid, valid, 0, 1, valid % 10 == 1)
+                    } else {
+                        media(t, m, f, frag % count, count, key)
+                    };
+                    let _ = r.handle_datagram(now, &d);
+                    let fp = r.footprint();
+                    prop_assert!(fp.queued <= max_outputs, "{fp:?}");
+                    let (ev, tx) = drain(&mut r);
+                    prop_assert!(ev.len() + tx.len() <= max_outputs);
+                    r.handle_timeout(now + salsify_time::Duration::from_millis(60));
+                    let (ev, tx) = drain(&mut r);
+                    prop_assert!(ev.len() + tx.len() <= max_outputs);
+                    let fp = r.footprint();
+                    prop_assert!(fp.bytes <= cfg.max_buffered_bytes);
+                    prop_assert!(fp.fragment_slots <= cfg.max_pending_frames * 4096);
+                    prop_assert!(
+                        fp.entries
+                            <= 2 * cfg.sequence_window as usize + 1
+                                + MAX_MISSING
+                                + cfg.max_pending_frames,
+                        "{fp:?}"
+                    );
+                }
+            }
+        }
     }
 }

@@ -31,7 +31,7 @@ use crate::jitter::{JitterReceiver, Output};
 use crate::scheme::Scheme;
 use crate::stats::ReceiverCounters;
 
-pub use crate::jitter::MAX_MISSING;
+pub use crate::jitter::{Footprint, MAX_MISSING};
 pub use crate::receiver_config::ReceiverConfig;
 
 /// The baseline receiver: jitter buffer, feedback, NACK and PLI, and its VP8 decoder.
@@ -93,6 +93,11 @@ impl BaselineReceiver {
             datagrams_sent: self.datagrams_sent,
             ..self.inner.stats()
         }
+    }
+
+    /// What the receiver holds now (bounded by its [`ReceiverConfig`] whatever arrives).
+    pub fn footprint(&self) -> Footprint {
+        self.inner.footprint()
     }
 
     /// Decodes the next frame; a keyframe of another size re-opens the decoder first.

@@ -28,6 +28,22 @@ pub struct ReceiverConfig {
     /// `max_wait_for_keyframe`).
     #[serde(rename = "pli_interval_ms", with = "crate::serde_units::millis")]
     pub pli_interval: Duration,
+    /// How far a transport or media sequence number may lie from the receiver's window (ahead
+    /// of the oldest not yet reported, or behind the newest) and still be taken; a datagram
+    /// outside it is counted and dropped before anything is stored. It bounds the feedback
+    /// and NACK work one datagram can cause, whatever the wire says. Default 8192: eight
+    /// seconds of a 1000-datagram/s call lost in a row. A longer gap drops the stream until
+    /// a fresh receiver takes it (the runtime's session rules), which asks for a keyframe.
+    pub sequence_window: u32,
+    /// Most frames ahead of the next one to show that a fragment may belong to (the window
+    /// starts at the first frame seen). Default 1024: 17 s at 60 fps.
+    pub frame_window: u32,
+    /// Most frames reassembled at once; a fragment of one more is dropped. Default 128: 2 s
+    /// of frames at 60 fps.
+    pub max_pending_frames: usize,
+    /// Most payload bytes held for reassembly; a fragment beyond is dropped. Default 32 MiB,
+    /// a hundred 720p keyframes.
+    pub max_buffered_bytes: usize,
 }
 
 impl Default for ReceiverConfig {
@@ -37,6 +53,10 @@ impl Default for ReceiverConfig {
             nack_retry: Duration::from_millis(100),
             max_nack_retries: 10,
             pli_interval: Duration::from_millis(200),
+            sequence_window: 8192,
+            frame_window: 1024,
+            max_pending_frames: 128,
+            max_buffered_bytes: 32 << 20,
         }
     }
 }
@@ -55,6 +75,30 @@ impl ReceiverConfig {
         }
         if self.pli_interval.is_zero() {
             return Err(ConfigError::invalid("pli_interval_ms", "must be above 0"));
+        }
+        if self.sequence_window == 0 || self.sequence_window > 1 << 20 {
+            return Err(ConfigError::invalid(
+                "sequence_window",
+                "must be in 1..=1048576",
+            ));
+        }
+        if self.frame_window == 0 || self.frame_window > 1 << 20 {
+            return Err(ConfigError::invalid(
+                "frame_window",
+                "must be in 1..=1048576",
+            ));
+        }
+        if self.max_pending_frames == 0 {
+            return Err(ConfigError::invalid(
+                "max_pending_frames",
+                "must be above 0",
+            ));
+        }
+        if self.max_buffered_bytes == 0 {
+            return Err(ConfigError::invalid(
+                "max_buffered_bytes",
+                "must be above 0",
+            ));
         }
         Ok(())
     }

@@ -88,6 +88,9 @@ pub struct ReceiverCounters {
     pub datagrams_sent: u64,
     /// Retransmissions that filled a hole.
     pub recovered: u64,
+    /// Datagrams dropped as outside the receiver's windows or reassembly limits (counted
+    /// in `bad_datagrams` too).
+    pub out_of_window: u64,
 }
 
 impl ReceiverCounters {

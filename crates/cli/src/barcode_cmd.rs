@@ -40,12 +40,15 @@ pub struct BarcodeArgs {
     /// (`-` where unreadable), then how many were read.
     #[arg(long, conflicts_with_all = ["out", "input"])]
     pub read: Option<PathBuf>,
+    /// Quiet: no summary on standard error (errors are still printed).
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// Runs `salsify barcode`.
 pub fn run(args: &BarcodeArgs) -> Result<()> {
     if let Some(path) = &args.read {
-        return read_back(path);
+        return read_back(path, args.quiet);
     }
     let out = args.out.as_ref().context("--out is required")?;
     stamp_video(
@@ -55,6 +58,7 @@ pub fn run(args: &BarcodeArgs) -> Result<()> {
         args.frames,
         args.first_id,
         out,
+        args.quiet,
     )?;
     Ok(())
 }
@@ -68,6 +72,7 @@ pub fn stamp_video(
     frames: Option<u64>,
     first_id: u64,
     out: &Path,
+    quiet: bool,
 ) -> Result<u64> {
     if frames == Some(0) {
         bail!("--frames 0: nothing to write (give at least 1)");
@@ -81,7 +86,7 @@ pub fn stamp_video(
                 Some(w) => w,
                 // Created at the first picture: a bad input leaves an existing file as it was.
                 None => {
-                    let file = File::create(out)
+                    let file = salsify_codec::output::create(out)
                         .with_context(|| format!("cannot create '{}'", out.display()))?;
                     writer.insert(Y4mWriter::new(
                         BufWriter::with_capacity(1 << 20, file),
@@ -113,16 +118,18 @@ pub fn stamp_video(
             return Err(e);
         }
     };
-    eprintln!(
-        "salsify barcode: {written} frames of {} ({size}, {} fps), ids {}..={}, to {}; the band is the top {} rows ({:.1} % of the picture)",
-        name,
-        rate.to_f64(),
-        first_id,
-        first_id + written - 1,
-        out.display(),
-        salsify_barcode::BAND_ROWS,
-        layout.area_share() * 100.0
-    );
+    if !quiet {
+        eprintln!(
+            "salsify barcode: {written} frames of {} ({size}, {} fps), ids {}..={}, to {}; the band is the top {} rows ({:.1} % of the picture)",
+            name,
+            rate.to_f64(),
+            first_id,
+            first_id + written - 1,
+            out.display(),
+            salsify_barcode::BAND_ROWS,
+            layout.area_share() * 100.0
+        );
+    }
     Ok(written)
 }
 
@@ -213,7 +220,7 @@ fn frame_rate(fps: f64) -> Rational {
     }
 }
 
-fn read_back(path: &Path) -> Result<()> {
+fn read_back(path: &Path, quiet: bool) -> Result<()> {
     let file = File::open(path).with_context(|| format!("cannot open '{}'", path.display()))?;
     let mut reader = Y4mReader::new(BufReader::with_capacity(1 << 20, file))
         .with_context(|| format!("reading '{}'", path.display()))?;
@@ -231,7 +238,9 @@ fn read_back(path: &Path) -> Result<()> {
         }
         frames += 1;
     }
-    eprintln!("salsify barcode: {read} of {frames} frames carry a readable barcode");
+    if !quiet {
+        eprintln!("salsify barcode: {read} of {frames} frames carry a readable barcode");
+    }
     if frames == 0 {
         bail!("'{}' has no frames", path.display());
     }

@@ -46,6 +46,9 @@ pub struct CodecBenchArgs {
     /// Quantizer indices (0..=127) for the quality table, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "16,32,48,64,80,96,112")]
     qualities: Vec<u8>,
+    /// Quiet: no progress lines on standard error (the figures still go to standard output).
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 /// Median and 95th percentile of a set of milliseconds.
@@ -104,7 +107,15 @@ pub fn run(args: &CodecBenchArgs) -> Result<()> {
 /// The whole benchmark at one picture size.
 fn run_size(args: &CodecBenchArgs, size: Size) -> Result<()> {
     let mut input = VideoInput::open(&args.input, size, args.fps)?;
-    eprintln!("reading {} frames of {} ...", args.frames, input.name);
+    let progress = |line: String| {
+        if !args.quiet {
+            eprintln!("{line}");
+        }
+    };
+    progress(format!(
+        "reading {} frames of {} ...",
+        args.frames, input.name
+    ));
     let frames = input.read_frames(args.frames)?;
     let size = input.size;
     println!(
@@ -123,11 +134,13 @@ fn run_size(args: &CodecBenchArgs, size: Size) -> Result<()> {
             ..EncoderConfig::new(size.width, size.height)
         };
         config.validate()?;
-        eprintln!("cpu-used {cpu_used}: Salsify frames ...");
+        progress(format!("cpu-used {cpu_used}: Salsify frames ..."));
         salsify_frames(config, &frames)?;
-        eprintln!("cpu-used {cpu_used}: state restore, read-back, decode ...");
+        progress(format!(
+            "cpu-used {cpu_used}: state restore, read-back, decode ..."
+        ));
         state_handling(config, &frames)?;
-        eprintln!("cpu-used {cpu_used}: quality table ...");
+        progress(format!("cpu-used {cpu_used}: quality table ..."));
         let rows = quality_table(config, &frames, &args.qualities)?;
         operating_point(config, input.fps, &rows);
     }

@@ -32,6 +32,9 @@ pub struct SecureBenchArgs {
     /// Bytes of an ACK before sealing (37 B + 8 per held state; 4 states held).
     #[arg(long, default_value_t = 69)]
     ack_bytes: usize,
+    /// Quiet: only the figures, without the lines that explain them.
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 /// Datagrams per batch timed.
@@ -142,10 +145,12 @@ pub fn run(args: &SecureBenchArgs) -> Result<()> {
     let (mut sender, mut receiver) = pair()?;
     let now = Instant::ZERO;
     let seconds = args.seconds;
-    println!(
-        "salsify bench secure: ChaCha20-Poly1305 (snow), one thread, {seconds} s per row, \
-         batches of {BATCH}"
-    );
+    if !args.quiet {
+        println!(
+            "salsify bench secure: ChaCha20-Poly1305 (snow), one thread, {seconds} s per row, \
+             batches of {BATCH}"
+        );
+    }
     let data = round(&mut sender, &mut receiver, args.data_bytes, seconds);
     let ack = round(&mut receiver, &mut sender, args.ack_bytes, seconds);
     let live = sender
@@ -200,10 +205,12 @@ pub fn run(args: &SecureBenchArgs) -> Result<()> {
         let share = per_second * (data.median + ack.median) / 1e9;
         println!("{rate:>10.1} {per_second:>13.0} {:>18.2}%", share * 100.0);
     }
-    println!(
-        "(a flood of forged datagrams for the live session costs {:.2}% of a core per 10,000/s)",
-        10_000.0 * forged_cost.median / 1e9 * 100.0
-    );
+    if !args.quiet {
+        println!(
+            "(a flood of forged datagrams for the live session costs {:.2}% of a core per 10,000/s)",
+            10_000.0 * forged_cost.median / 1e9 * 100.0
+        );
+    }
     Ok(())
 }
 
@@ -217,6 +224,7 @@ mod tests {
             rates: vec![5.0],
             data_bytes,
             ack_bytes,
+            quiet: true,
         }
     }
 

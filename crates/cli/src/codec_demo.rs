@@ -7,7 +7,7 @@
 //! stream as IVF (playable with ffplay or vpxdec) and the decoded video as Y4M.
 
 use std::fs::File;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use salsify_codec::ivf::{IvfHeader, IvfWriter};
@@ -179,8 +179,9 @@ pub fn run(args: &CodecDemoArgs) -> Result<()> {
     Ok(())
 }
 
-fn create(path: &PathBuf) -> Result<File> {
-    let file = File::create(path).with_context(|| format!("cannot create '{}'", path.display()))?;
+fn create(path: &Path) -> Result<File> {
+    let file = salsify_codec::output::create(path)
+        .with_context(|| format!("cannot create '{}'", path.display()))?;
     Ok(file)
 }
 

@@ -188,7 +188,10 @@ pub fn run(args: &EvalArgs) -> Result<()> {
     let unfinished = plan.runs.iter().filter(|r| !store.is_done(&r.id)).count();
     if !args.no_report {
         if unfinished == 0 {
-            report_cmd::write_report(&[store.root().to_path_buf()], store.root())?;
+            let summary = report_cmd::write_report(&[store.root().to_path_buf()], store.root())?;
+            if !args.quiet {
+                eprintln!("{summary}");
+            }
         } else {
             eprintln!(
                 "{unfinished} runs of the matrix are not in {} yet (other shards?): merge with `salsify report {} OTHER_DIRS...`",

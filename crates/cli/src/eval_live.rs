@@ -226,7 +226,7 @@ fn scheme_flags(e: &Experiment, scheme: &str, source: &Path, work: &Path) -> Res
     if params != Default::default() {
         let path = work.join("scheme-params.toml");
         let text = toml::to_string(&params).context("the experiment's scheme tables")?;
-        std::fs::write(&path, text)
+        salsify_codec::output::write(&path, text)
             .with_context(|| format!("cannot write '{}'", path.display()))?;
         flags.extend(["--scheme-params".to_string(), path.display().to_string()]);
     }
@@ -283,6 +283,7 @@ fn barcoded_source(store: &Store, e: &Experiment) -> Result<PathBuf> {
             Some(LIVE_EXCERPT_FRAMES),
             0,
             &partial,
+            false,
         )?;
         std::fs::rename(&partial, &path)
             .with_context(|| format!("cannot rename to '{}'", path.display()))?;

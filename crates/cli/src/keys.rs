@@ -21,6 +21,9 @@ pub struct KeygenArgs {
     /// followed).
     #[arg(long)]
     pub force: bool,
+    /// Quiet: print nothing when the keys are written (errors are still printed).
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// Keys of an encrypted session (`send` and `recv`).
@@ -60,7 +63,10 @@ impl KeyArgs {
 /// A warning for a side without keys (`who`: `salsify send`).
 pub fn plaintext_warning(who: &str) -> String {
     format!(
-        "{who}: plaintext session: anyone on the path can watch or inject video \
+        "{who}: plaintext session: anyone on the path can watch or alter the video, and \
+         anyone who can reach the ports can inject datagrams: forged or replayed frames, \
+         shown when the real sender has been silent for the receiver's --takeover-after \
+         (0.5 s) or sends nothing it can show, and forged feedback that slows the sender \
          (salsify keygen, then --key and --peer-key on both sides, encrypts it)"
     )
 }
@@ -106,6 +112,9 @@ pub fn run(args: &KeygenArgs) -> Result<()> {
     if let Err(e) = write(&private, &pair.private.to_text(), 0o600, args.force) {
         let _ = std::fs::remove_file(&public);
         return Err(e);
+    }
+    if args.quiet {
+        return Ok(());
     }
     println!(
         "wrote {} (private: keep it, give it to --key) and {} (public key {}: give it to the \
@@ -230,6 +239,7 @@ mod tests {
         run(&KeygenArgs {
             out: out.to_path_buf(),
             force,
+            quiet: true,
         })
     }
 

@@ -2,13 +2,14 @@
 
 use std::path::PathBuf;
 
-use anyhow::{anyhow, bail, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
 use salsify_eval::experiment::{Experiment, LinkSpec};
 use salsify_netem::{LinkConfig, LossModel, QueueLimit};
 use salsify_time::Duration;
 
 use crate::runtime::relay::{self, DirectionConfig, LinkStart, RelayConfig};
+use crate::runtime::relay_sender::SenderRule;
 use crate::runtime::CallStart;
 use crate::runtime::{self, udp};
 
@@ -174,6 +175,15 @@ pub struct LinkArgs {
     /// late the relay itself forwarded datagrams, and whether it ran in real time.
     #[arg(long)]
     pub log_dir: Option<PathBuf>,
+    /// The sender's address, HOST:PORT: video is taken from it alone and the receiver's
+    /// datagrams go to it alone. Default: learned from the first valid datagram (of any
+    /// scheme, or a handshake) and kept until it is silent for --sender-silence.
+    #[arg(long)]
+    pub sender: Option<String>,
+    /// Seconds a learned sender must be silent before another address may take its place;
+    /// until then anyone else's datagrams are dropped (and counted).
+    #[arg(long, default_value = "3", value_parser = runtime::parse_seconds)]
+    pub sender_silence: Duration,
     /// Stop after this many seconds (default: until Ctrl-C).
     #[arg(long, value_parser = runtime::parse_seconds)]
     pub duration: Option<Duration>,
@@ -219,6 +229,7 @@ pub fn relay_config(
         realtime: true,
         report: log_dir.map(|d| d.join("relay.csv")),
         start: path.link_start.relay_start(None),
+        sender: SenderRule::default(),
     })
 }
 
@@ -228,7 +239,18 @@ pub fn run(args: &LinkArgs) -> Result<()> {
     // Checked (and the port taken) before the log folder is made.
     args.path.build()?;
     let socket = udp::bind(udp::resolve(&args.listen)?)?;
-    let config = relay_config(&args.path, to, args.log_dir.as_deref())?;
+    let fixed = match &args.sender {
+        Some(spec) => Some(udp::resolve_destination(spec).context("--sender")?),
+        None => None,
+    };
+    let config = RelayConfig {
+        sender: SenderRule {
+            fixed,
+            silence: args.sender_silence,
+            ..SenderRule::default()
+        },
+        ..relay_config(&args.path, to, args.log_dir.as_deref())?
+    };
     let stop = runtime::stop_on_ctrl_c()?;
     runtime::stop_after(&stop, args.duration);
     if !args.quiet {
@@ -252,6 +274,12 @@ pub fn run(args: &LinkArgs) -> Result<()> {
             eprintln!(
                 "salsify link: {name}: {} in, {} out ({dropped} dropped or still queued); sent on {}",
                 d.packets_in, d.packets_out, d.lateness
+            );
+        }
+        if totals.strangers > 0 {
+            eprintln!(
+                "salsify link: {} datagrams from addresses other than the sender dropped",
+                totals.strangers
             );
         }
         if !totals.realtime {

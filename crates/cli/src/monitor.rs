@@ -238,7 +238,7 @@ impl Monitor {
         for s in &self.shown {
             by_picture.entry(s.picture).or_insert(*s);
         }
-        let file = std::fs::File::create(path)
+        let file = salsify_codec::output::create(path)
             .with_context(|| format!("cannot create '{}'", path.display()))?;
         let mut out = std::io::BufWriter::new(file);
         let base = self.start;

@@ -33,8 +33,8 @@ pub fn read_text(what: &str, path: &Path) -> Result<String> {
         .map_err(|_| anyhow::anyhow!("{what} '{}' is not text (UTF-8)", path.display()))
 }
 
-/// Refuses `path` (given with `flag`) as an output file: a folder, or a file in a folder that
-/// does not exist.
+/// Refuses `path` (given with `flag`) as an output file: a folder, a symbolic link (writing
+/// would overwrite what it points at), or a file in a folder that does not exist.
 pub fn check_output(flag: &str, path: &Path) -> Result<()> {
     if path.as_os_str() == "-" {
         return Ok(());
@@ -42,6 +42,7 @@ pub fn check_output(flag: &str, path: &Path) -> Result<()> {
     if path.as_os_str().is_empty() {
         bail!("{flag}: an empty file name");
     }
+    salsify_codec::output::check_not_link(path).with_context(|| flag.to_string())?;
     if path.is_dir() {
         bail!("{flag} '{}' is a folder: give a file name", path.display());
     }

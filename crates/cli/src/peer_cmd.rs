@@ -81,6 +81,9 @@ pub struct ChromiumArgs {
     pub out: PathBuf,
     #[command(flatten)]
     pub path: LinkFlags,
+    /// Quiet: no progress lines and no summary on standard error (errors are still printed).
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// Flags of `salsify peer score`.
@@ -97,6 +100,9 @@ pub struct ScoreArgs {
     /// Write frames.csv, summary.json and match.json here (default: DIR).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Quiet: no progress lines and no summary on standard error (errors are still printed).
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// Runs `salsify peer ...`.
@@ -149,12 +155,19 @@ pub(crate) fn call_and_score(args: &ChromiumArgs) -> Result<(CallRecord, Analysi
             Some(args.source_frames),
             0,
             &path,
+            args.quiet,
         )?;
         path
     };
     let path = args.path.clone();
     let log_dir = args.out.clone();
-    let relay = Box::new(move |to| relay_config(&path, to, Some(&log_dir)));
+    // WebRTC's datagrams are none of ours: the relay learns the browser's address from its
+    // first datagram of any kind.
+    let relay = Box::new(move |to| {
+        let mut config = relay_config(&path, to, Some(&log_dir))?;
+        config.sender.known_protocols_only = false;
+        Ok(config)
+    });
     let config = CallConfig {
         chromium: args.chromium.clone(),
         source: source.clone(),
@@ -169,14 +182,23 @@ pub(crate) fn call_and_score(args: &ChromiumArgs) -> Result<(CallRecord, Analysi
         extra_args: Vec::new(),
     };
     let stop = runtime::stop_on_ctrl_c()?;
-    let call = salsify_peer::record_call(&config, relay, stop, |line| {
-        eprintln!("salsify peer chromium: {line}")
+    let quiet = args.quiet;
+    let call = salsify_peer::record_call(&config, relay, stop, move |line| {
+        if !quiet {
+            eprintln!("salsify peer chromium: {line}")
+        }
     })?;
-    eprintln!(
-        "salsify peer chromium: recorded {} camera pictures and {} presented pictures; relay video {} in / {} out; scoring",
-        call.recorded.0, call.recorded.1, call.relay_video_packets.0, call.relay_video_packets.1
-    );
-    let analysis = score_call(&args.out, &source, &call, args.warmup, &args.out)?;
+    if !quiet {
+        eprintln!(
+            "salsify peer chromium: recorded {} camera pictures and {} presented pictures; relay video {} in / {} out; scoring",
+            call.recorded.0, call.recorded.1, call.relay_video_packets.0, call.relay_video_packets.1
+        );
+    }
+    let scoring = Scoring {
+        warmup: args.warmup,
+        quiet,
+    };
+    let analysis = score_call(&args.out, &source, &call, scoring, &args.out)?;
     Ok((call, analysis))
 }
 
@@ -214,23 +236,43 @@ fn score(args: &ScoreArgs) -> Result<()> {
         .unwrap_or_else(|| args.dir.join("source.y4m"));
     let out = args.out.clone().unwrap_or_else(|| args.dir.clone());
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create '{}'", out.display()))?;
-    score_call(&args.dir, &reference, &call, args.warmup, &out).map(drop)
+    let scoring = Scoring {
+        warmup: args.warmup,
+        quiet: args.quiet,
+    };
+    score_call(&args.dir, &reference, &call, scoring, &out).map(drop)
+}
+
+/// How a call is scored: seconds skipped at its start, and whether to keep quiet.
+#[derive(Debug, Clone, Copy)]
+struct Scoring {
+    warmup: f64,
+    quiet: bool,
 }
 
 fn score_call(
     dir: &std::path::Path,
     reference: &std::path::Path,
     call: &CallRecord,
-    warmup: f64,
+    scoring: Scoring,
     out: &std::path::Path,
 ) -> Result<Analysis> {
     let analysis = analyse(&AnalysisInput {
         dir,
         reference,
-        from: Some(call.connected() + Duration::from_secs_f64(warmup)),
+        from: Some(call.connected() + Duration::from_secs_f64(scoring.warmup)),
         until: Some(call.ended()),
     })?;
     write_outputs(out, &analysis)?;
+    if !scoring.quiet {
+        print_scores(&analysis, out);
+    }
+    check_match(&analysis, reference)?;
+    Ok(analysis)
+}
+
+/// The scores of a call on standard error.
+fn print_scores(analysis: &Analysis, out: &std::path::Path) {
     let s = &analysis.summary;
     let c = &analysis.counts;
     let opt = |v: Option<f64>, unit: &str| v.map_or("-".to_string(), |v| format!("{v:.1}{unit}"));
@@ -255,6 +297,11 @@ fn score_call(
         "salsify peer: frames.csv, summary.json, match.json in {}",
         out.display()
     );
+}
+
+/// Refuses a call whose pictures mostly do not match the reference.
+fn check_match(analysis: &Analysis, reference: &std::path::Path) -> Result<()> {
+    let c = &analysis.counts;
     if c.match_share < MIN_MATCH_SHARE {
         bail!(
             "only {} of {} presented pictures match their barcode's source picture ({} unknown barcodes, {} whose content is another frame's, {} with no capture): is the reference '{}' the source the call played?",
@@ -266,5 +313,5 @@ fn score_call(
             reference.display()
         );
     }
-    Ok(analysis)
+    Ok(())
 }

@@ -58,9 +58,14 @@ pub struct RecvArgs {
     /// time, their difference, source and target state, bytes, keyframe, coded size.
     #[arg(long)]
     pub log: Option<PathBuf>,
-    /// Seconds of silence after which another sender may take over the receiver.
+    /// Seconds without a frame shown after which another sender may take over the receiver.
     #[arg(long, default_value = "2", value_parser = runtime::parse_seconds)]
     pub session_timeout: Duration,
+    /// Seconds the current sender must be silent (nothing from it accepted) before another
+    /// address may take over the receiver, whether or not frames are still shown: a stranger
+    /// that sent a datagram first holds the receiver at most this long after its last one.
+    #[arg(long, default_value = "0.5", value_parser = runtime::parse_seconds)]
+    pub takeover_after: Duration,
     /// Frame rate written in the Y4M and IVF headers (frames are written as shown; the IVF
     /// timestamps count in 1/fps s of display time).
     #[arg(long, default_value_t = 30, value_parser = crate::input::parse_whole_fps)]
@@ -119,6 +124,8 @@ impl RecvArgs {
             params,
             source,
             session_timeout: Some(self.session_timeout),
+            takeover_after: self.takeover_after,
+            replay_horizon: defaults.replay_horizon,
             display: DisplayConfig {
                 y4m: self.output.clone(),
                 size: self.size.map(|s| (s.width, s.height)),
@@ -185,6 +192,12 @@ pub fn run(args: &RecvArgs) -> Result<()> {
         totals.kernel_stamps,
         totals.datagrams
     );
+    if totals.replayed > 0 {
+        eprintln!(
+            "salsify recv: {} frames not written: sent before frames another session already showed (a replay)",
+            totals.replayed
+        );
+    }
     if totals.shown == 0 {
         bail!(
             "no frame was shown ({} datagrams received): no output written",

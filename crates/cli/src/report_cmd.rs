@@ -17,16 +17,24 @@ pub struct ReportArgs {
     /// Where to write the report (default: the first folder).
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Quiet: no summary line (errors are still printed).
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 /// Writes the report.
 pub fn run(args: &ReportArgs) -> Result<()> {
     let out = args.out.clone().unwrap_or_else(|| args.dirs[0].clone());
-    write_report(&args.dirs, &out)
+    let summary = write_report(&args.dirs, &out)?;
+    if !args.quiet {
+        eprintln!("{summary}");
+    }
+    Ok(())
 }
 
-/// Merges the runs of `dirs` (which must come from the same matrix) into a report in `out`.
-pub fn write_report(dirs: &[PathBuf], out: &std::path::Path) -> Result<()> {
+/// Merges the runs of `dirs` (which must come from the same matrix) into a report in `out`;
+/// returns a line saying what it wrote.
+pub fn write_report(dirs: &[PathBuf], out: &std::path::Path) -> Result<String> {
     let stores = dirs
         .iter()
         .map(|d| Store::open(d))
@@ -63,15 +71,14 @@ pub fn write_report(dirs: &[PathBuf], out: &std::path::Path) -> Result<()> {
     std::fs::create_dir_all(out).with_context(|| format!("cannot create '{}'", out.display()))?;
     report::write(&built, out)
         .with_context(|| format!("writing the report to '{}'", out.display()))?;
-    eprintln!(
+    Ok(format!(
         "report of {} of {} runs: {} and {} ({} figures)",
         results.len(),
         plan.runs.len(),
         out.join("report.html").display(),
         out.join("report.md").display(),
         built.figures.len()
-    );
-    Ok(())
+    ))
 }
 
 /// CPU model, core count and memory, from /proc where it exists.

@@ -284,9 +284,10 @@ pub(crate) fn read_clip(spec: &str, needed: usize) -> Result<LoopedClip> {
 fn write_outputs(out: &Path, e: &Experiment, o: &SimOutput, queue: &QueueLimit) -> Result<()> {
     let create = |name: &str| -> Result<BufWriter<File>> {
         let path = out.join(name);
-        Ok(BufWriter::new(File::create(&path).with_context(|| {
-            format!("cannot create '{}'", path.display())
-        })?))
+        Ok(BufWriter::new(
+            salsify_codec::output::create(&path)
+                .with_context(|| format!("cannot create '{}'", path.display()))?,
+        ))
     };
     let mut csv = create("frames.csv")?;
     write_frames_csv(&o.records, &mut csv)?;
@@ -295,7 +296,7 @@ fn write_outputs(out: &Path, e: &Experiment, o: &SimOutput, queue: &QueueLimit) 
     serde_json::to_writer_pretty(&mut json, &o.summary)?;
     writeln!(json)?;
     json.flush()?;
-    fs::write(out.join("experiment.toml"), toml::to_string(e)?)?;
+    salsify_codec::output::write(&out.join("experiment.toml"), toml::to_string(e)?)?;
     let mut rates = create("rates.csv")?;
     writeln!(rates, "{}", csv_log::RATES_CSV_HEADER)?;
     for &(at, encoder, pacing) in &o.rates {
@@ -397,8 +398,16 @@ mod tests {
         };
         let path = dir.join("source.y4m");
         let size = live_excerpt_size(&e).unwrap();
-        crate::barcode_cmd::stamp_video(&e.video, size, e.fps, Some(LIVE_EXCERPT_FRAMES), 0, &path)
-            .unwrap();
+        crate::barcode_cmd::stamp_video(
+            &e.video,
+            size,
+            e.fps,
+            Some(LIVE_EXCERPT_FRAMES),
+            0,
+            &path,
+            true,
+        )
+        .unwrap();
         let file = std::fs::File::open(&path).unwrap();
         let mut reader = salsify_codec::y4m::Y4mReader::new(std::io::BufReader::new(file)).unwrap();
         let mut source = Vec::new();

@@ -14,6 +14,7 @@ pub mod error;
 pub mod frame;
 pub mod image;
 pub mod ivf;
+pub mod output;
 pub mod quality;
 pub mod scale;
 pub mod search;

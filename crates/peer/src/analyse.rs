@@ -329,7 +329,7 @@ fn check_readable(side: &str, total: u64, unreadable: &[String]) -> Result<()> {
 pub fn write_outputs(dir: &Path, analysis: &Analysis) -> Result<()> {
     let create = |name: &str| {
         let path = dir.join(name);
-        File::create(&path)
+        salsify_codec::output::create(&path)
             .map(BufWriter::new)
             .with_context(|| format!("cannot create '{}'", path.display()))
     };

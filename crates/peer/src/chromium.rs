@@ -2,7 +2,6 @@
 //! its own with a fake camera fed from a file, and stopped (the whole group, by its id) when
 //! dropped, so neither an error nor Ctrl-C leaves a browser behind.
 
-use std::fs::File;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -126,7 +125,7 @@ impl Browser {
     pub fn start(binary: &Path, config: &BrowserConfig, url: &str) -> Result<Browser> {
         std::fs::create_dir_all(&config.profile)
             .with_context(|| format!("cannot create '{}'", config.profile.display()))?;
-        let log = File::create(&config.log)
+        let log = salsify_codec::output::create(&config.log)
             .with_context(|| format!("cannot create '{}'", config.log.display()))?;
         let child = Command::new(binary)
             .args(switches(config))

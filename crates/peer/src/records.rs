@@ -86,7 +86,7 @@ impl RecordWriter {
     pub fn create(dir: &Path, width: u32, height: u32, fps: Rational) -> Result<RecordWriter> {
         let create = |name: &str| {
             let path = dir.join(name);
-            File::create(&path)
+            salsify_codec::output::create(&path)
                 .map(|f| BufWriter::with_capacity(1 << 20, f))
                 .with_context(|| format!("cannot create '{}'", path.display()))
         };

@@ -85,7 +85,7 @@ impl PageServer {
             .context("page server has no IP address")?;
         let create = |name: &str| {
             let path = dir.join(name);
-            File::create(&path)
+            salsify_codec::output::create(&path)
                 .map(BufWriter::new)
                 .with_context(|| format!("cannot create '{}'", path.display()))
         };

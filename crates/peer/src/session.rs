@@ -227,7 +227,7 @@ pub fn record_call(
         interrupted,
     };
     let call_json = config.out.join("call.json");
-    std::fs::write(&call_json, serde_json::to_string_pretty(&record)? + "\n")
+    salsify_codec::output::write(&call_json, serde_json::to_string_pretty(&record)? + "\n")
         .with_context(|| format!("cannot write '{}'", call_json.display()))?;
     Ok(record)
 }

@@ -23,8 +23,8 @@ impl CsvLog {
             std::fs::create_dir_all(dir)
                 .with_context(|| format!("cannot create folder '{}'", dir.display()))?;
         }
-        let file =
-            File::create(path).with_context(|| format!("cannot create '{}'", path.display()))?;
+        let file = salsify_codec::output::create(path)
+            .with_context(|| format!("cannot create '{}'", path.display()))?;
         let mut log = CsvLog {
             path: path.to_owned(),
             out: BufWriter::new(file),

@@ -504,19 +504,23 @@ fn open_y4m(out: Sink, config: &DisplayConfig, first: &Image) -> Result<Y4mWrite
     Ok(Y4mWriter::new(out, header)?)
 }
 
-/// Refuses two of `outputs` (what, path) that name one file (`-`, standard output, may be
-/// named once), by path or, for files that exist, as the same file under two names.
+/// Refuses an output that is a symbolic link, and two of `outputs` (what, path) that name
+/// one file (`-`, standard output, may be named once): the same device and inode, whatever
+/// the names ([`salsify_codec::output::same_file`]).
 pub fn check_distinct(outputs: &[(&str, Option<&Path>)]) -> Result<()> {
     let given: Vec<(&str, &Path)> = outputs
         .iter()
         .filter_map(|(what, path)| path.map(|p| (*what, p)))
         .collect();
+    for (what, path) in &given {
+        salsify_codec::output::check_not_link(path).with_context(|| what.to_string())?;
+    }
     for (i, (a, pa)) in given.iter().enumerate() {
         for (b, pb) in &given[i + 1..] {
             let same = if pa.as_os_str() == "-" || pb.as_os_str() == "-" {
                 pa == pb
             } else {
-                same_file(pa, pb)
+                salsify_codec::output::same_file(pa, pb)
             };
             if same {
                 anyhow::bail!(
@@ -527,37 +531,6 @@ pub fn check_distinct(outputs: &[(&str, Option<&Path>)]) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// Whether two paths name one file: equal once made absolute, or one existing file.
-fn same_file(a: &Path, b: &Path) -> bool {
-    let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
-    if normalise(&absolute(a)) == normalise(&absolute(b)) {
-        return true;
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        if let (Ok(ma), Ok(mb)) = (std::fs::metadata(a), std::fs::metadata(b)) {
-            return (ma.dev(), ma.ino()) == (mb.dev(), mb.ino());
-        }
-    }
-    false
-}
-
-/// `path` without `.` components and with `dir/..` folded (lexically).
-fn normalise(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            std::path::Component::CurDir => {}
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 fn sink(path: &Path) -> Result<Sink> {
@@ -571,7 +544,8 @@ fn create(path: &Path) -> Result<BufWriter<File>> {
     if path.is_dir() {
         anyhow::bail!("cannot create '{}': it is a folder", path.display());
     }
-    let file = File::create(path).with_context(|| format!("cannot create '{}'", path.display()))?;
+    let file = salsify_codec::output::create(path)
+        .with_context(|| format!("cannot create '{}'", path.display()))?;
     Ok(BufWriter::with_capacity(1 << 20, file))
 }
 

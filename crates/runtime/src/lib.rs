@@ -45,6 +45,7 @@ pub mod realtime;
 pub mod receiver_loop;
 pub mod receiver_sessions;
 pub mod relay;
+pub mod relay_sender;
 pub mod secure_io;
 pub mod sender_loop;
 pub mod status;

@@ -45,6 +45,15 @@ pub struct ReceiverLoopConfig {
     /// `None`: a session never dies of silence, for a receiver whose one sender stays (the
     /// demo's), whose frames may wait longer than that in a deep queue after an outage.
     pub session_timeout: Option<Duration>,
+    /// How long the current session's sender must have been silent before another address
+    /// may start a session ([`crate::receiver_sessions`]). Default 0.5 s: a stranger's
+    /// datagram costs the real sender at most that; a real sender silent that long while a
+    /// stranger talks (an outage) loses the receiver to it.
+    pub takeover_after: Duration,
+    /// How far back a frame's send time may lie behind a frame another session already
+    /// showed and still be taken as a replay (and not written): beyond it the two senders'
+    /// clocks are taken to be different machines'. Default 60 s.
+    pub replay_horizon: Duration,
     /// Where shown frames and logs go.
     pub display: DisplayConfig,
     /// Print a status line per second on standard error.
@@ -64,6 +73,8 @@ impl Default for ReceiverLoopConfig {
                 fps: 30.0,
             },
             session_timeout: Some(Duration::from_secs(2)),
+            takeover_after: Duration::from_millis(500),
+            replay_horizon: Duration::from_secs(60),
             display: DisplayConfig::default(),
             status: false,
             secure: None,
@@ -94,6 +105,9 @@ pub struct ReceiverTotals {
     /// Datagrams the secure layer refused before any session saw them (or, without keys,
     /// encrypted ones).
     pub rejected: u64,
+    /// Frames decoded but not written: sent before a frame another session already showed
+    /// (a replay of an old stream, see [`ReceiverLoopConfig::replay_horizon`]).
+    pub replayed: u64,
 }
 
 struct Loop {
@@ -108,6 +122,8 @@ struct Loop {
     drops: DropLog,
     /// When the counters are next reported to the observer.
     next_state: Instant,
+    /// The newest send time of a frame shown, and its session.
+    newest_sent: Option<(u32, Instant)>,
 }
 
 /// Binds `listen` now (so a busy port is an error before anything starts).
@@ -143,6 +159,7 @@ pub fn run_with_display(
         config.params.clone(),
         config.source,
         config.session_timeout,
+        config.takeover_after,
     );
     let secure = config
         .secure
@@ -152,6 +169,7 @@ pub fn run_with_display(
         secure,
         drops: DropLog::new("salsify recv"),
         next_state: Instant::ZERO,
+        newest_sent: None,
         socket,
         sessions,
         display,
@@ -286,6 +304,11 @@ impl Loop {
                     transmit(&self.socket, &mut self.secure, now, &bytes, s.peer);
                 }
                 ReceiverOutput::Event(ReceiverEvent::Display(d)) => {
+                    let horizon = self.config.replay_horizon;
+                    if older_than_shown(&mut self.newest_sent, s.number, &d, horizon) {
+                        self.totals.replayed += 1;
+                        continue;
+                    }
                     let at = clock::now().max(d.at);
                     s.last_shown = s.last_shown.max(at);
                     self.status.on_shown(d.bytes);
@@ -318,8 +341,14 @@ impl Loop {
                     transmit(&self.socket, &mut self.secure, now, &bytes, s.peer);
                 }
                 ReceiverOutput::Event(ReceiverEvent::Display(d)) if d.keyframe => {
+                    let number = self.sessions.started + 1;
+                    let horizon = self.config.replay_horizon;
+                    if older_than_shown(&mut self.newest_sent, number, &d, horizon) {
+                        self.totals.replayed += 1;
+                        continue;
+                    }
                     let at = clock::now().max(d.at);
-                    s.number = self.sessions.started + 1;
+                    s.number = number;
                     self.status.on_shown(d.bytes);
                     show(s, d, at, &mut self.display, &self.observer)?;
                     self.totals.shown += 1;
@@ -354,6 +383,33 @@ fn transmit(
             udp::send(socket, bytes, peer);
         }
     }
+}
+
+/// Whether frame `d` of `session` was sent before a frame another session already showed
+/// (within `horizon`: farther back, the two senders' clocks are taken to be different
+/// machines'), so it must not be written; else records its send time. Frames that carry no
+/// send time (the baselines') cannot be told and are shown.
+fn older_than_shown(
+    newest: &mut Option<(u32, Instant)>,
+    session: u32,
+    d: &Displayed,
+    horizon: Duration,
+) -> bool {
+    let Some(sent) = d.first_sent_at else {
+        return false;
+    };
+    if let Some((other, at)) = *newest {
+        if other != session && sent <= at && at.saturating_duration_since(sent) < horizon {
+            return true;
+        }
+    }
+    // A session's first frame that is no replay starts the timeline anew (its sender's
+    // clock may be another machine's); after that only newer frames move it.
+    let newer = newest.is_none_or(|(other, at)| other != session || sent > at);
+    if newer {
+        *newest = Some((session, sent));
+    }
+    false
 }
 
 /// Shows frame `d` of session `s` at `at`.

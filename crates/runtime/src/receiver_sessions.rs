@@ -9,8 +9,12 @@
 //!   holds for the dead session's own sender too: a scheme may quietly drop a restarted
 //!   sender's stream as old (the baselines' frame numbers start again), and a session that
 //!   showed nothing for the timeout has nothing to lose.
-//! - **A live session**: datagrams from other addresses are ignored, so neither a second
-//!   sender nor a flood of forgeries can take over a session that is showing frames.
+//! - **A live session**: datagrams from other addresses are ignored while its sender keeps
+//!   talking, so neither a second sender nor a flood of forgeries can take over a session
+//!   that is showing frames. Once its sender has been silent for `takeover_after` (nothing
+//!   from it accepted by its endpoint), another address may start a session as above: one
+//!   datagram from a stranger that then falls silent costs the real sender at most that
+//!   long, not the whole session timeout.
 //! - **Its own sender restarted** (a fresh sender endpoint on the same address, e.g. after
 //!   the sender loop gave up on feedback): where the session's endpoint refuses the new
 //!   stream's datagrams (Salsify's, under a new connection id), they go to a *successor*
@@ -47,6 +51,9 @@ pub struct Session {
     /// When it last showed a frame, or started: a session is alive while it shows frames,
     /// so datagrams that parse but never decode cannot keep a stale or forged one alive.
     pub last_shown: Instant,
+    /// When its endpoint last accepted a datagram from its sender: silent for
+    /// `takeover_after`, another address may take over.
+    pub last_heard: Instant,
     /// The endpoint's next deadline.
     pub deadline: Instant,
 }
@@ -70,6 +77,7 @@ pub struct Sessions {
     params: SchemeParams,
     source: SourceInfo,
     timeout: Option<Duration>,
+    takeover_after: Duration,
     /// The session being shown.
     pub current: Option<Session>,
     /// A fresh endpoint fed what the current one refused from its own sender.
@@ -86,18 +94,22 @@ pub struct Sessions {
 
 impl Sessions {
     /// Rules for `scheme` (`None`: learn each session's scheme from its first datagram),
-    /// building endpoints with `params` for pictures described by `source`.
+    /// building endpoints with `params` for pictures described by `source`; a session dies
+    /// after `timeout` without a frame shown, and another address may take over once its
+    /// sender has been silent for `takeover_after`.
     pub fn new(
         scheme: Option<SchemeConfig>,
         params: SchemeParams,
         source: SourceInfo,
         timeout: Option<Duration>,
+        takeover_after: Duration,
     ) -> Self {
         Sessions {
             fixed: scheme,
             params,
             source,
             timeout,
+            takeover_after,
             current: None,
             successor: None,
             started: 0,
@@ -115,18 +127,24 @@ impl Sessions {
     /// Routes a datagram from `from` that arrived at `now`. Errors: an endpoint that cannot
     /// be built.
     pub fn route(&mut self, now: Instant, from: SocketAddr, bytes: &[u8]) -> Result<Route> {
-        let alive = self
-            .current
-            .as_ref()
-            .is_some_and(|s| self.within_timeout(now, s.last_shown));
-        let Some(s) = self.current.as_mut().filter(|_| alive) else {
+        let Some(s) = &self.current else {
             return self.start(now, from, bytes);
         };
+        let alive = self.within_timeout(now, s.last_shown);
         if s.peer != from {
-            self.ignored += 1;
-            return Ok(Route::Ignored);
+            let silent = now.saturating_duration_since(s.last_heard) >= self.takeover_after;
+            if alive && !silent {
+                self.ignored += 1;
+                return Ok(Route::Ignored);
+            }
+            return self.start(now, from, bytes);
         }
+        if !alive {
+            return self.start(now, from, bytes);
+        }
+        let s = self.current.as_mut().expect("checked above");
         if s.endpoint.handle_datagram(now, bytes).is_ok() {
+            s.last_heard = s.last_heard.max(now);
             return Ok(Route::Current);
         }
         self.route_to_successor(now, from, bytes)
@@ -151,6 +169,13 @@ impl Sessions {
         }
     }
 
+    /// The current session's sender was heard (by its successor).
+    fn heard(&mut self, now: Instant) {
+        if let Some(s) = &mut self.current {
+            s.last_heard = s.last_heard.max(now);
+        }
+    }
+
     /// Whether a session that last showed a frame (or started) at `last_shown` is alive.
     fn within_timeout(&self, now: Instant, last_shown: Instant) -> bool {
         self.timeout
@@ -165,12 +190,14 @@ impl Sessions {
     ) -> Result<Route> {
         if let Some(s) = &mut self.successor {
             if s.endpoint.handle_datagram(now, bytes).is_ok() {
+                self.heard(now);
                 return Ok(Route::Successor);
             }
         }
         match self.accepting_endpoint(now, from, bytes)? {
             Some(s) => {
                 self.successor = Some(s);
+                self.heard(now);
                 Ok(Route::Successor)
             }
             None => {
@@ -234,6 +261,7 @@ impl Sessions {
             scheme: scheme.name(),
             endpoint,
             last_shown: now,
+            last_heard: now,
             deadline: now,
         }))
     }
@@ -296,6 +324,7 @@ mod tests {
     use salsify_codec::StateHash;
 
     const TIMEOUT: Duration = Duration::from_secs(2);
+    const TAKEOVER: Duration = Duration::from_millis(500);
 
     fn addr(port: u16) -> SocketAddr {
         SocketAddr::from(([127, 0, 0, 1], port))
@@ -316,7 +345,7 @@ mod tests {
     fn sessions(fixed: Option<&str>) -> Sessions {
         let params = SchemeParams::default();
         let scheme = fixed.map(|n| SchemeConfig::named(n, &params).unwrap());
-        Sessions::new(scheme, params, source(), Some(TIMEOUT))
+        Sessions::new(scheme, params, source(), Some(TIMEOUT), TAKEOVER)
     }
 
     /// First fragment of a two-fragment Salsify keyframe of session `connection_id`.
@@ -391,14 +420,26 @@ mod tests {
     }
 
     #[test]
-    fn a_live_session_ignores_other_senders_until_it_falls_silent() {
+    fn a_live_session_ignores_other_senders_while_its_sender_talks() {
         let mut s = sessions(Some("salsify-2c"));
         s.route(at(0), addr(1), &salsify_fragment(5, 0)).unwrap();
         let other = salsify_fragment(6, 0);
-        assert_eq!(s.route(at(1999), addr(2), &other).unwrap(), Route::Ignored);
+        for t in (100..1900).step_by(100) {
+            // The sender keeps talking (the second fragment, then duplicates: refused, but
+            // its successor takes them), and the other address is ignored throughout.
+            let own = salsify_fragment(5, t as u32 / 100);
+            assert_ne!(s.route(at(t), addr(1), &own).unwrap(), Route::Ignored);
+            assert_eq!(
+                s.route(at(t + 50), addr(2), &other).unwrap(),
+                Route::Ignored
+            );
+        }
         assert_eq!(s.current.as_ref().unwrap().peer, addr(1));
+        // Dead (nothing shown for the timeout): another sender may start.
         s.current.as_mut().unwrap().last_shown = at(1500); // it showed a frame
-        assert_eq!(s.route(at(3000), addr(2), &other).unwrap(), Route::Ignored);
+        s.route(at(3400), addr(1), &salsify_fragment(5, 40))
+            .unwrap();
+        assert_eq!(s.route(at(3450), addr(2), &other).unwrap(), Route::Ignored);
         assert_eq!(s.route(at(3500), addr(2), &other).unwrap(), Route::Started);
         assert_eq!(s.current.as_ref().unwrap().peer, addr(2));
         // Garbage from the new sender's address goes to its session (which counts it).
@@ -409,13 +450,45 @@ mod tests {
         assert_eq!(s.current.as_ref().unwrap().number, 3);
     }
 
+    /// The probe's lock-out: one datagram from a stranger before the real sender starts
+    /// holds the receiver only until the stranger has been silent for `takeover_after`,
+    /// not for the whole session timeout.
+    #[test]
+    fn a_stranger_that_falls_silent_is_replaced_after_the_takeover_time() {
+        let mut s = sessions(None);
+        let sprout = salsify_baselines::sprout::wire::emit_data(
+            &salsify_baselines::sprout::wire::DataHeader {
+                session: 1,
+                payload: salsify_baselines::sprout::wire::Payload::Heartbeat,
+                forecaster: salsify_sprout::ForecasterKind::Sprout,
+                seq: 0,
+                throwaway: 0,
+                time_to_next_ms: 0,
+                sent_at_us: 0,
+                frame: 0,
+                fragment: 0,
+                fragments: 1,
+            },
+            &[],
+        );
+        assert_eq!(s.route(at(0), addr(9), &sprout).unwrap(), Route::Started);
+        let real = conventional_media();
+        assert_eq!(s.route(at(100), addr(1), &real).unwrap(), Route::Ignored);
+        assert_eq!(s.route(at(499), addr(1), &real).unwrap(), Route::Ignored);
+        assert_eq!(s.route(at(500), addr(1), &real).unwrap(), Route::Started);
+        let current = s.current.as_ref().unwrap();
+        assert_eq!((current.peer, current.scheme), (addr(1), "conventional"));
+        // Now the stranger is the one ignored while the sender talks.
+        assert_eq!(s.route(at(600), addr(9), &sprout).unwrap(), Route::Ignored);
+    }
+
     /// Without a timeout (the demo's receiver), a session that shows nothing for long, as
     /// while its frames wait in a deep queue after an outage, keeps its sender's stream.
     #[test]
     fn without_a_timeout_a_silent_session_lives_on() {
         let params = SchemeParams::default();
         let scheme = SchemeConfig::named("salsify-2c", &params).unwrap();
-        let mut s = Sessions::new(Some(scheme), params, source(), None);
+        let mut s = Sessions::new(Some(scheme), params, source(), None, TAKEOVER);
         s.route(at(0), addr(1), &salsify_fragment(5, 0)).unwrap();
         let later = salsify_fragment(5, 1);
         assert_eq!(
@@ -479,6 +552,7 @@ mod tests {
                 .build_receiver(&source())
                 .unwrap(),
             last_shown: at(100),
+            last_heard: at(100),
             deadline: at(100),
         };
         s.successor = Some(fresh());

@@ -2,8 +2,10 @@
 //! one link per direction.
 //!
 //! The relay listens on one socket. Datagrams from the receiver's address are ACKs, sent
-//! back through the ACK link to the sender (the last other address heard from); everything
-//! else is video, sent through the video link to the receiver. A direction without a link
+//! back through the ACK link to the sender and nobody else; the sender's datagrams are video,
+//! sent through the video link to the receiver. The sender is learned from its first valid
+//! datagram and kept until it falls silent, or given ([`crate::relay_sender`]); anyone
+//! else's datagrams are counted and dropped. A direction without a link
 //! forwards at once (an unconstrained path). Each link can log every packet in Mahimahi's
 //! `mm-link` format.
 //!
@@ -27,6 +29,7 @@ use crate::call_start::CallStart;
 use crate::clock;
 use crate::lateness::{Lateness, LatenessSummary};
 use crate::observe::{Observation, Observer, STATE_EVERY};
+use crate::relay_sender::{SenderLock, SenderRule};
 use crate::udp::{self, Received};
 
 /// Longest the loop sleeps before looking at its stop flag.
@@ -63,6 +66,8 @@ pub struct RelayConfig {
     pub report: Option<PathBuf>,
     /// When the links' traces start.
     pub start: LinkStart,
+    /// Which address is the sender ([`SenderRule::default`]: learned, kept until silent).
+    pub sender: SenderRule,
 }
 
 /// When a relay's links start playing their traces (time 0 of a trace and of a preset's
@@ -91,6 +96,10 @@ pub struct RelayTotals {
     pub refused: u64,
     /// Whether the relay's thread ran under real-time scheduling.
     pub realtime: bool,
+    /// Datagrams dropped as from neither the sender nor the receiver.
+    pub strangers: u64,
+    /// Addresses taken as the sender, one after another's silence (the first included).
+    pub senders: u64,
 }
 
 /// Counters of one direction.
@@ -132,7 +141,7 @@ impl Direction {
         let link = Link::new(link_config, now).with_context(|| format!("{name} link"))?;
         let log = match &config.log {
             Some(path) => {
-                let file = File::create(path)
+                let file = salsify_codec::output::create(path)
                     .with_context(|| format!("cannot create '{}'", path.display()))?;
                 let header = LogHeader::for_link(&link, name, &config.trace_name);
                 Some(MahimahiLog::new(BufWriter::new(file), &header)?)
@@ -269,7 +278,7 @@ pub fn run(
         LinkStart::Launch => Some(Links::start(&config, clock::now(), &observer)?),
         LinkStart::FirstDatagram | LinkStart::Call(_) => None,
     };
-    let mut sender: Option<SocketAddr> = None;
+    let mut lock = SenderLock::new(config.sender);
     let mut refused = 0;
     let mut next_state = Instant::ZERO;
     while !stop.load(Ordering::Relaxed) {
@@ -281,7 +290,7 @@ pub fn run(
                     observer.report(video.state(now, refused));
                 }
                 video.forward_due(now, &socket, Some(config.to));
-                ack.forward_due(now, &socket, sender);
+                ack.forward_due(now, &socket, lock.sender());
                 video.write_log()?;
                 ack.write_log()?;
                 video.next().min(ack.next())
@@ -314,11 +323,10 @@ pub fn run(
             }
         };
         if d.from == config.to {
-            if let (Some(bytes), Some(to)) = (ack.offer(d.at, d.bytes), sender) {
+            if let (Some(bytes), Some(to)) = (ack.offer(d.at, d.bytes), lock.sender()) {
                 ack.totals.packets_out += u64::from(udp::send(&socket, &bytes, to));
             }
-        } else {
-            sender = Some(d.from);
+        } else if lock.admit(d.at, d.from, &d.bytes) {
             if let Some(bytes) = video.offer(d.at, d.bytes) {
                 video.totals.packets_out += u64::from(udp::send(&socket, &bytes, config.to));
             }
@@ -335,9 +343,11 @@ pub fn run(
         ack: ack.finish(now)?,
         refused,
         realtime,
+        strangers: lock.strangers,
+        senders: lock.learned,
     };
     if let Some(path) = &config.report {
-        std::fs::write(path, totals.to_csv())
+        salsify_codec::output::write(path, totals.to_csv())
             .with_context(|| format!("cannot write '{}'", path.display()))?;
     }
     Ok(totals)
@@ -405,6 +415,10 @@ mod tests {
             realtime: false,
             report: None,
             start,
+            sender: SenderRule {
+                known_protocols_only: false,
+                ..SenderRule::default()
+            },
         };
         let stop = Arc::new(AtomicBool::new(false));
         let relay = std::thread::spawn({

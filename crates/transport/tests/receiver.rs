@@ -394,3 +394,65 @@ fn one_forged_datagram_cannot_stall_the_session() {
         Err(DatagramRejected::ForeignConnection(99))
     );
 }
+
+mod bounded {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        /// Whatever arrives, a valid stream interleaved with its datagrams mutated (any frame
+        /// number, fragment count and index, far ahead or behind), the frames being
+        /// reassembled and the states held stay within the configuration, and one datagram
+        /// or timeout yields a bounded number of outputs.
+        #[test]
+        fn memory_and_work_per_datagram_are_bounded(
+            plan in proptest::collection::vec(
+                (any::<bool>(), any::<u32>(), 1u16..=4096, any::<u16>(), any::<u64>()),
+                1..200,
+            )
+        ) {
+            let config = ReceiverConfig::default();
+            let frames = chain(40);
+            let mut r = receiver();
+            let max_outputs = 2 + 2 * config.max_pending_frames;
+            let mut next = 0usize;
+            for (i, (valid, frame, count, index, hash)) in plan.into_iter().enumerate() {
+                let now = Instant::from_millis(i as u64 * 5);
+                let datagrams = if valid || next == 0 {
+                    let f = &frames[next % frames.len()];
+                    next += 1;
+                    fragments((next - 1) as u32, f, 1000)
+                } else {
+                    let mut out = Vec::new();
+                    DataFragment {
+                        connection_id: 7,
+                        frame,
+                        index: index % count,
+                        count,
+                        source: StateHash(hash % 3),
+                        target: StateHash(hash),
+                        grace: Duration::ZERO,
+                        sent_at: Instant::ZERO,
+                        payload: &[7; 1400],
+                    }
+                    .emit(&mut out)
+                    .unwrap();
+                    vec![out]
+                };
+                for d in datagrams {
+                    let _ = r.handle_datagram(now, &d);
+                    let out = drain(&mut r);
+                    prop_assert!(out.acks.len() + out.shown.len() + out.lost.len() <= max_outputs);
+                }
+                r.handle_timeout(now + Duration::from_millis(20));
+                let out = drain(&mut r);
+                prop_assert!(out.acks.len() + out.shown.len() + out.lost.len() <= max_outputs);
+                let s = r.stats();
+                prop_assert!(s.pending_frames <= config.max_pending_frames, "{s:?}");
+                prop_assert!(s.states_held <= config.max_states + 1, "{s:?}");
+            }
+        }
+    }
+}

@@ -404,5 +404,33 @@ mod tests {
                 prop_assert_eq!(shown, 0);
             }
         }
+
+        /// Valid datagrams interleaved with mutated ones (any frame, fragment count, index
+        /// and byte offset, far ahead or behind): what the receiver holds stays bounded
+        /// (one frame in reassembly within its byte limit, at most its kept states), and one
+        /// datagram or timeout yields a bounded number of outputs.
+        #[test]
+        fn memory_and_work_per_datagram_are_bounded(
+            steps in proptest::collection::vec(
+                (any::<bool>(), any::<u32>(), any::<u16>(), 1u16..=u16::MAX, any::<u64>()),
+                1..200,
+            )
+        ) {
+            let mut r = SproutReceiver::new(SproutConfig::default()).unwrap();
+            for (i, (valid, frame, fragment, fragments, seq)) in steps.into_iter().enumerate() {
+                let now = Instant::from_millis(i as u64 * 7);
+                let d = if valid {
+                    data(i as u32, 0, 1, i as u64 * 1000, &[3; 900])
+                } else {
+                    data(frame, fragment % fragments, fragments, seq, &[3; 900])
+                };
+                let _ = r.handle_datagram(now, &d);
+                r.handle_timeout(now);
+                prop_assert!(r.out.len() + r.events.len() <= 4);
+                drain(&mut r, now);
+                prop_assert!(r.states.len() <= STATES_KEPT);
+                prop_assert!(r.assembly.as_ref().is_none_or(|a| a.bytes <= MAX_FRAME_BYTES));
+            }
+        }
     }
 }

@@ -135,13 +135,13 @@ impl Store {
     /// Writes the matrix the runs came from.
     pub fn write_matrix(&self, matrix: &Matrix) -> io::Result<()> {
         let path = self.root.join("matrix.toml");
-        fs::write(&path, matrix.to_toml()).map_err(|e| context(&path, e))
+        salsify_codec::output::write(&path, matrix.to_toml()).map_err(|e| context(&path, e))
     }
 
     /// Records the command line that produced the runs (shown in the report).
     pub fn write_command(&self, command: &str) -> io::Result<()> {
         let path = self.root.join("command.txt");
-        fs::write(&path, format!("{command}\n")).map_err(|e| context(&path, e))
+        salsify_codec::output::write(&path, format!("{command}\n")).map_err(|e| context(&path, e))
     }
 
     /// The recorded command line.
@@ -157,7 +157,7 @@ impl Store {
     pub fn write_plan(&self, plan: &Plan) -> io::Result<()> {
         let path = self.root.join("plan.json");
         let text = serde_json::to_string_pretty(plan).map_err(io::Error::other)?;
-        fs::write(&path, text).map_err(|e| context(&path, e))
+        salsify_codec::output::write(&path, text).map_err(|e| context(&path, e))
     }
 
     /// Reads the plan back.
@@ -289,7 +289,7 @@ fn write_parts(
     meta: &RunMeta,
     summary: &Summary,
 ) -> io::Result<()> {
-    let create = |name: &str| File::create(dir.join(name)).map(BufWriter::new);
+    let create = |name: &str| salsify_codec::output::create(&dir.join(name)).map(BufWriter::new);
     let mut frames = create("frames.csv")?;
     write_frames_csv(records, &mut frames)?;
     frames.flush()?;
@@ -300,11 +300,11 @@ fn write_parts(
     timeseries::write_csv(&bins, &mut series)?;
     series.flush()?;
     let experiment = toml::to_string(&run.experiment).map_err(io::Error::other)?;
-    fs::write(dir.join("experiment.toml"), experiment)?;
-    fs::write(dir.join("run.json"), serde_json::to_string_pretty(meta)?)?;
+    salsify_codec::output::write(&dir.join("experiment.toml"), experiment)?;
+    salsify_codec::output::write(&dir.join("run.json"), serde_json::to_string_pretty(meta)?)?;
     // Last: its presence is what marks the run finished.
-    fs::write(
-        dir.join("summary.json"),
+    salsify_codec::output::write(
+        &dir.join("summary.json"),
         serde_json::to_string_pretty(summary)?,
     )
 }

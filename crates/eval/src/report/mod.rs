@@ -342,10 +342,10 @@ pub fn write(report: &Report, dir: &Path) -> std::io::Result<()> {
     let figures = dir.join("figures");
     std::fs::create_dir_all(&figures)?;
     for f in &report.figures {
-        std::fs::write(figures.join(format!("{}.svg", f.name)), &f.svg)?;
+        salsify_codec::output::write(&figures.join(format!("{}.svg", f.name)), &f.svg)?;
     }
-    std::fs::write(dir.join("report.md"), &report.markdown)?;
-    std::fs::write(dir.join("report.html"), &report.html)
+    salsify_codec::output::write(&dir.join("report.md"), &report.markdown)?;
+    salsify_codec::output::write(&dir.join("report.html"), &report.html)
 }
 
 #[cfg(test)]

@@ -7,13 +7,11 @@
 use std::net::UdpSocket;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 mod support;
 
-use support::{free_addr, SALSIFY};
+use support::{free_addr, Keep, Tap, SALSIFY};
 
 fn temp_dir(name: &str) -> PathBuf {
     support::temp_dir("hostile", name)
@@ -155,59 +153,6 @@ fn a_sequence_jump_neither_grows_nor_hangs_any_receiver() {
     }
 }
 
-/// A UDP hop from a sender to `to` that keeps the datagrams it carries towards `to` (what
-/// an eavesdropper records, to replay), and passes the answers back.
-struct Tap {
-    addr: String,
-    seen: Arc<Mutex<Vec<Vec<u8>>>>,
-    stop: Arc<AtomicBool>,
-}
-
-impl Tap {
-    fn start(to: &str) -> Tap {
-        let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
-        socket
-            .set_read_timeout(Some(Duration::from_millis(50)))
-            .unwrap();
-        let tap = Tap {
-            addr: socket.local_addr().unwrap().to_string(),
-            seen: Default::default(),
-            stop: Default::default(),
-        };
-        let (seen, stop) = (tap.seen.clone(), tap.stop.clone());
-        let to: std::net::SocketAddr = to.parse().unwrap();
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 4096];
-            let mut sender = None;
-            while !stop.load(Ordering::Relaxed) {
-                let Ok((n, from)) = socket.recv_from(&mut buf) else {
-                    continue;
-                };
-                if from == to {
-                    if let Some(s) = sender {
-                        let _ = socket.send_to(&buf[..n], s);
-                    }
-                    continue;
-                }
-                sender = Some(from);
-                let mut seen = seen.lock().unwrap();
-                if seen.len() < 512 && is_media(&buf[..n]) {
-                    seen.push(buf[..n].to_vec());
-                }
-                drop(seen);
-                let _ = socket.send_to(&buf[..n], to);
-            }
-        });
-        tap
-    }
-}
-
-impl Drop for Tap {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-    }
-}
-
 /// Display times (µs, column 3 of recv.csv) of the frames a receiver logged.
 fn shown_at(log: &Path) -> Vec<u64> {
     let text = std::fs::read_to_string(log).unwrap_or_default();
@@ -249,7 +194,7 @@ fn a_flooder_gets_nothing_from_the_relay_and_the_call_keeps_its_rate() {
             "12",
             "-q",
         ]);
-        let tap = Tap::start(&link_addr);
+        let tap = Tap::start(&link_addr, Keep::First(512, is_media));
         calls.push((recv, link, tap, link_addr, log));
     }
     std::thread::sleep(Duration::from_millis(300));

@@ -17,7 +17,7 @@ use salsify_transport::wire::DataFragment;
 
 mod support;
 
-use support::{finish, free_addr, SALSIFY};
+use support::{finish, free_addr, Keep, Tap, SALSIFY};
 
 fn temp_dir(name: &str) -> PathBuf {
     support::temp_dir("rt", name)
@@ -795,61 +795,6 @@ fn strangers_without_the_key_get_no_frame_shown() {
     assert!(stderr.lines().count() < 20, "{stderr}");
 }
 
-/// A UDP hop from a sender to `to` (and back) that keeps copies of the newest datagrams it
-/// carries towards `to`: what an eavesdropper on the path records, to replay and alter.
-struct Tap {
-    addr: String,
-    seen: std::sync::Arc<std::sync::Mutex<std::collections::VecDeque<Vec<u8>>>>,
-    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
-}
-
-impl Tap {
-    fn start(to: &str) -> Tap {
-        use std::sync::atomic::Ordering;
-        let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
-        socket
-            .set_read_timeout(Some(std::time::Duration::from_millis(50)))
-            .unwrap();
-        let tap = Tap {
-            addr: socket.local_addr().unwrap().to_string(),
-            seen: Default::default(),
-            stop: Default::default(),
-        };
-        let (seen, stop) = (tap.seen.clone(), tap.stop.clone());
-        let to: std::net::SocketAddr = to.parse().unwrap();
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 4096];
-            let mut sender = None;
-            while !stop.load(Ordering::Relaxed) {
-                let Ok((n, from)) = socket.recv_from(&mut buf) else {
-                    continue;
-                };
-                if from == to {
-                    if let Some(s) = sender {
-                        let _ = socket.send_to(&buf[..n], s);
-                    }
-                    continue;
-                }
-                sender = Some(from);
-                let mut seen = seen.lock().unwrap();
-                if seen.len() == 64 {
-                    seen.pop_front();
-                }
-                seen.push_back(buf[..n].to_vec());
-                drop(seen);
-                let _ = socket.send_to(&buf[..n], to);
-            }
-        });
-        tap
-    }
-}
-
-impl Drop for Tap {
-    fn drop(&mut self) {
-        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
-    }
-}
-
 /// Sends `count` forged datagrams to `to` from a stranger's socket, about 30,000 a second:
 /// the session's own datagrams recorded by `tap` replayed, with a bit flipped, truncated,
 /// and made-up ones (handshake inits, data for random session ids, garbage).
@@ -916,7 +861,7 @@ fn a_flood_of_forged_datagrams_leaves_an_encrypted_sessions_frame_rate() {
     let mut runs = Vec::new();
     for name in ["clean", "flooded"] {
         let recv_addr = free_addr();
-        let tap = Tap::start(&recv_addr);
+        let tap = Tap::start(&recv_addr, Keep::Newest(64));
         let recv_log = dir.join(format!("{name}-recv.csv"));
         let recv = keyed_recv(&recv_addr, &recv_log, "12", &recv_keys);
         runs.push((name, recv, tap, recv_addr, recv_log));

@@ -35,3 +35,84 @@ pub fn finish(child: Child, what: &str) -> Output {
     );
     out
 }
+
+/// A UDP hop on loopback between a sender and `to`: forwards the sender's datagrams to `to`
+/// and the answers back, and keeps copies of what it carries towards `to` (what an
+/// eavesdropper records, to replay).
+pub struct Tap {
+    /// Where the sender should send.
+    pub addr: String,
+    /// The datagrams kept (see [`Keep`]).
+    pub seen: std::sync::Arc<std::sync::Mutex<std::collections::VecDeque<Vec<u8>>>>,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+/// Which of the carried datagrams a [`Tap`] keeps.
+#[derive(Clone, Copy)]
+pub enum Keep {
+    /// The newest this many.
+    Newest(usize),
+    /// The first this many for which the test returns true.
+    First(usize, fn(&[u8]) -> bool),
+}
+
+impl Keep {
+    fn add(self, seen: &mut std::collections::VecDeque<Vec<u8>>, d: &[u8]) {
+        match self {
+            Keep::Newest(n) => {
+                if seen.len() == n {
+                    seen.pop_front();
+                }
+                seen.push_back(d.to_vec());
+            }
+            Keep::First(n, wanted) => {
+                if seen.len() < n && wanted(d) {
+                    seen.push_back(d.to_vec());
+                }
+            }
+        }
+    }
+}
+
+impl Tap {
+    /// A tap in front of `to`, keeping the datagrams `keep` says.
+    pub fn start(to: &str, keep: Keep) -> Tap {
+        use std::sync::atomic::Ordering;
+        let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+        socket
+            .set_read_timeout(Some(std::time::Duration::from_millis(50)))
+            .unwrap();
+        let tap = Tap {
+            addr: socket.local_addr().unwrap().to_string(),
+            seen: Default::default(),
+            stop: Default::default(),
+        };
+        let (seen, stop) = (tap.seen.clone(), tap.stop.clone());
+        let to: std::net::SocketAddr = to.parse().unwrap();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            let mut sender = None;
+            while !stop.load(Ordering::Relaxed) {
+                let Ok((n, from)) = socket.recv_from(&mut buf) else {
+                    continue;
+                };
+                if from == to {
+                    if let Some(s) = sender {
+                        let _ = socket.send_to(&buf[..n], s);
+                    }
+                    continue;
+                }
+                sender = Some(from);
+                keep.add(&mut seen.lock().unwrap(), &buf[..n]);
+                let _ = socket.send_to(&buf[..n], to);
+            }
+        });
+        tap
+    }
+}
+
+impl Drop for Tap {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}

@@ -121,22 +121,7 @@ fn shown_number(v: &Value) -> f64 {
 fn a_running_demos_page_follows_the_call() {
     let Some(browser) = chromium() else { return };
     let dir = temp_dir("dashboard", "live");
-    let mut demo = Command::new(SALSIFY)
-        .args([
-            "demo",
-            "--duration",
-            "10",
-            "--size",
-            "320x180",
-            "--quiet",
-            "--dashboard",
-        ])
-        .arg("--out")
-        .arg(dir.join("out"))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut demo = demo_with_dashboard(&dir, "10", Stdio::piped());
     let (url, lines) = dashboard_url(demo.stderr.take().unwrap());
     let mut page = open_page(browser, &url, &dir);
     // (when read, the report) for every new report while the call runs.
@@ -261,15 +246,14 @@ fn view_shows_a_simulated_runs_summary() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// `--dashboard` with no address listens on 127.0.0.1, and on nothing else.
-#[test]
-fn the_dashboard_listens_on_loopback_only() {
-    let dir = temp_dir("dashboard", "loopback");
-    let mut demo = Command::new(SALSIFY)
+/// A small `salsify demo --dashboard` of `seconds` writing to `dir/out`, its stderr piped
+/// (where the dashboard's address is printed).
+fn demo_with_dashboard(dir: &Path, seconds: &str, stdout: Stdio) -> Child {
+    Command::new(SALSIFY)
         .args([
             "demo",
             "--duration",
-            "3",
+            seconds,
             "--size",
             "320x180",
             "--quiet",
@@ -277,10 +261,17 @@ fn the_dashboard_listens_on_loopback_only() {
         ])
         .arg("--out")
         .arg(dir.join("out"))
-        .stdout(Stdio::null())
+        .stdout(stdout)
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap();
+        .unwrap()
+}
+
+/// `--dashboard` with no address listens on 127.0.0.1, and on nothing else.
+#[test]
+fn the_dashboard_listens_on_loopback_only() {
+    let dir = temp_dir("dashboard", "loopback");
+    let mut demo = demo_with_dashboard(&dir, "3", Stdio::null());
     let (url, _lines) = dashboard_url(demo.stderr.take().unwrap());
     let port: u16 = url
         .trim_start_matches("http://127.0.0.1:")

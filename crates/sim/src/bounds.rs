@@ -780,4 +780,30 @@ mod tests {
             "{past:?} {future:?}"
         );
     }
+
+    /// Told the link a round trip late, the genie estimates the queue from what it knows was
+    /// delivered: with no propagation delay there is no lag and it is the past genie exactly;
+    /// with 20 ms each way on a link that clumps, it queues on stale knowledge and waits longer.
+    #[test]
+    fn the_genie_a_round_trip_late_is_the_past_genie_without_a_lag() {
+        // Bursts of 12 opportunities every 24 ms: 0.5 packets per ms on average.
+        let opportunities: Vec<u64> = (0..500u64)
+            .flat_map(|b| (0..12).map(move |i| b * 24_000 + i * 100))
+            .collect();
+        let p = params(100.0, 33.0, 1.0);
+        let mut no_lag = link(opportunities.clone(), 10, Some(256));
+        no_lag.propagation_us = 0;
+        assert_eq!(
+            no_lag.genie_point(p, Horizon::Acked),
+            no_lag.genie_point(p, Horizon::Past)
+        );
+        let lagged = link(opportunities, 10, Some(256));
+        let past = lagged.genie_point(p, Horizon::Past);
+        let acked = lagged.genie_point(p, Horizon::Acked);
+        assert_ne!(acked, past);
+        assert!(
+            acked.delay.p95_ms >= past.delay.p95_ms,
+            "{acked:?} {past:?}"
+        );
+    }
 }

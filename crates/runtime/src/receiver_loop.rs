@@ -152,7 +152,7 @@ pub fn run_with_display(
     observer: Observer,
 ) -> Result<ReceiverTotals> {
     display.set_view(config.display.view.clone());
-    let (tx, rx) = mpsc::channel::<Received>();
+    let (tx, rx) = mpsc::sync_channel::<Received>(udp::READER_BACKLOG);
     let _reader = udp::spawn_reader(&socket, stop.clone(), tx, |d| d)?;
     let sessions = Sessions::new(
         config.scheme.clone(),

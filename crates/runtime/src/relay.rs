@@ -271,7 +271,7 @@ pub fn run(
     stop: Arc<AtomicBool>,
     observer: Observer,
 ) -> Result<RelayTotals> {
-    let (tx, rx) = mpsc::channel::<Received>();
+    let (tx, rx) = mpsc::sync_channel::<Received>(udp::READER_BACKLOG);
     let _reader = udp::spawn_reader(&socket, stop.clone(), tx, |d| d)?;
     let realtime = config.realtime && crate::realtime::request_for_this_thread().is_ok();
     let mut links = match config.start {

@@ -188,7 +188,7 @@ pub fn run(
         Some(path) => Some(SenderLog::create(path)?),
         None => None,
     };
-    let (tx, rx) = mpsc::channel::<Input>();
+    let (tx, rx) = mpsc::sync_channel::<Input>(udp::READER_BACKLOG);
     let encoded_tx = tx.clone();
     let encoder = EncoderThread::start(executor, move |e| {
         encoded_tx.send(Input::Encoded(e)).is_ok()

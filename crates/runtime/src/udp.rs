@@ -199,13 +199,19 @@ fn sockaddr_to_std(name: &libc::sockaddr_storage) -> Option<SocketAddr> {
     }
 }
 
-/// Reads `socket` on a new thread until `stop` is set, handing each datagram to `deliver`
-/// (which returns false when its consumer is gone). A socket error other than a timeout ends
-/// the thread after reporting it on standard error.
+/// How many datagrams a reader holds for a loop that has not taken them yet (channels made
+/// with `mpsc::sync_channel(READER_BACKLOG)`): a flood costs at most this many datagrams of
+/// memory; beyond it datagrams are dropped, as a full socket buffer would drop them.
+pub const READER_BACKLOG: usize = 4096;
+
+/// Reads `socket` on a new thread until `stop` is set, handing each datagram, wrapped, to `tx`
+/// without ever waiting: when the loop is `READER_BACKLOG` datagrams behind, the datagram is
+/// dropped and counted (reported on standard error at 1, 2, 4, ... drops). The thread ends
+/// when the loop is gone, or after reporting a socket error other than a timeout.
 pub fn spawn_reader<T: Send + 'static>(
     socket: &UdpSocket,
     stop: Arc<AtomicBool>,
-    tx: mpsc::Sender<T>,
+    tx: mpsc::SyncSender<T>,
     wrap: fn(Received) -> T,
 ) -> Result<std::thread::JoinHandle<()>> {
     let socket = socket.try_clone().context("cannot clone the UDP socket")?;
@@ -216,13 +222,22 @@ pub fn spawn_reader<T: Send + 'static>(
         .name("udp-reader".into())
         .spawn(move || {
             let mut buf = vec![0u8; MAX_DATAGRAM];
+            let mut dropped: u64 = 0;
             while !stop.load(Ordering::Relaxed) {
                 match recv(&socket, &mut buf) {
-                    Ok(Some(d)) => {
-                        if tx.send(wrap(d)).is_err() {
-                            return;
+                    Ok(Some(d)) => match tx.try_send(wrap(d)) {
+                        Ok(()) => {}
+                        Err(mpsc::TrySendError::Full(_)) => {
+                            dropped += 1;
+                            if dropped.is_power_of_two() {
+                                eprintln!(
+                                    "salsify: datagrams arrive faster than they are handled: \
+                                     {dropped} dropped so far"
+                                );
+                            }
                         }
-                    }
+                        Err(mpsc::TrySendError::Disconnected(_)) => return,
+                    },
                     Ok(None) => {}
                     // Linux reports an earlier send's ICMP "port unreachable" here; not fatal.
                     Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {}
@@ -245,6 +260,32 @@ pub fn send(socket: &UdpSocket, bytes: &[u8], to: SocketAddr) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reader_holds_at_most_its_backlog_and_keeps_reading() {
+        let socket = bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let to = socket.local_addr().unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let (tx, rx) = mpsc::sync_channel(4);
+        let _reader = spawn_reader(&socket, stop.clone(), tx, |d| d).unwrap();
+        let flood = bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        for i in 0..100u8 {
+            assert!(send(&flood, &[i], to));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let held: Vec<Received> = rx.try_iter().collect();
+        assert_eq!(
+            held.len(),
+            4,
+            "the reader holds its backlog and drops the rest"
+        );
+        assert_eq!(held[0].bytes, [0]);
+        // Still reading after the flood.
+        assert!(send(&flood, &[200], to));
+        let next = rx.recv_timeout(std::time::Duration::from_secs(2)).unwrap();
+        assert_eq!(next.bytes, [200]);
+        stop.store(true, Ordering::Relaxed);
+    }
 
     #[test]
     fn sockets_get_larger_receive_buffers_than_the_default() {

@@ -115,8 +115,6 @@ impl ep::SenderEndpoint for SalsifySender {
             SenderMode::ConventionalTransport { .. } => "salsify-conventional-transport",
             _ if !c.grace_period => "salsify-no-grace",
             _ if c.rules == SenderRules::Paper => "salsify-paper",
-            _ if c.rules == SenderRules::Project && self.parallel => "salsify-2c-project",
-            _ if c.rules == SenderRules::Project => "salsify-1c-project",
             _ if self.parallel => "salsify-2c",
             _ => "salsify-1c",
         }

@@ -4,7 +4,7 @@ use std::fmt::Debug;
 
 use salsify_time::Duration;
 
-use super::LinkView;
+use super::link::LinkView;
 use crate::decision;
 use crate::delivery::{self, Curve};
 

@@ -18,31 +18,19 @@
 
 pub mod budget;
 pub mod forced;
+mod link;
 pub mod outage;
 pub mod walk;
 
-use salsify_time::{Duration, Instant};
+pub use link::LinkView;
 
 use crate::config::{ResolutionStepConfig, SenderConfig, SenderRules};
-use crate::delivery::{BudgetSource, HeldForecast};
+use crate::delivery::BudgetSource;
 
 use budget::{BudgetRule, EwmaBudget, ForecastBudget, PaperBudget};
 use forced::{ForcedSend, IdleLinkForced, PaperForced};
 use outage::{NoOutage, OutageRule, PacedOutage};
 use walk::{PaperWalk, QualityWalk, SlowLinkWalk};
-
-/// What the sender knows of the link when a rule asks.
-#[derive(Debug, Clone, Copy)]
-pub struct LinkView<'a> {
-    /// The receiver's mean inter-arrival time (tau), once reported.
-    pub tau: Option<Duration>,
-    /// The receiver's newest forecast, if any.
-    pub forecast: Option<&'a HeldForecast>,
-    /// When the last ACK arrived.
-    pub acked_at: Option<Instant>,
-    /// Fragments sent beyond the newest one the receiver reported (N).
-    pub in_flight: u64,
-}
 
 /// The rules a sender runs, one per seam.
 #[derive(Debug)]
@@ -91,6 +79,7 @@ impl Rules {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use salsify_time::Instant;
 
     #[test]
     fn the_paper_rules_never_suspect_an_outage_nor_step_the_resolution() {

@@ -60,8 +60,9 @@
 //! ```
 
 //!
-//! One file per concern: [`mode`] (which sender: Salsify or an ablation), [`slow_link`] (the
-//! rules and their parameters), [`receiver`] (the receiver's), and here the sender's table.
+//! One file per concern: `config/mode.rs` ([`SenderMode`]: Salsify or an ablation),
+//! `config/slow_link.rs` ([`SenderRules`] and their parameters), `config/receiver.rs`
+//! ([`ReceiverConfig`]), and here the sender's table ([`SenderConfig`]).
 mod mode;
 mod receiver;
 mod slow_link;

@@ -80,7 +80,7 @@ impl Default for SlowLinkConfig {
 /// the new size; the receiver's picture is scaled up for display). It steps back up when a
 /// frame at the larger size (predicted as the coarsest frame now, times the area ratio 4)
 /// would cross in `1 / step_up_margin` of the delay target, for `step_up_after` without a
-/// break. Only in [`SenderMode::Salsify`].
+/// break. Only in [`crate::SenderMode::Salsify`].
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ResolutionStepConfig {

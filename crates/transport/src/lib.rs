@@ -109,7 +109,7 @@ pub mod state_store;
 pub mod vp8;
 pub mod wire;
 
-pub use codec::{CodecState, DecodeError, EncodedFrame, FrameDecoder};
+pub use codec::{CodecState, DecodeError, FrameDecoder, SendableFrame};
 pub use config::{
     ConfigError, PacingConfig, ReceiverConfig, ResolutionStepConfig, SenderConfig, SenderMode,
     SenderRules, SlowLinkConfig,

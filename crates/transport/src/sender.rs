@@ -37,7 +37,7 @@ use std::collections::{HashMap, VecDeque};
 use salsify_codec::{Quality, StateHash};
 use salsify_time::{Duration, Instant};
 
-use crate::codec::{CodecState, EncodedFrame};
+use crate::codec::{CodecState, SendableFrame};
 use crate::config::{ConfigError, SenderConfig, SenderMode};
 use crate::conventional::IntervalQualityController;
 use crate::decision;
@@ -109,7 +109,7 @@ struct ReceiverView {
 
 /// The Salsify sender. `F` is the codec's encoded-frame type.
 #[derive(Debug)]
-pub struct Sender<F: EncodedFrame> {
+pub struct Sender<F: SendableFrame> {
     config: SenderConfig,
     initial: F::State,
     states: StateStore<F::State>,
@@ -153,7 +153,7 @@ pub struct Sender<F: EncodedFrame> {
     stats: SenderStats,
 }
 
-impl<F: EncodedFrame> Sender<F> {
+impl<F: SendableFrame> Sender<F> {
     /// A sender starting from `initial` (the codec's initial state: first frame a keyframe).
     pub fn new(config: SenderConfig, initial: F::State) -> Result<Self, ConfigError> {
         config.validate()?;

@@ -35,6 +35,7 @@
 use std::collections::{HashMap, VecDeque};
 
 use salsify_codec::{Quality, StateHash};
+use salsify_endpoint::DropReason;
 use salsify_time::{Duration, Instant};
 
 use crate::codec::{CodecState, SendableFrame};
@@ -55,7 +56,6 @@ use crate::wire::{
 
 mod types;
 
-pub(crate) use types::DropCause;
 pub use types::{
     Choice, EncodeJob, EncodeRequest, SenderEvent, SenderOutput, SenderStats, SentFrame,
 };
@@ -143,8 +143,9 @@ pub struct Sender<F: SendableFrame> {
     waiting_picture: Option<(u64, Instant)>,
     next_request_id: u64,
     encodes: VecDeque<EncodeRequest<F::State>>,
-    /// Events to hand out, each dropped picture with why (for [`crate::SalsifySender`]).
-    events: VecDeque<(SenderEvent, Option<DropCause>)>,
+    /// Events to hand out, each dropped picture with why (for [`crate::SalsifySender`]: the
+    /// endpoint's reason, one vocabulary).
+    events: VecDeque<(SenderEvent, Option<DropReason>)>,
     interval_quality: IntervalQualityController,
     encode_time: EncodeTimeControl,
     /// Frames sent in a row that took a small share of the budget (see
@@ -227,7 +228,7 @@ impl<F: SendableFrame> Sender<F> {
         self.encode_time.on_picture(captured);
         if self.in_flight.is_some() {
             if let Some((old, _)) = self.waiting_picture.replace((picture, captured)) {
-                self.drop_picture(now, old, DropCause::EncoderBusy);
+                self.drop_picture(now, old, DropReason::EncoderBusy);
             }
             return;
         }
@@ -254,7 +255,7 @@ impl<F: SendableFrame> Sender<F> {
             Ok(()) => self.commit_or_skip(now, &request, frames),
             Err(_) => {
                 self.held_options.clear();
-                self.drop_picture(now, request.picture, DropCause::Failed)
+                self.drop_picture(now, request.picture, DropReason::Failed)
             }
         }
         // The slow-link rules may have asked for one more encode of the same picture.
@@ -271,7 +272,7 @@ impl<F: SendableFrame> Sender<F> {
             None => return Err(SenderError::UnknownRequest(id)),
         };
         self.held_options.clear();
-        self.drop_picture(now, request.picture, DropCause::Failed);
+        self.drop_picture(now, request.picture, DropReason::Failed);
         self.start_waiting_picture(now);
         Ok(())
     }
@@ -313,7 +314,7 @@ impl<F: SendableFrame> Sender<F> {
     pub(crate) fn poll_output_with_cause(
         &mut self,
         now: Instant,
-    ) -> (SenderOutput<F::State>, Option<DropCause>) {
+    ) -> (SenderOutput<F::State>, Option<DropReason>) {
         if let Some(request) = self.encodes.pop_front() {
             return (SenderOutput::Encode(request), None);
         }
@@ -394,7 +395,7 @@ impl<F: SendableFrame> Sender<F> {
         Err(why)
     }
 
-    fn drop_picture(&mut self, now: Instant, picture: u64, cause: DropCause) {
+    fn drop_picture(&mut self, now: Instant, picture: u64, cause: DropReason) {
         self.stats.dropped += 1;
         self.events.push_back((
             SenderEvent::PictureDropped { picture, at: now },
@@ -645,7 +646,7 @@ impl<F: SendableFrame> Sender<F> {
             Pick::Skip => self.skip(now, request.picture, request.captured, budget),
             // Cannot happen: every job asks for one or two frames and check_frames made sure
             // that many came back. Dropped rather than guessed at.
-            Pick::Drop => self.drop_picture(now, request.picture, DropCause::Failed),
+            Pick::Drop => self.drop_picture(now, request.picture, DropReason::Failed),
         }
     }
 
@@ -731,7 +732,7 @@ impl<F: SendableFrame> Sender<F> {
         let count = frame.len().div_ceil(payload);
         let count = match u16::try_from(count) {
             Ok(c) if c > 0 && c <= MAX_FRAGMENTS => c,
-            _ => return self.drop_picture(now, request.picture, DropCause::Failed),
+            _ => return self.drop_picture(now, request.picture, DropReason::Failed),
         };
         let number = self.next_frame;
         self.next_frame = self.next_frame.wrapping_add(1);

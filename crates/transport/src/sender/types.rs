@@ -190,12 +190,3 @@ impl SenderStats {
         self.sent_better + self.sent_worse + self.sent_forced + self.sent_only
     }
 }
-
-/// Why a picture was dropped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum DropCause {
-    /// A newer picture arrived while an encode was under way.
-    EncoderBusy,
-    /// The encode failed, came back wrong, or made a frame of too many fragments.
-    Failed,
-}

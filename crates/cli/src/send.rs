@@ -76,7 +76,7 @@ pub enum EncodeMode {
 #[derive(Args, Debug, Clone)]
 pub struct SchemeArgs {
     /// The scheme: salsify-2c, salsify-1c, salsify-no-grace, salsify-conventional-codec,
-    /// salsify-conventional-transport, salsify-paper, salsify-2c-project, salsify-1c-project,
+    /// salsify-conventional-transport, salsify-paper,
     /// conventional (WebRTC: libwebrtc's GoogCC through the goog_cc port, its pacer and video
     /// sender, libvpx CBR, NACK/PLI), vidaptive (Copa, padding, encoder pause/reset), sprout or
     /// sprout-ewma (Sprout's forecast window sizing each frame, as Alfalfa), or sprout-bulk /

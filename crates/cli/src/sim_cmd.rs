@@ -31,8 +31,7 @@ pub struct SimArgs {
     #[arg(long)]
     config: Option<PathBuf>,
     /// Scheme: salsify-2c, salsify-1c, salsify-no-grace, salsify-conventional-codec,
-    /// salsify-conventional-transport, salsify-paper (the paper's sender rules),
-    /// salsify-2c-project / salsify-1c-project (the first round's sender), conventional
+    /// salsify-conventional-transport, salsify-paper (the paper's sender rules), conventional
     /// (libwebrtc's GoogCC + libvpx CBR), vidaptive, oracle, sprout, sprout-ewma (Sprout
     /// carrying video), sprout-bulk, sprout-ewma-bulk (Sprout's bulk filler) [default:
     /// salsify-2c].

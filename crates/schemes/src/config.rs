@@ -24,8 +24,6 @@ pub const SCHEMES: &[&str] = &[
     "vidaptive",
     "oracle",
     "salsify-paper",
-    "salsify-2c-project",
-    "salsify-1c-project",
     "sprout",
     "sprout-ewma",
     "sprout-bulk",
@@ -222,30 +220,10 @@ impl SchemeConfig {
                 },
                 true,
             ),
-            // The first round's rules (fixed 250 ms outage timeout, whole-frame probes every
-            // 80 ms), kept so results before the slow-link rules can be reproduced.
-            "salsify-2c-project" => (
-                "salsify-2c-project",
-                SenderConfig {
-                    rules: SenderRules::Project,
-                    budget: BudgetSource::Ewma,
-                    ..base
-                },
-                true,
-            ),
-            "salsify-1c-project" => (
-                "salsify-1c-project",
-                SenderConfig {
-                    rules: SenderRules::Project,
-                    budget: BudgetSource::Ewma,
-                    ..base
-                },
-                false,
-            ),
             other => return Err(SchemeError::Unknown(other.to_string())),
         };
-        // The receiver and the pacing go with the sender's rules: the paper's and the first
-        // round's senders run as they were measured (unless the table sets its own pacing).
+        // The receiver and the pacing go with the sender's rules: the paper's sender runs as it
+        // was measured (unless the table sets its own pacing).
         let (receiver, sender) = match sender.rules {
             SenderRules::SlowLink => (receiver, sender),
             _ => {
@@ -452,16 +430,14 @@ mod tests {
         assert_eq!(rules("salsify-2c"), (SenderRules::SlowLink, true));
         assert_eq!(rules("salsify-1c"), (SenderRules::SlowLink, false));
         assert_eq!(rules("salsify-paper"), (SenderRules::Paper, true));
-        assert_eq!(rules("salsify-2c-project"), (SenderRules::Project, true));
-        assert_eq!(rules("salsify-1c-project"), (SenderRules::Project, false));
-        // The receiver goes with the rules: the paper's and the first round's plain one.
+        // The receiver goes with the rules: the paper's plain one.
         let receiver = |name| match SchemeConfig::named(name, &SchemeParams::default()).unwrap() {
             SchemeConfig::Salsify { receiver, .. } => receiver,
             other => panic!("{other:?}"),
         };
         let default = salsify_transport::ReceiverConfig::default();
         // Salsify-2c budgets with the forecast (issue 35), so its receiver forecasts; the
-        // paper's and the first round's senders keep the EWMA and a receiver that does not.
+        // paper's sender keeps the EWMA and a receiver that does not.
         assert_eq!(
             receiver("salsify-2c"),
             salsify_transport::ReceiverConfig {
@@ -475,12 +451,7 @@ mod tests {
         };
         assert_eq!(budget("salsify-2c"), BudgetSource::Forecast);
         assert_eq!(budget("salsify-paper"), BudgetSource::Ewma);
-        assert_eq!(budget("salsify-2c-project"), BudgetSource::Ewma);
         assert_eq!(receiver("salsify-paper"), default.clone().first_round());
-        assert_eq!(
-            receiver("salsify-1c-project"),
-            default.clone().first_round()
-        );
         assert_ne!(default.clone().first_round(), default);
         // The [salsify] table's other fields carry over; its rules are the name's.
         let params = SchemeParams {

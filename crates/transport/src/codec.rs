@@ -3,7 +3,7 @@
 //! The sender and receiver are generic over these traits so their tests run on a size-only
 //! fake codec ([`crate::fake`]) without libvpx, while the real VP8 codec plugs in through
 //! [`crate::vp8`]. The sender never encodes: it asks the runtime for encodes (see
-//! [`crate::sender::EncodeRequest`]) and receives frames implementing [`EncodedFrame`].
+//! [`crate::sender::EncodeRequest`]) and receives frames implementing [`SendableFrame`].
 
 use salsify_codec::{Quality, StateHash};
 
@@ -13,8 +13,10 @@ pub trait CodecState: Clone + std::fmt::Debug {
     fn hash(&self) -> StateHash;
 }
 
-/// One encoded frame as the encoder handed it back.
-pub trait EncodedFrame: std::fmt::Debug {
+/// What the sender needs of one encoded frame, as the encoder handed it back (implemented by
+/// the codec's [`salsify_codec::EncodedFrame`] struct and the fake codec's frame; named apart
+/// from that struct so one name means one thing).
+pub trait SendableFrame: std::fmt::Debug {
     /// The state type the frame moves between.
     type State: CodecState;
     /// The bytes to send.

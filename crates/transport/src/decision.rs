@@ -7,10 +7,10 @@
 //!    is `MTU x (d / tau - N)` ([`paper_budget`]); of the two options encoded from one state,
 //!    send the larger one that fits it, else neither ([`choose_paper`]).
 //! 2. **The first round's additions** ([`frame_budget`], [`choose_frame`] and the predicates
-//!    [`feedback_starved`], [`outage_suspected`], [`probe_due`]): no budget before the first
-//!    estimate unless something is in flight; the worse option is forced out after
-//!    `max_consecutive_skips` skips with nothing in flight (otherwise no ACK ever reopens the
-//!    budget), and as a probe every `outage_probe_interval` while an outage is suspected.
+//!    [`feedback_starved`], [`probe_due`]): no budget before the first estimate unless
+//!    something is in flight; the worse option is forced out after a number of skips with
+//!    nothing in flight (otherwise no ACK ever reopens the budget), and as a probe every
+//!    probe interval while an outage is suspected.
 //! 3. **The slow-link rules** ([`crate::SenderRules::SlowLink`], the default; built on the
 //!    second layer's budget and predicates):
 //!    [`paced_outage_suspected`] waits for an ACK as long as the link's own pace and the
@@ -21,10 +21,10 @@
 //!    (a probe then sends that coarsest frame whatever its size: nothing smaller exists).
 //!
 //! Under [`crate::SenderRules::Paper`] the sender uses [`paper_budget`] as soon as it has an
-//! estimate (no limit before), [`paper_forced`] and no outage handling; under
-//! [`crate::SenderRules::Project`] (the first round's sender) the second layer alone.
+//! estimate (no limit before), [`paper_forced`] and no outage handling.
 //!
-//! [`crate::Sender`] calls exactly these functions; nothing else decides what it sends.
+//! The rules of [`crate::rules`] call exactly these functions; nothing else decides what
+//! [`crate::Sender`] sends.
 
 use salsify_time::{duration_micros, Duration, Instant};
 
@@ -65,20 +65,6 @@ pub fn frame_budget(
         Some(tau) => Some(paper_budget(mtu, delay_target, tau, in_flight)),
         None => (in_flight > 0).then_some(0),
     }
-}
-
-/// The receiver's inter-arrival estimate as it would stand if the fragment the sender waits
-/// for arrived now: after an ACK silence of `silence` (fragments in flight throughout),
-/// the next arrival is at least `silence` after the last one, so the receiver's EWMA (weight
-/// `weight`, the paper's 0.1) will move to at least `tau + weight x (silence - tau)`. The
-/// paper's budget uses `tau` as last reported, which stays stale for a whole silence: when the
-/// rate falls 100x at once, the sender kept sending frames sized for the old rate until the
-/// first slow ACK (one fragment later) came back. `tau` itself when the silence is shorter.
-pub fn tau_after_silence(tau: Duration, silence: Duration, weight: f64) -> Duration {
-    if silence <= tau || weight.is_nan() || weight <= 0.0 {
-        return tau;
-    }
-    tau + (silence - tau).mul_f64(weight.min(1.0))
 }
 
 /// What Algorithm 2 does with the two options of one picture.
@@ -149,24 +135,6 @@ pub fn feedback_starved(
     consecutive_skips >= max_consecutive_skips && in_flight == 0
 }
 
-/// Fragments are in flight and the receiver has been silent since `silent_since` for the
-/// outage timeout (`outage_timeout`, or four mean inter-arrival times if longer): what is in
-/// flight is presumed lost (see [`crate::SenderConfig::outage_timeout`]).
-pub fn outage_suspected(
-    now: Instant,
-    silent_since: Option<Instant>,
-    mean_interarrival: Option<Duration>,
-    outage_timeout: Duration,
-    in_flight: u64,
-) -> bool {
-    let Some(since) = silent_since else {
-        return false;
-    };
-    let tau = mean_interarrival.unwrap_or(Duration::ZERO);
-    let timeout = outage_timeout.max(tau.saturating_mul(4));
-    in_flight > 0 && now >= since + timeout
-}
-
 /// During a suspected outage, a probe frame is due once `probe_interval` has passed since the
 /// last frame sent (see [`crate::SenderConfig::outage_probe_interval`]).
 pub fn probe_due(
@@ -213,7 +181,7 @@ pub fn paced_ack_timeout(
     floor.max(drain)
 }
 
-/// [`outage_suspected`] under the slow-link rules: fragments in flight and silence since
+/// An outage under the slow-link rules: fragments in flight and silence since
 /// `silent_since` for [`paced_ack_timeout`].
 pub fn paced_outage_suspected(
     now: Instant,
@@ -431,40 +399,6 @@ mod tests {
         assert!(feedback_starved(4, 4, 0));
         assert!(feedback_starved(9, 4, 0));
         assert!(!feedback_starved(9, 4, 1));
-    }
-
-    #[test]
-    fn outages_are_suspected_after_the_longer_of_the_timeout_and_four_tau() {
-        let t0 = Instant::from_millis(1_000);
-        let at = |ms| t0 + MS(ms);
-        // Not silent, or nothing in flight: no outage.
-        assert!(!outage_suspected(at(900), None, None, MS(250), 5));
-        assert!(!outage_suspected(at(900), Some(t0), None, MS(250), 0));
-        assert!(!outage_suspected(at(249), Some(t0), None, MS(250), 5));
-        assert!(outage_suspected(at(250), Some(t0), None, MS(250), 5));
-        // tau = 100 ms: four of them.
-        assert!(!outage_suspected(
-            at(399),
-            Some(t0),
-            Some(MS(100)),
-            MS(250),
-            5
-        ));
-        assert!(outage_suspected(
-            at(400),
-            Some(t0),
-            Some(MS(100)),
-            MS(250),
-            5
-        ));
-        // An absurd tau does not overflow.
-        assert!(!outage_suspected(
-            at(400),
-            Some(t0),
-            Some(Duration::MAX),
-            MS(250),
-            5
-        ));
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! What the sender believes the link will deliver: the budget's two sources, as curves of
-//! cumulative fragments over time, and the drain the sender assumes while ACKs are silent.
+//! cumulative fragments over time (read by [`crate::rules::budget`]).
 //!
 //! - **EWMA** (the paper): one fragment every `tau`, the receiver's grace-corrected mean
 //!   inter-arrival time.
@@ -12,14 +12,10 @@
 //! The budget is what the curve delivers within `d` of the last ACK, less the fragments in
 //! flight (sent beyond the newest one the receiver reported): while ACKs flow, "what drains
 //! in the next `d`, less what is queued". When they stop, that budget freezes at the last
-//! ACK's view (the paper's rule, and [`AckStall::Probe`]): nothing more is sent once `d` worth
-//! is out, and once the ACK is overdue an outage is suspected and coarsest probes follow.
-//! Under [`AckStall::Drain`], once the ACK is overdue the sender counts the link as having
-//! delivered at the curve's rate since, the rate halving every `stall_half_life`: an uplink
-//! that stalls for seconds while the downlink delivers (common on cellular drives) then
-//! costs far less quality, and a downlink that really died receives at most
-//! `rate x half-life / ln 2` more than the frozen budget allowed. ACKs that merely slow down
-//! with the link are not overdue and drain nothing.
+//! ACK's view (the paper's rule): nothing more is sent once `d` worth is out, and once the ACK
+//! is overdue an outage is suspected and coarsest probes follow ([`crate::rules::outage`]).
+//! (Counting the link as still draining while ACKs are overdue, `ack_stall = "drain"`, cost up
+//! to 20% of p95 on links whose rate falls at once and was deleted in issue 37.)
 
 use salsify_time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
@@ -38,32 +34,6 @@ pub enum BudgetSource {
     /// confidence) less what is in flight. Until the first forecast arrives, the EWMA.
     Forecast,
 }
-
-/// What the sender assumes the link does while ACKs are silent (`[slow_link] ack_stall`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-#[non_exhaustive]
-pub enum AckStall {
-    /// The default: nothing is delivered that no ACK reported: the budget freezes, and once
-    /// the ACK is overdue an outage is suspected and probes of the coarsest frames follow.
-    #[default]
-    Probe,
-    /// The link keeps delivering at the last estimate, decaying by half every
-    /// `stall_half_life` once the ACK is overdue (frames then encoded from the newest
-    /// acknowledged state); an outage is suspected only when the rate has decayed to an
-    /// eighth or `max_drain_frames` were sent since the last ACK.
-    Drain,
-}
-
-/// Halvings of the assumed rate after which an ACK silence is treated as an outage under
-/// [`AckStall::Drain`] (an eighth of the rate is left).
-pub const DRAIN_HALVINGS_TO_OUTAGE: f64 = 3.0;
-
-/// Step of the numeric integral of a decaying rate.
-const DECAY_STEP: Duration = Duration::from_millis(5);
-
-/// Longest decay integrated; beyond 40 half-lives nothing is left anyway.
-const MAX_DECAY_STEPS: u64 = 8000;
 
 /// The receiver's last forecast as the sender holds it.
 #[derive(Debug, Clone, PartialEq)]
@@ -143,35 +113,6 @@ impl Curve<'_> {
             }
         }
     }
-
-    /// Like [`Self::between`], with the rate halving every `half_life` after `decay_from`.
-    pub fn between_decaying(
-        &self,
-        from: Instant,
-        to: Instant,
-        decay_from: Instant,
-        half_life: Duration,
-    ) -> f64 {
-        let full_until = to.min(decay_from.max(from));
-        let mut total = self.between(from, full_until);
-        let mut t = full_until;
-        let hl = half_life.as_secs_f64().max(1e-6);
-        let mut steps = 0;
-        while t < to && steps < MAX_DECAY_STEPS {
-            let next = (t + DECAY_STEP).min(to);
-            let mid = t.saturating_duration_since(decay_from).as_secs_f64()
-                + next.saturating_duration_since(t).as_secs_f64() / 2.0;
-            total += self.between(t, next) * (-mid / hl).exp2();
-            t = next;
-            steps += 1;
-        }
-        total
-    }
-}
-
-/// Halvings of the rate at `now` under [`AckStall::Drain`] when decay began at `decay_from`.
-pub fn drain_halvings(now: Instant, decay_from: Instant, half_life: Duration) -> f64 {
-    now.saturating_duration_since(decay_from).as_secs_f64() / half_life.as_secs_f64().max(1e-6)
 }
 
 /// The budget in bytes: the whole fragments `deliverable` leaves beyond the `in_flight`
@@ -232,34 +173,9 @@ mod tests {
     }
 
     #[test]
-    fn a_decaying_rate_delivers_a_bounded_amount() {
-        let tau = Curve::Ewma(Duration::from_millis(1));
-        let hl = Duration::from_millis(500);
-        let plain = tau.between(ms(0), ms(100));
-        assert!((plain - 100.0).abs() < 1e-9);
-        // Before the decay starts, the same.
-        assert!((tau.between_decaying(ms(0), ms(100), ms(200), hl) - 100.0).abs() < 1e-9);
-        // Half-life 500 ms at 1000 fragments/s: at most about 721 more, however long.
-        let long = tau.between_decaying(ms(0), ms(20_000), ms(0), hl);
-        assert!(
-            (long - 500.0 / std::f64::consts::LN_2).abs() < 5.0,
-            "{long}"
-        );
-        let one_hl = tau.between_decaying(ms(0), ms(500), ms(0), hl);
-        assert!(
-            (one_hl - 0.5 * 500.0 / std::f64::consts::LN_2).abs() < 3.0,
-            "{one_hl}"
-        );
-    }
-
-    #[test]
     fn budgets_count_whole_fragments_beyond_those_in_flight() {
         assert_eq!(budget_bytes(10.7, 3, 1400), 7 * 1400);
         assert_eq!(budget_bytes(2.0, 3, 1400), 0);
         assert_eq!(budget_bytes(f64::NAN, 0, 1400), 0);
-        assert_eq!(
-            drain_halvings(ms(1500), ms(500), Duration::from_millis(500)),
-            2.0
-        );
     }
 }

@@ -11,7 +11,7 @@ use salsify_time::Instant;
 use crate::config::{ConfigError, ReceiverConfig, SenderConfig, SenderMode, SenderRules};
 use crate::error::DatagramRejected;
 use crate::receiver::{Receiver, ReceiverEvent, ReceiverOutput};
-use crate::sender::{DropCause, EncodeJob, Sender, SenderEvent, SenderOutput};
+use crate::sender::{EncodeJob, Sender, SenderEvent, SenderOutput};
 use crate::vp8::{CodedPicture, CodedVp8Decoder};
 
 /// The Salsify sender (or one of its ablations) as a [`ep::SenderEndpoint`], with the real
@@ -48,14 +48,6 @@ impl SalsifySender {
     }
 }
 
-fn drop_reason(cause: Option<DropCause>) -> ep::DropReason {
-    match cause {
-        Some(DropCause::EncoderBusy) => ep::DropReason::EncoderBusy,
-        // The inner sender gives a cause with every drop; `None` cannot happen.
-        Some(DropCause::Failed) | None => ep::DropReason::Failed,
-    }
-}
-
 /// A rejected datagram, told apart from one of another scheme's protocol (which fails
 /// Salsify's parse on its first byte) so a driver can say what went wrong.
 fn datagram_error(datagram: &[u8], why: DatagramRejected) -> ep::DatagramError {
@@ -69,7 +61,7 @@ fn datagram_error(datagram: &[u8], why: DatagramRejected) -> ep::DatagramError {
     }
 }
 
-fn sender_event(e: SenderEvent, cause: Option<DropCause>) -> ep::SenderEvent {
+fn sender_event(e: SenderEvent, cause: Option<ep::DropReason>) -> ep::SenderEvent {
     match e {
         SenderEvent::FrameSent(f) => ep::SenderEvent::FrameSent(ep::SentFrame {
             frame: f.frame,
@@ -99,7 +91,8 @@ fn sender_event(e: SenderEvent, cause: Option<DropCause>) -> ep::SenderEvent {
         SenderEvent::PictureDropped { picture, at } => ep::SenderEvent::PictureDropped {
             picture,
             at,
-            reason: drop_reason(cause),
+            // The inner sender gives a reason with every drop; `None` cannot happen.
+            reason: cause.unwrap_or(ep::DropReason::Failed),
         },
         SenderEvent::RecoveryStarted { at, until } => {
             ep::SenderEvent::RecoveryStarted { at, until }
@@ -115,8 +108,6 @@ impl ep::SenderEndpoint for SalsifySender {
             SenderMode::ConventionalTransport { .. } => "salsify-conventional-transport",
             _ if !c.grace_period => "salsify-no-grace",
             _ if c.rules == SenderRules::Paper => "salsify-paper",
-            _ if c.rules == SenderRules::Project && self.parallel => "salsify-2c-project",
-            _ if c.rules == SenderRules::Project => "salsify-1c-project",
             _ if self.parallel => "salsify-2c",
             _ => "salsify-1c",
         }

@@ -84,3 +84,11 @@ pub enum ConfigError {
         reason: String,
     },
 }
+
+/// `Err(ConfigError::Invalid)` naming `field` (as written in experiment files) and why.
+pub(crate) fn invalid(field: &'static str, reason: impl Into<String>) -> Result<(), ConfigError> {
+    Err(ConfigError::Invalid {
+        field,
+        reason: reason.into(),
+    })
+}

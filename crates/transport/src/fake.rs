@@ -9,7 +9,7 @@
 
 use salsify_codec::{Quality, StateHash};
 
-use crate::codec::{CodecState, DecodeError, EncodedFrame, FrameDecoder};
+use crate::codec::{CodecState, DecodeError, FrameDecoder, SendableFrame};
 
 /// Bytes of a fake frame's header; also its minimum size.
 pub const FAKE_HEADER_LEN: usize = 24;
@@ -39,7 +39,7 @@ pub struct FakeFrame {
     pub picture: u64,
 }
 
-impl EncodedFrame for FakeFrame {
+impl SendableFrame for FakeFrame {
     type State = FakeState;
     fn bytes(&self) -> &[u8] {
         &self.bytes

@@ -66,9 +66,10 @@
 //! [`SenderConfig::rules`] selects those rules: the rules for slow and fading links, the default
 //! ([`SenderRules::SlowLink`]: a link-paced outage timeout, smallest-frame probes with
 //! exponential backoff, forced sends within the estimate; [`choose_slow_link`] and its
-//! neighbours), the paper's ([`SenderRules::Paper`]: no outage handling, forced sends after the
-//! skip limit) or the first round's ([`SenderRules::Project`]). What a picture's encodes may
-//! cost in time is [`encode_time`]'s rule.
+//! neighbours) or the paper's ([`SenderRules::Paper`]: no outage handling, forced sends after
+//! the skip limit). The sender builds them once into one rule per seam ([`rules`]: budget
+//! source, outage and probes, forced sends, quality walk). What a picture's encodes may cost in
+//! time is [`encode_time`]'s rule.
 //!
 //! Parameters come from experiment files: [`SenderConfig`] and [`ReceiverConfig`] read TOML
 //! with durations in milliseconds and qualities as quantizer indices (see [`config`]).
@@ -76,7 +77,8 @@
 //! Modules, one concern each: [`wire`] (byte layout), [`codec`] (the traits the endpoints need
 //! from a codec), [`vp8`] (the real codec behind them), [`fake`] (a size-only codec for tests
 //! and libvpx-free simulation), [`config`], [`estimator`] (inter-arrival EWMA),
-//! [`state_store`], [`pacer`], [`decision`] (the sender's choice and budget), [`sender`],
+//! [`state_store`], [`pacer`], [`decision`] (the sender's choice and budget), [`rules`] (the
+//! sender's rules, one per seam), [`sender`],
 //! [`receiver`], [`endpoint`] (both on the common endpoint traits).
 //!
 //! Layer 2 of the workspace (README, "Layout"): on `salsify-time`, `salsify-codec` and
@@ -100,24 +102,24 @@ pub mod link_forecast;
 pub mod pacer;
 pub mod receiver;
 pub mod resolution;
+pub mod rules;
 pub mod sender;
 mod serde_units;
 pub mod state_store;
 pub mod vp8;
 pub mod wire;
 
-pub use codec::{CodecState, DecodeError, EncodedFrame, FrameDecoder};
+pub use codec::{CodecState, DecodeError, FrameDecoder, SendableFrame};
 pub use config::{
     ConfigError, PacingConfig, ReceiverConfig, ResolutionStepConfig, SenderConfig, SenderMode,
     SenderRules, SlowLinkConfig,
 };
 pub use decision::{
     choose_frame, choose_paper, choose_slow_link, feedback_starved, frame_budget, link_pace,
-    outage_suspected, override_limit, paced_ack_timeout, paced_outage_suspected, paper_budget,
-    paper_forced, probe_due, probe_interval, probe_interval_cap, Overrides, PaperDecision,
-    SlowLinkDecision,
+    override_limit, paced_ack_timeout, paced_outage_suspected, paper_budget, paper_forced,
+    probe_due, probe_interval, probe_interval_cap, Overrides, PaperDecision, SlowLinkDecision,
 };
-pub use delivery::{AckStall, BudgetSource};
+pub use delivery::BudgetSource;
 pub use encode_time::{EncodeTimeConfig, EncodeTimeControl};
 pub use endpoint::{ReceiverSetupError, SalsifyReceiver, SalsifySender};
 pub use error::{DatagramRejected, SenderError};

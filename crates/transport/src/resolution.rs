@@ -68,20 +68,6 @@ pub fn classify(
     }
 }
 
-/// The time the coarsest frame must cross within to "fit": the delay target, or the camera's
-/// frame interval when `within_frame_interval` asks for it and it is the shorter
-/// ([`ResolutionStepConfig::within_frame_interval`]).
-pub fn fit_horizon(
-    delay_target: Duration,
-    frame_interval: Option<Duration>,
-    within_frame_interval: bool,
-) -> Duration {
-    match frame_interval {
-        Some(interval) if within_frame_interval => interval.min(delay_target),
-        _ => delay_target,
-    }
-}
-
 /// Which way a step is pending.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Pending {
@@ -162,15 +148,6 @@ impl ResolutionStep {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_fit_horizon_is_the_frame_interval_only_when_asked_and_shorter() {
-        let (d, i) = (Duration::from_millis(100), Duration::from_millis(33));
-        assert_eq!(fit_horizon(d, Some(i), false), d);
-        assert_eq!(fit_horizon(d, Some(i), true), i);
-        assert_eq!(fit_horizon(d, None, true), d);
-        assert_eq!(fit_horizon(i, Some(d), true), i);
-    }
 
     const MS: fn(u64) -> Duration = Duration::from_millis;
 

@@ -18,13 +18,12 @@
 //! the first frame through after an outage decodes at once, without waiting a round trip for
 //! the receiver to report the frames lost in it.
 //!
-//! [`SenderConfig::rules`] picks the rules beyond Algorithm 2. Under
-//! [`SenderRules::SlowLink`] the silence that means an outage follows the link's pace
-//! ([`decision::paced_ack_timeout`] over the fragments in flight when the silence began, with
-//! the pace the longer of tau and the last per-fragment ACK interval), probes back off
-//! exponentially, and a probe or forced send whose worse option is over its size limit asks
-//! for one more encode of the same picture from the same source at `max_quality`
-//! ([`EncodeJob::Qualities`] with that one quality); the options wait for it.
+//! [`SenderConfig::rules`] picks the rules beyond Algorithm 2, built once into one rule per
+//! seam ([`crate::rules`]): the budget source, the outage-and-probe rule, the forced-send rule
+//! and the quality walk. The sender feeds them and does what they say; it never asks which
+//! rule set it runs. Under the slow-link rules a probe or forced send whose worse option is
+//! over its size limit asks for one more encode of the same picture from the same source at
+//! `max_quality` ([`EncodeJob::Qualities`] with that one quality); the options wait for it.
 //!
 //! Drive it like this: `handle_*` inputs, then drain [`Sender::poll_output`] until it returns
 //! [`SenderOutput::Timeout`]; call again at that time or on the next input. Encoding is work
@@ -36,224 +35,33 @@
 use std::collections::{HashMap, VecDeque};
 
 use salsify_codec::{Quality, StateHash};
+use salsify_endpoint::DropReason;
 use salsify_time::{Duration, Instant};
 
-use crate::codec::{CodecState, EncodedFrame};
-use crate::config::{ConfigError, SenderConfig, SenderMode, SenderRules};
+use crate::codec::{CodecState, SendableFrame};
+use crate::config::{ConfigError, SenderConfig, SenderMode};
 use crate::conventional::IntervalQualityController;
 use crate::decision;
-use crate::delivery::{self, AckStall, BudgetSource, Curve, HeldForecast};
+use crate::delivery::HeldForecast;
 use crate::encode_time::EncodeTimeControl;
 use crate::error::{DatagramRejected, SenderError};
 use crate::pacer::Pacer;
 use crate::resolution::{self, ResolutionStep};
+use crate::rules::walk::{OptionSize, Pick};
+use crate::rules::{LinkView, Rules};
 use crate::state_store::StateStore;
 use crate::wire::{
     Ack, DataFragment, Datagram, FragmentId, DATA_HEADER_LEN, FORECAST_UNIT_BYTES, MAX_FRAGMENTS,
 };
 
+mod types;
+
+pub use types::{
+    Choice, EncodeJob, EncodeRequest, SenderEvent, SenderOutput, SenderStats, SentFrame,
+};
+
 /// Sent-frame records kept to map ACKed fragments to sequence numbers.
 const MAX_FRAME_RECORDS: usize = 4096;
-
-/// Send times kept for fragments in flight (the oldest are dropped beyond it).
-const MAX_SEND_TIMES: usize = 8192;
-
-/// What to encode.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum EncodeJob {
-    /// One encode per quality, all from the same source; return the frames in this order.
-    /// Salsify asks for `[better, worse]`; the conventional-transport ablation for one.
-    Qualities(Vec<Quality>),
-    /// Conventional-codec ablation: one encode at the quality the runtime predicts will make a
-    /// frame of at most `bytes` (`hint` is the last quality sent, a starting point). The frame
-    /// is sent whatever its size. `bytes` is 0 when the skip limit forces a send: encode as
-    /// small as possible.
-    SizeTarget {
-        /// The transport's budget when the picture arrived.
-        bytes: usize,
-        /// The quality of the last frame sent.
-        hint: Quality,
-    },
-}
-
-impl EncodeJob {
-    /// How many frames the runtime must hand back.
-    pub fn frames_expected(&self) -> usize {
-        match self {
-            EncodeJob::Qualities(q) => q.len(),
-            EncodeJob::SizeTarget { .. } => 1,
-        }
-    }
-}
-
-/// A request to encode one camera picture.
-///
-/// How long it takes is the runtime's business: Salsify-1c runs the job's encodes one after
-/// the other (hand the frames back after the sum of their times), Salsify-2c in parallel
-/// (after the longest). The sender does not look at its clock between request and answer.
-#[derive(Debug, Clone)]
-pub struct EncodeRequest<S> {
-    /// Pass back to [`Sender::handle_encoded`].
-    pub id: u64,
-    /// The picture id given to [`Sender::handle_frame`].
-    pub picture: u64,
-    /// Its capture time.
-    pub captured: Instant,
-    /// The state to encode from (the initial state means: make a keyframe).
-    pub source: S,
-    /// What to encode.
-    pub job: EncodeJob,
-    /// Code the picture at its size halved this many times in each dimension (the slow-link
-    /// rules' resolution step, [`crate::resolution`]); 0: the source size. When it differs
-    /// from the size `source` was made at, `source` is the initial state (a keyframe).
-    pub halvings: u8,
-}
-
-/// Which option a sent frame was: the one vocabulary of every scheme (Salsify's `Better`,
-/// `Worse`, `ForcedWorse`; `Only` for the one-encode ablations).
-pub use salsify_endpoint::Choice;
-
-/// A frame the sender committed to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SentFrame {
-    /// Frame number on the wire.
-    pub frame: u32,
-    /// The camera picture it encodes.
-    pub picture: u64,
-    /// When that picture was captured.
-    pub captured: Instant,
-    /// When the sender committed to it (fragments leave through the pacer from then on).
-    pub at: Instant,
-    /// Its quantizer.
-    pub quality: Quality,
-    /// Its size in bytes.
-    pub bytes: usize,
-    /// Fragments it was split into.
-    pub fragments: u16,
-    /// Source state ([`StateHash::INITIAL`] for keyframes).
-    pub source: StateHash,
-    /// Target state.
-    pub target: StateHash,
-    /// Which option it was.
-    pub choice: Choice,
-    /// The budget it was chosen against, `None` before the first estimate (no limit).
-    pub budget: Option<usize>,
-    /// Encoded from an acknowledged state in loss-recovery mode.
-    pub recovery: bool,
-}
-
-/// Things the sender did, for logs and metrics.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum SenderEvent {
-    /// A frame was committed to the wire.
-    FrameSent(SentFrame),
-    /// A picture was encoded but neither option fit the budget (or, in the
-    /// conventional-codec ablation, the budget was zero before encoding).
-    PictureSkipped {
-        /// Picture id.
-        picture: u64,
-        /// Capture time.
-        captured: Instant,
-        /// When.
-        at: Instant,
-        /// The budget that was too small.
-        budget: Option<usize>,
-    },
-    /// A picture never got encoded: a newer one arrived while the encoder was busy, or the
-    /// runtime reported the encode as failed.
-    PictureDropped {
-        /// Picture id.
-        picture: u64,
-        /// When.
-        at: Instant,
-    },
-    /// An ACK reported loss; the sender encodes from acknowledged states until `until`.
-    RecoveryStarted {
-        /// When.
-        at: Instant,
-        /// End of recovery mode unless more loss is reported.
-        until: Instant,
-    },
-}
-
-/// What the runtime must do next.
-#[derive(Debug)]
-pub enum SenderOutput<S> {
-    /// Encode a picture and call [`Sender::handle_encoded`] with the frames.
-    Encode(EncodeRequest<S>),
-    /// Send this datagram to the receiver.
-    Transmit(Vec<u8>),
-    /// Something happened.
-    Event(SenderEvent),
-    /// Nothing more until this time (or the next input). [`Instant::FAR_FUTURE`] if idle.
-    Timeout(Instant),
-}
-
-/// A snapshot of the sender's counters.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct SenderStats {
-    /// Camera pictures offered.
-    pub pictures: u64,
-    /// Encode requests issued.
-    pub encode_requests: u64,
-    /// Frames sent, by choice.
-    pub sent_better: u64,
-    /// Frames sent as the worse option because only it fit.
-    pub sent_worse: u64,
-    /// Frames sent as the worse option after too many skips.
-    pub sent_forced: u64,
-    /// Frames sent in one-encode modes.
-    pub sent_only: u64,
-    /// Pictures skipped for lack of budget.
-    pub skipped: u64,
-    /// Pictures dropped (encoder busy, failed encode, or a frame with too many fragments).
-    pub dropped: u64,
-    /// Fragments handed to the wire.
-    pub fragments_sent: u64,
-    /// Valid ACKs received.
-    pub acks: u64,
-    /// ACKs older than one already used (counted, used only for the in-flight count).
-    pub stale_acks: u64,
-    /// Datagrams dropped as malformed, foreign or unexpected.
-    pub rejected_datagrams: u64,
-    /// Times loss-recovery mode was entered.
-    pub recoveries: u64,
-    /// Pictures encoded from an acknowledged state because the ACKs had gone silent (an outage).
-    pub outage_frames: u64,
-    /// States held now.
-    pub states_held: usize,
-    /// Most states held at once.
-    pub max_states_held: usize,
-    /// The receiver's latest mean inter-arrival time.
-    pub mean_interarrival: Option<Duration>,
-    /// Fragments sent but beyond the receiver's newest ACKed one (N).
-    pub fragments_in_flight: u64,
-    /// Quality of the last frame sent.
-    pub quality: Quality,
-    /// The finest quantizer the encode-time rule allows now (`None`: no limit).
-    pub quality_floor: Option<Quality>,
-    /// Halvings of the source size the next picture is coded at (the resolution step).
-    pub halvings: u8,
-    /// Resolution steps taken (down and up).
-    pub resolution_changes: u64,
-}
-
-impl SenderStats {
-    /// All frames sent.
-    pub fn frames_sent(&self) -> u64 {
-        self.sent_better + self.sent_worse + self.sent_forced + self.sent_only
-    }
-}
-
-/// Why a picture was dropped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum DropCause {
-    /// A newer picture arrived while an encode was under way.
-    EncoderBusy,
-    /// The encode failed, came back wrong, or made a frame of too many fragments.
-    Failed,
-}
 
 /// One fragment waiting in the pacer.
 #[derive(Debug)]
@@ -301,7 +109,7 @@ struct ReceiverView {
 
 /// The Salsify sender. `F` is the codec's encoded-frame type.
 #[derive(Debug)]
-pub struct Sender<F: EncodedFrame> {
+pub struct Sender<F: SendableFrame> {
     config: SenderConfig,
     initial: F::State,
     states: StateStore<F::State>,
@@ -318,26 +126,8 @@ pub struct Sender<F: EncodedFrame> {
     recovery_until: Option<Instant>,
     /// When the last frame was committed.
     last_sent_at: Option<Instant>,
-    /// Since when fragments have been in flight with no ACK coming back (None: not silent).
-    silent_since: Option<Instant>,
-    /// `silent_since` was set by an ACK (fragments were already out), not by a fragment sent
-    /// into an idle link: the next ACK's interval then measures the link's pace.
-    silence_from_ack: bool,
-    /// Fragments in flight when `silent_since` was set: the slow-link rules' ACK timeout
-    /// counts these, so that probes sent in a silence do not stretch it.
-    silent_flight: u64,
-    /// The last per-fragment ACK interval measured so (see [`decision::link_pace`]).
-    ack_gap: Option<Duration>,
-    /// Probes sent since the last ACK (slow-link rules: each doubles the probe interval).
-    probes_in_silence: u32,
-    /// Send times of the fragments out of the pacer and not yet reported received, oldest
-    /// first, as (sequence number, time); at most [`MAX_SEND_TIMES`].
-    send_times: VecDeque<(u64, Instant)>,
-    /// The round trip of the newest fragment reported received, and when its ACK came.
-    last_round_trip: Option<(Duration, Instant)>,
-    /// Mean lateness of ACKs against [`Self::ack_expected`] (gain 1/4, as TCP's RTTVAR):
-    /// how much silence is usual on this path.
-    ack_lateness: Duration,
+    /// The rules, one per seam, chosen from `config` once.
+    rules: Rules,
     /// The picture size in force.
     resolution: ResolutionStep,
     /// The last coarsest-quality inter frame's size at the size in force (None after a
@@ -353,20 +143,18 @@ pub struct Sender<F: EncodedFrame> {
     waiting_picture: Option<(u64, Instant)>,
     next_request_id: u64,
     encodes: VecDeque<EncodeRequest<F::State>>,
-    /// Events to hand out, each dropped picture with why (for [`crate::SalsifySender`]).
-    events: VecDeque<(SenderEvent, Option<DropCause>)>,
+    /// Events to hand out, each dropped picture with why (for [`crate::SalsifySender`]: the
+    /// endpoint's reason, one vocabulary).
+    events: VecDeque<(SenderEvent, Option<DropReason>)>,
     interval_quality: IntervalQualityController,
     encode_time: EncodeTimeControl,
     /// Frames sent in a row that took a small share of the budget (see
     /// [`crate::EncodeTimeConfig::single_encode_after`]).
     roomy_frames: u32,
-    /// Frames sent since the last ACK (`ack_stall = "drain"` stops draining before the
-    /// receiver's states older than the ones it acknowledged run out).
-    frames_since_ack: u32,
     stats: SenderStats,
 }
 
-impl<F: EncodedFrame> Sender<F> {
+impl<F: SendableFrame> Sender<F> {
     /// A sender starting from `initial` (the codec's initial state: first frame a keyframe).
     pub fn new(config: SenderConfig, initial: F::State) -> Result<Self, ConfigError> {
         config.validate()?;
@@ -386,14 +174,7 @@ impl<F: EncodedFrame> Sender<F> {
             view: ReceiverView::default(),
             recovery_until: None,
             last_sent_at: None,
-            silent_since: None,
-            silence_from_ack: false,
-            silent_flight: 0,
-            ack_gap: None,
-            probes_in_silence: 0,
-            send_times: VecDeque::new(),
-            last_round_trip: None,
-            ack_lateness: Duration::ZERO,
+            rules: Rules::new(&config),
             resolution: ResolutionStep::new(),
             coarsest_seen: None,
             state_halvings: HashMap::new(),
@@ -406,7 +187,6 @@ impl<F: EncodedFrame> Sender<F> {
             interval_quality: IntervalQualityController::new(interval, config.start_quality),
             encode_time: EncodeTimeControl::new(config.encode_time),
             roomy_frames: 0,
-            frames_since_ack: 0,
             stats: SenderStats {
                 pictures: 0,
                 encode_requests: 0,
@@ -448,7 +228,7 @@ impl<F: EncodedFrame> Sender<F> {
         self.encode_time.on_picture(captured);
         if self.in_flight.is_some() {
             if let Some((old, _)) = self.waiting_picture.replace((picture, captured)) {
-                self.drop_picture(now, old, DropCause::EncoderBusy);
+                self.drop_picture(now, old, DropReason::EncoderBusy);
             }
             return;
         }
@@ -475,7 +255,7 @@ impl<F: EncodedFrame> Sender<F> {
             Ok(()) => self.commit_or_skip(now, &request, frames),
             Err(_) => {
                 self.held_options.clear();
-                self.drop_picture(now, request.picture, DropCause::Failed)
+                self.drop_picture(now, request.picture, DropReason::Failed)
             }
         }
         // The slow-link rules may have asked for one more encode of the same picture.
@@ -492,7 +272,7 @@ impl<F: EncodedFrame> Sender<F> {
             None => return Err(SenderError::UnknownRequest(id)),
         };
         self.held_options.clear();
-        self.drop_picture(now, request.picture, DropCause::Failed);
+        self.drop_picture(now, request.picture, DropReason::Failed);
         self.start_waiting_picture(now);
         Ok(())
     }
@@ -509,23 +289,10 @@ impl<F: EncodedFrame> Sender<F> {
         };
         self.stats.acks += 1;
         self.view.acked_at = Some(now);
-        self.frames_since_ack = 0;
         let before = self.view.highest_seq;
-        let expected = self.ack_expected();
         self.note_received(ack.highest);
-        self.measure_ack_gap(now, before);
-        if self.silence_in_budget() && self.view.highest_seq > before {
-            if let Some(expected) = expected {
-                let late = now.saturating_duration_since(expected);
-                self.ack_lateness = (self.ack_lateness * 3 + late) / 4;
-            }
-            self.note_round_trip(now);
-        }
-        // The ACKs are flowing: the silence clock restarts for whatever is still in flight.
-        self.silent_since = (self.fragments_in_flight() > 0).then_some(now);
-        self.silence_from_ack = self.silent_since.is_some();
-        self.silent_flight = self.fragments_in_flight();
-        self.probes_in_silence = 0;
+        let (after, in_flight) = (self.view.highest_seq, self.fragments_in_flight());
+        self.rules.outage.on_ack(now, before, after, in_flight);
         if self.view.ack_number.is_some_and(|n| ack.ack_number <= n) {
             self.stats.stale_acks += 1;
             return Ok(());
@@ -547,7 +314,7 @@ impl<F: EncodedFrame> Sender<F> {
     pub(crate) fn poll_output_with_cause(
         &mut self,
         now: Instant,
-    ) -> (SenderOutput<F::State>, Option<DropCause>) {
+    ) -> (SenderOutput<F::State>, Option<DropReason>) {
         if let Some(request) = self.encodes.pop_front() {
             return (SenderOutput::Encode(request), None);
         }
@@ -565,132 +332,27 @@ impl<F: EncodedFrame> Sender<F> {
     }
 
     /// The budget for the next frame in bytes, `MTU x (d / tau - N)` clamped at zero; `None`
-    /// (no limit) before the first estimate while nothing is in flight. See
-    /// [`decision::frame_budget`] and [`decision::paper_budget`].
+    /// (no limit) before the first estimate while nothing is in flight (under the paper's
+    /// rules: before the first estimate). See [`decision::frame_budget`] and
+    /// [`decision::paper_budget`].
     pub fn budget(&self) -> Option<usize> {
-        if self.config.rules == SenderRules::Paper {
-            return self.view.mean_interarrival.map(|tau| {
-                decision::paper_budget(
-                    self.config.fragment_payload,
-                    self.config.delay_target,
-                    tau,
-                    self.fragments_in_flight(),
-                )
-            });
-        }
-        decision::frame_budget(
-            self.config.fragment_payload,
-            self.config.delay_target,
-            self.view.mean_interarrival,
-            self.fragments_in_flight(),
-        )
+        self.rules.budget.formula(&self.link())
     }
 
     /// The budget the sender would decide with at `now`, in bytes: [`Sender::budget`] as the
-    /// configured rules, budget source and ACK-stall rule amend it (see [`crate::delivery`]).
-    pub fn budget_now(&self, now: Instant) -> Option<usize> {
-        self.budget_at(now)
+    /// configured budget source amends it (see [`crate::rules::budget`]).
+    pub fn budget_now(&self, _now: Instant) -> Option<usize> {
+        self.rules.budget.budget(&self.link())
     }
 
-    /// True when the budget counts ACK silence (`[slow_link] silence_weight` above 0 under
-    /// the slow-link rules); only then are send times and ACK lateness tracked.
-    fn silence_in_budget(&self) -> bool {
-        self.config.rules == SenderRules::SlowLink && self.config.slow_link.silence_weight > 0.0
-    }
-
-    /// When the ACK for the oldest fragment in flight is due: one round trip (the last one
-    /// measured) after it left, and not before `tau` after the last ACK. `None` with nothing
-    /// in flight or nothing measured yet.
-    fn ack_expected(&self) -> Option<Instant> {
-        let (Some(tau), Some(&(_, sent)), Some((round_trip, acked_at))) = (
-            self.view.mean_interarrival,
-            self.send_times.front(),
-            self.last_round_trip,
-        ) else {
-            return None;
-        };
-        Some((acked_at + tau).max(sent + round_trip))
-    }
-
-    /// The budget the sender decides with at `now`: [`Sender::budget`], but under the
-    /// slow-link rules with tau as the receiver would report it if the fragment it waits for
-    /// arrived now ([`decision::tau_after_silence`]). Silence counts from when that
-    /// fragment's ACK is due ([`Self::ack_expected`]) plus `silence_jitter_factor` times the
-    /// ACKs' usual lateness on this path — as TCP's retransmission timeout adds four times
-    /// the RTT variation — so neither a fragment just sent, nor a standing queue, nor the
-    /// bursty delivery of a cellular link counts as silence; a link whose rate fell at once
-    /// does.
-    fn budget_at(&self, now: Instant) -> Option<usize> {
-        let sl = &self.config.slow_link;
-        if let Some(budget) = self.curve_budget(now) {
-            return Some(budget);
+    /// What the rules are told of the link.
+    fn link(&self) -> LinkView<'_> {
+        LinkView {
+            tau: self.view.mean_interarrival,
+            forecast: self.view.forecast.as_ref(),
+            acked_at: self.view.acked_at,
+            in_flight: self.fragments_in_flight(),
         }
-        if !self.silence_in_budget() {
-            return self.budget();
-        }
-        let (Some(tau), Some(expected)) = (self.view.mean_interarrival, self.ack_expected()) else {
-            return self.budget();
-        };
-        let margin = self.ack_lateness.saturating_mul(sl.silence_jitter_factor);
-        let overdue = now.saturating_duration_since(expected + margin);
-        let tau = decision::tau_after_silence(tau, tau + overdue, sl.silence_weight);
-        decision::frame_budget(
-            self.config.fragment_payload,
-            self.config.delay_target,
-            Some(tau),
-            self.fragments_in_flight(),
-        )
-    }
-
-    /// Under `budget = "forecast"` or `ack_stall = "drain"` (slow-link rules), the budget from
-    /// [`crate::delivery`]: what the link delivers between the last ACK and `now + d`, less
-    /// what is in flight. `None` where the other rules apply (and before any estimate).
-    fn curve_budget(&self, now: Instant) -> Option<usize> {
-        let drain = self.drains_in_silence();
-        let forecast = self.config.budget == BudgetSource::Forecast;
-        if self.config.rules == SenderRules::Paper || !(drain || forecast) {
-            return None;
-        }
-        let curve = match (&self.view.forecast, self.view.mean_interarrival) {
-            (Some(f), _) if forecast => Curve::Forecast(f),
-            (_, Some(tau)) => Curve::Ewma(tau),
-            _ => return None,
-        };
-        let acked = self.view.acked_at?;
-        let mut deliverable = curve.between(acked, acked + self.config.delay_target);
-        if let (true, Some(from)) = (drain, self.drain_decay_from()) {
-            // ACKs overdue: the link is assumed to have drained at the estimate's rate since,
-            // halving every half-life (nothing while ACKs merely slow down with the link).
-            let half_life = self.config.slow_link.stall_half_life;
-            deliverable += curve.between_decaying(from, now.max(from), from, half_life);
-        }
-        Some(delivery::budget_bytes(
-            deliverable,
-            self.fragments_in_flight(),
-            self.config.fragment_payload,
-        ))
-    }
-
-    /// The slow-link rules' ACK timeout has passed with fragments in flight.
-    fn ack_overdue(&self, now: Instant) -> bool {
-        decision::paced_outage_suspected(
-            now,
-            self.silent_since,
-            self.ack_timeout(),
-            self.fragments_in_flight(),
-        )
-    }
-
-    /// `ack_stall = "drain"` under the slow-link rules.
-    fn drains_in_silence(&self) -> bool {
-        self.config.rules == SenderRules::SlowLink
-            && self.config.slow_link.ack_stall == AckStall::Drain
-    }
-
-    /// When the assumed drain starts decaying: once the ACK is overdue. `None` while the
-    /// ACKs are not silent.
-    fn drain_decay_from(&self) -> Option<Instant> {
-        self.silent_since.map(|since| since + self.ack_timeout())
     }
 
     /// True while encoding from acknowledged states.
@@ -698,81 +360,12 @@ impl<F: EncodedFrame> Sender<F> {
         self.recovery_until.is_some_and(|until| now < until)
     }
 
-    /// True when fragments are in flight and the receiver has been silent for the outage
-    /// timeout (see [`SenderConfig::outage_timeout`]): what is in flight is presumed lost.
-    ///
-    /// Under [`SenderRules::Paper`] never; under [`SenderRules::SlowLink`] the timeout follows
-    /// the link's pace ([`decision::paced_ack_timeout`]).
+    /// True when fragments are in flight and the receiver has been silent long enough that
+    /// what is in flight is presumed lost (see [`SenderConfig::outage_timeout`] and
+    /// [`crate::rules::outage`]; never under the paper's rules).
     pub fn outage_suspected(&self, now: Instant) -> bool {
-        match self.config.rules {
-            SenderRules::Paper => false,
-            SenderRules::SlowLink if self.drains_in_silence() => {
-                self.ack_overdue(now)
-                    && (self.frames_since_ack >= self.config.slow_link.max_drain_frames
-                        || self.drain_decay_from().is_some_and(|from| {
-                            delivery::drain_halvings(
-                                now,
-                                from,
-                                self.config.slow_link.stall_half_life,
-                            ) >= delivery::DRAIN_HALVINGS_TO_OUTAGE
-                        }))
-            }
-            SenderRules::SlowLink => decision::paced_outage_suspected(
-                now,
-                self.silent_since,
-                self.ack_timeout(),
-                self.fragments_in_flight(),
-            ),
-            _ => decision::outage_suspected(
-                now,
-                self.silent_since,
-                self.view.mean_interarrival,
-                self.config.outage_timeout,
-                self.fragments_in_flight(),
-            ),
-        }
-    }
-
-    /// The silence after which an outage is suspected under the slow-link rules.
-    fn ack_timeout(&self) -> Duration {
-        decision::paced_ack_timeout(
-            self.config.outage_timeout,
-            self.config.slow_link.ack_timeout_factor,
-            decision::link_pace(self.view.mean_interarrival, self.ack_gap),
-            self.silent_flight,
-        )
-    }
-
-    /// Drops the send times of the fragments reported received, keeping the round trip of
-    /// the newest of them.
-    fn note_round_trip(&mut self, now: Instant) {
-        let Some(highest) = self.view.highest_seq else {
-            return;
-        };
-        while let Some(&(seq, sent)) = self.send_times.front() {
-            if seq > highest {
-                break;
-            }
-            if seq == highest {
-                self.last_round_trip = Some((now.saturating_duration_since(sent), now));
-            }
-            self.send_times.pop_front();
-        }
-    }
-
-    /// A fresh ACK after a silence that began with fragments already out: the time per
-    /// fragment it advanced by is a sample of the link's pace.
-    fn measure_ack_gap(&mut self, now: Instant, before: Option<u64>) {
-        let (Some(since), Some(old), Some(new)) =
-            (self.silent_since, before, self.view.highest_seq)
-        else {
-            return;
-        };
-        if !self.silence_from_ack || new <= old {
-            return;
-        }
-        let advanced = u32::try_from(new - old).unwrap_or(u32::MAX);
-        self.ack_gap = Some(now.saturating_duration_since(since) / advanced);
+        let (tau, in_flight) = (self.view.mean_interarrival, self.fragments_in_flight());
+        self.rules.outage.outage_suspected(now, tau, in_flight)
     }
 
     /// A snapshot of the counters.
@@ -802,7 +395,7 @@ impl<F: EncodedFrame> Sender<F> {
         Err(why)
     }
 
-    fn drop_picture(&mut self, now: Instant, picture: u64, cause: DropCause) {
+    fn drop_picture(&mut self, now: Instant, picture: u64, cause: DropReason) {
         self.stats.dropped += 1;
         self.events.push_back((
             SenderEvent::PictureDropped { picture, at: now },
@@ -818,13 +411,7 @@ impl<F: EncodedFrame> Sender<F> {
 
     /// The state to encode from now, and whether that is a loss-recovery choice.
     fn choose_source(&self, now: Instant) -> (F::State, bool) {
-        // While draining an ACK silence, frames are encoded from the newest acknowledged
-        // state too: were it a real outage, the first frame through afterwards decodes at once
-        // (from the last state sent it would not, and recovery would wait for the loss report:
-        // 120 -> 200 ms on a 500 kbit/s link measured), and the receiver still holds that state
-        // (see `max_drain_frames`).
-        let draining = self.drains_in_silence() && self.ack_overdue(now);
-        if self.in_recovery(now) || self.outage_suspected(now) || draining {
+        if self.in_recovery(now) || self.outage_suspected(now) {
             let acknowledged = self
                 .view
                 .held_states
@@ -904,7 +491,7 @@ impl<F: EncodedFrame> Sender<F> {
     /// The resolution step's observation of one picture's inter-frame options (see
     /// [`crate::resolution`]).
     fn observe_size(&mut self, now: Instant, request: &InFlightEncode, options: &[F]) {
-        let config = self.config.slow_link.resolution;
+        let config = self.rules.resolution;
         if !config.enabled || options.iter().any(|f| f.source() == StateHash::INITIAL) {
             return;
         }
@@ -926,11 +513,7 @@ impl<F: EncodedFrame> Sender<F> {
         // While the quality is finer than the coarsest, the last coarsest frame measured at
         // this size stands in for it (content changes it slowly; the smallest option caps it).
         let smallest = self.coarsest_seen.map_or(smallest, |c| c.min(smallest));
-        let within = resolution::fit_horizon(
-            self.config.delay_target,
-            self.encode_time.frame_interval(),
-            config.within_frame_interval,
-        );
+        let within = self.config.delay_target;
         let fit = resolution::classify(
             coarsest,
             smallest,
@@ -961,7 +544,7 @@ impl<F: EncodedFrame> Sender<F> {
                 step(-i32::from(self.config.better_step)),
                 step(i32::from(self.config.worse_step)),
             ])),
-            SenderMode::ConventionalCodec => match self.budget_at(now) {
+            SenderMode::ConventionalCodec => match self.budget_now(now) {
                 None => Some(EncodeJob::Qualities(vec![self.quality])),
                 Some(0) if !self.feedback_starved() => None,
                 Some(bytes) => Some(EncodeJob::SizeTarget {
@@ -1012,10 +595,10 @@ impl<F: EncodedFrame> Sender<F> {
         }
     }
 
-    /// Algorithm 2 and this project's additions ([`decision::choose_frame`]): send the larger
-    /// option that fits the budget now, else skip or force.
+    /// Algorithm 2 and the rules' additions: the quality walk picks the option to send
+    /// ([`crate::rules::walk`]), else skip or force.
     fn commit_or_skip(&mut self, now: Instant, request: &InFlightEncode, mut frames: Vec<F>) {
-        let budget = self.budget_at(now);
+        let budget = self.budget_now(now);
         if self.config.mode == SenderMode::Salsify && !request.coarsest && frames.len() == 1 {
             // The better option alone (see `better_only`): sent if it fits, else skipped,
             // and the skip brings the two options back.
@@ -1025,79 +608,46 @@ impl<F: EncodedFrame> Sender<F> {
                 false => self.skip(now, request.picture, request.captured, budget),
             };
         }
-        if self.config.rules == SenderRules::SlowLink
-            && (request.coarsest || self.config.mode == SenderMode::Salsify)
-        {
-            return self.commit_slow_link(now, request, frames, budget);
-        }
-        let choice = match frames.as_slice() {
-            [_] => Some(Choice::Only),
-            [better, worse] => {
-                decision::choose_frame(budget, better.len(), worse.len(), self.overrides(now))
-            }
-            // Cannot happen: every job asks for one or two frames and check_frames made sure
-            // that many came back. Dropped rather than guessed at.
-            _ => return self.drop_picture(now, request.picture, DropCause::Failed),
-        };
-        let Some(choice) = choice else {
-            return self.skip(now, request.picture, request.captured, budget);
-        };
-        // [better, worse]: the better is first; the forced option is the worse.
-        let index = usize::from(matches!(choice, Choice::Worse | Choice::ForcedWorse));
-        let frame = frames.swap_remove(index);
-        self.send_frame(now, request, frame, choice, budget);
-    }
-
-    /// The slow-link rules ([`decision::choose_slow_link`]): `frames` are `[better, worse]`,
-    /// or the coarsest encode completing the options held back for it.
-    fn commit_slow_link(
-        &mut self,
-        now: Instant,
-        request: &InFlightEncode,
-        frames: Vec<F>,
-        budget: Option<usize>,
-    ) {
+        // The options held for a coarsest encode (only a walk that asks for one has any).
         let mut options = std::mem::take(&mut self.held_options);
         if !request.coarsest {
             options.clear();
         }
         options.extend(frames);
-        let (better_len, worse_len, coarsest_len) = match options.as_slice() {
-            [b, w] if w.quality() >= self.config.max_quality => (b.len(), w.len(), Some(w.len())),
-            [b, w] => (b.len(), w.len(), None),
-            [b, w, c] => (b.len(), w.len(), Some(c.len())),
-            _ => return self.drop_picture(now, request.picture, DropCause::Failed),
-        };
+        if options.len() == 1 {
+            // The one-encode ablations: sent whatever its size.
+            let frame = options.swap_remove(0);
+            return self.send_frame(now, request, frame, Choice::Only, budget);
+        }
         if self.config.mode == SenderMode::Salsify {
             self.observe_size(now, request, &options);
         }
         let overrides = self.overrides(now);
-        let lift = self.consecutive_skips >= self.config.max_consecutive_skips.saturating_mul(2);
-        let decision = decision::choose_slow_link(
-            budget,
-            self.config.fragment_payload,
-            better_len,
-            worse_len,
-            coarsest_len,
-            overrides,
-            lift,
-        );
-        let (index, choice) = match decision {
-            decision::SlowLinkDecision::Send(Choice::Better) => (0, Choice::Better),
-            decision::SlowLinkDecision::Send(choice) => (1, choice),
-            decision::SlowLinkDecision::SendCoarsest => (options.len() - 1, Choice::ForcedWorse),
-            decision::SlowLinkDecision::EncodeCoarsest => {
-                return self.encode_coarsest(now, request, options)
+        let sizes: Vec<OptionSize> = options
+            .iter()
+            .map(|f| OptionSize {
+                len: f.len(),
+                quality: f.quality(),
+            })
+            .collect();
+        let pick = self
+            .rules
+            .walk
+            .pick(budget, &sizes, overrides, self.consecutive_skips);
+        match pick {
+            Pick::Send { index, choice } => {
+                if choice == Choice::ForcedWorse && !overrides.feedback_starved {
+                    self.rules.outage.on_probe_sent();
+                }
+                let frame = options.swap_remove(index);
+                self.send_frame(now, request, frame, choice, budget);
             }
-            decision::SlowLinkDecision::Skip => {
-                return self.skip(now, request.picture, request.captured, budget)
-            }
-        };
-        if choice == Choice::ForcedWorse && !overrides.feedback_starved {
-            self.probes_in_silence = self.probes_in_silence.saturating_add(1);
+            Pick::EncodeCoarsest => self.encode_coarsest(now, request, options),
+            Pick::Skip => self.skip(now, request.picture, request.captured, budget),
+            // Cannot happen: every job asks for one or two frames and check_frames made sure
+            // that many came back. Dropped rather than guessed at.
+            Pick::Drop => self.drop_picture(now, request.picture, DropReason::Failed),
         }
-        let frame = options.swap_remove(index);
-        self.send_frame(now, request, frame, choice, budget);
     }
 
     /// Asks for the picture of `request` once more at the coarsest quality, from the same
@@ -1109,7 +659,7 @@ impl<F: EncodedFrame> Sender<F> {
             self.states.get(request.source).cloned()
         };
         let Some(source) = source else {
-            return self.skip(now, request.picture, request.captured, self.budget_at(now));
+            return self.skip(now, request.picture, request.captured, self.budget_now(now));
         };
         self.held_options = options;
         let id = self.next_request_id;
@@ -1138,49 +688,22 @@ impl<F: EncodedFrame> Sender<F> {
 
     /// When the sender sends although the paper would skip (see [`decision::Overrides`]).
     fn overrides(&self, now: Instant) -> decision::Overrides {
-        let base = self.config.outage_probe_interval;
-        let interval = match self.config.rules {
-            SenderRules::SlowLink => {
-                let sl = &self.config.slow_link;
-                let cap = if sl.paced_probe_cap {
-                    decision::probe_interval_cap(
-                        base,
-                        sl.max_probe_interval,
-                        sl.ack_timeout_factor,
-                        decision::link_pace(self.view.mean_interarrival, self.ack_gap),
-                    )
-                } else {
-                    sl.max_probe_interval
-                };
-                decision::probe_interval(base, cap, self.probes_in_silence)
-            }
-            _ => base,
-        };
+        let (tau, in_flight) = (self.view.mean_interarrival, self.fragments_in_flight());
         decision::Overrides {
             feedback_starved: self.feedback_starved(),
-            probe_due: decision::probe_due(
-                now,
-                self.outage_suspected(now),
-                self.last_sent_at,
-                interval,
-            ),
+            probe_due: self
+                .rules
+                .outage
+                .probe_due(now, self.last_sent_at, tau, in_flight),
         }
     }
 
-    /// See [`decision::feedback_starved`] (and [`decision::paper_forced`] under the paper's
-    /// rules).
+    /// The forced-send rule's verdict ([`crate::rules::forced`]).
     fn feedback_starved(&self) -> bool {
-        if self.config.rules == SenderRules::Paper {
-            return decision::paper_forced(
-                self.consecutive_skips,
-                self.config.max_consecutive_skips,
-            );
-        }
-        let skips = match self.config.rules {
-            SenderRules::SlowLink => self.config.slow_link.idle_link_skips,
-            _ => self.config.max_consecutive_skips,
-        };
-        decision::feedback_starved(self.consecutive_skips, skips, self.fragments_in_flight())
+        let in_flight = self.fragments_in_flight();
+        self.rules
+            .forced
+            .feedback_starved(self.consecutive_skips, in_flight)
     }
 
     fn skip(&mut self, now: Instant, picture: u64, captured: Instant, budget: Option<usize>) {
@@ -1209,7 +732,7 @@ impl<F: EncodedFrame> Sender<F> {
         let count = frame.len().div_ceil(payload);
         let count = match u16::try_from(count) {
             Ok(c) if c > 0 && c <= MAX_FRAGMENTS => c,
-            _ => return self.drop_picture(now, request.picture, DropCause::Failed),
+            _ => return self.drop_picture(now, request.picture, DropReason::Failed),
         };
         let number = self.next_frame;
         self.next_frame = self.next_frame.wrapping_add(1);
@@ -1230,9 +753,8 @@ impl<F: EncodedFrame> Sender<F> {
         }
         self.next_seq += u64::from(count);
         // As at the receiver: a reference still in use (the acknowledged state every probe
-        // in an ACK stall starts from) outlives the cap (slow-link rules only, so the paper's
-        // and the first round's senders stay as they were).
-        if self.config.rules == SenderRules::SlowLink {
+        // in an ACK stall starts from) outlives the cap, where the outage rule probes.
+        if self.rules.outage.keeps_probe_references() {
             self.states.insert_keeping(frame.target().clone(), source);
         } else {
             self.states.insert(frame.target().clone());
@@ -1242,7 +764,6 @@ impl<F: EncodedFrame> Sender<F> {
         self.quality = frame.quality();
         self.consecutive_skips = 0;
         self.last_sent_at = Some(now);
-        self.frames_since_ack = self.frames_since_ack.saturating_add(1);
         let margin = self.config.encode_time.single_encode_margin;
         let roomy = budget.is_some_and(|b| frame.len() as f64 * margin <= b as f64);
         self.roomy_frames = match roomy {
@@ -1293,10 +814,8 @@ impl<F: EncodedFrame> Sender<F> {
     }
 
     fn emit_fragment(&mut self, now: Instant, f: QueuedFragment, grace: Duration) -> Vec<u8> {
-        if self.silent_since.is_none() {
-            self.silent_since = Some(now);
-            self.silent_flight = self.fragments_in_flight();
-        }
+        let in_flight = self.fragments_in_flight();
+        self.rules.outage.on_fragment_sent(now, in_flight);
         let fragment = DataFragment {
             connection_id: self.config.connection_id,
             frame: f.frame,
@@ -1319,14 +838,6 @@ impl<F: EncodedFrame> Sender<F> {
             .emit(&mut out)
             .expect("sender builds only valid fragments");
         self.stats.fragments_sent += 1;
-        if self.silence_in_budget() {
-            // The pacer is first in, first out: this is the oldest fragment not yet emitted.
-            let seq = self.next_seq - 1 - self.pacer.len() as u64;
-            self.send_times.push_back((seq, now));
-            if self.send_times.len() > MAX_SEND_TIMES {
-                self.send_times.pop_front();
-            }
-        }
         out
     }
 

@@ -7,7 +7,7 @@ use salsify_codec::{
     CodecError, Decoder, EncodedFrame as Vp8Frame, Image, Quality, State, StateHash,
 };
 
-use crate::codec::{CodecState, DecodeError, EncodedFrame, FrameDecoder};
+use crate::codec::{CodecState, DecodeError, FrameDecoder, SendableFrame};
 
 impl CodecState for State {
     fn hash(&self) -> StateHash {
@@ -15,7 +15,7 @@ impl CodecState for State {
     }
 }
 
-impl EncodedFrame for Vp8Frame {
+impl SendableFrame for Vp8Frame {
     type State = State;
     fn bytes(&self) -> &[u8] {
         &self.bytes

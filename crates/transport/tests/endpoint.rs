@@ -162,14 +162,6 @@ fn scheme_names_follow_the_configuration() {
     assert_eq!(name(transport, true), "salsify-conventional-transport");
     let rules = |rules| SenderConfig { rules, ..d() };
     assert_eq!(name(rules(SenderRules::Paper), true), "salsify-paper");
-    assert_eq!(
-        name(rules(SenderRules::Project), true),
-        "salsify-2c-project"
-    );
-    assert_eq!(
-        name(rules(SenderRules::Project), false),
-        "salsify-1c-project"
-    );
     assert_eq!(name(rules(SenderRules::SlowLink), true), "salsify-2c");
     let bad = SenderConfig {
         fragment_payload: 0,

@@ -226,12 +226,12 @@ fn two_options_step_quality_down_17_and_up_23_within_3_to_127() {
         [(47, 87), (30, 70), (13, 53), (3, 36), (3, 26), (3, 26)]
     );
 
-    // Budget zero: forced worse options walk up to the clamp at 127 (the first round's rules,
-    // which force the worse option whatever its size; the slow-link rules' cap is tested in
+    // Budget zero: forced worse options walk up to the clamp at 127 (the paper's rules, which
+    // force the worse option whatever its size; the slow-link rules' cap is tested in
     // tests/slow_link.rs).
     let mut s = new_sender(SenderConfig {
         max_consecutive_skips: 0,
-        rules: SenderRules::Project,
+        rules: SenderRules::Paper,
         ..SenderConfig::default()
     });
     s.handle_datagram(
@@ -307,10 +307,10 @@ fn sends_the_larger_option_that_fits_else_skips() {
 #[test]
 fn skips_at_most_max_consecutive_then_forces_the_worse_option() {
     let enc = FakeEncoder::default();
-    // The first round's and the paper's count; the slow-link rules force after
-    // `idle_link_skips` with nothing in flight (tests/slow_link.rs).
+    // The paper's count; the slow-link rules force after `idle_link_skips` with nothing in
+    // flight (tests/slow_link.rs).
     let mut s = new_sender(SenderConfig {
-        rules: SenderRules::Project,
+        rules: SenderRules::Paper,
         ..SenderConfig::default()
     });
     let (_, events, datagrams) = offer(&mut s, &enc, 0, Instant::ZERO);
@@ -341,14 +341,13 @@ fn skips_at_most_max_consecutive_then_forces_the_worse_option() {
     assert_eq!(s.stats().skipped, 12);
     assert_eq!(s.stats().sent_forced, 3);
 
-    // Unacknowledged from here: one more forced frame, and while it is in flight (its ACKs
-    // will come) no further forcing.
+    // Unacknowledged from here: the paper forces every fifth picture whatever is in flight.
     let mut unacked = String::new();
     for picture in 16..=30 {
         let (_, events, _) = offer(&mut s, &enc, picture, Instant::from_millis(picture * 33));
         unacked.push(if sent(&events).is_some() { 'F' } else { 's' });
     }
-    assert_eq!(unacked, "ssssFssssssssss");
+    assert_eq!(unacked, "ssssFssssFssssF");
 }
 
 #[test]

@@ -33,8 +33,6 @@ const STYLES: &[(&str, &str, Marker)] = &[
     ("salsify-no-grace", "#88CCEE", Marker::TriangleDown),
     ("salsify-conventional-codec", "#44AA99", Marker::Cross),
     ("salsify-conventional-transport", "#AA4499", Marker::Plus),
-    ("salsify-2c-project", "#1F4E79", Marker::Square),
-    ("salsify-1c-project", "#6699CC", Marker::TriangleUp),
     ("sprout", "#882255", Marker::Circle),
     ("sprout-ewma", "#DDCC77", Marker::Square),
     ("sprout-bulk", "#117733", Marker::Star),

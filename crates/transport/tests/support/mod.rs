@@ -17,11 +17,11 @@ pub use link::{Link, LinkConfig};
 /// Answers the sender's encode requests; the harness owns the pictures.
 pub trait EncodeService {
     /// The codec's frame type.
-    type Frame: EncodedFrame;
+    type Frame: SendableFrame;
     /// Encodes picture `request.picture` as the job asks.
     fn encode(
         &mut self,
-        request: &EncodeRequest<<Self::Frame as EncodedFrame>::State>,
+        request: &EncodeRequest<<Self::Frame as SendableFrame>::State>,
     ) -> Vec<Self::Frame>;
 }
 
@@ -59,7 +59,7 @@ pub struct Shown {
     pub source: StateHash,
 }
 
-type State<E> = <<E as EncodeService>::Frame as EncodedFrame>::State;
+type State<E> = <<E as EncodeService>::Frame as SendableFrame>::State;
 type Verify<E, D> = Box<dyn FnMut(&SentFrame, &State<E>, &<D as FrameDecoder>::Picture) -> bool>;
 
 /// Sender, receiver, links, camera and encoder in one virtual-time loop.

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
-use salsify_eval::experiment::{Clip, Experiment, LIVE_EXCERPT_FRAMES};
+use salsify_eval::experiment::{Clip, Experiment};
 use salsify_eval::sim::{simulate, write_frames_csv, SimOutput, VideoSource};
 use salsify_netem::{LogHeader, MahimahiLog, QueueLimit};
 use salsify_runtime::csv_log;
@@ -312,6 +312,7 @@ fn print_row(label: &str, o: &SimOutput) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use salsify_eval::experiment::LIVE_EXCERPT_FRAMES;
     use clap::CommandFactory;
 
     /// A live cell's simulated twin plays exactly the pictures of the live cell's source

@@ -1,5 +1,5 @@
 //! `salsify keygen`: a key pair for encrypted sessions (`send` and `recv` read it with
-//! `--key` / `--peer-key`, in [`crate::flags::keys`]).
+//! `--key` / `--peer-key`: the flags module's `keys`).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -312,8 +312,8 @@ fn print_row(label: &str, o: &SimOutput) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use salsify_eval::experiment::LIVE_EXCERPT_FRAMES;
     use clap::CommandFactory;
+    use salsify_eval::experiment::LIVE_EXCERPT_FRAMES;
 
     /// A live cell's simulated twin plays exactly the pictures of the live cell's source
     /// file, barcodes and all, looped as the live camera loops it (a cut back to the first).

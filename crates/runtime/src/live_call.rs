@@ -272,9 +272,10 @@ impl LiveCall {
     /// Creates the output folder, binds the receiver's and the relay's sockets on
     /// 127.0.0.1, makes keys and configures the three loops for a camera of `source`.
     ///
-    /// The demo's sender rides out a silent link unless `reset_after` says otherwise: its
-    /// receiver runs in this process for the whole call, so a silence is the link's outage,
-    /// and a fresh sender would part ways with the simulation of the same call.
+    /// The receiver keeps its one sender for the whole call (no session timeout); the sender
+    /// starts a new session on silence only as [`SenderSide::reset_after`] says, which the
+    /// demo and the evaluation leave at `None`: a silence here is the link's outage, and a
+    /// fresh sender would part ways with the simulation of the same call.
     pub fn prepare(&self, source: SourceInfo) -> Result<PreparedCall> {
         std::fs::create_dir_all(&self.out)
             .with_context(|| format!("cannot create folder '{}'", self.out.display()))?;

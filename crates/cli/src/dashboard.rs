@@ -72,9 +72,9 @@ pub enum Fact {
     },
 }
 
-/// Starts the dashboard if `--dashboard` asked for one, and says where it is.
+/// Starts the dashboard if `--dashboard` asked for one (at `addr`), and says where it is.
 pub fn start<T: Send + 'static>(
-    args: &DashboardArgs,
+    addr: Option<&str>,
     title: &str,
     scheme: Option<&str>,
     role: Role,
@@ -82,7 +82,7 @@ pub fn start<T: Send + 'static>(
 where
     CallView: Translate<T>,
 {
-    let Some(addr) = &args.dashboard else {
+    let Some(addr) = addr else {
         return Ok(None);
     };
     let listen = Listen::new(parse_listen(addr)?);

@@ -14,9 +14,9 @@ use salsify_eval::campaign::{default_matrix, Matrix, PlannedRun, Shard, Store};
 use salsify_eval::experiment::Clip;
 use salsify_eval::sim::{simulate, LoopedClip, VideoSource};
 
+use crate::clips::{frames_needed, live_excerpt, read_clip, synthetic_video};
 use crate::input::Size;
-use crate::report_cmd;
-use crate::sim_cmd::{frames_needed, live_excerpt, read_clip, synthetic_video};
+use crate::report_files;
 
 /// Options of `salsify eval`.
 #[derive(clap::Args, Debug)]
@@ -188,7 +188,7 @@ pub fn run(args: &EvalArgs) -> Result<()> {
     let unfinished = plan.runs.iter().filter(|r| !store.is_done(&r.id)).count();
     if !args.no_report {
         if unfinished == 0 {
-            let summary = report_cmd::write_report(&[store.root().to_path_buf()], store.root())?;
+            let summary = report_files::write_report(&[store.root().to_path_buf()], store.root())?;
             if !args.quiet {
                 eprintln!("{summary}");
             }

@@ -2,13 +2,14 @@
 //! the link relay, our scheme as `salsify demo --barcoded` runs it or Chromium as `salsify
 //! peer chromium` does (the same library code, not a child process), scored black-box by
 //! barcodes and saved in a simulated run's shape (frames.csv, summary.json, timeseries.csv,
-//! run.json with the load average before and after).
+//! run.json with the load average before and after). The cell's call is built as typed
+//! configuration from its experiment ([`LiveCall`], [`ChromiumCall`]), as the commands' flags
+//! are converted into the same types.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant as WallInstant;
 
 use anyhow::{anyhow, bail, Context, Result};
-use clap::Parser;
 use salsify_eval::campaign::live::{
     encoder_in_stats, events_from, live_encryption, parse_link_log, parse_load_average, LiveFacts,
     LiveSystem,
@@ -16,9 +17,14 @@ use salsify_eval::campaign::live::{
 use salsify_eval::campaign::{LiveRun, PlannedRun, RunMeta, Store};
 use salsify_eval::experiment::{Clip, Experiment, LIVE_EXCERPT_FRAMES};
 use salsify_peer::Analysis;
+use salsify_runtime::{
+    CameraConfig, LinkPath, LiveCall, PathStart, ReceiverSide, SchemeChoice, SenderSide,
+};
+use salsify_time::Duration;
 
-use crate::demo::DemoArgs;
-use crate::peer_cmd::ChromiumArgs;
+use crate::chromium_call::{call_and_score, ChromiumCall};
+use crate::flags::link_path;
+use crate::input::Size;
 
 /// Runs one live cell and saves it into `store`.
 pub fn run_live(store: &Store, run: &PlannedRun) -> Result<()> {
@@ -36,25 +42,23 @@ pub fn run_live(store: &Store, run: &PlannedRun) -> Result<()> {
     let started = WallInstant::now();
     let (analysis, system_name, encoder) = match system {
         LiveSystem::Chromium(codec) => {
-            let mut flags = vec![
-                "--codec".to_string(),
-                codec
+            let call = ChromiumCall {
+                barcoded: true,
+                duration: seconds(e.duration_s)?,
+                codec: codec
                     .mime_type()
                     .trim_start_matches("video/")
                     .to_lowercase(),
-            ];
-            if let Some(mode) = codec.scalability_mode() {
-                flags.extend(["--scalability-mode".to_string(), mode.to_string()]);
-            }
-            let args: ChromiumArgs = parse_flags(&chromium_flags(e, &source, &work, flags)?)?;
-            let (call, analysis) = crate::peer_cmd::call_and_score(&args)?;
+                scalability_mode: codec.scalability_mode().map(str::to_string),
+                ..ChromiumCall::new(source.display().to_string(), work.clone(), live_path(e)?)
+            };
+            let (call, analysis) = call_and_score(&call)?;
             let stats = std::fs::read_to_string(work.join("stats.jsonl")).unwrap_or_default();
             (analysis, call.browser, encoder_in_stats(&stats))
         }
         LiveSystem::Scheme(name) => {
-            let args: DemoArgs = parse_flags(&scheme_flags(e, &name, &source, &work)?)?;
-            let analysis =
-                crate::demo::run_scored(&args)?.context("the demo was not scored black-box")?;
+            let call = live_call(e, &name, &source, &work)?;
+            let analysis = crate::call::run(&call)?.context("the demo was not scored black-box")?;
             (analysis, name, None)
         }
     };
@@ -157,98 +161,59 @@ fn remove_pictures(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Flags of the link relay for the experiment's link, as `salsify link` takes them.
-fn link_flags(e: &Experiment) -> Result<Vec<String>> {
-    let l = &e.link;
-    if l.uplink {
+/// The relay's path for the experiment's link, starting with the call.
+fn live_path(e: &Experiment) -> Result<LinkPath> {
+    if e.link.uplink {
         bail!("the live relay runs video over a trace's downlink only (trace-up links)");
     }
-    let mut flags = match &l.trace {
-        Some(trace) => vec!["--trace".to_string(), trace.display().to_string()],
-        None => vec!["--link".to_string(), l.preset.clone()],
+    link_path(e.seed, &e.link, PathStart::Call).map_err(|err| anyhow!("{err}"))
+}
+
+/// The experiment's duration as a call's.
+fn seconds(s: f64) -> Result<Duration> {
+    crate::runtime::parse_seconds(&s.to_string()).map_err(|m| anyhow!("duration_s: {m}"))
+}
+
+/// The call `salsify demo --barcoded` would make of the cell: the scheme with the
+/// experiment's tables, the barcoded source looped, SSIM not scored (the barcodes score it),
+/// quiet, encrypted exactly when the simulated twin charges the encrypted datagram's bytes.
+fn live_call(e: &Experiment, scheme: &str, source: &Path, work: &Path) -> Result<LiveCall> {
+    // As in the simulator, a file plays at its own size and rate; these shape the synthetic
+    // source only.
+    let (size, fps) = match e.video == "synthetic" {
+        true => {
+            let size: Size = e.size.parse().map_err(anyhow::Error::msg).context("size")?;
+            ((size.width, size.height), f64::from(e.fps))
+        }
+        false => ((640, 360), 30.0),
     };
-    for (flag, value) in [
-        ("--queue", l.queue_packets.to_string()),
-        ("--delay-ms", l.delay_ms.to_string()),
-        ("--loss", l.loss.to_string()),
-        ("--dropout-at", l.dropout_at_s.to_string()),
-        ("--seed", e.seed.to_string()),
-    ] {
-        flags.extend([flag.to_string(), value]);
-    }
-    Ok(flags)
-}
-
-/// `salsify peer chromium`'s flags for the cell.
-fn chromium_flags(
-    e: &Experiment,
-    source: &Path,
-    work: &Path,
-    codec: Vec<String>,
-) -> Result<Vec<String>> {
-    let mut flags = vec![
-        "--input".to_string(),
-        source.display().to_string(),
-        "--barcoded".to_string(),
-        "--duration".to_string(),
-        e.duration_s.to_string(),
-        "--out".to_string(),
-        work.display().to_string(),
-    ];
-    flags.extend(codec);
-    flags.extend(link_flags(e)?);
-    Ok(flags)
-}
-
-/// `salsify demo`'s flags for the cell; the experiment's scheme tables go in a file.
-fn scheme_flags(e: &Experiment, scheme: &str, source: &Path, work: &Path) -> Result<Vec<String>> {
-    let mut flags = vec![
-        "--scheme".to_string(),
-        scheme.to_string(),
-        "--input".to_string(),
-        source.display().to_string(),
-        "--loop".to_string(),
-        "--barcoded".to_string(),
-        "--no-ssim".to_string(),
-        "--quiet".to_string(),
-        "--cpu-used".to_string(),
-        e.cpu_used.to_string(),
-        "--duration".to_string(),
-        e.duration_s.to_string(),
-        "--out".to_string(),
-        work.display().to_string(),
-    ];
-    if e.video == "synthetic" {
-        flags.extend(["--size".to_string(), e.size.clone()]);
-        flags.extend(["--fps".to_string(), e.fps.to_string()]);
-    }
-    let params = e.scheme_params();
-    if params != Default::default() {
-        let path = work.join("scheme-params.toml");
-        let text = toml::to_string(&params).context("the experiment's scheme tables")?;
-        salsify_codec::output::write(&path, text)
-            .with_context(|| format!("cannot write '{}'", path.display()))?;
-        flags.extend(["--scheme-params".to_string(), path.display().to_string()]);
-    }
-    // Encrypted exactly when the simulated twin charges the encrypted datagram's bytes.
-    if !live_encryption(e.link.datagram_overhead_bytes).map_err(|m| anyhow!(m))? {
-        flags.push("--plaintext".to_string());
-    }
-    flags.extend(link_flags(e)?);
-    Ok(flags)
-}
-
-/// Parses flags into a command's arguments, as its command line would.
-fn parse_flags<T: clap::Args>(flags: &[String]) -> Result<T> {
-    #[derive(Parser)]
-    struct Wrapper<A: clap::Args> {
-        #[command(flatten)]
-        args: A,
-    }
-    let argv = std::iter::once("salsify".to_string()).chain(flags.iter().cloned());
-    Wrapper::<T>::try_parse_from(argv)
-        .map(|w| w.args)
-        .map_err(|e| anyhow!("live cell flags {flags:?}: {e}"))
+    let sender = SenderSide {
+        reset_after: None,
+        cpu_used: e.cpu_used,
+        ..SenderSide::new(SchemeChoice::new(scheme, e.scheme_params()))
+    };
+    SenderSide::check_cpu_used(sender.cpu_used)?;
+    Ok(LiveCall {
+        sender,
+        camera: CameraConfig {
+            input: source.display().to_string(),
+            size,
+            fps,
+            looped: true,
+        },
+        path: live_path(e)?,
+        receiver: ReceiverSide {
+            y4m: false,
+            display: false,
+            ssim: false,
+        },
+        duration: seconds(e.duration_s)?,
+        out: work.to_path_buf(),
+        encrypted: live_encryption(e.link.datagram_overhead_bytes).map_err(|m| anyhow!(m))?,
+        barcoded: true,
+        quiet: true,
+        dashboard: None,
+    })
 }
 
 /// The experiment's video, barcoded (its first [`LIVE_EXCERPT_FRAMES`] pictures, as its
@@ -259,7 +224,7 @@ fn barcoded_source(store: &Store, e: &Experiment) -> Result<PathBuf> {
     if e.clip != Clip::LiveExcerpt {
         bail!("a live cell plays its video's barcoded excerpt: its experiment needs clip = \"live-excerpt\"");
     }
-    let size = crate::sim_cmd::live_excerpt_size(e)?;
+    let size = crate::clips::live_excerpt_size(e)?;
     let stem = Path::new(&e.video)
         .file_stem()
         .map_or("video".into(), |s| s.to_string_lossy().into_owned());
@@ -276,7 +241,7 @@ fn barcoded_source(store: &Store, e: &Experiment) -> Result<PathBuf> {
     let path = dir.join(format!("{name}.y4m"));
     if !path.is_file() {
         let partial = dir.join(format!(".{name}.partial.y4m"));
-        crate::barcode_cmd::stamp_video(
+        crate::stamp::stamp_video(
             &e.video,
             size,
             e.fps,
@@ -309,13 +274,13 @@ mod tests {
         assert_eq!(ENCRYPTED_OVERHEAD_BYTES as usize, salsify_secure::OVERHEAD);
         let (source, work) = (Path::new("source.y4m"), Path::new("work"));
         let mut e = Experiment::default();
-        let flags = scheme_flags(&e, "conventional", source, work).unwrap();
-        assert!(flags.iter().any(|f| f == "--plaintext"), "{flags:?}");
+        let call = live_call(&e, "conventional", source, work).unwrap();
+        assert!(!call.encrypted);
         e.link.datagram_overhead_bytes = ENCRYPTED_OVERHEAD_BYTES;
-        let flags = scheme_flags(&e, "conventional", source, work).unwrap();
-        assert!(!flags.iter().any(|f| f == "--plaintext"), "{flags:?}");
+        let call = live_call(&e, "conventional", source, work).unwrap();
+        assert!(call.encrypted);
         e.link.datagram_overhead_bytes = 10;
-        assert!(scheme_flags(&e, "conventional", source, work).is_err());
+        assert!(live_call(&e, "conventional", source, work).is_err());
     }
 
     /// The relay's report is read by column name, from the relay's own writer.

@@ -4,28 +4,39 @@
 //! (`salsify-runtime`, `salsify-sim` through `salsify-eval`), the black-box peers
 //! (`salsify-peer`), the window and the barcodes; no crate depends on it.
 
+// The commands: each parses its flags and runs, using the library modules below; none
+// imports another.
 mod barcode_cmd;
 mod bench_codec;
 mod bench_secure;
 mod codec_demo;
-mod dashboard;
 mod demo;
 mod eval_cmd;
 mod eval_live;
-mod input;
 mod keys;
 mod link;
-mod live_input;
-mod monitor;
-mod paths;
 mod peer_cmd;
 mod recv;
 mod report_cmd;
-mod runtime;
 mod send;
 mod sim_cmd;
-mod size;
 mod view_cmd;
+
+// What several commands share.
+mod blackbox;
+mod call;
+mod chromium_call;
+mod clips;
+mod dashboard;
+mod flags;
+mod input;
+mod live_input;
+mod monitor;
+mod paths;
+mod report_files;
+mod runtime;
+mod size;
+mod stamp;
 mod window;
 
 use anyhow::Result;

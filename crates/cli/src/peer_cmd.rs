@@ -1,22 +1,19 @@
 //! `salsify peer`: unmodified systems as peers, measured black-box through the same link
-//! relay and scored by the same analysis as simulated runs.
+//! relay and scored by the same analysis as simulated runs. `peer chromium`'s flags convert
+//! into a [`ChromiumCall`], which [`crate::chromium_call`] runs.
 
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
-use salsify_peer::{analyse, write_outputs, Analysis, AnalysisInput, CallConfig, CallRecord};
+use salsify_peer::CallRecord;
+use salsify_runtime::LinkPath;
 use salsify_time::Duration;
 
+use crate::chromium_call::{call_and_score, score_call, ChromiumCall, Scoring};
+use crate::flags::LinkFlags;
 use crate::input::Size;
-use crate::link::{relay_config, LinkFlags};
 use crate::runtime;
-
-/// Highest `--max-bitrate-kbps` (10 Gb/s).
-const MAX_BITRATE_KBPS: u64 = 10_000_000;
-
-/// Below this share of presented pictures matched to their source the run is an error.
-const MIN_MATCH_SHARE: f64 = 0.5;
 
 /// The peers.
 #[derive(Subcommand, Debug)]
@@ -114,92 +111,34 @@ pub fn run(command: &PeerCommand) -> Result<()> {
 }
 
 fn chromium(args: &ChromiumArgs) -> Result<()> {
-    call_and_score(args).map(drop)
+    call_and_score(&ChromiumCall::try_from(args)?).map(drop)
 }
 
-/// Records a call as `args` say and scores it (the files in `args.out`, and in memory).
-pub(crate) fn call_and_score(args: &ChromiumArgs) -> Result<(CallRecord, Analysis)> {
-    if let Some(mode) = args.scalability_mode.as_deref().filter(|m| {
-        m.is_empty() || m.len() > 16 || !m.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-    }) {
-        bail!("--scalability-mode '{mode}' is not a mode name such as L1T3 or L3T3_KEY");
+impl TryFrom<&ChromiumArgs> for ChromiumCall {
+    type Error = anyhow::Error;
+
+    /// The call these flags describe (the path checked and built).
+    fn try_from(args: &ChromiumArgs) -> Result<ChromiumCall> {
+        Ok(ChromiumCall {
+            input: args.input.clone(),
+            barcoded: args.barcoded,
+            size: args.size,
+            fps: args.fps,
+            source_frames: args.source_frames,
+            duration: args.duration,
+            warmup: args.warmup,
+            connect_timeout: args.connect_timeout,
+            degradation_preference: args.degradation_preference.clone(),
+            max_bitrate_kbps: args.max_bitrate_kbps,
+            codec: args.codec.clone(),
+            scalability_mode: args.scalability_mode.clone(),
+            relay_port: args.relay_port,
+            chromium: args.chromium.clone(),
+            out: args.out.clone(),
+            path: LinkPath::try_from(&args.path)?,
+            quiet: args.quiet,
+        })
     }
-    if !(args.warmup >= 0.0 && args.warmup < args.duration.as_secs_f64()) {
-        bail!("--warmup {} must be below --duration", args.warmup);
-    }
-    if let Some(kbps) = args
-        .max_bitrate_kbps
-        .filter(|k| !(1..=MAX_BITRATE_KBPS).contains(k))
-    {
-        bail!("--max-bitrate-kbps {kbps}: give 1 to {MAX_BITRATE_KBPS} kb/s");
-    }
-    if args.source_frames == 0 {
-        bail!("--source-frames 0: the camera needs at least one picture");
-    }
-    // Everything that can be checked is, before the output folder is made.
-    salsify_peer::chromium::find_binary(args.chromium.as_deref())?;
-    args.path.build()?;
-    if args.barcoded && !std::path::Path::new(&args.input).is_file() {
-        bail!("--barcoded input '{}' is not a file", args.input);
-    }
-    std::fs::create_dir_all(&args.out)
-        .with_context(|| format!("cannot create '{}'", args.out.display()))?;
-    let source = if args.barcoded {
-        PathBuf::from(&args.input)
-    } else {
-        let path = args.out.join("source.y4m");
-        crate::barcode_cmd::stamp_video(
-            &args.input,
-            Some(args.size),
-            args.fps,
-            Some(args.source_frames),
-            0,
-            &path,
-            args.quiet,
-        )?;
-        path
-    };
-    let path = args.path.clone();
-    let log_dir = args.out.clone();
-    // WebRTC's datagrams are none of ours: the relay learns the browser's address from its
-    // first datagram of any kind.
-    let relay = Box::new(move |to| {
-        let mut config = relay_config(&path, to, Some(&log_dir))?;
-        config.sender.known_protocols_only = false;
-        Ok(config)
-    });
-    let config = CallConfig {
-        chromium: args.chromium.clone(),
-        source: source.clone(),
-        out: args.out.clone(),
-        duration: args.duration,
-        connect_timeout: args.connect_timeout,
-        degradation_preference: args.degradation_preference.clone(),
-        max_bitrate_bps: args.max_bitrate_kbps.map(|k| k * 1000),
-        codec: Some(format!("video/{}", args.codec.to_uppercase())),
-        scalability_mode: args.scalability_mode.clone(),
-        relay_port: args.relay_port,
-        extra_args: Vec::new(),
-    };
-    let stop = runtime::stop_on_ctrl_c()?;
-    let quiet = args.quiet;
-    let call = salsify_peer::record_call(&config, relay, stop, move |line| {
-        if !quiet {
-            eprintln!("salsify peer chromium: {line}")
-        }
-    })?;
-    if !quiet {
-        eprintln!(
-            "salsify peer chromium: recorded {} camera pictures and {} presented pictures; relay video {} in / {} out; scoring",
-            call.recorded.0, call.recorded.1, call.relay_video_packets.0, call.relay_video_packets.1
-        );
-    }
-    let scoring = Scoring {
-        warmup: args.warmup,
-        quiet,
-    };
-    let analysis = score_call(&args.out, &source, &call, scoring, &args.out)?;
-    Ok((call, analysis))
 }
 
 fn score(args: &ScoreArgs) -> Result<()> {
@@ -243,75 +182,24 @@ fn score(args: &ScoreArgs) -> Result<()> {
     score_call(&args.dir, &reference, &call, scoring, &out).map(drop)
 }
 
-/// How a call is scored: seconds skipped at its start, and whether to keep quiet.
-#[derive(Debug, Clone, Copy)]
-struct Scoring {
-    warmup: f64,
-    quiet: bool,
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
 
-fn score_call(
-    dir: &std::path::Path,
-    reference: &std::path::Path,
-    call: &CallRecord,
-    scoring: Scoring,
-    out: &std::path::Path,
-) -> Result<Analysis> {
-    let analysis = analyse(&AnalysisInput {
-        dir,
-        reference,
-        from: Some(call.connected() + Duration::from_secs_f64(scoring.warmup)),
-        until: Some(call.ended()),
-    })?;
-    write_outputs(out, &analysis)?;
-    if !scoring.quiet {
-        print_scores(&analysis, out);
+    /// The call's defaults (what `salsify eval`'s Chromium cells start from) are the flags'.
+    #[test]
+    fn the_typed_defaults_are_the_flags_defaults() {
+        #[derive(Parser)]
+        struct Wrapper {
+            #[command(flatten)]
+            args: ChromiumArgs,
+        }
+        let args = Wrapper::try_parse_from(["salsify", "--input", "in.y4m", "--out", "o"])
+            .unwrap()
+            .args;
+        let from_flags = ChromiumCall::try_from(&args).unwrap();
+        let typed = ChromiumCall::new("in.y4m".into(), "o".into(), from_flags.path.clone());
+        assert_eq!(format!("{from_flags:?}"), format!("{typed:?}"));
     }
-    check_match(&analysis, reference)?;
-    Ok(analysis)
-}
-
-/// The scores of a call on standard error.
-fn print_scores(analysis: &Analysis, out: &std::path::Path) {
-    let s = &analysis.summary;
-    let c = &analysis.counts;
-    let opt = |v: Option<f64>, unit: &str| v.map_or("-".to_string(), |v| format!("{v:.1}{unit}"));
-    eprintln!(
-        "salsify peer: {} of {} presented pictures matched a barcode ({:.1} %), mean SSIM of matched {}; {} presentations missed by the page",
-        c.shown_matched,
-        c.shown,
-        c.match_share * 100.0,
-        c.matched_ssim_mean.map_or("-".into(), |v| format!("{v:.4}")),
-        c.presentations_missed
-    );
-    eprintln!(
-        "salsify peer: {} frames, shown {:.1} fps, SSIM {} (p25 {}), delay mean {} p95 {}",
-        s.frames,
-        s.displayed_fps,
-        opt(s.ssim_db_mean, " dB"),
-        opt(s.ssim_db_p25, " dB"),
-        opt(s.delay_mean_ms, " ms"),
-        opt(s.delay_p95_ms, " ms"),
-    );
-    eprintln!(
-        "salsify peer: frames.csv, summary.json, match.json in {}",
-        out.display()
-    );
-}
-
-/// Refuses a call whose pictures mostly do not match the reference.
-fn check_match(analysis: &Analysis, reference: &std::path::Path) -> Result<()> {
-    let c = &analysis.counts;
-    if c.match_share < MIN_MATCH_SHARE {
-        bail!(
-            "only {} of {} presented pictures match their barcode's source picture ({} unknown barcodes, {} whose content is another frame's, {} with no capture): is the reference '{}' the source the call played?",
-            c.shown_matched,
-            c.shown,
-            c.shown_unknown_barcode,
-            c.shown_content_mismatch,
-            c.shown_no_capture,
-            reference.display()
-        );
-    }
-    Ok(())
 }

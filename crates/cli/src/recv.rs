@@ -2,18 +2,18 @@
 
 use std::path::PathBuf;
 
-use anyhow::{anyhow, bail, Result};
+use anyhow::{bail, Result};
 use clap::Args;
-use salsify_schemes::{SchemeConfig, SchemeError, SourceInfo};
+use salsify_runtime::SchemeChoice;
+use salsify_schemes::SourceInfo;
 use salsify_time::Duration;
 
 use crate::dashboard;
+use crate::flags::{plaintext_warning, read_params, KeyArgs};
 use crate::input::Size;
-use crate::keys::{plaintext_warning, KeyArgs};
 use crate::runtime::display::DisplayConfig;
 use crate::runtime::receiver_loop::{self, ReceiverLoopConfig};
 use crate::runtime::{self, udp};
-use crate::send::read_params;
 use crate::window;
 
 /// Flags of `salsify recv`.
@@ -85,14 +85,9 @@ impl RecvArgs {
     pub fn loop_config(&self) -> Result<ReceiverLoopConfig> {
         let params = read_params(self.scheme_params.as_deref())?;
         let scheme = match &self.scheme {
-            Some(name) => {
-                Some(SchemeConfig::named(name, &params).map_err(|e| anyhow!("--scheme: {e}"))?)
-            }
+            Some(name) => Some(SchemeChoice::new(name, params.clone()).build()?),
             None => None,
         };
-        if scheme.as_ref().is_some_and(|s| !s.runs_live()) {
-            bail!("{}", SchemeError::SimulationOnly);
-        }
         let stdout = |p: &Option<PathBuf>| p.as_ref().is_some_and(|p| p.as_os_str() == "-");
         if stdout(&self.output) && stdout(&self.ivf) {
             bail!("-o - and --ivf - would both write to standard output: give one a file");
@@ -171,7 +166,12 @@ pub fn run(args: &RecvArgs) -> Result<()> {
         eprintln!("{}", plaintext_warning("salsify recv"));
     }
     let scheme = config.scheme.as_ref().map(|s| s.name());
-    let dash = dashboard::start(&args.dashboard, &title, scheme, dashboard::Role::Recv)?;
+    let dash = dashboard::start(
+        args.dashboard.dashboard.as_deref(),
+        &title,
+        scheme,
+        dashboard::Role::Recv,
+    )?;
     let observer = dashboard::observer(&dash);
     let totals = window::run_in(window, "salsify recv", &stop.clone(), move || {
         receiver_loop::run_with_display(config, display, socket, stop, observer)

@@ -11,15 +11,14 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
-use salsify_eval::experiment::{Clip, Experiment, LIVE_EXCERPT_FRAMES};
-use salsify_eval::sim::{
-    simulate, write_frames_csv, LoopedClip, SimOutput, SyntheticVideo, VideoSource,
-};
+use salsify_eval::experiment::{Clip, Experiment};
+use salsify_eval::sim::{simulate, write_frames_csv, SimOutput, VideoSource};
 use salsify_netem::{LogHeader, MahimahiLog, QueueLimit};
 use salsify_runtime::csv_log;
 use salsify_time::Instant;
 
-use crate::input::{Size, VideoInput};
+use crate::clips::{frames_needed, live_excerpt, read_clip, synthetic_video};
+use crate::input::Size;
 
 /// Options of `salsify sim`. Flags override the experiment file's values.
 #[derive(clap::Args, Debug)]
@@ -213,73 +212,6 @@ fn open_video(e: &Experiment) -> Result<Box<dyn VideoSource>> {
     Ok(Box::new(read_clip(&e.video, frames_needed(e))?))
 }
 
-/// The barcoded excerpt a live cell of `e` plays, made by the code that makes the live
-/// cell's source file ([`crate::barcode_cmd::stamp_frames`]), looped the way its camera
-/// loops it.
-pub(crate) fn live_excerpt(e: &Experiment) -> Result<LoopedClip> {
-    let size = live_excerpt_size(e)?;
-    let mut frames = Vec::new();
-    let stamped = crate::barcode_cmd::stamp_frames(
-        &e.video,
-        size,
-        e.fps,
-        Some(LIVE_EXCERPT_FRAMES),
-        0,
-        |_, picture| {
-            frames.push(picture);
-            Ok(())
-        },
-    )?;
-    let name = format!(
-        "{}, its first {} pictures barcoded",
-        stamped.name, stamped.written
-    );
-    LoopedClip::wrapping(frames, stamped.rate.to_f64(), name).map_err(anyhow::Error::from)
-}
-
-/// The size a live cell's source is stamped at: the experiment's for the synthetic source;
-/// a file keeps its own, as in the simulator.
-pub(crate) fn live_excerpt_size(e: &Experiment) -> Result<Option<Size>> {
-    match e.video == "synthetic" {
-        true => Ok(Some(
-            e.size.parse().map_err(anyhow::Error::msg).context("size")?,
-        )),
-        false => Ok(None),
-    }
-}
-
-/// The built-in source at the experiment's size, rate and seed.
-pub(crate) fn synthetic_video(e: &Experiment) -> Result<Box<dyn VideoSource>> {
-    let size: Size = e.size.parse().map_err(anyhow::Error::msg).context("size")?;
-    Ok(Box::new(SyntheticVideo::new(
-        size.width,
-        size.height,
-        e.fps,
-        e.seed,
-    )?))
-}
-
-/// Distinct pictures a run of `e` can show (at 60 fps; a clip's own rate may need fewer).
-pub(crate) fn frames_needed(e: &Experiment) -> usize {
-    (e.duration_s * 60.0).ceil() as usize + 1
-}
-
-/// Up to `needed` frames of a clip (at most 3600: a longer clip is cut, a shorter one
-/// looped forwards and backwards).
-pub(crate) fn read_clip(spec: &str, needed: usize) -> Result<LoopedClip> {
-    let mut input = VideoInput::open(
-        spec,
-        Size {
-            width: 2,
-            height: 2,
-        },
-        30.0,
-    )?;
-    let frames = input.read_frames(needed.min(3600))?;
-    eprintln!("read {} frames of {}", frames.len(), input.name);
-    LoopedClip::new(frames, input.fps, input.name.clone()).map_err(anyhow::Error::from)
-}
-
 fn write_outputs(out: &Path, e: &Experiment, o: &SimOutput, queue: &QueueLimit) -> Result<()> {
     let create = |name: &str| -> Result<BufWriter<File>> {
         let path = out.join(name);
@@ -380,6 +312,7 @@ fn print_row(label: &str, o: &SimOutput) {
 mod tests {
     use super::*;
     use clap::CommandFactory;
+    use salsify_eval::experiment::LIVE_EXCERPT_FRAMES;
 
     /// A live cell's simulated twin plays exactly the pictures of the live cell's source
     /// file, barcodes and all, looped as the live camera loops it (a cut back to the first).
@@ -396,8 +329,8 @@ mod tests {
             ..Experiment::default()
         };
         let path = dir.join("source.y4m");
-        let size = live_excerpt_size(&e).unwrap();
-        crate::barcode_cmd::stamp_video(
+        let size = crate::clips::live_excerpt_size(&e).unwrap();
+        crate::stamp::stamp_video(
             &e.video,
             size,
             e.fps,

@@ -18,6 +18,9 @@
 //! - [`sender_loop`] with [`feedback_watch`] (when a sender starts over), [`receiver_loop`]
 //!   with [`receiver_sessions`] (which endpoint a datagram goes to), and [`relay`]: the three
 //!   control loops; [`realtime`] and [`lateness`]: the relay's scheduling and how late it was;
+//! - [`live_call`]: a call as typed configuration (scheme by name and parameters, sender,
+//!   camera, emulated path, receiver's outputs), and sender, relay and receiver of one call
+//!   started together on loopback;
 //! - [`secure_io`]: the wall clock for handshakes and a rate-limited log of dropped
 //!   datagrams (the loops seal and open through `salsify-secure` when given keys);
 //! - [`display`], [`csv_log`], [`status`], [`observe`]: outputs, logs, status lines and the
@@ -40,6 +43,7 @@ pub mod display;
 pub mod encoder;
 pub mod feedback_watch;
 pub mod lateness;
+pub mod live_call;
 pub mod observe;
 pub mod realtime;
 pub mod receiver_loop;
@@ -59,6 +63,10 @@ use salsify_time::Duration;
 pub use call_start::CallStart;
 pub use camera::{PictureSource, SyntheticCamera};
 pub use display::{DisplayConfig, LiveView};
+pub use live_call::{
+    CameraConfig, LinkPath, LiveCall, PathStart, PreparedCall, ReceiverSide, RunningCall,
+    SchemeChoice, SenderSide,
+};
 pub use observe::{Observation, Observer};
 pub use receiver_loop::{ReceiverLoopConfig, ReceiverTotals};
 pub use relay::{DirectionConfig, LinkStart, RelayConfig, RelayTotals};

@@ -6,7 +6,7 @@
 mod video_source;
 
 pub use salsify_runtime::*;
-pub use video_source::{CameraConfig, VideoSource};
+pub use video_source::VideoSource;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};

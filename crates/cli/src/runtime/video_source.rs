@@ -1,24 +1,11 @@
 //! A video input named on the command line (`synthetic`, a Y4M file or pipe, any file ffmpeg
-//! reads) as the camera's [`PictureSource`], optionally looped.
+//! reads) as the camera's [`PictureSource`], optionally looped, as a [`CameraConfig`] says.
 
 use anyhow::{bail, Result};
 use salsify_codec::Image;
-use salsify_runtime::PictureSource;
+use salsify_runtime::{CameraConfig, PictureSource};
 
 use crate::input::{Size, VideoInput};
-
-/// Where the camera's pictures come from.
-#[derive(Debug, Clone)]
-pub struct CameraConfig {
-    /// `synthetic`, a `.y4m` file, `-` (Y4M on standard input) or any file ffmpeg reads.
-    pub input: String,
-    /// Size of the synthetic source.
-    pub size: Size,
-    /// Frame rate of the synthetic source (files play at their own rate).
-    pub fps: f64,
-    /// Start again at the end of a file (not for `-`).
-    pub looped: bool,
-}
 
 /// An open input.
 pub struct VideoSource {
@@ -36,7 +23,7 @@ impl VideoSource {
             bail!("--loop cannot replay a live source ({})", config.input);
         }
         // Its errors name the input.
-        let input = VideoInput::open(&config.input, config.size, config.fps)?;
+        let input = VideoInput::open(&config.input, size(config), config.fps)?;
         Ok(VideoSource {
             config: config.clone(),
             input,
@@ -65,7 +52,13 @@ impl PictureSource for VideoSource {
             return Ok(None);
         }
         let c = &self.config;
-        self.input = VideoInput::open(&c.input, c.size, c.fps)?;
+        self.input = VideoInput::open(&c.input, size(c), c.fps)?;
         self.input.next_frame()
     }
+}
+
+/// The camera's size as the inputs take it.
+fn size(config: &CameraConfig) -> Size {
+    let (width, height) = config.size;
+    Size { width, height }
 }

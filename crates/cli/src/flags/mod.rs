@@ -1,0 +1,13 @@
+//! Flag groups several commands share, each converting into the runtime's typed
+//! configuration (`salsify_runtime::live_call`) or a library's: the commands parse flags
+//! and convert them, and none imports another command.
+
+pub mod keys;
+pub mod link;
+pub mod scheme;
+pub mod source;
+
+pub use keys::{plaintext_warning, KeyArgs};
+pub use link::{link_path, LinkFlags};
+pub use scheme::{read_params, SchemeArgs};
+pub use source::SourceArgs;

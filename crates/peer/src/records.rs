@@ -281,7 +281,10 @@ mod tests {
         );
         std::fs::write(dir.join("shown.csv"), "picture,display_us\n0,x\n").unwrap();
         let err = format!("{:#}", read_shown(&dir.join("shown.csv")).unwrap_err());
-        assert!(err.contains("shown.csv") && err.contains("line: 2"), "{err}");
+        assert!(
+            err.contains("shown.csv") && err.contains("line: 2"),
+            "{err}"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

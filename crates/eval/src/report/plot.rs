@@ -373,7 +373,8 @@ impl Chart {
         out
     }
 
-    /// The SVG document.
+    /// The SVG document. Its one `id` (the plot area's clip) is `plot-` and a hash of the
+    /// drawing, so charts inlined in one page do not share ids.
     pub fn to_svg(&self) -> String {
         let (w, h) = (f64::from(self.width), f64::from(self.height));
         let mut svg = format!(
@@ -402,18 +403,22 @@ impl Chart {
         draw_axes(&mut svg, &xm, &ym);
         let _ = writeln!(
             svg,
-            "<clipPath id=\"plot\"><rect x=\"{LEFT:.1}\" y=\"{TOP:.1}\" width=\"{:.1}\" height=\"{:.1}\"/></clipPath>",
+            "<clipPath id=\"{CLIP_ID}\"><rect x=\"{LEFT:.1}\" y=\"{TOP:.1}\" width=\"{:.1}\" height=\"{:.1}\"/></clipPath>",
             w - LEFT - RIGHT,
             h - TOP - BOTTOM
         );
-        svg += "<g clip-path=\"url(#plot)\">\n";
+        svg += &format!("<g clip-path=\"url(#{CLIP_ID})\">\n");
         for (i, s) in self.series.iter().enumerate() {
             draw_series(&mut svg, s, &color(s, i), &xm, &ym);
         }
         svg += "</g>\n";
         draw_labels(&mut svg, &self.series, &xm, &ym);
         self.draw_legend(&mut svg, w);
-        svg + "</svg>\n"
+        svg += "</svg>\n";
+        // A report inlines many charts in one page, where ids must be unique: the clip's id is
+        // named after what the chart draws, the same in every build.
+        let id = format!("plot-{:016x}", fnv1a(svg.as_bytes()));
+        svg.replace(CLIP_ID, &id)
     }
 
     fn draw_legend(&self, svg: &mut String, width: f64) {
@@ -493,6 +498,16 @@ fn fit(axis: &Axis, values: &[f64], start: f64, length: f64) -> Option<Mapping> 
         hi: axis.transform(hi),
         start,
         length,
+    })
+}
+
+/// Stands for the clip id while a chart is drawn (no chart text contains it).
+const CLIP_ID: &str = "plot-CLIP-ID";
+
+/// FNV-1a, fixed by its definition, so a chart's ids are the same in every build.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     })
 }
 

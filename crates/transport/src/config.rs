@@ -66,8 +66,7 @@ use serde::{Deserialize, Serialize};
 use crate::delivery::{AckStall, BudgetSource};
 use crate::encode_time::EncodeTimeConfig;
 pub use crate::error::ConfigError;
-use crate::serde_units::quality;
-use salsify_time::serde_units::millis;
+use crate::serde_units::{millis, quality};
 
 use crate::wire::{MAX_HELD_STATES, MAX_PAYLOAD};
 

@@ -1,5 +1,7 @@
-//! How qualities read and write in experiment files: as VP8 quantizer indices. Durations use
-//! the one rule of every crate, `salsify_time::serde_units::millis`.
+//! How qualities read and write in experiment files: as VP8 quantizer indices. Durations
+//! follow the one rule of every crate, [`salsify_time::serde_units::millis`], named here too.
+
+pub use salsify_time::serde_units::millis;
 
 /// A `Quality` as its quantizer index 0..=127.
 pub mod quality {

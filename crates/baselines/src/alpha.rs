@@ -18,10 +18,10 @@ use salsify_time::{Duration, Instant};
 #[serde(default, deny_unknown_fields)]
 pub struct AlphaConfig {
     /// Frame-delay budget tau. Default 33 ms.
-    #[serde(rename = "tau_ms", with = "crate::serde_units::millis")]
+    #[serde(rename = "tau_ms", with = "salsify_time::serde_units::millis")]
     pub tau: Duration,
     /// Hindsight window T. Default 1 s.
-    #[serde(rename = "window_ms", with = "crate::serde_units::millis")]
+    #[serde(rename = "window_ms", with = "salsify_time::serde_units::millis")]
     pub window: Duration,
     /// Weight lambda of the frame-rate score. Default 0.5.
     pub lambda: f64,

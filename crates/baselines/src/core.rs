@@ -1,8 +1,9 @@
 //! The parts a conventional media sender shares between schemes: frame numbering and
 //! fragmentation, transport and media sequence numbers, the send history, the pacer, NACK
 //! and PLI handling, RTT samples, the output queue, and what the CBR encoder was last told
-//! ([`CbrTarget`]: the 10 % target deadband). The schemes ([`crate::conventional`],
-//! [`crate::vidaptive`]) own one and add their congestion control.
+//! ([`CbrTarget`]: the 10 % target deadband). The schemes ([`crate::webrtc`] for
+//! "conventional", [`crate::vidaptive`], [`crate::oracle`]) own one and add their congestion
+//! control.
 
 use std::collections::VecDeque;
 

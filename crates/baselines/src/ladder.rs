@@ -37,7 +37,7 @@ pub struct LadderConfig {
     /// ... while alpha is above this. Default 0.9.
     pub min_alpha: f64,
     /// At most one change per this long (T). Default 1 s.
-    #[serde(rename = "min_interval_ms", with = "crate::serde_units::millis")]
+    #[serde(rename = "min_interval_ms", with = "salsify_time::serde_units::millis")]
     pub min_interval: Duration,
 }
 

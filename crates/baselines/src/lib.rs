@@ -27,8 +27,8 @@
 //! any sender by scheme. Configurations read from experiment files (serde, durations in ms,
 //! rates in kb/s) and check themselves (`validate`, errors naming the field).
 //!
-//! Layer 2 of the workspace (README, "Layout"): on `salsify-time`, `salsify-codec` and
-//! `salsify-endpoint`, beside Salsify's own transport (`salsify-transport`); `salsify-schemes`
+//! Layer 2 of the workspace (README, "Layout"): on `salsify-time`, `salsify-codec`,
+//! `salsify-endpoint` and `salsify-sprout` (the Sprout scheme), beside Salsify's own transport (`salsify-transport`); `salsify-schemes`
 //! builds them by name.
 
 // One audited exception: `webrtc::controller` asserts that the `goog_cc` controller may move
@@ -52,7 +52,6 @@ pub mod receiver;
 mod receiver_config;
 pub mod scheme;
 pub mod sender;
-pub mod serde_units;
 pub mod sprout;
 pub mod stats;
 pub mod vidaptive;

@@ -160,7 +160,7 @@ pub struct OracleConfig {
     pub quality_slack_frames: f64,
     /// Under `target`: every frame must arrive within this time of its capture. Default
     /// 100 ms (Salsify's delay target).
-    #[serde(rename = "delay_target_ms", with = "crate::serde_units::millis")]
+    #[serde(rename = "delay_target_ms", with = "salsify_time::serde_units::millis")]
     pub delay_target: Duration,
     /// Under `delay-first`: how many times it may halve the picture's width and height
     /// (0 or 1). Default 1: it codes at the source size or at half of it, whichever shows
@@ -174,7 +174,7 @@ pub struct OracleConfig {
     /// 1000 ms (then not written out).
     #[serde(
         rename = "size_lookahead_ms",
-        with = "crate::serde_units::millis",
+        with = "salsify_time::serde_units::millis",
         skip_serializing_if = "is_default_lookahead"
     )]
     pub size_lookahead: Duration,

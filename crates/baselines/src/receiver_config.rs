@@ -15,18 +15,18 @@ pub struct ReceiverConfig {
     /// Default 100 ms. See [`crate::Scheme::feedback_interval`] for what each scheme needs.
     #[serde(
         rename = "feedback_interval_ms",
-        with = "crate::serde_units::opt_millis"
+        with = "salsify_time::serde_units::opt_millis"
     )]
     pub feedback_interval: Option<Duration>,
     /// NACK repeat interval. Default 100 ms (libwebrtc repeats after one RTT; the testbed's
     /// round trip is 40-50 ms plus queueing).
-    #[serde(rename = "nack_retry_ms", with = "crate::serde_units::millis")]
+    #[serde(rename = "nack_retry_ms", with = "salsify_time::serde_units::millis")]
     pub nack_retry: Duration,
     /// NACKs per missing packet before giving up. Default 10.
     pub max_nack_retries: u32,
     /// PLI repeat interval while waiting for a keyframe. Default 200 ms (libwebrtc's
     /// `max_wait_for_keyframe`).
-    #[serde(rename = "pli_interval_ms", with = "crate::serde_units::millis")]
+    #[serde(rename = "pli_interval_ms", with = "salsify_time::serde_units::millis")]
     pub pli_interval: Duration,
     /// How far a transport or media sequence number may lie from the receiver's window (ahead
     /// of the oldest not yet reported, or behind the newest) and still be taken; a datagram

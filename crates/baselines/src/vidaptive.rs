@@ -51,31 +51,34 @@ pub struct VidaptiveConfig {
     /// Alpha optimisation (tau 33 ms, T 1 s, lambda 0.5).
     pub alpha: AlphaConfig,
     /// Pause encoding while the pacer's oldest packet is older than this. Default 33 ms.
-    #[serde(rename = "pause_after_ms", with = "crate::serde_units::millis")]
+    #[serde(rename = "pause_after_ms", with = "salsify_time::serde_units::millis")]
     pub pause_after: Duration,
     /// A paused picture is still encoded when the queue drains if it is at most this old.
     /// Default 17 ms (half a frame at 30 fps).
     #[serde(
         rename = "paused_picture_max_age_ms",
-        with = "crate::serde_units::millis"
+        with = "salsify_time::serde_units::millis"
     )]
     pub paused_picture_max_age: Duration,
     /// Reset (drain the pacer, force a keyframe) past this pacer delay. Default 1 s.
-    #[serde(rename = "reset_after_ms", with = "crate::serde_units::millis")]
+    #[serde(rename = "reset_after_ms", with = "salsify_time::serde_units::millis")]
     pub reset_after: Duration,
     /// Dummy padding packet size (bytes, <= 200). Default 200.
     pub padding_bytes: usize,
     /// No padding within this time before the next expected capture. Default 5 ms.
-    #[serde(rename = "padding_guard_ms", with = "crate::serde_units::millis")]
+    #[serde(
+        rename = "padding_guard_ms",
+        with = "salsify_time::serde_units::millis"
+    )]
     pub padding_guard: Duration,
     /// Cap on the pacing (and padding) rate: the maximum video rate. Default 12 Mb/s.
-    #[serde(rename = "max_rate_kbps", with = "crate::serde_units::kbps")]
+    #[serde(rename = "max_rate_kbps", with = "salsify_time::serde_units::kbps")]
     pub max_rate: Bitrate,
     /// Floor of the encoder target. Default 50 kb/s.
-    #[serde(rename = "min_target_kbps", with = "crate::serde_units::kbps")]
+    #[serde(rename = "min_target_kbps", with = "salsify_time::serde_units::kbps")]
     pub min_target: Bitrate,
     /// Pacing rate before the first RTT sample. Default 300 kb/s.
-    #[serde(rename = "start_rate_kbps", with = "crate::serde_units::kbps")]
+    #[serde(rename = "start_rate_kbps", with = "salsify_time::serde_units::kbps")]
     pub start_rate: Bitrate,
     /// The resolution ladder ([`LadderConfig::enabled`] false keeps the source size).
     pub ladder: LadderConfig,
@@ -200,7 +203,7 @@ pub struct VidaptiveSender {
 ///
 /// Feedback comes per packet and in order, so a report on sequence number `n` settles every
 /// packet before `n` as well: one whose own report was lost (the ACK queue overflowed)
-/// must not hold the window shut. Packets with no report for [`Flight::timeout`] are given
+/// must not hold the window shut. Packets with no report for [`VidaptiveSender::flight_timeout`] are given
 /// up (an ACK-path outage would otherwise close the window for good).
 #[derive(Debug, Default)]
 struct Flight {

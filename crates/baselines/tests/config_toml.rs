@@ -1,6 +1,6 @@
-//! The schemes' parameters as experiment files write them: durations in ms, rates in kb/s,
-//! defaults documented on each type, unknown fields refused, bad values refused naming the
-//! field.
+//! The schemes' parameters as experiment files write them: durations in ms (written as a
+//! decimal number), rates in kb/s, defaults documented on each type, unknown fields refused,
+//! bad values refused naming the field.
 
 use salsify_baselines::{
     Bitrate, ConfigError, ConventionalConfig, OracleConfig, ReceiverConfig, VidaptiveConfig,
@@ -25,24 +25,24 @@ fn parse_error<T: DeserializeOwned + std::fmt::Debug>(text: &str) -> String {
 fn defaults_round_trip_in_experiment_units() {
     let vidaptive = round_trip::<VidaptiveConfig>();
     for line in [
-        "pause_after_ms = 33",
+        "pause_after_ms = 33.0",
         "max_rate_kbps = 12000",
         "dropframe_thresh = 0",
         "max_gap_frames = 2",
         "[copa]",
         "delta = 0.9",
         "[alpha]",
-        "tau_ms = 33",
+        "tau_ms = 33.0",
         "[ladder]",
         "enabled = true",
-        "min_interval_ms = 1000",
+        "min_interval_ms = 1000.0",
     ] {
         assert!(vidaptive.contains(line), "{line} in\n{vidaptive}");
     }
     let oracle = round_trip::<OracleConfig>();
     assert_eq!(
         oracle.trim(),
-        "rule = \"delay-first\"\nquality_slack_frames = 0.5\ndelay_target_ms = 100\nmax_halvings = 1"
+        "rule = \"delay-first\"\nquality_slack_frames = 0.5\ndelay_target_ms = 100.0\nmax_halvings = 1"
     );
     // The source size only (the rule before the size choice) is not written out, so an
     // experiment that asks for it keeps its run id.
@@ -67,10 +67,10 @@ fn defaults_round_trip_in_experiment_units() {
     assert!(bad.validate().is_err());
     let receiver = round_trip::<ReceiverConfig>();
     for line in [
-        "feedback_interval_ms = 100",
-        "nack_retry_ms = 100",
+        "feedback_interval_ms = 100.0",
+        "nack_retry_ms = 100.0",
         "max_nack_retries = 10",
-        "pli_interval_ms = 200",
+        "pli_interval_ms = 200.0",
     ] {
         assert!(receiver.contains(line), "{line} in\n{receiver}");
     }
@@ -94,7 +94,7 @@ fn values_read_as_milliseconds_and_kbps_integer_or_decimal() {
     assert_eq!(r.feedback_interval, None);
     assert!(toml::to_string(&r)
         .unwrap()
-        .contains("feedback_interval_ms = 0"));
+        .contains("feedback_interval_ms = 0.0"));
     r.validate().unwrap();
 }
 

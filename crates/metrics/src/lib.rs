@@ -22,6 +22,7 @@
 pub mod blackbox;
 pub mod delay;
 mod error;
+pub mod fixed;
 pub mod packet_delay;
 pub mod psnr;
 pub mod qoe;
@@ -32,6 +33,7 @@ pub mod summary;
 
 pub use delay::display_delays;
 pub use error::MetricsError;
+pub use fixed::Fixed;
 pub use packet_delay::{delay_function, LinkCapacity, PacketTiming, SproutMeasure};
 pub use psnr::{psnr_luma, psnr_plane, psnr_to_db, psnr_yuv, YuvPsnr, PSNR_CAP_DB};
 pub use qoe::QoeModel;

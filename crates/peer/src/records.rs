@@ -12,13 +12,14 @@
 //! run be re-scored (e.g. against another reference).
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::io::{BufWriter, Write};
 use std::path::Path;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use salsify_codec::y4m::{Rational, Y4mHeader, Y4mWriter};
 use salsify_codec::{Image, PlaneId};
 use salsify_time::Instant;
+use serde::{Deserialize, Serialize};
 
 /// Luma rows of the band the page sends for each camera picture.
 pub const BAND_ROWS: usize = salsify_barcode::BAND_ROWS as usize;
@@ -69,10 +70,32 @@ pub fn read_band(width: u32, luma: &[u8]) -> Result<u32, String> {
     salsify_barcode::read(&image).map_err(|e| e.to_string())
 }
 
+/// One line of `captures.csv`.
+#[derive(Serialize, Deserialize)]
+struct CaptureRow {
+    capture_us: u64,
+    read_us: u64,
+    barcode: Option<u32>,
+    #[serde(default)]
+    error: String,
+}
+
+/// One line of `shown.csv`.
+#[derive(Serialize, Deserialize)]
+struct ShownRow {
+    picture: u64,
+    display_us: u64,
+    received_us: Option<u64>,
+    width: u32,
+    height: u32,
+    rtp: u32,
+    missed_before: u32,
+}
+
 /// Writes the records of a running call.
 pub struct RecordWriter {
-    captures: BufWriter<File>,
-    shown: BufWriter<File>,
+    captures: csv::Writer<BufWriter<File>>,
+    shown: csv::Writer<BufWriter<File>>,
     pictures: Y4mWriter<BufWriter<File>>,
     size: (u32, u32),
     /// Camera pictures recorded.
@@ -90,13 +113,23 @@ impl RecordWriter {
                 .map(|f| BufWriter::with_capacity(1 << 20, f))
                 .with_context(|| format!("cannot create '{}'", path.display()))
         };
-        let mut captures = create("captures.csv")?;
-        writeln!(captures, "capture_us,read_us,barcode,error")?;
-        let mut shown = create("shown.csv")?;
-        writeln!(
-            shown,
-            "picture,display_us,received_us,width,height,rtp,missed_before"
-        )?;
+        // Headers now, from the row types' names, so that a call with no pictures has them.
+        let mut captures = csv::WriterBuilder::new()
+            .has_headers(false)
+            .from_writer(create("captures.csv")?);
+        captures.write_record(["capture_us", "read_us", "barcode", "error"])?;
+        let mut shown = csv::WriterBuilder::new()
+            .has_headers(false)
+            .from_writer(create("shown.csv")?);
+        shown.write_record([
+            "picture",
+            "display_us",
+            "received_us",
+            "width",
+            "height",
+            "rtp",
+            "missed_before",
+        ])?;
         let pictures = Y4mWriter::new(create("shown.y4m")?, Y4mHeader::new(width, height, fps))?;
         Ok(RecordWriter {
             captures,
@@ -111,15 +144,15 @@ impl RecordWriter {
     /// Records one camera picture.
     pub fn capture(&mut self, r: &CaptureRecord) -> Result<()> {
         let (barcode, error) = match &r.barcode {
-            Ok(id) => (id.to_string(), String::new()),
-            Err(e) => (String::new(), e.replace([',', '\n'], ";")),
+            Ok(id) => (Some(*id), String::new()),
+            Err(e) => (None, e.clone()),
         };
-        writeln!(
-            self.captures,
-            "{},{},{barcode},{error}",
-            r.capture.as_micros(),
-            r.read.as_micros()
-        )?;
+        self.captures.serialize(CaptureRow {
+            capture_us: r.capture.as_micros(),
+            read_us: r.read.as_micros(),
+            barcode,
+            error,
+        })?;
         self.captures_written += 1;
         Ok(())
     }
@@ -133,18 +166,15 @@ impl RecordWriter {
             image = salsify_codec::scale(&image, self.size.0, self.size.1)?;
         }
         self.pictures.write_frame(&image)?;
-        let opt = |t: Option<Instant>| t.map_or(String::new(), |t| t.as_micros().to_string());
-        writeln!(
-            self.shown,
-            "{},{},{},{},{},{},{}",
-            self.shown_written,
-            r.display.as_micros(),
-            opt(r.received),
-            r.width,
-            r.height,
-            r.rtp,
-            r.missed_before
-        )?;
+        self.shown.serialize(ShownRow {
+            picture: self.shown_written,
+            display_us: r.display.as_micros(),
+            received_us: r.received.map(Instant::as_micros),
+            width: r.width,
+            height: r.height,
+            rtp: r.rtp,
+            missed_before: r.missed_before,
+        })?;
         self.shown_written += 1;
         Ok(())
     }
@@ -164,75 +194,41 @@ impl RecordWriter {
     }
 }
 
-fn lines(path: &Path) -> Result<Vec<Vec<String>>> {
-    let file = File::open(path).with_context(|| format!("cannot open '{}'", path.display()))?;
-    let mut out = Vec::new();
-    for (n, line) in BufReader::new(file).lines().enumerate().skip(1) {
-        let line = line.with_context(|| format!("reading '{}'", path.display()))?;
-        if !line.is_empty() {
-            out.push(line.split(',').map(str::to_string).collect());
-        }
-        if out.last().is_some_and(|f: &Vec<String>| f.len() < 3) {
-            bail!("'{}' line {}: too few fields", path.display(), n + 1);
-        }
-    }
-    Ok(out)
-}
-
-fn micros(path: &Path, field: &str) -> Result<Instant> {
-    field
-        .parse::<u64>()
-        .map(Instant::from_micros)
-        .with_context(|| format!("'{}': '{field}' is not a time in µs", path.display()))
+/// The rows of a record file, each read by its column names; errors name the file and line.
+fn rows<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
+    let mut reader = csv::Reader::from_path(path)
+        .with_context(|| format!("cannot open '{}'", path.display()))?;
+    reader
+        .deserialize()
+        .map(|row| row.with_context(|| format!("reading '{}'", path.display())))
+        .collect()
 }
 
 /// Reads `captures.csv`.
 pub fn read_captures(path: &Path) -> Result<Vec<CaptureRecord>> {
-    lines(path)?
+    Ok(rows::<CaptureRow>(path)?
         .into_iter()
-        .map(|f| {
-            let barcode = if f[2].is_empty() {
-                Err(f.get(3).cloned().unwrap_or_default())
-            } else {
-                Ok(f[2]
-                    .parse()
-                    .with_context(|| format!("'{}': bad barcode '{}'", path.display(), f[2]))?)
-            };
-            Ok(CaptureRecord {
-                capture: micros(path, &f[0])?,
-                read: micros(path, &f[1])?,
-                barcode,
-            })
+        .map(|r| CaptureRecord {
+            capture: Instant::from_micros(r.capture_us),
+            read: Instant::from_micros(r.read_us),
+            barcode: r.barcode.ok_or(r.error),
         })
-        .collect()
+        .collect())
 }
 
 /// Reads `shown.csv`.
 pub fn read_shown(path: &Path) -> Result<Vec<ShownRecord>> {
-    lines(path)?
+    Ok(rows::<ShownRow>(path)?
         .into_iter()
-        .map(|f| {
-            if f.len() < 7 {
-                bail!("'{}': a line has {} fields, not 7", path.display(), f.len());
-            }
-            let num = |s: &str| {
-                s.parse::<u32>()
-                    .with_context(|| format!("'{}': '{s}' is not a number", path.display()))
-            };
-            Ok(ShownRecord {
-                display: micros(path, &f[1])?,
-                received: if f[2].is_empty() {
-                    None
-                } else {
-                    Some(micros(path, &f[2])?)
-                },
-                width: num(&f[3])?,
-                height: num(&f[4])?,
-                rtp: num(&f[5])?,
-                missed_before: num(&f[6])?,
-            })
+        .map(|r| ShownRecord {
+            display: Instant::from_micros(r.display_us),
+            received: r.received_us.map(Instant::from_micros),
+            width: r.width,
+            height: r.height,
+            rtp: r.rtp,
+            missed_before: r.missed_before,
         })
-        .collect()
+        .collect())
 }
 
 #[cfg(test)]
@@ -272,8 +268,23 @@ mod tests {
         w.finish().unwrap();
         let captures = read_captures(&dir.join("captures.csv")).unwrap();
         assert_eq!(captures[0], c);
-        assert_eq!(captures[1].barcode, Err("cell 3; ambiguous".into()));
+        assert_eq!(captures[1].barcode, Err("cell 3, ambiguous".into()));
         assert_eq!(read_shown(&dir.join("shown.csv")).unwrap(), vec![s]);
+        // Written as before, a comma in an error now quoted rather than replaced.
+        assert_eq!(
+            std::fs::read_to_string(dir.join("captures.csv")).unwrap(),
+            "capture_us,read_us,barcode,error\n1000,1500,7,\n1000,1500,,\"cell 3, ambiguous\"\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.join("shown.csv")).unwrap(),
+            "picture,display_us,received_us,width,height,rtp,missed_before\n0,90000,,160,90,4000000000,2\n"
+        );
+        std::fs::write(dir.join("shown.csv"), "picture,display_us\n0,x\n").unwrap();
+        let err = format!("{:#}", read_shown(&dir.join("shown.csv")).unwrap_err());
+        assert!(
+            err.contains("shown.csv") && err.contains("line: 2"),
+            "{err}"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

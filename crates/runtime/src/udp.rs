@@ -4,8 +4,11 @@
 //! `SO_TIMESTAMPNS` asks Linux to stamp each datagram when it reaches the socket; the stamp
 //! comes back as a control message of `recvmsg`. Where the option or the stamp is missing the
 //! user-space time of the `recvmsg` return is used instead ([`Received::kernel_stamp`] says
-//! which).
+//! which). The socket calls go through `nix`, so this file holds no `unsafe`.
 
+#![forbid(unsafe_code)]
+
+use std::io::IoSliceMut;
 use std::net::{SocketAddr, ToSocketAddrs, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -13,6 +16,9 @@ use std::sync::mpsc;
 use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
+use nix::sys::socket::{
+    recvmsg, setsockopt, sockopt, ControlMessageOwned, MsgFlags, SockaddrStorage,
+};
 use salsify_time::{Duration, Instant};
 
 use crate::clock;
@@ -24,7 +30,7 @@ pub const MAX_DATAGRAM: usize = 2048;
 /// quantizer (70 datagrams) leaves at once; the default 208 KiB holds barely one such frame as
 /// the kernel counts it, so a reader descheduled on a busy machine would lose the next. The
 /// kernel caps the request at `net.core.rmem_max` / `wmem_max`.
-const SOCKET_BUFFER: libc::c_int = 4 << 20;
+const SOCKET_BUFFER: usize = 4 << 20;
 
 /// How often a blocked reader looks at its stop flag.
 const STOP_POLL: Duration = Duration::from_millis(50);
@@ -90,113 +96,74 @@ pub fn bind_for(peer: SocketAddr) -> Result<UdpSocket> {
 }
 
 fn enable_timestamps(socket: &UdpSocket) {
-    let on: libc::c_int = 1;
-    // SAFETY: valid fd, option value is a c_int of the stated length. Failure only means no
-    // kernel stamps, which `recv` handles.
-    unsafe {
-        libc::setsockopt(
-            socket.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_TIMESTAMPNS,
-            (&on as *const libc::c_int).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        );
-    }
+    // Failure only means no kernel stamps, which `recv` handles.
+    let _ = setsockopt(socket, sockopt::ReceiveTimestampns, &true);
 }
 
 fn enlarge_buffers(socket: &UdpSocket) {
-    for option in [libc::SO_RCVBUF, libc::SO_SNDBUF] {
-        // SAFETY: valid fd, option value is a c_int of the stated length. Failure only leaves
-        // the default size.
-        unsafe {
-            libc::setsockopt(
-                socket.as_raw_fd(),
-                libc::SOL_SOCKET,
-                option,
-                (&SOCKET_BUFFER as *const libc::c_int).cast(),
-                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-            );
-        }
-    }
+    // Failure only leaves the default size.
+    let _ = setsockopt(socket, sockopt::RcvBuf, &SOCKET_BUFFER);
+    let _ = setsockopt(socket, sockopt::SndBuf, &SOCKET_BUFFER);
 }
+
+/// Room for the control messages of one datagram (a `SCM_TIMESTAMPNS` needs 32 bytes), aligned
+/// as a `cmsghdr` must be.
+#[repr(C, align(8))]
+struct Control([u8; 128]);
 
 /// Reads one datagram, waiting at most for the socket's read timeout. `Ok(None)` on timeout.
 pub fn recv(socket: &UdpSocket, buf: &mut [u8]) -> std::io::Result<Option<Received>> {
-    // SAFETY: zeroed sockaddr_storage and msghdr are valid initial values.
-    let mut name: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
-    let mut control = [0u64; 16]; // 128 bytes, 8-aligned, room for a timespec cmsg
-    let mut iov = libc::iovec {
-        iov_base: buf.as_mut_ptr().cast(),
-        iov_len: buf.len(),
+    let mut control = Control([0; 128]);
+    let mut iov = [IoSliceMut::new(buf)];
+    let msg = match recvmsg::<SockaddrStorage>(
+        socket.as_raw_fd(),
+        &mut iov,
+        Some(&mut control.0),
+        MsgFlags::empty(),
+    ) {
+        Ok(msg) => msg,
+        Err(errno) => {
+            let err = std::io::Error::from(errno);
+            return match err.kind() {
+                std::io::ErrorKind::WouldBlock
+                | std::io::ErrorKind::TimedOut
+                | std::io::ErrorKind::Interrupted => Ok(None),
+                _ => Err(err),
+            };
+        }
     };
-    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    msg.msg_name = (&mut name as *mut libc::sockaddr_storage).cast();
-    msg.msg_namelen = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
-    msg.msg_iov = &mut iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control.as_mut_ptr().cast();
-    msg.msg_controllen = std::mem::size_of_val(&control) as _;
-    // SAFETY: every pointer in `msg` points at live buffers of the stated sizes.
-    let n = unsafe { libc::recvmsg(socket.as_raw_fd(), &mut msg, 0) };
-    if n < 0 {
-        let err = std::io::Error::last_os_error();
-        return match err.kind() {
-            std::io::ErrorKind::WouldBlock
-            | std::io::ErrorKind::TimedOut
-            | std::io::ErrorKind::Interrupted => Ok(None),
-            _ => Err(err),
-        };
-    }
     let user_time = clock::now();
-    let Some(from) = sockaddr_to_std(&name) else {
+    let Some(from) = msg.address.as_ref().and_then(sockaddr_to_std) else {
         return Ok(None);
     };
-    let stamp = kernel_stamp(&msg).and_then(clock::from_realtime);
+    // The `SCM_TIMESTAMPNS` control message, if any (none either when the buffer was short).
+    let stamp = msg
+        .cmsgs()
+        .into_iter()
+        .flatten()
+        .find_map(|c| match c {
+            ControlMessageOwned::ScmTimestampns(ts) => Some(std::time::Duration::new(
+                ts.tv_sec() as u64,
+                ts.tv_nsec() as u32,
+            )),
+            _ => None,
+        })
+        .and_then(clock::from_realtime);
+    let n = msg.bytes;
     Ok(Some(Received {
         at: stamp.unwrap_or(user_time).min(user_time),
         kernel_stamp: stamp.is_some(),
         from,
-        bytes: buf[..n as usize].to_vec(),
+        bytes: buf[..n].to_vec(),
     }))
 }
 
-/// The `SCM_TIMESTAMPNS` control message of `msg`, if any.
-fn kernel_stamp(msg: &libc::msghdr) -> Option<std::time::Duration> {
-    // SAFETY: the CMSG macros walk the control buffer `recvmsg` filled, within its length.
-    unsafe {
-        let mut cmsg = libc::CMSG_FIRSTHDR(msg);
-        while !cmsg.is_null() {
-            let c = &*cmsg;
-            if c.cmsg_level == libc::SOL_SOCKET && c.cmsg_type == libc::SCM_TIMESTAMPNS {
-                let ts: libc::timespec = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast());
-                return Some(std::time::Duration::new(
-                    ts.tv_sec as u64,
-                    ts.tv_nsec as u32,
-                ));
-            }
-            cmsg = libc::CMSG_NXTHDR(msg, cmsg);
-        }
+fn sockaddr_to_std(name: &SockaddrStorage) -> Option<SocketAddr> {
+    if let Some(v4) = name.as_sockaddr_in() {
+        return Some(SocketAddr::V4((*v4).into()));
     }
-    None
-}
-
-fn sockaddr_to_std(name: &libc::sockaddr_storage) -> Option<SocketAddr> {
-    match i32::from(name.ss_family) {
-        libc::AF_INET => {
-            // SAFETY: the family says this storage holds a sockaddr_in.
-            let a: &libc::sockaddr_in = unsafe { &*(name as *const _ as *const libc::sockaddr_in) };
-            let ip = std::net::Ipv4Addr::from(u32::from_be(a.sin_addr.s_addr));
-            Some(SocketAddr::from((ip, u16::from_be(a.sin_port))))
-        }
-        libc::AF_INET6 => {
-            // SAFETY: the family says this storage holds a sockaddr_in6.
-            let a: &libc::sockaddr_in6 =
-                unsafe { &*(name as *const _ as *const libc::sockaddr_in6) };
-            let ip = std::net::Ipv6Addr::from(a.sin6_addr.s6_addr);
-            Some(SocketAddr::from((ip, u16::from_be(a.sin6_port))))
-        }
-        _ => None,
-    }
+    name.as_sockaddr_in6()
+        .map(|v6| SocketAddr::V6((*v6).into()))
 }
 
 /// How many datagrams a reader holds for a loop that has not taken them yet (channels made
@@ -292,21 +259,9 @@ mod tests {
         let Ok(default) = std::fs::read_to_string("/proc/sys/net/core/rmem_default") else {
             return; // not Linux: nothing to compare with
         };
-        let default: libc::c_int = default.trim().parse().unwrap();
+        let default: usize = default.trim().parse().unwrap();
         let socket = bind("127.0.0.1:0".parse().unwrap()).unwrap();
-        let mut size: libc::c_int = 0;
-        let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-        // SAFETY: valid fd; `size` and `len` describe a c_int the kernel writes.
-        let rc = unsafe {
-            libc::getsockopt(
-                socket.as_raw_fd(),
-                libc::SOL_SOCKET,
-                libc::SO_RCVBUF,
-                (&mut size as *mut libc::c_int).cast(),
-                &mut len,
-            )
-        };
-        assert_eq!(rc, 0);
+        let size = nix::sys::socket::getsockopt(&socket, sockopt::RcvBuf).unwrap();
         assert!(size > default, "{size} bytes, default {default}");
     }
 
@@ -323,6 +278,10 @@ mod tests {
         assert_eq!(got.from, b.local_addr().unwrap());
         assert!(got.at + Duration::from_millis(5) >= before, "{got:?}");
         assert!(got.at <= clock::now());
+        // Linux stamps every datagram once asked to; a stamp lost here is a broken cmsg walk.
+        if cfg!(target_os = "linux") {
+            assert!(got.kernel_stamp, "{got:?}");
+        }
     }
 
     #[test]

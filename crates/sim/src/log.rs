@@ -2,13 +2,15 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Write};
+
+use serde::Serialize;
 use std::sync::Arc;
 
 use salsify_codec::Image;
 use salsify_endpoint::{Choice as SentChoice, SentFrame};
 use salsify_time::Instant;
 
-use salsify_metrics::{psnr_luma, ssim_luma, ssim_to_db, Choice, FrameRecord, MetricsError};
+use salsify_metrics::{psnr_luma, ssim_luma, ssim_to_db, Choice, Fixed, FrameRecord, MetricsError};
 
 /// A shown picture's (SSIM, PSNR dB) against its source, by picture index.
 type Score = (u64, Result<(f64, f64), MetricsError>);
@@ -164,33 +166,60 @@ impl FrameLog {
     }
 }
 
+/// The columns of a run's `frames.csv`, in order.
+pub const FRAMES_CSV_COLUMNS: [&str; 10] = [
+    "frame",
+    "capture_ms",
+    "display_ms",
+    "delay_ms",
+    "ssim",
+    "ssim_db",
+    "psnr_db",
+    "bytes",
+    "quality",
+    "choice",
+];
+
+/// One line of `frames.csv` (fields in [`FRAMES_CSV_COLUMNS`] order).
+#[derive(Serialize)]
+struct FrameRow {
+    frame: u64,
+    capture_ms: Fixed<3>,
+    display_ms: Option<Fixed<3>>,
+    delay_ms: Option<Fixed<3>>,
+    ssim: Option<Fixed<6>>,
+    ssim_db: Option<Fixed<3>>,
+    psnr_db: Option<Fixed<3>>,
+    bytes: u64,
+    quality: Option<u32>,
+    choice: String,
+}
+
 /// Writes records as CSV: one line per camera picture, times in milliseconds from the start.
-pub fn write_frames_csv(records: &[FrameRecord], mut out: impl Write) -> io::Result<()> {
-    writeln!(
-        out,
-        "frame,capture_ms,display_ms,delay_ms,ssim,ssim_db,psnr_db,bytes,quality,choice"
-    )?;
+pub fn write_frames_csv(records: &[FrameRecord], out: impl Write) -> io::Result<()> {
     let delays = salsify_metrics::record_delays(records)
         .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?;
-    let ms = |t: Instant| t.as_micros() as f64 / 1000.0;
-    let opt = |v: Option<f64>, digits: usize| v.map_or(String::new(), |v| format!("{v:.digits$}"));
+    let ms = |t: Instant| Fixed(t.as_micros() as f64 / 1000.0);
+    // The header is written here rather than from the row type, so a run of no frames has one.
+    let mut csv = csv::WriterBuilder::new()
+        .has_headers(false)
+        .from_writer(out);
+    csv.write_record(FRAMES_CSV_COLUMNS)?;
     for (r, delay) in records.iter().zip(delays) {
-        writeln!(
-            out,
-            "{},{:.3},{},{},{},{},{},{},{},{:?}",
-            r.frame_id,
-            ms(r.capture),
-            opt(r.display.map(ms), 3),
-            opt(delay.map(|d| d.as_secs_f64() * 1000.0), 3),
-            opt(r.ssim, 6),
-            opt(r.ssim.map(ssim_to_db), 3),
-            opt(r.psnr_db, 3),
-            r.size_bytes,
-            r.quality.map_or(String::new(), |q| q.to_string()),
-            r.choice,
-        )?;
+        csv.serialize(FrameRow {
+            frame: r.frame_id,
+            capture_ms: ms(r.capture),
+            display_ms: r.display.map(ms),
+            delay_ms: delay.map(|d| Fixed(d.as_secs_f64() * 1000.0)),
+            ssim: r.ssim.map(Fixed),
+            ssim_db: r.ssim.map(|s| Fixed(ssim_to_db(s))),
+            psnr_db: r.psnr_db.map(Fixed),
+            bytes: r.size_bytes,
+            quality: r.quality,
+            choice: format!("{:?}", r.choice),
+        })?;
     }
-    Ok(())
+    csv.flush()
 }
 
 #[cfg(test)]
@@ -215,5 +244,35 @@ mod tests {
         };
         assert!((score(true) - 1.0).abs() < 1e-12);
         assert!(score(false) < 0.99);
+    }
+
+    #[test]
+    fn frames_csv_keeps_its_columns_and_decimals() {
+        let mut shown = FrameRecord::captured(0, Instant::from_micros(1500));
+        shown.display = Some(Instant::from_micros(41_250));
+        shown.ssim = Some(0.9);
+        shown.psnr_db = Some(36.25);
+        shown.size_bytes = 1200;
+        shown.quality = Some(40);
+        shown.choice = Choice::Better;
+        let skipped = FrameRecord::captured(1, Instant::from_micros(34_833));
+        let mut text = Vec::new();
+        write_frames_csv(&[shown, skipped], &mut text).unwrap();
+        let text = String::from_utf8(text).unwrap();
+        let mut lines = text.lines();
+        assert_eq!(lines.next(), Some(FRAMES_CSV_COLUMNS.join(",").as_str()));
+        assert_eq!(
+            lines.next(),
+            Some("0,1.500,41.250,39.750,0.900000,10.000,36.250,1200,40,Better")
+        );
+        assert_eq!(lines.next(), Some("1,34.833,,,,,,0,,Skipped"));
+        assert_eq!(lines.next(), None);
+        // No frames: the header alone.
+        let mut empty = Vec::new();
+        write_frames_csv(&[], &mut empty).unwrap();
+        assert_eq!(
+            empty,
+            format!("{}\n", FRAMES_CSV_COLUMNS.join(",")).into_bytes()
+        );
     }
 }

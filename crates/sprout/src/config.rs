@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 #[serde(default, deny_unknown_fields)]
 pub struct ForecastConfig {
     /// Length of one tick of the model (ms in files). Default 20 ms.
-    #[serde(with = "crate::serde_ms")]
+    #[serde(with = "salsify_time::serde_units::millis")]
     pub tick: Duration,
     /// Top of the rate grid, in packet units per second. Default 1000.
     pub max_rate: f64,

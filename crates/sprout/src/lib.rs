@@ -23,8 +23,8 @@
 //! [`observer`] (the receiver's tick loop), [`window`] (the sender's queue estimate and
 //! window), [`accounting`] (received-or-lost bytes and the throwaway window).
 //!
-//! Layer: a leaf library (it needs only `salsify-time`); the Sprout scheme's endpoints in
-//! `salsify-baselines` and the Salsify transport's forecast budget build on it.
+//! Layer 1 of the workspace (README, "Layout"): on `salsify-time` only; the Sprout scheme's
+//! endpoints in `salsify-baselines` and the Salsify transport's forecast budget build on it.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -37,7 +37,6 @@ pub mod ewma;
 pub mod forecaster;
 pub mod grid;
 pub mod observer;
-mod serde_ms;
 pub mod tables;
 pub mod window;
 

@@ -14,6 +14,7 @@ use std::fmt;
 use std::ops::{Add, AddAssign, Sub};
 pub use std::time::Duration;
 
+pub mod serde_units;
 mod units;
 pub use units::Bitrate;
 

@@ -81,9 +81,9 @@
 //! sender's rules, one per seam), [`sender`],
 //! [`receiver`], [`endpoint`] (both on the common endpoint traits).
 //!
-//! Layer 2 of the workspace (README, "Layout"): on `salsify-time`, `salsify-codec` and
-//! `salsify-endpoint`, beside the other schemes (`salsify-baselines`); `salsify-schemes` builds it
-//! by name.
+//! Layer 2 of the workspace (README, "Layout"): on `salsify-time`, `salsify-codec`,
+//! `salsify-endpoint` and `salsify-sprout` (the forecast budget), beside the other schemes
+//! (`salsify-baselines`); `salsify-schemes` builds it by name.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]

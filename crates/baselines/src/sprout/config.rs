@@ -37,7 +37,7 @@ pub struct SproutConfig {
     /// Payload bytes per datagram (video fragments and bulk filler). Default 1400.
     pub fragment_payload: usize,
     /// A heartbeat goes out after this long without data (ms in files). Default 50 ms.
-    #[serde(with = "crate::serde_units::millis")]
+    #[serde(with = "salsify_time::serde_units::millis")]
     pub heartbeat_interval: Duration,
     /// Whether the receiver reads a tick in which the sender went idle as "the link could
     /// have delivered at least this much" (a censored observation) rather than exactly this
@@ -50,7 +50,7 @@ pub struct SproutConfig {
     pub censor_idle_ticks: Option<bool>,
     /// The receiver stops its per-tick feedback after this long without data (ms in
     /// files). Default 5 s.
-    #[serde(with = "crate::serde_units::millis")]
+    #[serde(with = "salsify_time::serde_units::millis")]
     pub feedback_idle_limit: Duration,
 }
 

@@ -14,24 +14,27 @@ use crate::error::ConfigError;
 pub struct ConventionalConfig {
     /// Start rate given to the controller and the encoder. Default 300 kb/s (libwebrtc
     /// `kDefaultStartBitrateBps`, api/transport/bitrate_settings.h; `kStartVideoBitrate`).
-    #[serde(rename = "start_kbps", with = "crate::serde_units::kbps")]
+    #[serde(rename = "start_kbps", with = "salsify_time::serde_units::kbps")]
     pub start: Bitrate,
     /// The controller's floor and the stream's minimum. Default 30 kb/s
     /// (`kDefaultMinVideoBitrateBps`, video/config/video_encoder_config.h; the controller's
     /// `kCongestionControllerMinBitrate` is 5 kb/s but the allocator enforces the stream's).
-    #[serde(rename = "min_kbps", with = "crate::serde_units::kbps")]
+    #[serde(rename = "min_kbps", with = "salsify_time::serde_units::kbps")]
     pub min: Bitrate,
     /// The controller's ceiling (`TargetRateConstraints::max_data_rate`). Default none
     /// (0): Chrome sets no transport maximum, only the encoder's (`encoder_max_kbps`), and
     /// GoogCC probes up to twice the allocation above it.
-    #[serde(rename = "max_kbps", with = "crate::serde_units::opt_kbps")]
+    #[serde(rename = "max_kbps", with = "salsify_time::serde_units::opt_kbps")]
     pub max: Option<Bitrate>,
     /// The encoder's maximum (the stream's `max_bitrate_bps`, the allocation the controller
     /// is told of). Default none (0): by the coded size, libwebrtc's
     /// `GetMaxDefaultVideoBitrateKbps` (media/engine/webrtc_video_engine.cc): 600 kb/s up to
     /// 320x240, 1700 up to 640x480, 2000 up to 960x540, 2500 above. Vidaptive's experiments
     /// set 12000.
-    #[serde(rename = "encoder_max_kbps", with = "crate::serde_units::opt_kbps")]
+    #[serde(
+        rename = "encoder_max_kbps",
+        with = "salsify_time::serde_units::opt_kbps"
+    )]
     pub encoder_max: Option<Bitrate>,
     /// Pacing rate = this x the controller's target. Default 1.1: libwebrtc's
     /// `kStrictPacingMultiplier` for video with transport-wide feedback
@@ -43,12 +46,15 @@ pub struct ConventionalConfig {
     /// pacing_controller.cc, the `max_delay` of `PacingConfig`); 0 turns the drain off.
     #[serde(
         rename = "max_pacing_delay_ms",
-        with = "crate::serde_units::opt_millis"
+        with = "salsify_time::serde_units::opt_millis"
     )]
     pub max_pacing_delay: Option<Duration>,
     /// How often the controller's `OnProcessInterval` runs. Default 25 ms
     /// (`GoogCcNetworkController::GetProcessInterval`).
-    #[serde(rename = "process_interval_ms", with = "crate::serde_units::millis")]
+    #[serde(
+        rename = "process_interval_ms",
+        with = "salsify_time::serde_units::millis"
+    )]
     pub process_interval: Duration,
     /// RTT and loss from transport feedback only (`GoogCcConfig::feedback_only`, the
     /// `GoogCcFeedbackNetworkControllerFactory`). Default false, as Chrome: RTT and loss
@@ -57,20 +63,23 @@ pub struct ConventionalConfig {
     pub feedback_only: bool,
     /// Receiver-report period. Default 1000 ms (RTCP's video report interval,
     /// `RTCPSender` `kDefaultVideoReportInterval`, modules/rtp_rtcp/source/rtcp_sender.cc).
-    #[serde(rename = "rtcp_interval_ms", with = "crate::serde_units::millis")]
+    #[serde(
+        rename = "rtcp_interval_ms",
+        with = "salsify_time::serde_units::millis"
+    )]
     pub rtcp_interval: Duration,
     /// Congestion window: in-flight data allowed = the minimum feedback RTT + this. Default
     /// 350 ms (field trial `WebRTC-CongestionWindow` `QueueSize:350`, enabled by default,
     /// rtc_base/experiments/rate_control_settings.cc); 0 turns the window off.
     #[serde(
         rename = "congestion_window_ms",
-        with = "crate::serde_units::opt_millis"
+        with = "salsify_time::serde_units::opt_millis"
     )]
     pub congestion_window: Option<Duration>,
     /// Congestion-window pushback lowers the target no further than this. Default 30 kb/s
     /// (`WebRTC-CongestionWindow` `MinBitrate:30000`); 0 disables pushback, and the window
     /// then blocks the pacer instead.
-    #[serde(rename = "pushback_min_kbps", with = "crate::serde_units::kbps")]
+    #[serde(rename = "pushback_min_kbps", with = "salsify_time::serde_units::kbps")]
     pub pushback_min: Bitrate,
     /// Pushback drops frames (the encoder keeps the full target, every n-th picture is
     /// dropped, `VideoStreamEncoder::UpdateTargetBitrate`) instead of lowering the target.

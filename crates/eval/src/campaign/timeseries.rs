@@ -4,8 +4,10 @@
 
 use std::io::{self, BufRead, Write};
 
+use salsify_metrics::Fixed;
 use salsify_netem::{LinkEvent, LinkEventKind};
 use salsify_time::Duration;
+use serde::{Deserialize, Serialize};
 
 use crate::metrics::{record_delays, FrameRecord, MetricsError};
 
@@ -107,65 +109,82 @@ const HEADER: &str = "start_s,capacity_kbps,offered_kbps,delivered_kbps,dropped,
 /// The header before `packet_delay_max_ms` existed (still read).
 const HEADER_8: &str = "start_s,capacity_kbps,offered_kbps,delivered_kbps,dropped,frames_shown,delay_mean_ms,delay_max_ms";
 
+/// One line as written: every number with three decimals.
+#[derive(Serialize)]
+struct WrittenBin {
+    start_s: Fixed<3>,
+    capacity_kbps: Fixed<3>,
+    offered_kbps: Fixed<3>,
+    delivered_kbps: Fixed<3>,
+    dropped: u32,
+    frames_shown: u32,
+    delay_mean_ms: Option<Fixed<3>>,
+    delay_max_ms: Option<Fixed<3>>,
+    packet_delay_max_ms: Option<Fixed<3>>,
+}
+
+/// One line as read (by column name; an old file lacks the last column).
+#[derive(Deserialize)]
+struct ReadBin {
+    start_s: f64,
+    capacity_kbps: f64,
+    offered_kbps: f64,
+    delivered_kbps: f64,
+    dropped: u32,
+    frames_shown: u32,
+    delay_mean_ms: Option<f64>,
+    delay_max_ms: Option<f64>,
+    #[serde(default)]
+    packet_delay_max_ms: Option<f64>,
+}
+
 /// Writes bins as CSV.
-pub fn write_csv(bins: &[Bin], mut out: impl Write) -> io::Result<()> {
-    writeln!(out, "{HEADER}")?;
-    let opt = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.3}"));
+pub fn write_csv(bins: &[Bin], out: impl Write) -> io::Result<()> {
+    // The header is written here rather than from the row type, so no bins still have one.
+    let mut csv = csv::WriterBuilder::new()
+        .has_headers(false)
+        .from_writer(out);
+    csv.write_record(HEADER.split(','))?;
     for b in bins {
-        writeln!(
-            out,
-            "{:.3},{:.3},{:.3},{:.3},{},{},{},{},{}",
-            b.start_s,
-            b.capacity_kbps,
-            b.offered_kbps,
-            b.delivered_kbps,
-            b.dropped,
-            b.frames_shown,
-            opt(b.delay_mean_ms),
-            opt(b.delay_max_ms),
-            opt(b.packet_delay_max_ms)
-        )?;
+        csv.serialize(WrittenBin {
+            start_s: Fixed(b.start_s),
+            capacity_kbps: Fixed(b.capacity_kbps),
+            offered_kbps: Fixed(b.offered_kbps),
+            delivered_kbps: Fixed(b.delivered_kbps),
+            dropped: b.dropped,
+            frames_shown: b.frames_shown,
+            delay_mean_ms: b.delay_mean_ms.map(Fixed),
+            delay_max_ms: b.delay_max_ms.map(Fixed),
+            packet_delay_max_ms: b.packet_delay_max_ms.map(Fixed),
+        })?;
     }
-    Ok(())
+    csv.flush()
 }
 
 /// Reads what [`write_csv`] wrote; the error names the line.
 pub fn read_csv(input: impl BufRead) -> Result<Vec<Bin>, String> {
-    let mut lines = input.lines();
-    let columns = match lines.next() {
-        Some(Ok(h)) if h == HEADER => 9,
-        Some(Ok(h)) if h == HEADER_8 => 8,
-        _ => return Err("line 1: not a time-series header".into()),
-    };
+    let mut csv = csv::Reader::from_reader(input);
+    let header = csv.headers().map_err(|e| format!("line 1: {e}"))?;
+    let header: Vec<&str> = header.iter().collect();
+    if header.join(",") != HEADER && header.join(",") != HEADER_8 {
+        return Err("line 1: not a time-series header".into());
+    }
     let mut bins = Vec::new();
-    for (n, line) in lines.enumerate() {
-        let line = line.map_err(|e| e.to_string())?;
-        let bad = || format!("line {}: malformed", n + 2);
-        let f: Vec<&str> = line.split(',').collect();
-        if f.len() != columns {
-            return Err(bad());
-        }
-        let num = |s: &str| s.parse::<f64>().map_err(|_| bad());
-        let opt = |s: &str| {
-            if s.is_empty() {
-                Ok(None)
-            } else {
-                num(s).map(Some)
-            }
-        };
+    for row in csv.deserialize::<ReadBin>() {
+        let r = row.map_err(|e| match e.position() {
+            Some(p) => format!("line {}: malformed ({e})", p.line()),
+            None => format!("malformed: {e}"),
+        })?;
         bins.push(Bin {
-            start_s: num(f[0])?,
-            capacity_kbps: num(f[1])?,
-            offered_kbps: num(f[2])?,
-            delivered_kbps: num(f[3])?,
-            dropped: f[4].parse().map_err(|_| bad())?,
-            frames_shown: f[5].parse().map_err(|_| bad())?,
-            delay_mean_ms: opt(f[6])?,
-            delay_max_ms: opt(f[7])?,
-            packet_delay_max_ms: match columns {
-                9 => opt(f[8])?,
-                _ => None,
-            },
+            start_s: r.start_s,
+            capacity_kbps: r.capacity_kbps,
+            offered_kbps: r.offered_kbps,
+            delivered_kbps: r.delivered_kbps,
+            dropped: r.dropped,
+            frames_shown: r.frames_shown,
+            delay_mean_ms: r.delay_mean_ms,
+            delay_max_ms: r.delay_max_ms,
+            packet_delay_max_ms: r.packet_delay_max_ms,
         });
     }
     Ok(bins)
@@ -249,7 +268,18 @@ mod tests {
             (Some(5.0), None)
         );
         let short = format!("{HEADER}\n0.000,1.0,2.0,3.0,0,1,5.000,\n");
-        assert!(read_csv(short.as_bytes()).is_err());
+        assert!(read_csv(short.as_bytes())
+            .unwrap_err()
+            .starts_with("line 2:"));
+        let bad = format!("{HEADER}\n0.000,1.0,2.0,3.0,0,1,5.000,,\n0.500,x,2.0,3.0,0,1,,,\n");
+        assert!(read_csv(bad.as_bytes()).unwrap_err().starts_with("line 3:"));
+        // Written as before: three decimals, empty where absent.
+        let mut text = Vec::new();
+        write_csv(&bins[1..], &mut text).unwrap();
+        assert_eq!(
+            String::from_utf8(text).unwrap(),
+            format!("{HEADER}\n0.500,24.000,0.000,0.000,1,1,300.000,300.000,\n")
+        );
     }
 
     proptest::proptest! {

@@ -362,6 +362,76 @@ mod tests {
         );
     }
 
+    /// Every `id` attribute's value in `page`, in order.
+    fn ids(page: &str) -> Vec<&str> {
+        page.match_indices(" id=\"")
+            .map(|(i, m)| {
+                let rest = &page[i + m.len()..];
+                &rest[..rest.find('"').unwrap_or(rest.len())]
+            })
+            .collect()
+    }
+
+    /// The page inlines every figure: no two elements may share an id (each chart's clip
+    /// included), or a browser clips every chart with the first one's rectangle.
+    #[test]
+    fn a_report_page_has_no_duplicate_ids() {
+        use plot::{Axis, Chart, Series};
+        let chart = |title: &str, y: f64| {
+            let mut c = Chart::new(title, Axis::linear("delay (ms)"), Axis::linear("SSIM (dB)"));
+            c.push(Series::line_with_points(
+                "salsify-2c",
+                vec![(50.0, y), (80.0, y + 1.0)],
+            ));
+            c.push(Series::line(
+                "oracle",
+                vec![(40.0, y - 1.0), (90.0, y + 2.0)],
+            ));
+            c.to_svg()
+        };
+        let figure = |name: &str, svg: String| Drawn {
+            name: name.into(),
+            caption: "a caption".into(),
+            svg,
+        };
+        let sections = [Section {
+            title: "cellular".into(),
+            table: Table::default(),
+            extras: vec![],
+            violations: vec![],
+            figures: vec![
+                figure("a-quality-delay", chart("Verizon", 10.0)),
+                figure("b-quality-delay", chart("TMobile", 12.0)),
+                figure("c-quality-delay", chart("TMobile", 13.0)),
+            ],
+            missing: vec![],
+        }];
+        let none = Table::default();
+        let page = html(
+            &sections,
+            &none,
+            &none,
+            &Context::default(),
+            "3 of 3 runs finished.",
+        );
+        let ids = ids(&page);
+        assert_eq!(
+            ids.iter().filter(|i| i.starts_with("plot-")).count(),
+            3,
+            "{ids:?}"
+        );
+        let mut unique = ids.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), ids.len(), "duplicate ids: {ids:?}");
+        // Each chart refers to its own clip.
+        for id in ids.iter().filter(|i| i.starts_with("plot-")) {
+            assert_eq!(page.matches(&format!("url(#{id})")).count(), 1, "{id}");
+        }
+        // And a chart drawn twice draws the same document.
+        assert_eq!(chart("Verizon", 10.0), chart("Verizon", 10.0));
+    }
+
     /// A table of one cell under its group's.
     fn extra(title: Option<&'static str>, intro: &'static str, header: &str, cell: &str) -> Extra {
         Extra {

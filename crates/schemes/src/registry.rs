@@ -1,0 +1,142 @@
+//! The registry: every scheme family, and what drivers ask of a scheme by name. The list of
+//! families is in `families/mod.rs` (one line per family).
+
+use crate::family::{Family, Role, Runs, SchemeInfo, TableInfo};
+use crate::families::FAMILIES;
+
+/// Every registered family, in registration order.
+pub fn families() -> impl Iterator<Item = &'static dyn Family> {
+    FAMILIES.iter().copied()
+}
+
+/// Every scheme of every family, in registration order (browser peers included).
+pub fn schemes() -> impl Iterator<Item = &'static SchemeInfo> {
+    families().flat_map(|f| f.schemes().iter())
+}
+
+/// The scheme called `name`.
+pub fn scheme(name: &str) -> Option<&'static SchemeInfo> {
+    schemes().find(|s| s.name == name)
+}
+
+/// The family that owns scheme `name`.
+pub fn family_of(name: &str) -> Option<&'static dyn Family> {
+    families().find(|f| f.schemes().iter().any(|s| s.name == name))
+}
+
+/// The names of the schemes our endpoints run (in the simulator, and live where they can):
+/// every scheme but the browser peers.
+pub fn scheme_names() -> Vec<&'static str> {
+    schemes()
+        .filter(|s| !matches!(s.runs, Runs::Peer(_)))
+        .map(|s| s.name)
+        .collect()
+}
+
+/// The names of the browser peers (run live by `salsify-peer`).
+pub fn peer_names() -> Vec<&'static str> {
+    schemes()
+        .filter(|s| matches!(s.runs, Runs::Peer(_)))
+        .map(|s| s.name)
+        .collect()
+}
+
+/// The schemes that play group role `role`, by rank.
+pub fn with_role(role: Role) -> Vec<&'static str> {
+    let mut out: Vec<(u8, &'static str)> = schemes()
+        .filter_map(|s| s.rank(role).map(|n| (n, s.name)))
+        .collect();
+    out.sort_by_key(|(n, _)| *n);
+    out.into_iter().map(|(_, name)| name).collect()
+}
+
+/// The scheme that plays a single role (the first by rank).
+///
+/// # Panics
+/// If no registered scheme plays it (the registry's own tests check every role is taken).
+pub fn the(role: Role) -> &'static str {
+    with_role(role)
+        .first()
+        .copied()
+        .unwrap_or_else(|| panic!("no scheme plays {role:?}"))
+}
+
+/// The scheme `--scheme` and experiment files default to.
+pub fn default_scheme() -> &'static str {
+    the(Role::Default)
+}
+
+/// Whether schemes `a` and `b` belong to the same family.
+pub fn same_family(a: &str, b: &str) -> bool {
+    match (family_of(a), family_of(b)) {
+        (Some(x), Some(y)) => x.id() == y.id(),
+        _ => false,
+    }
+}
+
+/// The scheme that sent `datagram`, as far as its wire tells (a receiver learns the scheme
+/// it serves from the first one).
+pub fn scheme_of_datagram(datagram: &[u8]) -> Option<&'static str> {
+    families().find_map(|f| f.scheme_of_datagram(datagram))
+}
+
+/// The scheme whose receiver serves a sender of scheme `name`.
+pub fn receiver_scheme(name: &str) -> Option<&'static str> {
+    family_of(name).map(|f| f.receiver_scheme(name))
+}
+
+/// Every parameter table, in registration order.
+pub fn tables() -> impl Iterator<Item = &'static TableInfo> {
+    families().flat_map(|f| f.tables().iter())
+}
+
+/// The table called `name`.
+pub fn table(name: &str) -> Option<&'static TableInfo> {
+    tables().find(|t| t.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn names_colours_and_tables_are_unique_and_single_roles_taken() {
+        let mut names = HashSet::new();
+        let mut colors = HashSet::new();
+        for s in schemes() {
+            assert!(names.insert(s.name), "{} twice", s.name);
+            assert!(colors.insert(s.color), "{} shares colour {}", s.name, s.color);
+        }
+        let mut tables = HashSet::new();
+        for t in super::tables() {
+            assert!(tables.insert(t.name), "table {} twice", t.name);
+        }
+        for role in [Role::Default, Role::Salsify, Role::Webrtc, Role::Bound] {
+            assert_eq!(with_role(role).len(), 1, "{role:?}");
+        }
+        assert!(!with_role(Role::Main).is_empty());
+    }
+
+    #[test]
+    fn every_scheme_configures_and_reports_itself() {
+        for s in schemes() {
+            let configured = crate::SchemeConfig::named(s.name, &Default::default());
+            match s.runs {
+                Runs::Peer(_) => assert!(configured.is_err(), "{}", s.name),
+                runs => {
+                    let c = configured.unwrap();
+                    assert_eq!(c.name(), s.name);
+                    assert_eq!(c.runs_live(), runs == Runs::Anywhere, "{}", s.name);
+                    let r = receiver_scheme(s.name).unwrap();
+                    let receiver = crate::SchemeConfig::named(r, &Default::default()).unwrap();
+                    assert!(receiver.serves(s.name), "{r} serves {}", s.name);
+                }
+            }
+        }
+        assert!(matches!(
+            crate::SchemeConfig::named("no-such-scheme", &Default::default()),
+            Err(crate::SchemeError::Unknown(_))
+        ));
+    }
+}

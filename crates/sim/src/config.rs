@@ -43,7 +43,7 @@ pub struct SimConfig {
 impl Default for SimConfig {
     fn default() -> Self {
         SimConfig {
-            scheme: SchemeConfig::named("salsify-2c", &Default::default())
+            scheme: SchemeConfig::named(salsify_schemes::registry::default_scheme(), &Default::default())
                 .expect("the default scheme is valid"),
             data_link: LinkConfig::default(),
             feedback_link: LinkConfig::default(),

@@ -33,4 +33,4 @@ pub use family::{
 };
 pub use params::SchemeParams;
 pub use salsify_baselines::LinkForecast;
-pub use sweep::Sweep;
+pub use sweep::{BudgetSource, Sweep};

@@ -10,7 +10,7 @@
 //! oracle_slack_frames = [0, 0.5, 2, 8]   # the oracle's quality slack
 //! ```
 
-use salsify_transport::BudgetSource;
+pub use salsify_transport::BudgetSource;
 use serde::{Deserialize, Serialize};
 
 /// The knobs a group sweeps (see the module doc).

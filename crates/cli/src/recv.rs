@@ -90,8 +90,8 @@ impl RecvArgs {
             }
             None => None,
         };
-        if scheme.as_ref().is_some_and(|s| !s.runs_live()) {
-            bail!("{}", SchemeError::SimulationOnly);
+        if let Some(s) = scheme.as_ref().filter(|s| !s.runs_live()) {
+            bail!("{}", SchemeError::SimulationOnly(s.name()));
         }
         let stdout = |p: &Option<PathBuf>| p.as_ref().is_some_and(|p| p.as_os_str() == "-");
         if stdout(&self.output) && stdout(&self.ivf) {

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
+use salsify_schemes::families::salsify::Shorthands;
 use salsify_schemes::{SchemeConfig, SchemeError, SchemeParams};
 use salsify_time::Duration;
 use salsify_transport::{SenderConfig, SenderMode};
@@ -145,32 +146,34 @@ impl SchemeArgs {
             bail!("--cpu-used {} is not in -16..=-1", self.cpu_used);
         }
         let mut params = read_params(self.scheme_params.as_deref())?;
+        let salsify = &salsify_schemes::families::salsify::FAMILY;
         let name = self.scheme.as_deref().unwrap_or_else(|| self.shorthand());
-        if name.starts_with("salsify") {
-            params.salsify = Some(self.salsify_sender(params.salsify.unwrap_or_default())?);
+        let scheme = if salsify.owns(name) {
+            let table = salsify_schemes::families::salsify::SENDER_TABLE;
+            let base = params.get_or_default(table).map_err(|e| anyhow!("{e}"))?;
+            params.set(table, &self.salsify_sender(base)?);
+            let parallel = self.mode.map(|mode| mode == EncodeMode::S2);
+            salsify.configure_with(name, &params, parallel)
         } else if let Some(flag) = self.salsify_flags().first() {
             bail!("{flag} applies to the salsify schemes, not {name}");
+        } else {
+            SchemeConfig::named(name, &params)
         }
-        let mut scheme =
-            SchemeConfig::named(name, &params).map_err(|e| anyhow!("--scheme: {e}"))?;
-        if let (Some(mode), SchemeConfig::Salsify { parallel, .. }) = (self.mode, &mut scheme) {
-            *parallel = mode == EncodeMode::S2;
-        }
+        .map_err(|e| anyhow!("--scheme: {e}"))?;
         if !scheme.runs_live() {
-            bail!("{}", SchemeError::SimulationOnly);
+            bail!("{}", SchemeError::SimulationOnly(scheme.name()));
         }
         Ok(scheme)
     }
 
     /// The scheme the Salsify shorthands name when --scheme is not given.
     fn shorthand(&self) -> &'static str {
-        match (self.conventional_codec, self.conventional_transport) {
-            (true, _) => "salsify-conventional-codec",
-            (_, true) => "salsify-conventional-transport",
-            _ if self.no_grace_period => "salsify-no-grace",
-            _ if self.mode == Some(EncodeMode::S1) => "salsify-1c",
-            _ => "salsify-2c",
-        }
+        salsify_schemes::families::salsify::FAMILY.shorthand(Shorthands {
+            serial: self.mode == Some(EncodeMode::S1),
+            no_grace_period: self.no_grace_period,
+            conventional_codec: self.conventional_codec,
+            conventional_transport: self.conventional_transport,
+        })
     }
 
     /// The Salsify-only flags given.

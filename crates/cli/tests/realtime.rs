@@ -12,7 +12,7 @@ use salsify_codec::synthetic::SyntheticSource;
 use salsify_codec::y4m::Y4mReader;
 use salsify_codec::{Image, IvfReader, PlainDecoder};
 use salsify_eval::metrics::ssim_luma;
-use salsify_schemes::SCHEMES;
+use salsify_schemes::registry::scheme_names;
 use salsify_transport::wire::DataFragment;
 
 mod support;
@@ -581,7 +581,7 @@ fn every_live_scheme_crosses_the_relay_and_matches_its_source() {
         "sprout",
         "sprout-ewma",
     ];
-    assert!(live.iter().all(|s| SCHEMES.contains(s)));
+    assert!(live.iter().all(|s| scheme_names().contains(s)));
     let mut runs: Vec<LiveRun> = live
         .iter()
         .enumerate()

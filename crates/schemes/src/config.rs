@@ -45,7 +45,9 @@ pub enum SchemeError {
     #[error("{0} reads the link's future and runs only in the simulator (salsify sim / eval)")]
     SimulationOnly(&'static str),
     /// The scheme runs only in a browser peer, never in our endpoints.
-    #[error("{0} runs in a browser through salsify peer (an eval live cell), not in our endpoints")]
+    #[error(
+        "{0} runs in a browser through salsify peer (an eval live cell), not in our endpoints"
+    )]
     PeerOnly(&'static str),
 }
 

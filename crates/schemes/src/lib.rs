@@ -19,8 +19,8 @@
 
 mod config;
 mod executor;
-mod family;
 pub mod families;
+mod family;
 mod params;
 pub mod registry;
 mod sweep;

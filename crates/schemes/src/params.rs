@@ -24,10 +24,12 @@ impl SchemeParams {
         self.tables
             .get(name)
             .map(|v| {
-                v.clone().try_into().map_err(|e: toml::de::Error| SchemeError::Invalid {
-                    scheme: name,
-                    why: e.to_string(),
-                })
+                v.clone()
+                    .try_into()
+                    .map_err(|e: toml::de::Error| SchemeError::Invalid {
+                        scheme: name,
+                        why: e.to_string(),
+                    })
             })
             .transpose()
     }
@@ -107,7 +109,10 @@ impl<'de> Deserialize<'de> for SchemeParams {
             let Some(table) = registry::table(&name) else {
                 return Err(D::Error::custom(format!(
                     "unknown field `{name}` (not a field, nor a scheme's parameter table: {})",
-                    registry::tables().map(|t| t.name).collect::<Vec<_>>().join(", ")
+                    registry::tables()
+                        .map(|t| t.name)
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 )));
             };
             let value = table

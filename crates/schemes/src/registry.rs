@@ -1,8 +1,8 @@
 //! The registry: every scheme family, and what drivers ask of a scheme by name. The list of
 //! families is in `families/mod.rs` (one line per family).
 
-use crate::family::{Family, Role, Runs, SchemeInfo, TableInfo};
 use crate::families::FAMILIES;
+use crate::family::{Family, Role, Runs, SchemeInfo, TableInfo};
 
 /// Every registered family, in registration order.
 pub fn families() -> impl Iterator<Item = &'static dyn Family> {
@@ -106,7 +106,12 @@ mod tests {
         let mut colors = HashSet::new();
         for s in schemes() {
             assert!(names.insert(s.name), "{} twice", s.name);
-            assert!(colors.insert(s.color), "{} shares colour {}", s.name, s.color);
+            assert!(
+                colors.insert(s.color),
+                "{} shares colour {}",
+                s.name,
+                s.color
+            );
         }
         let mut tables = HashSet::new();
         for t in super::tables() {

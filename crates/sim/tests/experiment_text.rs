@@ -27,7 +27,10 @@ fn an_experiment_with_every_table_writes_the_text_it_always_did() {
     let expected = include_str!("data/experiment_with_tables.toml");
     if text != expected {
         let _ = std::fs::write(
-            concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/experiment_with_tables.got"),
+            concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/data/experiment_with_tables.got"
+            ),
             &text,
         );
     }

@@ -453,7 +453,7 @@ fn check_experiment(group: &Group, id: &str, e: &Experiment) -> Result<(), Matri
     // a Chromium cell's scheme is not the simulator's, so a stand-in checks the rest.
     let mut without_trace = e.clone();
     if chromium_systems().contains(&e.scheme.as_str()) {
-        without_trace.scheme = "salsify-2c".into();
+        without_trace.scheme = salsify_schemes::registry::default_scheme().into();
     }
     if without_trace.link.trace.take().is_some() {
         without_trace.link.preset = "constant:1000".into();

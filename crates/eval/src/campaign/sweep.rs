@@ -6,9 +6,9 @@
 //! A scheme runs once per combination of the lists that apply to it (an empty or absent list
 //! leaves the defaults' value), so a scheme with none of these knobs still runs once.
 
-use salsify_sim::experiment::Experiment;
-pub use salsify_schemes::Sweep;
 use salsify_schemes::registry;
+pub use salsify_schemes::Sweep;
+use salsify_sim::experiment::Experiment;
 
 /// `base` once per combination of the knobs that apply to its scheme.
 pub fn variants(sweep: &Sweep, base: &Experiment) -> Vec<Experiment> {

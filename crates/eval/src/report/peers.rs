@@ -96,7 +96,10 @@ pub fn peer_table(runs: &[Entry]) -> Option<Table> {
     .map(String::from)
     .to_vec();
     let mut rows = Vec::new();
-    for peer in runs.iter().filter(|r| !registry::same_family(r.scheme(), salsify())) {
+    for peer in runs
+        .iter()
+        .filter(|r| !registry::same_family(r.scheme(), salsify()))
+    {
         let sweep: Vec<&Entry> = runs
             .iter()
             .filter(|r| r.scheme() == salsify() && same_cell(peer, r))

@@ -1,11 +1,11 @@
 //! The report's tables: every run's summary, Salsify-2c against the conventional scheme
 //! next to the paper's numbers, and the check that no scheme beats the oracle's delay.
 
-use salsify_schemes::{registry, Role};
 use super::published;
 use crate::campaign::sweep::setting;
 use crate::campaign::{PlannedRun, RunResult};
 use crate::experiment::Clip;
+use salsify_schemes::{registry, Role};
 
 /// A table: header and rows of cells, rendered as markdown or HTML.
 #[derive(Clone, Debug, Default, PartialEq)]

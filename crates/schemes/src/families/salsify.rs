@@ -16,12 +16,15 @@ use crate::sweep::each;
 use crate::{SchemeConfig, SchemeError, SchemeParams, SourceInfo, Sweep};
 
 /// The family.
-pub(crate) static FAMILY: Salsify = Salsify;
+pub static FAMILY: Salsify = Salsify;
 
 /// Salsify's family.
 pub struct Salsify;
 
 const SENDER: &str = "salsify";
+
+/// The sender's parameter table (`[salsify]`).
+pub const SENDER_TABLE: &str = SENDER;
 const RECEIVER: &str = "salsify_receiver";
 
 impl TableType for SenderConfig {
@@ -112,6 +115,19 @@ static TABLES: [TableInfo; 2] = [
     TableInfo::of::<SenderConfig>(SENDER, "Salsify's sender (every salsify-* scheme)"),
     TableInfo::of::<ReceiverConfig>(RECEIVER, "Salsify's receiver"),
 ];
+
+/// `salsify send`'s shorthand flags for the Salsify variants.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Shorthands {
+    /// `--mode s1`: the options encoded in series.
+    pub serial: bool,
+    /// `--no-grace-period`.
+    pub no_grace_period: bool,
+    /// `--conventional-codec`.
+    pub conventional_codec: bool,
+    /// `--conventional-transport`.
+    pub conventional_transport: bool,
+}
 
 /// Salsify configured: the sender's and receiver's parameters and the encode mode.
 #[derive(Debug)]
@@ -229,12 +245,46 @@ impl Salsify {
         Ok(scheme)
     }
 
-    /// `scheme` with its encode mode set: both options at once (`parallel`) or in series.
-    pub fn with_parallel(scheme: SalsifyScheme, parallel: bool) -> SalsifyScheme {
-        SalsifyScheme {
-            parallel,
+    /// Whether `name` is one of this family's schemes.
+    pub fn owns(&self, name: &str) -> bool {
+        SCHEMES.iter().any(|s| s.name == name)
+    }
+
+    /// The scheme `salsify send`'s Salsify shorthands name when `--scheme` is not given.
+    pub fn shorthand(&self, flags: Shorthands) -> &'static str {
+        let index = match flags {
+            Shorthands {
+                conventional_codec: true,
+                ..
+            } => 3,
+            Shorthands {
+                conventional_transport: true,
+                ..
+            } => 4,
+            Shorthands {
+                no_grace_period: true,
+                ..
+            } => 2,
+            Shorthands { serial: true, .. } => 1,
+            _ => 0,
+        };
+        SCHEMES[index].name
+    }
+
+    /// The scheme `name` configured as [`SchemeConfig::named`] does, with its encode mode
+    /// overridden where `parallel` is given (`salsify send --mode`).
+    pub fn configure_with(
+        &self,
+        name: &str,
+        params: &SchemeParams,
+        parallel: Option<bool>,
+    ) -> Result<SchemeConfig, SchemeError> {
+        params.validate()?;
+        let scheme = self.scheme(name, params)?;
+        Ok(SchemeConfig::new(SalsifyScheme {
+            parallel: parallel.unwrap_or(scheme.parallel),
             ..scheme
-        }
+        }))
     }
 }
 

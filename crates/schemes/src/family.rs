@@ -34,6 +34,12 @@ pub trait Family: Sync {
         let _ = datagram;
         None
     }
+    /// Whether `datagram` is one a sender of this family sends (media, not feedback): the
+    /// link relay learns its sender from such a datagram.
+    fn is_sender_datagram(&self, datagram: &[u8]) -> bool {
+        let _ = datagram;
+        false
+    }
     /// The scheme whose receiver serves a sender of scheme `name` (default: itself).
     fn receiver_scheme(&self, name: &str) -> &'static str {
         self.schemes()

@@ -80,6 +80,11 @@ pub fn scheme_of_datagram(datagram: &[u8]) -> Option<&'static str> {
     families().find_map(|f| f.scheme_of_datagram(datagram))
 }
 
+/// Whether `datagram` is one a sender of some registered scheme sends.
+pub fn from_a_sender(datagram: &[u8]) -> bool {
+    families().any(|f| f.is_sender_datagram(datagram))
+}
+
 /// The scheme whose receiver serves a sender of scheme `name`.
 pub fn receiver_scheme(name: &str) -> Option<&'static str> {
     family_of(name).map(|f| f.receiver_scheme(name))

@@ -36,13 +36,22 @@ impl TableType for OracleConfig {
 
 /// One baseline family: one scheme, one table, one wire id.
 pub struct Baseline {
+    kind: Kind,
     wire: Wire,
     scheme: &'static [SchemeInfo],
     table: &'static [TableInfo],
 }
 
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Webrtc,
+    Vidaptive,
+    Oracle,
+}
+
 /// The WebRTC scheme.
 pub(crate) static WEBRTC: Baseline = Baseline {
+    kind: Kind::Webrtc,
     wire: Wire::Conventional,
     scheme: &[SchemeInfo {
         name: "conventional",
@@ -68,6 +77,7 @@ pub(crate) static WEBRTC: Baseline = Baseline {
 
 /// The Vidaptive-style scheme.
 pub(crate) static VIDAPTIVE: Baseline = Baseline {
+    kind: Kind::Vidaptive,
     wire: Wire::Vidaptive,
     scheme: &[SchemeInfo {
         name: "vidaptive",
@@ -86,6 +96,7 @@ pub(crate) static VIDAPTIVE: Baseline = Baseline {
 
 /// The oracle.
 pub(crate) static ORACLE: Baseline = Baseline {
+    kind: Kind::Oracle,
     wire: Wire::Oracle,
     scheme: &[SchemeInfo {
         name: "oracle",
@@ -103,6 +114,17 @@ pub(crate) static ORACLE: Baseline = Baseline {
     }],
     table: &[TableInfo::of::<OracleConfig>("oracle", "the oracle")],
 };
+
+/// Whether `datagram` is media or padding on the baselines' wire (any scheme's, a plug-in's
+/// included).
+pub fn is_baseline_media(datagram: &[u8]) -> bool {
+    use salsify_baselines::wire::Packet;
+    WireFamily::of(datagram) == Some(WireFamily::Baseline)
+        && matches!(
+            Packet::parse(datagram),
+            Ok(Packet::Media { .. } | Packet::Padding { .. })
+        )
+}
 
 /// A baseline configured.
 #[derive(Debug)]
@@ -135,10 +157,10 @@ impl Family for Baseline {
 
     fn configure(&self, name: &str, params: &SchemeParams) -> Result<SchemeConfig, SchemeError> {
         let table = self.tables()[0].name;
-        let config = match self.wire {
-            Wire::Conventional => BaselineConfig::Webrtc(params.get_or_default(table)?),
-            Wire::Vidaptive => BaselineConfig::Vidaptive(params.get_or_default(table)?),
-            Wire::Oracle => BaselineConfig::Oracle(params.get_or_default(table)?),
+        let config = match self.kind {
+            Kind::Webrtc => BaselineConfig::Webrtc(params.get_or_default(table)?),
+            Kind::Vidaptive => BaselineConfig::Vidaptive(params.get_or_default(table)?),
+            Kind::Oracle => BaselineConfig::Oracle(params.get_or_default(table)?),
         };
         let checked = match &config {
             BaselineConfig::Webrtc(c) => c.validate(),
@@ -159,9 +181,13 @@ impl Family for Baseline {
         (salsify_baselines::scheme_of(datagram)? == self.wire).then(|| self.schemes()[0].name)
     }
 
+    fn is_sender_datagram(&self, datagram: &[u8]) -> bool {
+        is_baseline_media(datagram)
+    }
+
     fn sweep(&self, _name: &str, sweep: &Sweep, base: &SchemeParams) -> Vec<SchemeParams> {
-        match self.wire {
-            Wire::Oracle => {
+        match self.kind {
+            Kind::Oracle => {
                 let table = self.tables()[0].name;
                 each(&sweep.oracle_slack_frames, base, |p, &slack| {
                     p.update(table, |o: &mut OracleConfig| o.quality_slack_frames = slack);
@@ -172,8 +198,8 @@ impl Family for Baseline {
     }
 
     fn setting(&self, _name: &str, params: &SchemeParams) -> String {
-        match self.wire {
-            Wire::Oracle => {
+        match self.kind {
+            Kind::Oracle => {
                 let o: OracleConfig = params
                     .get_or_default(self.tables()[0].name)
                     .unwrap_or_default();

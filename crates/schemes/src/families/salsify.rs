@@ -310,6 +310,11 @@ impl Family for Salsify {
         (WireFamily::of(datagram)? == WireFamily::Salsify).then_some(SCHEMES[0].name)
     }
 
+    fn is_sender_datagram(&self, datagram: &[u8]) -> bool {
+        WireFamily::of(datagram) == Some(WireFamily::Salsify)
+            && salsify_transport::wire::DataFragment::parse(datagram).is_ok()
+    }
+
     fn receiver_scheme(&self, _name: &str) -> &'static str {
         SCHEMES[0].name
     }

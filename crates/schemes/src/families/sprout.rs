@@ -127,6 +127,13 @@ impl Family for Sprout {
         salsify_baselines::sprout::scheme_of(datagram)
     }
 
+    fn is_sender_datagram(&self, datagram: &[u8]) -> bool {
+        matches!(
+            salsify_baselines::sprout::wire::parse(datagram),
+            Ok(salsify_baselines::sprout::wire::Datagram::Data(..))
+        )
+    }
+
     fn receiver_scheme(&self, _name: &str) -> &'static str {
         SCHEMES[0].name
     }

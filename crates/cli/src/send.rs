@@ -76,12 +76,13 @@ pub enum EncodeMode {
 /// The scheme and its parameters.
 #[derive(Args, Debug, Clone)]
 pub struct SchemeArgs {
-    /// The scheme: salsify-2c, salsify-1c, salsify-no-grace, salsify-conventional-codec,
-    /// salsify-conventional-transport, salsify-paper, salsify-2c-project, salsify-1c-project,
-    /// conventional (WebRTC: libwebrtc's GoogCC through the goog_cc port, its pacer and video
+    /// The scheme: any registered scheme that runs live (docs/schemes.md): salsify-2c,
+    /// salsify-1c, salsify-no-grace, salsify-conventional-codec,
+    /// salsify-conventional-transport, salsify-paper, conventional (WebRTC: libwebrtc's GoogCC through the goog_cc port, its pacer and video
     /// sender, libvpx CBR, NACK/PLI), vidaptive (Copa, padding, encoder pause/reset), sprout or
     /// sprout-ewma (Sprout's forecast window sizing each frame, as Alfalfa), or sprout-bulk /
-    /// sprout-ewma-bulk (Sprout's filler, no video). Default salsify-2c, or
+    /// sprout-ewma-bulk (Sprout's filler, no video), or a family added since. Default
+    /// the registry's (salsify-2c), or
     /// what the Salsify shorthands below name. (The oracle reads the link's future and runs
     /// only in the simulator.)
     #[arg(long)]

@@ -6,13 +6,17 @@
 //! family answers.
 
 use std::fmt::Debug;
+use std::sync::Arc;
 
 use salsify_endpoint::{ReceiverEndpoint, SenderEndpoint, WireFamily};
 use salsify_time::Duration;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::{LinkForecast, SchemeConfig, SchemeError, SchemeParams, SourceInfo, Sweep};
+use crate::error::{SchemeError, SourceInfo};
+use crate::params::SchemeParams;
+use crate::sweep::Sweep;
+use crate::LinkForecast;
 
 /// A family of schemes: its names and parameter tables, and how a name becomes a configured
 /// [`Scheme`]. Registered by one line in `crates/schemes/src/families/mod.rs`.
@@ -285,5 +289,81 @@ impl TableInfo {
     /// The table with every default.
     pub fn default_value(&self) -> toml::Value {
         (self.default)()
+    }
+}
+
+/// A scheme, fully configured (see [`SchemeConfig::named`]).
+#[derive(Clone)]
+pub struct SchemeConfig(Arc<dyn Scheme>);
+
+impl SchemeConfig {
+    /// A handle on `scheme` (a family's [`crate::Family::configure`] returns one).
+    pub fn new(scheme: impl Scheme + 'static) -> SchemeConfig {
+        SchemeConfig(Arc::new(scheme))
+    }
+
+    /// The configured scheme.
+    pub fn scheme(&self) -> &dyn Scheme {
+        &*self.0
+    }
+
+    /// The scheme's name.
+    pub fn name(&self) -> &'static str {
+        self.0.name()
+    }
+
+    /// False for a scheme that runs only in the simulator.
+    pub fn runs_live(&self) -> bool {
+        self.0.runs_live()
+    }
+
+    /// The wire protocol its datagrams use.
+    pub fn wire_family(&self) -> WireFamily {
+        self.0.wire_family()
+    }
+
+    /// The sender, for a session numbered `connection_id` (Salsify tells sessions apart by it).
+    pub fn build_sender(
+        &self,
+        source: &SourceInfo,
+        connection_id: u16,
+    ) -> Result<Box<dyn SenderEndpoint>, SchemeError> {
+        self.0.build_sender(source, connection_id)
+    }
+
+    /// The sender the simulator runs.
+    pub fn build_simulated_sender(
+        &self,
+        source: &SourceInfo,
+        sim: &Simulated<'_>,
+    ) -> Result<Box<dyn SenderEndpoint>, SchemeError> {
+        self.0.build_simulated_sender(source, sim)
+    }
+
+    /// The receiver.
+    pub fn build_receiver(
+        &self,
+        source: &SourceInfo,
+    ) -> Result<Box<dyn ReceiverEndpoint>, SchemeError> {
+        self.0.build_receiver(source)
+    }
+
+    /// Whether this scheme's receiver serves a sender of scheme `name`.
+    pub fn serves(&self, name: &str) -> bool {
+        self.0.serves(name)
+    }
+}
+
+impl std::fmt::Debug for SchemeConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// Two configurations are equal when they print the same (every scheme derives `Debug`
+/// over all of its parameters).
+impl PartialEq for SchemeConfig {
+    fn eq(&self, other: &SchemeConfig) -> bool {
+        format!("{:?}", self.0) == format!("{:?}", other.0)
     }
 }

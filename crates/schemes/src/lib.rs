@@ -17,7 +17,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-mod config;
+mod error;
 mod executor;
 pub mod families;
 mod family;
@@ -25,11 +25,11 @@ mod params;
 pub mod registry;
 mod sweep;
 
-pub use config::{SchemeConfig, SchemeError, SourceInfo};
+pub use error::{SchemeError, SourceInfo};
 pub use executor::{BackgroundExecutor, Executed, Executor, Work};
 pub use family::{
-    Family, Marker, PeerCodec, Role, Runs, Scheme, SchemeInfo, Simulated, TableInfo, TableType,
-    VP9_SVC_MODE,
+    Family, Marker, PeerCodec, Role, Runs, Scheme, SchemeConfig, SchemeInfo, Simulated, TableInfo,
+    TableType, VP9_SVC_MODE,
 };
 pub use params::SchemeParams;
 pub use salsify_baselines::LinkForecast;

@@ -3,19 +3,18 @@
 
 use std::collections::BTreeMap;
 
-use serde::de::{DeserializeOwned, Error as _};
-use serde::ser::SerializeMap;
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
 
-use crate::registry;
-use crate::SchemeError;
+use crate::error::SchemeError;
 
 /// The parameter tables given, by name. Each defaults to its family's documented values;
 /// only the tables of the scheme run are read. Written out in the registry's order, each
-/// table with every field of its type (the evaluation hashes the text into run ids).
+/// table with every field of its type (the evaluation hashes the text into run ids); the
+/// registry reads and checks each table as its family's type (`registry.rs`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SchemeParams {
-    tables: BTreeMap<String, toml::Value>,
+    pub(crate) tables: BTreeMap<String, toml::Value>,
 }
 
 impl SchemeParams {
@@ -62,64 +61,5 @@ impl SchemeParams {
     /// Whether table `name` is given.
     pub fn has(&self, name: &str) -> bool {
         self.tables.contains_key(name)
-    }
-
-    /// Checks every table given against its family's type and ranges (the error names the
-    /// table and the field).
-    pub fn validate(&self) -> Result<(), SchemeError> {
-        for (name, value) in &self.tables {
-            let Some(table) = registry::table(name) else {
-                return Err(SchemeError::UnknownTable(name.clone()));
-            };
-            table
-                .normalise(value.clone())
-                .and_then(|v| table.validate(&v))
-                .map_err(|why| SchemeError::Invalid {
-                    scheme: table.name,
-                    why,
-                })?;
-        }
-        Ok(())
-    }
-}
-
-impl Serialize for SchemeParams {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let known = registry::tables().map(|t| t.name);
-        let mut order: Vec<&str> = known.filter(|n| self.tables.contains_key(*n)).collect();
-        order.extend(
-            self.tables
-                .keys()
-                .map(String::as_str)
-                .filter(|n| registry::table(n).is_none()),
-        );
-        let mut map = serializer.serialize_map(Some(order.len()))?;
-        for name in order {
-            map.serialize_entry(name, &self.tables[name])?;
-        }
-        map.end()
-    }
-}
-
-impl<'de> Deserialize<'de> for SchemeParams {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let given = BTreeMap::<String, toml::Value>::deserialize(deserializer)?;
-        let mut tables = BTreeMap::new();
-        for (name, value) in given {
-            let Some(table) = registry::table(&name) else {
-                return Err(D::Error::custom(format!(
-                    "unknown field `{name}` (not a field, nor a scheme's parameter table: {})",
-                    registry::tables()
-                        .map(|t| t.name)
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )));
-            };
-            let value = table
-                .normalise(value)
-                .map_err(|e| D::Error::custom(format!("[{name}]: {e}")))?;
-            tables.insert(name, value);
-        }
-        Ok(SchemeParams { tables })
     }
 }

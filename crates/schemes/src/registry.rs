@@ -1,8 +1,16 @@
 //! The registry: every scheme family, and what drivers ask of a scheme by name. The list of
 //! families is in `families/mod.rs` (one line per family).
 
+use std::collections::BTreeMap;
+
+use serde::de::Error as _;
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::error::SchemeError;
 use crate::families::FAMILIES;
-use crate::family::{Family, Role, Runs, SchemeInfo, TableInfo};
+use crate::family::{Family, Role, Runs, SchemeConfig, SchemeInfo, TableInfo};
+use crate::params::SchemeParams;
 
 /// Every registered family, in registration order.
 pub fn families() -> impl Iterator<Item = &'static dyn Family> {
@@ -100,6 +108,78 @@ pub fn table(name: &str) -> Option<&'static TableInfo> {
     tables().find(|t| t.name == name)
 }
 
+/// [`SchemeError::Unknown`] for `name`, listing the names there are.
+pub fn unknown(name: &str) -> SchemeError {
+    SchemeError::Unknown(name.to_string(), scheme_names().join(", "))
+}
+
+impl SchemeConfig {
+    /// The scheme called `name`, with `params` for its family.
+    pub fn named(name: &str, params: &SchemeParams) -> Result<SchemeConfig, SchemeError> {
+        params.validate()?;
+        let family = family_of(name).ok_or_else(|| unknown(name))?;
+        family.configure(name, params)
+    }
+}
+
+impl SchemeParams {
+    /// Checks every table given against its family's type and ranges (the error names the
+    /// table and the field).
+    pub fn validate(&self) -> Result<(), SchemeError> {
+        for (name, value) in &self.tables {
+            let Some(table) = table(name) else {
+                return Err(SchemeError::UnknownTable(name.clone()));
+            };
+            table
+                .normalise(value.clone())
+                .and_then(|v| table.validate(&v))
+                .map_err(|why| SchemeError::Invalid {
+                    scheme: table.name,
+                    why,
+                })?;
+        }
+        Ok(())
+    }
+}
+
+impl Serialize for SchemeParams {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let known = tables().map(|t| t.name);
+        let mut order: Vec<&str> = known.filter(|n| self.tables.contains_key(*n)).collect();
+        order.extend(
+            self.tables
+                .keys()
+                .map(String::as_str)
+                .filter(|n| table(n).is_none()),
+        );
+        let mut map = serializer.serialize_map(Some(order.len()))?;
+        for name in order {
+            map.serialize_entry(name, &self.tables[name])?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for SchemeParams {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let given = BTreeMap::<String, toml::Value>::deserialize(deserializer)?;
+        let mut read = BTreeMap::new();
+        for (name, value) in given {
+            let Some(table) = table(&name) else {
+                return Err(D::Error::custom(format!(
+                    "unknown field `{name}` (not a field, nor a scheme's parameter table: {})",
+                    tables().map(|t| t.name).collect::<Vec<_>>().join(", ")
+                )));
+            };
+            let value = table
+                .normalise(value)
+                .map_err(|e| D::Error::custom(format!("[{name}]: {e}")))?;
+            read.insert(name, value);
+        }
+        Ok(SchemeParams { tables: read })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -146,7 +226,7 @@ mod tests {
         }
         assert!(matches!(
             crate::SchemeConfig::named("no-such-scheme", &Default::default()),
-            Err(crate::SchemeError::Unknown(_))
+            Err(crate::SchemeError::Unknown(..))
         ));
     }
 }

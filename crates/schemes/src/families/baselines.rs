@@ -9,12 +9,15 @@ use salsify_baselines::{
 use salsify_endpoint::{ReceiverEndpoint, SenderEndpoint, WireFamily};
 use salsify_time::Duration;
 
-use crate::config::invalid;
+use crate::error::invalid;
 use crate::family::{
     Family, Marker, Role, Runs, Scheme, SchemeInfo, Simulated, TableInfo, TableType,
 };
 use crate::sweep::each;
-use crate::{SchemeConfig, SchemeError, SchemeParams, SourceInfo, Sweep};
+use crate::error::{SchemeError, SourceInfo};
+use crate::family::SchemeConfig;
+use crate::params::SchemeParams;
+use crate::sweep::Sweep;
 
 impl TableType for ConventionalConfig {
     fn check(&self) -> Result<(), String> {

@@ -2,7 +2,9 @@
 //! scheme in matrices and figures, but never run by our endpoints or the simulator.
 
 use crate::family::{Family, Marker, PeerCodec, Role, Runs, SchemeInfo};
-use crate::{SchemeConfig, SchemeError, SchemeParams};
+use crate::error::SchemeError;
+use crate::family::SchemeConfig;
+use crate::params::SchemeParams;
 
 /// The family.
 pub(crate) static FAMILY: Chromium = Chromium;
@@ -52,7 +54,7 @@ impl Family for Chromium {
     fn configure(&self, name: &str, _params: &SchemeParams) -> Result<SchemeConfig, SchemeError> {
         let info = SCHEMES.iter().find(|s| s.name == name);
         Err(info.map_or_else(
-            || SchemeError::Unknown(name.into()),
+            || SchemeError::Unknown(name.into(), "a browser peer".into()),
             |s| SchemeError::PeerOnly(s.name),
         ))
     }

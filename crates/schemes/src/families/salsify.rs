@@ -8,12 +8,15 @@ use salsify_transport::{
     SalsifySender, SenderConfig, SenderMode, SenderRules,
 };
 
-use crate::config::invalid;
+use crate::error::invalid;
 use crate::family::{
     Family, Marker, Role, Runs, Scheme, SchemeInfo, TableInfo, TableType,
 };
 use crate::sweep::each;
-use crate::{SchemeConfig, SchemeError, SchemeParams, SourceInfo, Sweep};
+use crate::error::{SchemeError, SourceInfo};
+use crate::family::SchemeConfig;
+use crate::params::SchemeParams;
+use crate::sweep::Sweep;
 
 /// The family.
 pub static FAMILY: Salsify = Salsify;
@@ -200,7 +203,10 @@ impl Salsify {
                 },
                 true,
             ),
-            other => return Err(SchemeError::Unknown(other.to_string())),
+            other => {
+                let known: Vec<&str> = SCHEMES.iter().map(|s| s.name).collect();
+                return Err(SchemeError::Unknown(other.to_string(), known.join(", ")));
+            }
         };
         // The receiver and the pacing go with the sender's rules: the paper's sender runs as
         // it was measured (unless the table sets its own pacing).
@@ -279,7 +285,8 @@ impl Salsify {
         params: &SchemeParams,
         parallel: Option<bool>,
     ) -> Result<SchemeConfig, SchemeError> {
-        params.validate()?;
+        // Each table this family reads is checked as it is read; the command's parameter file
+        // was checked against the registry when it was parsed.
         let scheme = self.scheme(name, params)?;
         Ok(SchemeConfig::new(SalsifyScheme {
             parallel: parallel.unwrap_or(scheme.parallel),

@@ -6,10 +6,13 @@ use salsify_endpoint::{ReceiverEndpoint, SenderEndpoint, WireFamily};
 use salsify_sprout::ForecasterKind;
 use salsify_time::Duration;
 
-use crate::config::invalid;
+use crate::error::invalid;
 use crate::family::{Family, Marker, Role, Runs, Scheme, SchemeInfo, TableInfo, TableType};
 use crate::sweep::each;
-use crate::{SchemeConfig, SchemeError, SchemeParams, SourceInfo, Sweep};
+use crate::error::{SchemeError, SourceInfo};
+use crate::family::SchemeConfig;
+use crate::params::SchemeParams;
+use crate::sweep::Sweep;
 
 /// The family.
 pub(crate) static FAMILY: Sprout = Sprout;

@@ -16,4 +16,5 @@ families! {
     baselines => [WEBRTC, VIDAPTIVE, ORACLE],
     sprout => [FAMILY],
     chromium => [FAMILY],
+    delay_aimd = "../../../../examples/custom-scheme/delay_aimd.rs" => [FAMILY],
 }

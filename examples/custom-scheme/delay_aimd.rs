@@ -15,12 +15,10 @@ use salsify_endpoint::{ReceiverEndpoint, SenderEndpoint, WireFamily};
 use salsify_time::{Bitrate, Duration, Instant};
 use serde::{Deserialize, Serialize};
 
-use crate::family::{Family, Marker, Runs, Scheme, SchemeInfo, TableInfo, TableType};
-use crate::sweep::each;
 use crate::error::{SchemeError, SourceInfo};
-use crate::family::SchemeConfig;
+use crate::family::{Family, Marker, Runs, Scheme, SchemeConfig, SchemeInfo, TableInfo, TableType};
 use crate::params::SchemeParams;
-use crate::sweep::Sweep;
+use crate::sweep::{each, Sweep};
 
 /// The family, as registered.
 pub(crate) static FAMILY: DelayAimd = DelayAimd;
@@ -74,13 +72,22 @@ impl TableType for DelayAimdConfig {
             ));
         }
         if !(self.min_kbps..=self.max_kbps).contains(&self.start_kbps) {
-            return Err(format!("start_kbps {} is not in min..=max", self.start_kbps));
+            return Err(format!(
+                "start_kbps {} is not in min..=max",
+                self.start_kbps
+            ));
         }
         if !(self.threshold_ms > 0.0 && self.threshold_ms <= 10_000.0) {
-            return Err(format!("threshold_ms {} is not in (0, 10000]", self.threshold_ms));
+            return Err(format!(
+                "threshold_ms {} is not in (0, 10000]",
+                self.threshold_ms
+            ));
         }
         if !(self.increase_kbps_per_s >= 0.0 && self.increase_kbps_per_s.is_finite()) {
-            return Err(format!("increase_kbps_per_s {} is not >= 0", self.increase_kbps_per_s));
+            return Err(format!(
+                "increase_kbps_per_s {} is not >= 0",
+                self.increase_kbps_per_s
+            ));
         }
         if !(self.decrease > 0.0 && self.decrease < 1.0) {
             return Err(format!("decrease {} is not in (0, 1)", self.decrease));
@@ -125,7 +132,9 @@ impl Family for DelayAimd {
 
     fn configure(&self, _name: &str, params: &SchemeParams) -> Result<SchemeConfig, SchemeError> {
         let config: DelayAimdConfig = params.get_or_default(TABLE)?;
-        config.check().map_err(|why| SchemeError::Invalid { scheme: TABLE, why })?;
+        config
+            .check()
+            .map_err(|why| SchemeError::Invalid { scheme: TABLE, why })?;
         Ok(SchemeConfig::new(DelayAimdScheme(config)))
     }
 
@@ -165,7 +174,10 @@ impl Scheme for DelayAimdScheme {
         _connection_id: u16,
     ) -> Result<Box<dyn SenderEndpoint>, SchemeError> {
         let controller = Controller::new(self.0);
-        Ok(Box::new(RateSender::new(controller, (source.width, source.height))))
+        Ok(Box::new(RateSender::new(
+            controller,
+            (source.width, source.height),
+        )))
     }
 
     fn build_receiver(
@@ -177,10 +189,12 @@ impl Scheme for DelayAimdScheme {
             feedback_interval: Some(Duration::from_millis(50)),
             ..Default::default()
         };
-        let receiver = BaselineReceiver::new(config, (source.width, source.height))
-            .map_err(|e| SchemeError::Invalid {
-                scheme: TABLE,
-                why: e.to_string(),
+        let receiver =
+            BaselineReceiver::new(config, (source.width, source.height)).map_err(|e| {
+                SchemeError::Invalid {
+                    scheme: TABLE,
+                    why: e.to_string(),
+                }
             })?;
         Ok(Box::new(receiver))
     }
@@ -211,7 +225,10 @@ impl Controller {
 
     fn cut(&mut self, now: Instant) {
         let hold = Duration::from_secs_f64(self.config.hold_ms / 1000.0);
-        if self.last_cut.is_none_or(|t| now.saturating_duration_since(t) >= hold) {
+        if self
+            .last_cut
+            .is_none_or(|t| now.saturating_duration_since(t) >= hold)
+        {
             self.rate_kbps *= self.config.decrease;
             self.last_cut = Some(now);
         }
@@ -295,7 +312,13 @@ mod tests {
     #[test]
     fn the_table_is_checked_and_the_wire_names_the_scheme() {
         let mut params = SchemeParams::default();
-        params.set(TABLE, &DelayAimdConfig { decrease: 1.5, ..Default::default() });
+        params.set(
+            TABLE,
+            &DelayAimdConfig {
+                decrease: 1.5,
+                ..Default::default()
+            },
+        );
         assert!(SchemeConfig::named(NAME, &params).is_err());
         let s = SchemeConfig::named(NAME, &SchemeParams::default()).unwrap();
         assert!(s.runs_live());

@@ -10,14 +10,12 @@ use salsify_endpoint::{ReceiverEndpoint, SenderEndpoint, WireFamily};
 use salsify_time::Duration;
 
 use crate::error::invalid;
-use crate::family::{
-    Family, Marker, Role, Runs, Scheme, SchemeInfo, Simulated, TableInfo, TableType,
-};
-use crate::sweep::each;
 use crate::error::{SchemeError, SourceInfo};
-use crate::family::SchemeConfig;
+use crate::family::{
+    Family, Marker, Role, Runs, Scheme, SchemeConfig, SchemeInfo, Simulated, TableInfo, TableType,
+};
 use crate::params::SchemeParams;
-use crate::sweep::Sweep;
+use crate::sweep::{each, Sweep};
 
 impl TableType for ConventionalConfig {
     fn check(&self) -> Result<(), String> {

@@ -1,9 +1,8 @@
 //! Headless Chromium's WebRTC, driven by `salsify-peer` in the evaluation's live cells: a
 //! scheme in matrices and figures, but never run by our endpoints or the simulator.
 
-use crate::family::{Family, Marker, PeerCodec, Role, Runs, SchemeInfo};
 use crate::error::SchemeError;
-use crate::family::SchemeConfig;
+use crate::family::{Family, Marker, PeerCodec, Role, Runs, SchemeConfig, SchemeInfo};
 use crate::params::SchemeParams;
 
 /// The family.

@@ -2,6 +2,9 @@
 //! `module = "path/to/file.rs" => [STATICS]` for a family kept outside this folder. A family
 //! is a module with a static implementing [`crate::Family`]; its line adds its schemes to
 //! every driver (the simulator, `salsify send/recv`, the evaluation and its figures).
+//!
+//! `cargo fmt` does not reach modules declared inside a macro: format a family's file with
+//! `rustfmt --edition 2021 FILE`.
 
 macro_rules! families {
     ($($module:ident $(= $path:literal)? => [$($family:ident),+]),* $(,)?) => {

@@ -4,19 +4,17 @@
 use salsify_endpoint::{ReceiverEndpoint, SenderEndpoint, WireFamily};
 use salsify_time::Duration;
 use salsify_transport::{
-    BudgetSource, EncodeTimeConfig, PacingConfig, ReceiverConfig, SalsifyReceiver,
-    SalsifySender, SenderConfig, SenderMode, SenderRules,
+    BudgetSource, EncodeTimeConfig, PacingConfig, ReceiverConfig, SalsifyReceiver, SalsifySender,
+    SenderConfig, SenderMode, SenderRules,
 };
 
 use crate::error::invalid;
-use crate::family::{
-    Family, Marker, Role, Runs, Scheme, SchemeInfo, TableInfo, TableType,
-};
-use crate::sweep::each;
 use crate::error::{SchemeError, SourceInfo};
-use crate::family::SchemeConfig;
+use crate::family::{
+    Family, Marker, Role, Runs, Scheme, SchemeConfig, SchemeInfo, TableInfo, TableType,
+};
 use crate::params::SchemeParams;
-use crate::sweep::Sweep;
+use crate::sweep::{each, Sweep};
 
 /// The family.
 pub static FAMILY: Salsify = Salsify;
@@ -449,7 +447,10 @@ mod tests {
         );
         assert_eq!(scheme("salsify-2c").sender.budget, BudgetSource::Forecast);
         assert_eq!(scheme("salsify-paper").sender.budget, BudgetSource::Ewma);
-        assert_eq!(scheme("salsify-paper").receiver, default.clone().first_round());
+        assert_eq!(
+            scheme("salsify-paper").receiver,
+            default.clone().first_round()
+        );
         assert_ne!(default.clone().first_round(), default);
         // The [salsify] table's other fields carry over; its rules are the name's.
         let mut params = SchemeParams::default();

@@ -7,12 +7,12 @@ use salsify_sprout::ForecasterKind;
 use salsify_time::Duration;
 
 use crate::error::invalid;
-use crate::family::{Family, Marker, Role, Runs, Scheme, SchemeInfo, TableInfo, TableType};
-use crate::sweep::each;
 use crate::error::{SchemeError, SourceInfo};
-use crate::family::SchemeConfig;
+use crate::family::{
+    Family, Marker, Role, Runs, Scheme, SchemeConfig, SchemeInfo, TableInfo, TableType,
+};
 use crate::params::SchemeParams;
-use crate::sweep::Sweep;
+use crate::sweep::{each, Sweep};
 
 /// The family.
 pub(crate) static FAMILY: Sprout = Sprout;

@@ -32,8 +32,8 @@ pub struct SimArgs {
     config: Option<PathBuf>,
     /// Scheme: any registered scheme but the browser peers (docs/schemes.md lists them:
     /// salsify-2c, salsify-1c, the Salsify ablations, salsify-paper, conventional,
-    /// vidaptive, oracle, the sprout schemes, and any family added since) [default: the
-    /// registry's default, salsify-2c].
+    /// vidaptive, oracle, the sprout schemes, and any family added since; the registry's
+    /// default is the default) [default: salsify-2c].
     #[arg(long)]
     scheme: Option<String>,
     /// Video: `synthetic`, or a .y4m or other video file (held in memory, played forwards

@@ -30,7 +30,7 @@ pub enum SchemeError {
         why: String,
     },
     /// The scheme cannot run over a real network.
-    #[error("{0} reads the link's future and runs only in the simulator (salsify sim / eval)")]
+    #[error("the {0} reads the link's future and runs only in the simulator (salsify sim / eval)")]
     SimulationOnly(&'static str),
     /// The scheme runs only in a browser peer, never in our endpoints.
     #[error(

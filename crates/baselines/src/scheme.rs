@@ -57,6 +57,9 @@ pub enum Scheme {
     Vidaptive,
     /// The oracle ([`crate::OracleSender`]).
     Oracle,
+    /// A rate controller plugged into [`crate::RateSender`] (a scheme family outside the
+    /// built-in ones), numbered by its family (0-127; wire code 128 + the number).
+    Plugin(u8),
 }
 
 impl Scheme {
@@ -69,6 +72,7 @@ impl Scheme {
             Scheme::Conventional => "conventional",
             Scheme::Vidaptive => "vidaptive",
             Scheme::Oracle => "oracle",
+            Scheme::Plugin(_) => "plugin",
         }
     }
 
@@ -84,12 +88,16 @@ impl Scheme {
             Scheme::Conventional => 1,
             Scheme::Vidaptive => 2,
             Scheme::Oracle => 3,
+            Scheme::Plugin(n) => 128 | (n & 127),
         }
     }
 
     /// The scheme with wire code `id`.
     pub fn from_wire_id(id: u8) -> Option<Scheme> {
-        Scheme::ALL.into_iter().find(|s| s.wire_id() == id)
+        match id {
+            128.. => Some(Scheme::Plugin(id & 127)),
+            _ => Scheme::ALL.into_iter().find(|s| s.wire_id() == id),
+        }
     }
 
     /// The receiver feedback period the scheme's sender needs with default parameters:
@@ -101,7 +109,7 @@ impl Scheme {
         match self {
             Scheme::Conventional => Some(twcc_feedback_interval(Some(RECEIVE_ONLY_SEND_TARGET))),
             Scheme::Vidaptive => None,
-            Scheme::Oracle => ReceiverConfig::default().feedback_interval,
+            Scheme::Oracle | Scheme::Plugin(_) => ReceiverConfig::default().feedback_interval,
         }
     }
 }
@@ -133,6 +141,8 @@ mod tests {
             assert_eq!(Scheme::from_wire_id(s.wire_id()), Some(s));
         }
         assert_eq!(Scheme::from_wire_id(0), None);
+        assert_eq!(Scheme::from_wire_id(130), Some(Scheme::Plugin(2)));
+        assert_eq!(Scheme::Plugin(2).wire_id(), 130);
         assert_eq!(Scheme::from_name("webrtc"), None);
         assert_eq!(
             Scheme::Conventional.feedback_interval(),

@@ -420,11 +420,14 @@ mod tests {
         assert_eq!(media[19], 2);
         assert_eq!(scheme_of(&media), Some(Scheme::Vidaptive));
         let mut bad_scheme = media.clone();
-        for b in [0, 5, 255] {
+        // Codes 128-255 are plugged-in controllers (`Scheme::Plugin`); below, only 1-3 exist.
+        for b in [0, 5, 127] {
             bad_scheme[19] = b;
             assert_eq!(Packet::parse(&bad_scheme), Err(WireError::Scheme(b)));
             assert_eq!(scheme_of(&bad_scheme), None);
         }
+        bad_scheme[19] = 255;
+        assert_eq!(scheme_of(&bad_scheme), Some(Scheme::Plugin(127)));
         assert_eq!(scheme_of(&media[..MEDIA_HEADER_LEN - 1]), None);
         let mut flags = media.clone();
         flags[18] = 4;

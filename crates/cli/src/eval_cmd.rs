@@ -212,7 +212,7 @@ pub fn run(args: &EvalArgs) -> Result<()> {
 /// A live Chromium cell needs Chromium: said before anything runs, not after an hour of
 /// simulations.
 fn check_live_systems(todo: &[PlannedRun]) -> Result<()> {
-    let chromium = salsify_eval::campaign::live::CHROMIUM_SYSTEMS;
+    let chromium = salsify_eval::campaign::live::chromium_systems();
     if let Some(run) = todo
         .iter()
         .find(|r| r.live && chromium.contains(&r.experiment.scheme.as_str()))

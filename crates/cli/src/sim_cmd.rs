@@ -29,11 +29,10 @@ pub struct SimArgs {
     /// every field is optional and an unknown one is an error naming it. Flags override it.
     #[arg(long)]
     config: Option<PathBuf>,
-    /// Scheme: salsify-2c, salsify-1c, salsify-no-grace, salsify-conventional-codec,
-    /// salsify-conventional-transport, salsify-paper (the paper's sender rules), conventional
-    /// (libwebrtc's GoogCC + libvpx CBR), vidaptive, oracle, sprout, sprout-ewma (Sprout
-    /// carrying video), sprout-bulk, sprout-ewma-bulk (Sprout's bulk filler) [default:
-    /// salsify-2c].
+    /// Scheme: any registered scheme but the browser peers (docs/schemes.md lists them:
+    /// salsify-2c, salsify-1c, the Salsify ablations, salsify-paper, conventional,
+    /// vidaptive, oracle, the sprout schemes, and any family added since; the registry's
+    /// default is the default) [default: salsify-2c].
     #[arg(long)]
     scheme: Option<String>,
     /// Video: `synthetic`, or a .y4m or other video file (held in memory, played forwards

@@ -12,7 +12,8 @@ use salsify_codec::synthetic::SyntheticSource;
 use salsify_codec::y4m::Y4mReader;
 use salsify_codec::{Image, IvfReader, PlainDecoder};
 use salsify_eval::metrics::ssim_luma;
-use salsify_schemes::SCHEMES;
+use salsify_schemes::registry::{self, scheme_names};
+use salsify_schemes::Runs;
 use salsify_transport::wire::DataFragment;
 
 mod support;
@@ -573,7 +574,7 @@ impl LiveRun {
 /// pictures), so the suite stays short. Half the receivers learn the scheme, half are told it.
 #[test]
 fn every_live_scheme_crosses_the_relay_and_matches_its_source() {
-    let live = [
+    let mut live = vec![
         "salsify-2c",
         "salsify-1c",
         "conventional",
@@ -581,7 +582,17 @@ fn every_live_scheme_crosses_the_relay_and_matches_its_source() {
         "sprout",
         "sprout-ewma",
     ];
-    assert!(live.iter().all(|s| SCHEMES.contains(s)));
+    assert!(live.iter().all(|s| scheme_names().contains(s)));
+    // And one live scheme of every other registered family (a plugged-in one included).
+    for family in registry::families() {
+        let first = family
+            .schemes()
+            .iter()
+            .find(|s| s.runs == Runs::Anywhere && s.sends_video);
+        if let Some(s) = first.filter(|s| !live.iter().any(|l| registry::same_family(l, s.name))) {
+            live.push(s.name);
+        }
+    }
     let mut runs: Vec<LiveRun> = live
         .iter()
         .enumerate()

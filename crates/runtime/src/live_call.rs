@@ -60,13 +60,17 @@ impl SchemeChoice {
 
     /// The scheme fully configured; it must run live.
     pub fn build(&self) -> Result<SchemeConfig> {
-        let mut scheme =
-            SchemeConfig::named(&self.name, &self.params).map_err(|e| anyhow!("--scheme: {e}"))?;
-        if let (Some(two), SchemeConfig::Salsify { parallel, .. }) = (self.parallel, &mut scheme) {
-            *parallel = two;
+        // Only a family whose schemes encode two options has an encode mode to override.
+        let salsify = &salsify_schemes::families::salsify::FAMILY;
+        let scheme = match self.parallel {
+            Some(parallel) if salsify.owns(&self.name) => {
+                salsify.configure_with(&self.name, &self.params, Some(parallel))
+            }
+            _ => SchemeConfig::named(&self.name, &self.params),
         }
+        .map_err(|e| anyhow!("--scheme: {e}"))?;
         if !scheme.runs_live() {
-            bail!("{}", SchemeError::SimulationOnly);
+            bail!("{}", SchemeError::SimulationOnly(scheme.name()));
         }
         Ok(scheme)
     }
@@ -477,10 +481,8 @@ mod tests {
     fn schemes_are_resolved_and_checked() {
         let mut choice = SchemeChoice::new("salsify-2c", SchemeParams::default());
         choice.parallel = Some(false);
-        match choice.build().unwrap() {
-            SchemeConfig::Salsify { parallel, .. } => assert!(!parallel),
-            other => panic!("{other:?}"),
-        }
+        let built = format!("{:?}", choice.build().unwrap());
+        assert!(built.contains("parallel: false"), "{built}");
         let oracle = SchemeChoice::new("oracle", SchemeParams::default());
         assert!(oracle.build().is_err());
         let bogus = SchemeChoice::new("bogus", SchemeParams::default());

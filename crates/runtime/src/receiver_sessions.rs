@@ -31,8 +31,8 @@
 use std::net::SocketAddr;
 
 use anyhow::{Context, Result};
-use salsify_endpoint::{ReceiverEndpoint, WireFamily};
-use salsify_schemes::{SchemeConfig, SchemeParams, SourceInfo};
+use salsify_endpoint::ReceiverEndpoint;
+use salsify_schemes::{registry, SchemeConfig, SchemeParams, SourceInfo};
 use salsify_time::{Duration, Instant};
 
 /// Foreign-scheme datagrams between two notes about them.
@@ -283,39 +283,22 @@ impl Sessions {
     }
 }
 
-/// The scheme a datagram belongs to: `salsify` for any Salsify variant, a baseline's name
-/// where its datagram says (media datagrams do), else `None`. (Interim: to be replaced by
-/// `salsify_schemes::scheme_of_datagram`, which answers the same question for the schemes
-/// crate, once it lands.)
+/// The scheme a datagram belongs to, as its family reads its wire (`None` where the wire does
+/// not say, such as feedback).
 fn scheme_of_datagram(datagram: &[u8]) -> Option<&'static str> {
-    match WireFamily::of(datagram)? {
-        WireFamily::Salsify => Some("salsify"),
-        WireFamily::Baseline => salsify_baselines::scheme_of(datagram).map(|s| s.name()),
-        WireFamily::Sprout => salsify_baselines::sprout::scheme_of(datagram),
-    }
+    registry::scheme_of_datagram(datagram)
 }
 
-/// The scheme whose receiver serves a sender of scheme `name`: every Salsify variant has the
-/// same receiver.
+/// The scheme whose receiver serves a sender of scheme `name` (one receiver may serve every
+/// variant of a family).
 fn receiver_scheme(name: &str, params: &SchemeParams) -> Result<SchemeConfig> {
-    let name = if name.starts_with("salsify") {
-        "salsify-2c"
-    } else if name.starts_with("sprout") {
-        // One receiver serves every Sprout variant: the sender names the forecaster.
-        "sprout"
-    } else {
-        name
-    };
+    let name = registry::receiver_scheme(name).unwrap_or(name);
     SchemeConfig::named(name, params).with_context(|| format!("a receiver for {name}"))
 }
 
 /// Whether a receiver of `scheme` serves a sender of scheme `name`.
 fn serves(scheme: &SchemeConfig, name: &str) -> bool {
-    match scheme.wire_family() {
-        WireFamily::Salsify => name.starts_with("salsify"),
-        WireFamily::Baseline => scheme.name() == name,
-        WireFamily::Sprout => name.starts_with("sprout"),
-    }
+    scheme.serves(name)
 }
 
 #[cfg(test)]

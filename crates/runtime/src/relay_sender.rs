@@ -13,7 +13,6 @@
 
 use std::net::SocketAddr;
 
-use salsify_endpoint::WireFamily;
 use salsify_time::{Duration, Instant};
 
 /// The default of [`SenderRule::silence`]: above the sender's 2 s `--reset-after` and
@@ -97,25 +96,13 @@ impl SenderLock {
 
 /// Whether `bytes` is a datagram a sender of some scheme sends (see the module docs).
 pub fn from_a_sender(bytes: &[u8]) -> bool {
-    use salsify_baselines::wire::Packet;
     if let Ok(p) = salsify_secure::wire::parse(bytes) {
         return matches!(
             p,
             salsify_secure::wire::Packet::Init { .. } | salsify_secure::wire::Packet::Data { .. }
         );
     }
-    match WireFamily::of(bytes) {
-        Some(WireFamily::Salsify) => salsify_transport::wire::DataFragment::parse(bytes).is_ok(),
-        Some(WireFamily::Baseline) => matches!(
-            Packet::parse(bytes),
-            Ok(Packet::Media { .. } | Packet::Padding { .. })
-        ),
-        Some(WireFamily::Sprout) => matches!(
-            salsify_baselines::sprout::wire::parse(bytes),
-            Ok(salsify_baselines::sprout::wire::Datagram::Data(..))
-        ),
-        None => false,
-    }
+    salsify_schemes::registry::from_a_sender(bytes)
 }
 
 #[cfg(test)]

@@ -1,23 +1,36 @@
-//! Every scheme behind one configuration and one constructor, and the codec work their encode
-//! requests name. The simulator (`salsify-sim`) and the real-time runtime
-//! (`salsify-runtime`) build endpoints here and then know nothing of any scheme: they drive
-//! `Box<dyn SenderEndpoint>` / `Box<dyn ReceiverEndpoint>` and carry out encode requests with
-//! the [`Executor`].
+//! Every scheme as a plug-in, and the codec work their encode requests name.
 //!
-//! Scheme parameters come from experiment files: [`SchemeParams`] holds one optional table per
-//! scheme family (`[salsify]`, `[salsify_receiver]`, `[conventional]`, `[vidaptive]`,
-//! `[oracle]`), each the scheme's own serde config with documented defaults; a scheme name
-//! then picks the family and its variant (`salsify-1c` is `[salsify]` encoded on one core).
+//! A scheme family implements [`Family`] (its names, parameter tables, endpoints, wire, figure
+//! style, sweep knobs) and is registered by one line in `families/mod.rs`. The drivers (the
+//! simulator `salsify-sim`, the real-time runtime `salsify-runtime`, the evaluation
+//! `salsify-eval` and the command) ask the [`registry`] and never match on a scheme's name:
+//! they drive `Box<dyn SenderEndpoint>` / `Box<dyn ReceiverEndpoint>` and carry out encode
+//! requests with the [`Executor`].
+//!
+//! Scheme parameters come from experiment files: [`SchemeParams`] holds the tables given
+//! (`[salsify]`, `[conventional]`, ...), each its family's serde type with documented
+//! defaults; a scheme name then picks the family and its variant.
 //!
 //! Layer 3 of the workspace (README, "Layout"): on every scheme crate (`salsify-transport`,
-//! `salsify-baselines`) and the endpoint shape; the two drivers (`salsify-sim`, `salsify-runtime`)
-//! sit on it.
+//! `salsify-baselines`) and the endpoint shape; the drivers sit on it.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-mod config;
+mod error;
 mod executor;
+pub mod families;
+mod family;
+mod params;
+pub mod registry;
+mod sweep;
 
-pub use config::{SchemeConfig, SchemeError, SchemeParams, SourceInfo, SCHEMES};
+pub use error::{SchemeError, SourceInfo};
 pub use executor::{BackgroundExecutor, Executed, Executor, Work};
+pub use family::{
+    Family, Marker, PeerCodec, Role, Runs, Scheme, SchemeConfig, SchemeInfo, Simulated, TableInfo,
+    TableType, VP9_SVC_MODE,
+};
+pub use params::SchemeParams;
+pub use salsify_baselines::LinkForecast;
+pub use sweep::{BudgetSource, Sweep};

@@ -1,12 +1,13 @@
 //! The guide's scheme page (docs/schemes.md) names every parameter every scheme takes: each
-//! key of each table, as the default configuration writes it to TOML (`[salsify]`,
+//! key of each table the registry's families read, as the default configuration writes it to TOML (`[salsify]`,
 //! `[salsify.pacing]`, ...), must appear on the page as `` `key` `` under its table's heading
-//! (`` `[salsify.pacing]` ``). A parameter added to a config without a line in the guide
-//! fails here.
+//! (`` `[salsify.pacing]` ``), on docs/schemes.md or, for a family documented on a page of its
+//! own, on that page. A parameter added to a config without a line in the guide fails here,
+//! and so does a registered scheme the guide never names.
 
 use std::collections::BTreeMap;
 
-use salsify_schemes::SchemeParams;
+use salsify_schemes::registry;
 
 /// (table, key) for every leaf of `value` below `table`.
 fn keys(table: &str, value: &toml::Value, out: &mut Vec<(String, String)>) {
@@ -38,27 +39,40 @@ fn sections(page: &str) -> BTreeMap<String, String> {
     out
 }
 
+/// Every page of the guide (docs/*.md), docs/schemes.md first.
+fn guide() -> String {
+    let docs = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs");
+    let mut pages: Vec<_> = std::fs::read_dir(docs)
+        .expect("docs/")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    pages.sort_by_key(|p| !p.ends_with("schemes.md"));
+    pages
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap() + "\n# end of page\n")
+        .collect()
+}
+
+#[test]
+fn every_registered_scheme_is_named_in_the_guide() {
+    let page = guide();
+    let missing: Vec<&str> = registry::schemes()
+        .map(|s| s.name)
+        .filter(|name| !page.contains(&format!("`{name}`")))
+        .collect();
+    assert!(missing.is_empty(), "the guide never names {missing:?}");
+}
+
 #[test]
 fn every_parameter_of_every_scheme_is_in_the_guide() {
-    let params = SchemeParams {
-        salsify: Some(Default::default()),
-        salsify_receiver: Some(Default::default()),
-        conventional: Some(Default::default()),
-        vidaptive: Some(Default::default()),
-        oracle: Some(Default::default()),
-        sprout: Some(Default::default()),
-    };
-    let value = toml::Value::try_from(&params).expect("serialises");
+    // Every table every registered family reads, with its defaults.
     let mut all = vec![];
-    for (table, v) in value.as_table().expect("a table") {
-        keys(table, v, &mut all);
+    for table in registry::tables() {
+        keys(table.name, &table.default_value(), &mut all);
     }
     assert!(all.len() > 50, "too few keys found: {all:?}");
-    let page = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../docs/schemes.md"
-    ))
-    .expect("docs/schemes.md");
+    let page = guide();
     let sections = sections(&page);
     let missing: Vec<String> = all
         .iter()
@@ -71,7 +85,8 @@ fn every_parameter_of_every_scheme_is_in_the_guide() {
         .collect();
     assert!(
         missing.is_empty(),
-        "docs/schemes.md lacks these parameters (under a heading naming `[table]`):\n{}",
+        "the guide (docs/schemes.md or another page of docs/) lacks these parameters (under a \
+         heading naming `[table]`):\n{}",
         missing.join("\n")
     );
 }

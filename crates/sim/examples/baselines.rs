@@ -124,8 +124,8 @@ fn switch(secs: u64) {
             let i = b.rates.partition_point(|r| r.0 <= t);
             b.rates
                 .get(i.wrapping_sub(1))
-                .map_or(Rate::ZERO, |r| match scheme {
-                    SchemeConfig::Conventional(_) => r.1,
+                .map_or(Rate::ZERO, |r| match scheme.name() {
+                    "conventional" => r.1,
                     _ => r.2,
                 })
         };

@@ -50,7 +50,7 @@ fn schemes() -> Vec<SchemeConfig> {
     // `CALIBRATION_VARIANT=no-cwnd`: a diagnostic run without congestion-window pushback
     // (libwebrtc's `WebRTC-CongestionWindow` off), to see what the pushback does to the drain.
     if std::env::var("CALIBRATION_VARIANT").as_deref() == Ok("no-cwnd") {
-        return vec![SchemeConfig::Conventional(ConventionalConfig {
+        return vec![webrtc(ConventionalConfig {
             congestion_window: None,
             ..conventional
         })];
@@ -58,12 +58,19 @@ fn schemes() -> Vec<SchemeConfig> {
     // `CALIBRATION_VARIANT=no-adjuster`: without libwebrtc's encoder bitrate adjuster (the
     // first round's sender).
     if std::env::var("CALIBRATION_VARIANT").as_deref() == Ok("no-adjuster") {
-        return vec![SchemeConfig::Conventional(ConventionalConfig {
+        return vec![webrtc(ConventionalConfig {
             bitrate_adjuster: false,
             ..conventional
         })];
     }
-    vec![SchemeConfig::Conventional(conventional)]
+    vec![webrtc(conventional)]
+}
+
+/// The WebRTC scheme with `config`.
+fn webrtc(config: ConventionalConfig) -> SchemeConfig {
+    let mut params = salsify_schemes::SchemeParams::default();
+    params.set("conventional", &config);
+    SchemeConfig::named("conventional", &params).expect("a valid configuration")
 }
 
 /// The controller's target at `t`. With `from_pacing`, the pacing rate it set over
@@ -125,7 +132,7 @@ fn fig1(secs: u64, w: u32, h: u32) {
     println!("| scheme | phase | rise: target 90 % | rise: video 90 % | utilisation (last 20 s) | delay spike after drop | settle |");
     println!("|---|---|---|---|---|---|---|");
     for scheme in schemes() {
-        let conventional = matches!(scheme, SchemeConfig::Conventional(_));
+        let conventional = scheme.name() == "conventional";
         let config = SimConfig {
             scheme: scheme.clone(),
             data_link: data.clone(),

@@ -43,8 +43,11 @@ pub struct SimConfig {
 impl Default for SimConfig {
     fn default() -> Self {
         SimConfig {
-            scheme: SchemeConfig::named("salsify-2c", &Default::default())
-                .expect("the default scheme is valid"),
+            scheme: SchemeConfig::named(
+                salsify_schemes::registry::default_scheme(),
+                &Default::default(),
+            )
+            .expect("the default scheme is valid"),
             data_link: LinkConfig::default(),
             feedback_link: LinkConfig::default(),
             duration: Duration::from_secs(10),

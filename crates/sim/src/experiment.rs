@@ -35,17 +35,17 @@
 
 use std::path::{Path, PathBuf};
 
-use salsify_baselines::{ConventionalConfig, OracleConfig, VidaptiveConfig};
 use salsify_netem::{generators, presets, Bitrate, LinkConfig, LossModel, QueueLimit, Trace};
 use salsify_schemes::{SchemeConfig, SchemeError, SchemeParams};
 use salsify_time::Duration;
-use salsify_transport::SenderConfig;
 use serde::{Deserialize, Serialize};
 
 use crate::{CostModel, SimConfig};
 
-/// The schemes `salsify sim` can run.
-pub use salsify_schemes::SCHEMES;
+/// The schemes `salsify sim` can run: every registered scheme but the browser peers.
+pub fn schemes() -> Vec<&'static str> {
+    salsify_schemes::registry::scheme_names()
+}
 
 /// The link presets a [`LinkSpec`] can name. Unless a preset says otherwise the ACK
 /// direction replays the video direction's trace without its losses; all are seeded by the
@@ -123,11 +123,12 @@ pub const MAX_CONSTANT_KBPS: u64 = 10_000_000;
 /// Rate of the `none` preset in the simulator: far above any video rate.
 const UNCONSTRAINED_KBPS: u64 = 1_000_000;
 
-/// An experiment. Every field has a default, so an empty file is a valid experiment.
+/// An experiment. Every field has a default, so an empty file is a valid experiment. A key
+/// that is neither a field nor a registered parameter table is an error.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(default)]
 pub struct Experiment {
-    /// Which scheme (see [`SCHEMES`]).
+    /// Which scheme (see [`schemes`]).
     pub scheme: String,
     /// `synthetic`, or a video file.
     pub video: String,
@@ -154,32 +155,17 @@ pub struct Experiment {
     pub network_skip_s: f64,
     /// The network.
     pub link: LinkSpec,
-    /// `[salsify]`: Salsify's sender parameters (every salsify-* scheme), e.g.
-    /// `delay_target_ms`; defaults are the paper's.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub salsify: Option<SenderConfig>,
-    /// `[salsify_receiver]`: Salsify's receiver parameters.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub salsify_receiver: Option<salsify_transport::ReceiverConfig>,
-    /// `[conventional]`: the WebRTC scheme's parameters (libwebrtc's GoogCC, pacer, video
-    /// sender), e.g. `encoder_max_kbps`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub conventional: Option<ConventionalConfig>,
-    /// `[vidaptive]`: the Vidaptive-style scheme's parameters.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub vidaptive: Option<VidaptiveConfig>,
-    /// `[oracle]`: the oracle's parameters.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub oracle: Option<OracleConfig>,
-    /// `[sprout]`: Sprout's parameters (`[sprout.forecast]` for the forecaster's).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub sprout: Option<salsify_baselines::SproutConfig>,
+    /// The scheme parameter tables given (`[salsify]`, `[conventional]`, ... : one table per
+    /// name a registered family reads, each its family's type; every field and its default
+    /// is documented on the type and in docs/schemes.md).
+    #[serde(flatten)]
+    pub params: SchemeParams,
 }
 
 impl Default for Experiment {
     fn default() -> Self {
         Experiment {
-            scheme: "salsify-2c".into(),
+            scheme: salsify_schemes::registry::default_scheme().into(),
             video: "synthetic".into(),
             size: "1280x720".into(),
             fps: 60,
@@ -190,12 +176,7 @@ impl Default for Experiment {
             clip: Clip::Whole,
             network_skip_s: 0.0,
             link: LinkSpec::default(),
-            salsify: None,
-            salsify_receiver: None,
-            conventional: None,
-            vidaptive: None,
-            oracle: None,
-            sprout: None,
+            params: SchemeParams::default(),
         }
     }
 }
@@ -308,14 +289,7 @@ impl Experiment {
 
     /// The scheme parameter tables given.
     pub fn scheme_params(&self) -> SchemeParams {
-        SchemeParams {
-            salsify: self.salsify.clone(),
-            salsify_receiver: self.salsify_receiver.clone(),
-            conventional: self.conventional,
-            vidaptive: self.vidaptive,
-            oracle: self.oracle,
-            sprout: self.sprout,
-        }
+        self.params.clone()
     }
 
     /// The simulator configuration for this experiment (the video is opened by the caller).
@@ -657,7 +631,7 @@ mod tests {
 
     #[test]
     fn schemes_and_presets_build() {
-        for &name in SCHEMES {
+        for name in schemes() {
             let e = Experiment {
                 scheme: name.to_string(),
                 ..Experiment::default()

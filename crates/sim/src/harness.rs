@@ -101,14 +101,14 @@ impl<'a> Harness<'a> {
     /// opportunities from netem's own trace arithmetic and its failure windows from netem's
     /// own seeded streams (the link starts at time zero). Failures are forecast where the
     /// link decides loss as packets enter (the default); i.i.d. loss is not forecast.
-    pub fn data_link_forecast(&self) -> salsify_baselines::LinkForecast {
+    pub fn data_link_forecast(&self) -> salsify_schemes::LinkForecast {
         let link = &self.config.data_link;
         let trace = link.trace.clone();
         let mut failures = match link.loss_placement {
             LossPlacement::Entry => FailureForecast::new(&link.loss, link.seed, Instant::ZERO),
             _ => FailureForecast::never(),
         };
-        salsify_baselines::LinkForecast {
+        salsify_schemes::LinkForecast {
             opportunity: Box::new(move |n| Instant::ZERO + trace.opportunity_time(n)),
             opportunity_bytes: link.opportunity_bytes,
             propagation: link.propagation_delay,

@@ -34,7 +34,7 @@ use salsify_endpoint::{
     ReceiverOutput, ReceiverStats, SenderEndpoint, SenderEvent, SenderOutput, SenderStats,
 };
 use salsify_netem::{LinkEvent, LinkStats};
-use salsify_schemes::{BackgroundExecutor, Executor, SchemeConfig, SourceInfo};
+use salsify_schemes::{BackgroundExecutor, Executor, Simulated, SourceInfo};
 use salsify_time::{Duration, Instant};
 
 use harness::Harness;
@@ -122,17 +122,14 @@ impl<'a> Sim<'a> {
             height,
             fps: h.fps,
         };
-        let sender = match &config.scheme {
-            SchemeConfig::Oracle(_) => {
-                let (w, h2) = halved_size(width, height, 1);
-                config.scheme.build_oracle_sender(
-                    h.data_link_forecast(),
-                    config.cost.encode(width, height),
-                    config.cost.encode(w, h2),
-                )?
-            }
-            scheme => scheme.build_sender(&source, 0)?,
+        let (w, h2) = halved_size(width, height, 1);
+        let forecast = || h.data_link_forecast();
+        let sim = Simulated {
+            link_forecast: &forecast,
+            encode_time: config.cost.encode(width, height),
+            halved_encode_time: config.cost.encode(w, h2),
         };
+        let sender = config.scheme.build_simulated_sender(&source, &sim)?;
         let receiver = config.scheme.build_receiver(&source)?;
         let executor = Executor::new(width, height, h.fps, config.cpu_used)?;
         Ok(Sim {

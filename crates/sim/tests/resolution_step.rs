@@ -14,10 +14,8 @@ const SECS: u64 = 16;
 fn run(resolution: ResolutionStepConfig) -> SimOutput {
     let mut salsify = SenderConfig::default();
     salsify.slow_link.resolution = resolution;
-    let params = SchemeParams {
-        salsify: Some(salsify),
-        ..SchemeParams::default()
-    };
+    let mut params = SchemeParams::default();
+    params.set("salsify", &salsify);
     let trace = generators::from_rate_fn(Duration::from_secs(SECS), |t| {
         if (2.5..6.5).contains(&t.as_secs_f64()) {
             24_000.0

@@ -104,10 +104,8 @@ fn the_encode_time_rule_keeps_up_with_the_camera_when_fine_frames_cost_time() {
     let run = |enabled: bool| {
         let mut sender = salsify_transport::SenderConfig::default();
         sender.encode_time.enabled = enabled;
-        let params = salsify_schemes::SchemeParams {
-            salsify: Some(sender),
-            ..Default::default()
-        };
+        let mut params = salsify_schemes::SchemeParams::default();
+        params.set("salsify", &sender);
         let fast = || LinkConfig::with_trace(generators::constant(Bitrate::kbps(50_000)).unwrap());
         let config = SimConfig {
             scheme: salsify_schemes::SchemeConfig::named("salsify-2c", &params).unwrap(),

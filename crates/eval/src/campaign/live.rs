@@ -15,18 +15,15 @@ use salsify_netem::{DropReason, LinkEvent, LinkEventKind};
 use salsify_time::Instant;
 use serde::{Deserialize, Serialize};
 
-use crate::experiment::SCHEMES;
+use salsify_schemes::{registry, Runs};
 
-/// The Chromium systems a live group can name.
-pub const CHROMIUM_SYSTEMS: &[&str] = &["chromium-vp8", "chromium-vp9-svc", "chromium-av1"];
+/// The browser systems a live group can name (the registry's peers).
+pub fn chromium_systems() -> Vec<&'static str> {
+    registry::peer_names()
+}
 
-/// The VP9 scalability mode of `chromium-vp9-svc`: three spatial and three temporal layers,
-/// spatial layers predicting from each other only on keyframes ("k-SVC"). It is the mode
-/// Chrome's own conferencing uses for VP9 SVC, so it stands for the paper's "WebRTC
-/// (VP9-SVC)"; L1T3 would be temporal layers only, which VP8 can do too, and full L3T3
-/// (inter-layer prediction on every frame) costs the receiver of all layers more bits for
-/// no gain in a two-party call, where no server drops layers.
-pub const VP9_SVC_MODE: &str = "L3T3_KEY";
+/// The VP9 scalability mode of the VP9-SVC peer (see [`salsify_schemes::VP9_SVC_MODE`]).
+pub use salsify_schemes::VP9_SVC_MODE;
 
 /// Bytes an encrypted datagram of our live schemes carries beyond its plaintext
 /// (`salsify_secure::OVERHEAD`: a 13-byte header and a 16-byte tag), and so the value of the
@@ -51,13 +48,6 @@ pub fn live_encryption(datagram_overhead_bytes: u32) -> Result<bool, String> {
     }
 }
 
-/// Schemes that exist only in the simulator.
-const SIMULATOR_ONLY: &[&str] = &["oracle"];
-
-/// Schemes that send no video (Sprout's bulk filler): a live cell is scored by the barcodes
-/// of the pictures it shows, so they cannot be live cells.
-const NO_VIDEO: &[&str] = &["sprout-bulk", "sprout-ewma-bulk"];
-
 /// How a live cell runs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LiveSystem {
@@ -68,56 +58,28 @@ pub enum LiveSystem {
 }
 
 /// Chromium's video codec in a live cell.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ChromiumCodec {
-    /// VP8.
-    Vp8,
-    /// VP9 with [`VP9_SVC_MODE`].
-    Vp9Svc,
-    /// AV1.
-    Av1,
-}
-
-impl ChromiumCodec {
-    /// The codec's MIME type in `RTCRtpSender.getCapabilities`.
-    pub fn mime_type(self) -> &'static str {
-        match self {
-            ChromiumCodec::Vp8 => "video/VP8",
-            ChromiumCodec::Vp9Svc => "video/VP9",
-            ChromiumCodec::Av1 => "video/AV1",
-        }
-    }
-
-    /// The encoding's `scalabilityMode`, if one is set.
-    pub fn scalability_mode(self) -> Option<&'static str> {
-        match self {
-            ChromiumCodec::Vp9Svc => Some(VP9_SVC_MODE),
-            _ => None,
-        }
-    }
-}
+pub use salsify_schemes::PeerCodec as ChromiumCodec;
 
 impl LiveSystem {
     /// The live system a group's scheme name stands for, or why it cannot run live.
     pub fn parse(name: &str) -> Result<LiveSystem, String> {
-        match name {
-            "chromium-vp8" => Ok(LiveSystem::Chromium(ChromiumCodec::Vp8)),
-            "chromium-vp9-svc" => Ok(LiveSystem::Chromium(ChromiumCodec::Vp9Svc)),
-            "chromium-av1" => Ok(LiveSystem::Chromium(ChromiumCodec::Av1)),
-            s if SIMULATOR_ONLY.contains(&s) => Err(format!(
-                "'{s}' runs only in the simulator (it reads the link's future), not live"
-            )),
-            s if NO_VIDEO.contains(&s) => Err(format!(
-                "'{s}' sends no video, and a live cell is scored by the pictures it shows"
-            )),
-            s if SCHEMES.contains(&s) => Ok(LiveSystem::Scheme(s.to_string())),
-            s => Err(format!(
-                "unknown live system '{s}'; one of {}, or a scheme: {}",
-                CHROMIUM_SYSTEMS.join(", "),
-                SCHEMES
-                    .iter()
-                    .filter(|s| !SIMULATOR_ONLY.contains(s) && !NO_VIDEO.contains(s))
-                    .copied()
+        match registry::scheme(name) {
+            Some(s) => match s.runs {
+                Runs::Peer(codec) => Ok(LiveSystem::Chromium(codec)),
+                Runs::SimulatorOnly => Err(format!(
+                    "'{name}' runs only in the simulator (it reads the link's future), not live"
+                )),
+                Runs::Anywhere if !s.sends_video => Err(format!(
+                    "'{name}' sends no video, and a live cell is scored by the pictures it shows"
+                )),
+                Runs::Anywhere => Ok(LiveSystem::Scheme(name.to_string())),
+            },
+            None => Err(format!(
+                "unknown live system '{name}'; one of {}, or a scheme: {}",
+                chromium_systems().join(", "),
+                registry::schemes()
+                    .filter(|s| s.runs == Runs::Anywhere && s.sends_video)
+                    .map(|s| s.name)
                     .collect::<Vec<_>>()
                     .join(", ")
             )),

@@ -16,36 +16,9 @@ pub use spec::{Figure, Group, Matrix, MatrixError, Plan, PlannedGroup, PlannedRu
 pub use store::{LiveRun, RunMeta, RunResult, Store};
 
 use crate::experiment::Experiment;
-use salsify_transport::BudgetSource;
+use salsify_schemes::registry::with_role;
+use salsify_schemes::Role;
 use sweep::Sweep;
-
-/// The schemes of the paper's main comparison (figures 6-8).
-pub const MAIN_SCHEMES: &[&str] = &[
-    "salsify-2c",
-    "salsify-1c",
-    "conventional",
-    "vidaptive",
-    "oracle",
-];
-
-/// The slow group's schemes: the main ones and the paper's own sender rules, so the
-/// improvement for slow links is shown next to what the paper's Salsify does there.
-pub const SLOW_SCHEMES: &[&str] = &[
-    "salsify-2c",
-    "salsify-1c",
-    "salsify-paper",
-    "conventional",
-    "vidaptive",
-    "oracle",
-];
-
-/// Salsify-2c and its three ablations (experiment 4).
-pub const ABLATION_SCHEMES: &[&str] = &[
-    "salsify-2c",
-    "salsify-no-grace",
-    "salsify-conventional-codec",
-    "salsify-conventional-transport",
-];
 
 /// The trace experiments 4 and 7 use when real traces are given: the paper used Verizon LTE.
 const PREFERRED_TRACE: &str = "Verizon-LTE";
@@ -62,18 +35,16 @@ pub const SLOW_TRACE: &str = "Verizon-EVDO-driving";
 /// `cliff` cycles, several ACK stalls.
 const SLOW_SECS: f64 = 120.0;
 
-/// The schemes of the built-in frontier group: Salsify-2c (its delay target and budget
-/// swept), the conventional scheme and Sprout (one point each) and the oracle (its quality
-/// slack swept).
-pub const FRONTIER_SCHEMES: &[&str] = &["salsify-2c", "conventional", "sprout", "oracle"];
-
-/// The built-in frontier group's sweep: Salsify's delay target (the paper's 100 ms, half and
+/// The built-in frontier group's sweep (its schemes play [`Role::Frontier`]): Salsify's delay target (the paper's 100 ms, half and
 /// quarter of it, and twice it) with either budget, and the oracle from delay-first (slack
 /// 0) to quality-first (8 frame intervals).
 fn frontier_sweep() -> Sweep {
     Sweep {
         delay_target_ms: vec![25.0, 50.0, 100.0, 200.0],
-        budget: vec![BudgetSource::Ewma, BudgetSource::Forecast],
+        budget: vec![
+            salsify_schemes::BudgetSource::Ewma,
+            salsify_schemes::BudgetSource::Forecast,
+        ],
         confidence: vec![],
         oracle_slack_frames: vec![0.0, 0.5, 2.0, 8.0],
     }
@@ -150,7 +121,7 @@ pub fn default_matrix(traces: Option<&Path>, video: &str) -> Result<Matrix, Matr
     let mut queue = group(
         "queue",
         "Experiment 7: queue size",
-        &["salsify-2c", "conventional", "vidaptive"],
+        &with_role(Role::Queue),
         &single,
         cellular_s,
     );
@@ -160,7 +131,7 @@ pub fn default_matrix(traces: Option<&Path>, video: &str) -> Result<Matrix, Matr
             group(
                 "cellular",
                 "Experiment 1: cellular links",
-                MAIN_SCHEMES,
+                &with_role(Role::Main),
                 &cellular,
                 cellular_s,
             ),
@@ -170,7 +141,7 @@ pub fn default_matrix(traces: Option<&Path>, video: &str) -> Result<Matrix, Matr
             group(
                 "intermittent",
                 "Experiment 2: intermittent link (12 Mb/s, failures every ~5 s for ~0.2 s)",
-                MAIN_SCHEMES,
+                &with_role(Role::Main),
                 "intermittent",
                 60.0,
             ),
@@ -179,14 +150,14 @@ pub fn default_matrix(traces: Option<&Path>, video: &str) -> Result<Matrix, Matr
         group(
             "wifi",
             "Experiment 3: emulated Wi-Fi (570 kb/s, Poisson deliveries)",
-            MAIN_SCHEMES,
+            &with_role(Role::Main),
             "wifi",
             60.0,
         ),
         group(
             "ablation",
             "Experiment 4: ablations of Salsify-2c",
-            ABLATION_SCHEMES,
+            &with_role(Role::Ablation),
             &single,
             cellular_s,
         ),
@@ -194,7 +165,7 @@ pub fn default_matrix(traces: Option<&Path>, video: &str) -> Result<Matrix, Matr
             group(
                 "ramp",
                 "Experiment 5: capacity ramp to zero and back",
-                MAIN_SCHEMES,
+                &with_role(Role::Main),
                 "ramp",
                 20.0,
             ),
@@ -204,7 +175,7 @@ pub fn default_matrix(traces: Option<&Path>, video: &str) -> Result<Matrix, Matr
             group(
                 "dropout",
                 "Experiment 6: one-second dropout at 10 s on a 500 kb/s link",
-                MAIN_SCHEMES,
+                &with_role(Role::Main),
                 "dropout",
                 20.0,
             ),
@@ -217,7 +188,7 @@ pub fn default_matrix(traces: Option<&Path>, video: &str) -> Result<Matrix, Matr
                 group(
                     "slow",
                     "Slow and fading links",
-                    SLOW_SCHEMES,
+                    &with_role(Role::Slow),
                     SLOW_PRESETS[0],
                     SLOW_SECS,
                 ),
@@ -231,7 +202,7 @@ pub fn default_matrix(traces: Option<&Path>, video: &str) -> Result<Matrix, Matr
                 group(
                     "frontier",
                     "The quality-delay frontier on LTE links: each scheme's own knob swept",
-                    FRONTIER_SCHEMES,
+                    &with_role(Role::Frontier),
                     "cellular",
                     cellular_s,
                 ),

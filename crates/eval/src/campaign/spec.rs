@@ -53,9 +53,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::live::{live_encryption, LiveSystem, CHROMIUM_SYSTEMS};
+use super::live::{chromium_systems, live_encryption, LiveSystem};
 use crate::campaign::sweep::Sweep;
-use crate::experiment::{Clip, Experiment, ExperimentError, SCHEMES};
+use crate::experiment::{schemes, Clip, Experiment, ExperimentError};
 
 /// A figure the report can draw for a group.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -89,7 +89,7 @@ pub struct Group {
     /// simulated ones; its schemes may then also be Chromium's (see [`super::live`]).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub live: bool,
-    /// Schemes (see [`SCHEMES`]; in a live group also [`super::live::CHROMIUM_SYSTEMS`]).
+    /// Schemes (see [`schemes`]; in a live group also [`super::live::chromium_systems`]).
     pub schemes: Vec<String>,
     /// Links: presets, `trace:NAME`, `traces:*` or trace prefix paths.
     pub links: Vec<String>,
@@ -280,7 +280,7 @@ impl Matrix {
                                 e.link.uplink = *uplink;
                                 e.link.queue_packets = queue as u32;
                                 e.link.delay_ms = delay;
-                                for mut e in group.sweep.variants(&e) {
+                                for mut e in super::sweep::variants(&group.sweep, &e) {
                                     if group.live {
                                         e.clip = Clip::LiveExcerpt;
                                     }
@@ -395,11 +395,11 @@ fn check_group(group: &Group) -> Result<(), MatrixError> {
     } else if let Some(s) = group
         .schemes
         .iter()
-        .find(|s| !SCHEMES.contains(&s.as_str()))
+        .find(|s| !schemes().contains(&s.as_str()))
     {
         return group_error(
             &group.name,
-            format!("unknown scheme '{s}'; one of {}", SCHEMES.join(", ")),
+            format!("unknown scheme '{s}'; one of {}", schemes().join(", ")),
         );
     }
     Ok(())
@@ -409,7 +409,7 @@ fn check_group(group: &Group) -> Result<(), MatrixError> {
 /// the same experiment, the video played as the live cell plays it, so the two differ only
 /// in being simulated or live.
 fn simulated_twin(group: &Group, e: &Experiment, link: &str) -> Option<PlannedRun> {
-    if !group.live || CHROMIUM_SYSTEMS.contains(&e.scheme.as_str()) {
+    if !group.live || chromium_systems().contains(&e.scheme.as_str()) {
         return None;
     }
     Some(PlannedRun {
@@ -441,7 +441,7 @@ fn check_experiment(group: &Group, id: &str, e: &Experiment) -> Result<(), Matri
             }));
         }
     }
-    if group.live && !CHROMIUM_SYSTEMS.contains(&e.scheme.as_str()) {
+    if group.live && !chromium_systems().contains(&e.scheme.as_str()) {
         live_encryption(e.link.datagram_overhead_bytes).map_err(|message| {
             fail(ExperimentError {
                 field: "link.datagram_overhead_bytes",
@@ -452,8 +452,8 @@ fn check_experiment(group: &Group, id: &str, e: &Experiment) -> Result<(), Matri
     // Every other field is checked as the simulator would (a trace is parsed only when run);
     // a Chromium cell's scheme is not the simulator's, so a stand-in checks the rest.
     let mut without_trace = e.clone();
-    if CHROMIUM_SYSTEMS.contains(&e.scheme.as_str()) {
-        without_trace.scheme = "salsify-2c".into();
+    if chromium_systems().contains(&e.scheme.as_str()) {
+        without_trace.scheme = salsify_schemes::registry::default_scheme().into();
     }
     if without_trace.link.trace.take().is_some() {
         without_trace.link.preset = "constant:1000".into();

@@ -7,7 +7,6 @@
 //! [`Frontier`] reads a sweep's efficient points at another scheme's delay or quality.
 
 use salsify_sim::bounds::{delay_bounds, DelayFigures};
-use salsify_transport::BudgetSource;
 
 use super::figures::{links, scheme_color, slug, Drawn};
 use super::genie::{self, Genies};
@@ -115,16 +114,10 @@ fn along(points: impl Iterator<Item = (f64, f64)>, x: f64) -> Option<f64> {
     None
 }
 
-/// The line a run belongs to: its scheme, and for Salsify its budget source.
+/// The line a run belongs to: its scheme, and what its family adds (Salsify: its budget
+/// source).
 fn series_of(r: &Entry) -> String {
-    let e = &r.plan.experiment;
-    match &e.salsify {
-        Some(s) if e.scheme.starts_with("salsify-") && s.budget == BudgetSource::Forecast => {
-            format!("{} forecast", e.scheme)
-        }
-        _ if e.scheme.starts_with("salsify-") => format!("{} ewma", e.scheme),
-        _ => e.scheme.clone(),
-    }
+    crate::campaign::sweep::series(&r.plan.experiment)
 }
 
 /// Every frontier chart of every link of a group: quality against each delay, and each

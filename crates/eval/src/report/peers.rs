@@ -6,9 +6,12 @@
 use super::frontier::{Delay, Frontier};
 use super::tables::{num, Entry, Table};
 use crate::campaign::sweep::setting;
+use salsify_schemes::{registry, Role};
 
-/// The scheme whose frontier the peers are read against.
-const SALSIFY: &str = "salsify-2c";
+/// The scheme whose frontier the peers are read against (the report's Salsify).
+fn salsify() -> &'static str {
+    registry::the(Role::Salsify)
+}
 
 /// Whether `b` ran the link and video `a` did (and the same seed, duration and frame rate):
 /// only such runs can share a frontier.
@@ -31,7 +34,7 @@ fn peer_name(r: &Entry) -> String {
     if !knob.is_empty() {
         name += &format!(", {knob}");
     }
-    if r.scheme() == "oracle" {
+    if r.scheme() == registry::the(Role::Bound) {
         name += " (bound, not a peer)";
     }
     name
@@ -93,10 +96,13 @@ pub fn peer_table(runs: &[Entry]) -> Option<Table> {
     .map(String::from)
     .to_vec();
     let mut rows = Vec::new();
-    for peer in runs.iter().filter(|r| !r.scheme().starts_with("salsify-")) {
+    for peer in runs
+        .iter()
+        .filter(|r| !registry::same_family(r.scheme(), salsify()))
+    {
         let sweep: Vec<&Entry> = runs
             .iter()
-            .filter(|r| r.scheme() == SALSIFY && same_cell(peer, r))
+            .filter(|r| r.scheme() == salsify() && same_cell(peer, r))
             .collect();
         if sweep.is_empty() {
             continue;

@@ -5,6 +5,7 @@ use super::published;
 use crate::campaign::sweep::setting;
 use crate::campaign::{PlannedRun, RunResult};
 use crate::experiment::Clip;
+use salsify_schemes::{registry, Role};
 
 /// A table: header and rows of cells, rendered as markdown or HTML.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -295,8 +296,10 @@ pub fn network_table(runs: &[Entry]) -> Option<Table> {
     Some(Table { header, rows })
 }
 
-/// The oracle's scheme name.
-const ORACLE: &str = "oracle";
+/// The bound's scheme name (the oracle, which reads the link's future).
+fn bound() -> &'static str {
+    registry::the(Role::Bound)
+}
 
 /// The oracle is the bound: on a link (and queue, delay, seed) where it ran, no scheme should
 /// have a lower mean or p95 delay. One line per run that does, e.g. "bound violated:
@@ -314,7 +317,7 @@ pub fn bound_violations(runs: &[Entry]) -> Vec<String> {
     };
     let mut out = Vec::new();
     // A swept oracle bounds with its most delay-first point: the lowest of its delays.
-    let oracles: Vec<&Entry> = runs.iter().filter(|r| r.scheme() == ORACLE).collect();
+    let oracles: Vec<&Entry> = runs.iter().filter(|r| r.scheme() == bound()).collect();
     let mut firsts: Vec<&Entry> = Vec::new();
     for o in &oracles {
         if !firsts.iter().any(|f| key(f) == key(o)) {
@@ -334,7 +337,7 @@ pub fn bound_violations(runs: &[Entry]) -> Vec<String> {
         };
         for r in runs
             .iter()
-            .filter(|r| r.scheme() != ORACLE && key(r) == key(oracle))
+            .filter(|r| r.scheme() != bound() && key(r) == key(oracle))
         {
             let s = &r.result.summary;
             for (what, theirs, bound) in [
@@ -430,7 +433,10 @@ pub fn comparison_table(runs: &[Entry]) -> Table {
     };
     let mut rows = Vec::new();
     for link in links {
-        let (Some(s), Some(c)) = (find(link, "salsify-2c"), find(link, "conventional")) else {
+        let (Some(s), Some(c)) = (
+            find(link, registry::the(Role::Salsify)),
+            find(link, registry::the(Role::Webrtc)),
+        ) else {
             continue;
         };
         let paper = paper_numbers(s);

@@ -13,26 +13,8 @@
 //! crosses a byte-rate link in a fraction of a full one's time; a plain per-packet mean
 //! then overstates the link by up to 2x for two-fragment frames. With full-size datagrams
 //! only, both estimates are the same.
-//!
-//! With [`InterArrivalEstimator::windowed`] the mean is taken over the samples of the last
-//! `window` of arrival time instead (sum of grace-corrected gaps over sum of sizes): a
-//! per-packet EWMA with alpha 0.1 remembers about ten packets, which on a cellular link that
-//! delivers in clumps of several packets per millisecond spans a few milliseconds of one
-//! scheduling burst, and the budget, linear in `1 / tau`, overshoots on every short clump.
-//! A window of time weighs a slow stretch by how long it lasted, not by how few packets it
-//! carried. (`results/causal-frontier`: an idealised sender that knew the link's exact past
-//! did best with 100-300 ms of it.)
-
-use std::collections::VecDeque;
 
 use salsify_time::{Duration, Instant};
-
-/// The fewest samples a windowed estimate keeps however old they are: on a slow link a
-/// 200 ms window holds one or two packets, and an estimate that forgets the slow stretch
-/// after one fast arrival let the sender queue seconds (slow suite, 3g preset: p95 529 ms
-/// with the EWMA, 6469 ms with a bare 200 ms window). Ten is what the EWMA's weight of 0.1
-/// remembers.
-const MIN_WINDOW_SAMPLES: usize = 10;
 
 /// EWMA of inter-arrival times, grace subtracted.
 #[derive(Debug, Clone)]
@@ -42,46 +24,6 @@ pub struct InterArrivalEstimator {
     mean_micros: Option<f64>,
     /// EWMA of datagram sizes (bytes) and the largest seen, when size-aware.
     sizes: Option<SizeMean>,
-    /// The samples of the last `window` of arrival time, when windowed.
-    window: Option<SampleWindow>,
-}
-
-/// The samples of a windowed estimate: (arrival, grace-corrected gap µs, datagram bytes).
-#[derive(Debug, Clone)]
-struct SampleWindow {
-    span: Duration,
-    samples: VecDeque<(Instant, f64, usize)>,
-    largest: usize,
-}
-
-impl SampleWindow {
-    /// Keeps `sample`, forgetting those older than the span (the newest always stays).
-    fn push(&mut self, at: Instant, gap_us: f64, size: usize) {
-        self.samples.push_back((at, gap_us, size));
-        self.largest = self.largest.max(size);
-        while let Some(&(first, ..)) = self.samples.front() {
-            if self.samples.len() > MIN_WINDOW_SAMPLES
-                && at.saturating_duration_since(first) > self.span
-            {
-                self.samples.pop_front();
-            } else {
-                break;
-            }
-        }
-    }
-
-    /// Microseconds per full-size datagram over the window.
-    fn mean_micros(&self) -> Option<f64> {
-        if self.samples.is_empty() {
-            return None;
-        }
-        let gaps: f64 = self.samples.iter().map(|s| s.1).sum();
-        let bytes: usize = self.samples.iter().map(|s| s.2).sum();
-        match bytes {
-            0 => Some(gaps / self.samples.len() as f64),
-            _ => Some(gaps * self.largest as f64 / bytes as f64),
-        }
-    }
 }
 
 /// The size side of a size-aware estimate.
@@ -99,20 +41,6 @@ impl InterArrivalEstimator {
             last_arrival: None,
             mean_micros: None,
             sizes: None,
-            window: None,
-        }
-    }
-
-    /// An estimator per full-size datagram over the samples of the last `span` of arrival
-    /// time (see the module docs).
-    pub fn windowed(span: Duration) -> Self {
-        InterArrivalEstimator {
-            window: Some(SampleWindow {
-                span,
-                samples: VecDeque::new(),
-                largest: 0,
-            }),
-            ..Self::new(1.0)
         }
     }
 
@@ -126,10 +54,6 @@ impl InterArrivalEstimator {
 
     /// [`Self::on_arrival`] for a datagram of `size` bytes.
     pub fn on_sized_arrival(&mut self, now: Instant, grace: Duration, size: usize) {
-        if let (Some(window), Some(last)) = (self.window.as_mut(), self.last_arrival) {
-            let gap = now.saturating_duration_since(last).saturating_sub(grace);
-            window.push(now, gap.as_secs_f64() * 1e6, size);
-        }
         let sampled = self.last_arrival.is_some();
         self.on_arrival(now, grace);
         if let (Some(sizes), true) = (self.sizes.as_mut(), sampled) {
@@ -168,11 +92,6 @@ impl InterArrivalEstimator {
     /// The mean inter-arrival time (per full-size datagram when size-aware), once there has
     /// been a sample.
     pub fn mean(&self) -> Option<Duration> {
-        if let Some(window) = &self.window {
-            return window
-                .mean_micros()
-                .map(|us| Duration::from_micros(us.round().max(0.0) as u64));
-        }
         let scale = match self.sizes {
             Some(SizeMean {
                 mean: Some(mean),
@@ -214,59 +133,6 @@ mod tests {
         assert_eq!(e.mean(), Some(Duration::from_micros(770)));
         e.on_arrival(t + Duration::from_micros(1_001_000), Duration::ZERO);
         assert_eq!(e.mean(), Some(Duration::from_micros(793)));
-    }
-
-    #[test]
-    fn a_window_weighs_a_slow_stretch_by_its_time() {
-        let t = Instant::from_millis(10);
-        let us = Duration::from_micros;
-        let (mut windowed, mut ewma) = (
-            InterArrivalEstimator::windowed(Duration::from_millis(100)),
-            InterArrivalEstimator::size_aware(0.1),
-        );
-        // A clumped link: 10 full datagrams in 1 ms, then 9 ms with nothing: 1 ms each on
-        // average. The EWMA, right after a clump, has forgotten most of the gap (0.6 ms:
-        // the link looks 1.6x as fast); the window sees 1 ms.
-        let mut at = t;
-        for burst in 0..20 {
-            for i in 0..10 {
-                at = t + us(10_000 * burst + 100 * i);
-                windowed.on_sized_arrival(at, Duration::ZERO, 1400);
-                ewma.on_sized_arrival(at, Duration::ZERO, 1400);
-            }
-        }
-        let w = windowed.mean().unwrap().as_micros();
-        assert!((900..=1100).contains(&w), "{w} µs");
-        assert!(ewma.mean().unwrap().as_micros() < 700, "{:?}", ewma.mean());
-        // Older samples leave the window: 100 ms of 2 ms gaps later it says 2 ms.
-        for i in 1..=60 {
-            windowed.on_sized_arrival(at + us(2000 * i), Duration::ZERO, 1400);
-        }
-        assert_eq!(windowed.mean(), Some(us(2000)));
-        // Half-size datagrams at the same pace count as half a full one each.
-        let last = at + us(2000 * 60);
-        for i in 1..=60 {
-            windowed.on_sized_arrival(last + us(2000 * i), Duration::ZERO, 700);
-        }
-        assert_eq!(windowed.mean(), Some(us(4000)));
-        // A gap after a loss is no sample; grace is subtracted as in the EWMA.
-        let end = last + us(2000 * 60);
-        windowed.on_arrival_after_gap(end + Duration::from_secs(1));
-        assert_eq!(windowed.mean(), Some(us(4000)));
-    }
-
-    #[test]
-    fn a_window_keeps_enough_samples_on_a_slow_link() {
-        let t = Instant::from_millis(10);
-        let mut windowed = InterArrivalEstimator::windowed(Duration::from_millis(200));
-        // One full datagram every 500 ms, then one 1 ms after the last: a 200 ms window of
-        // arrival time holds two samples (mean 250 ms); the window keeps ten (450 ms).
-        for i in 0..13 {
-            windowed.on_sized_arrival(t + Duration::from_millis(500 * i), Duration::ZERO, 1400);
-        }
-        windowed.on_sized_arrival(t + Duration::from_millis(6001), Duration::ZERO, 1400);
-        let mean = windowed.mean().unwrap().as_micros();
-        assert_eq!(mean, (9 * 500_000 + 1000) / 10, "{mean} µs");
     }
 
     #[test]

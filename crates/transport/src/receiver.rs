@@ -202,9 +202,7 @@ impl<D: FrameDecoder> Receiver<D> {
             connection_id: config.connection_id,
             ack_connection_id: config.connection_id.unwrap_or_default(),
             states: StateStore::new(config.max_states),
-            estimator: if !config.estimate_window.is_zero() {
-                InterArrivalEstimator::windowed(config.estimate_window)
-            } else if config.size_aware_estimate {
+            estimator: if config.size_aware_estimate {
                 InterArrivalEstimator::size_aware(config.ewma_alpha)
             } else {
                 InterArrivalEstimator::new(config.ewma_alpha)

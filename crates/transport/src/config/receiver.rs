@@ -19,23 +19,6 @@ pub struct ReceiverConfig {
     /// [`crate::estimator`]), not per datagram whatever its size. Default true; the
     /// `salsify-paper` scheme uses the paper's plain per-packet mean.
     pub size_aware_estimate: bool,
-    /// Estimate tau over the last this many milliseconds of arrivals rather than as a
-    /// per-packet EWMA (see [`crate::estimator`]; `ewma_alpha` then unused; always per
-    /// full-size datagram). Default 0: the EWMA. Measured on the first 75 s of the shared LTE
-    /// traces (synthetic 640x360 at 60 fps, 200 ms window, `d` 75-150 ms against the EWMA's
-    /// 50-100 ms, read at equal SSIM): 10-22% less p95 delay on Verizon, about 4% more on
-    /// T-Mobile; not the default. On the whole LTE traces at `d` 100 it takes 12-37% off the
-    /// p95 for 0.3-0.9 dB of SSIM. On slow links a bare window of time held one or two
-    /// packets and let the sender queue seconds (slow suite, 640x360 at 30 fps: p95 529 ->
-    /// 6469 ms on the 3g preset, 1021 -> 11913 ms on Verizon EV-DO); it now keeps at least ten
-    /// samples (3g +7%, EV-DO +2% against the EWMA), but the fade, cliff and dropout links
-    /// still lose 12-63% of p95 (`results/frontier-lte/README.md`, "Where the tail is").
-    #[serde(
-        rename = "estimate_window_ms",
-        with = "millis",
-        skip_serializing_if = "Duration::is_zero"
-    )]
-    pub estimate_window: Duration,
     /// States older than the source of the last frame decoded that are kept anyway (the
     /// newest of them). The sender learns what the receiver holds only through ACKs: when the
     /// ACK path stalls while video still arrives, the sender's newest acknowledged state falls
@@ -96,7 +79,6 @@ impl Default for ReceiverConfig {
             connection_id: None,
             ewma_alpha: 0.1,
             size_aware_estimate: true,
-            estimate_window: Duration::ZERO,
             states_behind: 32,
             reorder_window: Duration::from_millis(10),
             max_pending_frames: 16,
@@ -115,7 +97,6 @@ impl ReceiverConfig {
     pub fn first_round(self) -> Self {
         ReceiverConfig {
             size_aware_estimate: false,
-            estimate_window: Duration::ZERO,
             states_behind: 0,
             link_forecast: false,
             ..self

@@ -344,7 +344,6 @@ fn every_field_survives_a_toml_round_trip() {
         connection_id: Some(7),
         ewma_alpha: 0.25,
         size_aware_estimate: false,
-        estimate_window: Duration::from_millis(150),
         states_behind: 3,
         reorder_window: Duration::from_micros(12_345),
         max_pending_frames: 8,

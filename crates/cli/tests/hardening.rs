@@ -3,27 +3,17 @@
 //! and help says what the commands do.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
 use salsify_codec::synthetic::SyntheticSource;
 use salsify_codec::y4m::{Rational, Y4mHeader, Y4mWriter};
 
 mod support;
 
-use support::{finish, free_addr, SALSIFY};
+use support::{finish, free_addr, run_in, SALSIFY};
 
 fn temp_dir(name: &str) -> PathBuf {
     support::temp_dir("hard", name)
-}
-
-/// Runs salsify in `dir` to the end.
-fn run_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new(SALSIFY)
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .output()
-        .expect("the salsify binary runs")
 }
 
 /// Runs salsify in `dir`; it must fail with exit status `code` saying `says`, and no panic.

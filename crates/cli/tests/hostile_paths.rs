@@ -6,25 +6,19 @@
 
 use std::net::UdpSocket;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 mod support;
 
-use support::{free_addr, Keep, Tap, SALSIFY};
+use support::{free_addr, run_in, Keep, Tap};
 
 fn temp_dir(name: &str) -> PathBuf {
     support::temp_dir("hostile", name)
 }
 
 fn salsify(args: &[&str]) -> Child {
-    Command::new(SALSIFY)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the salsify binary runs")
+    support::spawn(args)
 }
 
 /// A sender of `scheme` at 160x96, 30 fps, for `seconds`, to `to`.
@@ -311,16 +305,6 @@ fn a_stranger_that_spoke_first_holds_the_receiver_at_most_briefly() {
         "the first picture came {} ms after the stranger's last datagram",
         (first - last) / 1000
     );
-}
-
-/// Runs salsify to the end in `dir`.
-fn run_in(dir: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(SALSIFY)
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .output()
-        .expect("the salsify binary runs")
 }
 
 /// Outputs are never written through a symbolic link (the link's target stays as it was),

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::net::UdpSocket;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Output};
 
 use salsify_codec::frame::parse_vp8_header;
 use salsify_codec::synthetic::SyntheticSource;
@@ -28,13 +28,7 @@ const SIZE: (u32, u32) = (160, 96);
 const FPS: u32 = 30;
 
 fn salsify(args: &[&str]) -> Child {
-    Command::new(SALSIFY)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the salsify binary runs")
+    support::spawn(args)
 }
 
 /// Stops processes that outlive their sender (receivers, relays) once the last datagrams

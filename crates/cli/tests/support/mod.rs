@@ -4,11 +4,33 @@
 #![allow(dead_code)] // each test file uses its own subset
 
 use std::net::UdpSocket;
-use std::path::PathBuf;
-use std::process::{Child, Output};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
 
 /// The `salsify` binary under test.
 pub const SALSIFY: &str = env!("CARGO_BIN_EXE_salsify");
+
+/// Starts `salsify ARGS` with no input, its output dropped and its standard error kept (for
+/// [`finish`]'s message).
+pub fn spawn(args: &[&str]) -> Child {
+    Command::new(SALSIFY)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the salsify binary runs")
+}
+
+/// Runs `salsify ARGS` in `dir` to the end, with no input.
+pub fn run_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(SALSIFY)
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .expect("the salsify binary runs")
+}
 
 /// A loopback address with a port free right now.
 pub fn free_addr() -> String {

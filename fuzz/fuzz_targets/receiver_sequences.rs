@@ -127,7 +127,7 @@ impl Rx {
             2 => Some(Rx::Sprout(
                 SproutReceiver::new(SproutConfig::default()).ok()?,
             )),
-            _ => Some(Rx::Salsify(SalsifyReceiver::new(Default::default()).ok()?)),
+            _ => Some(Rx::Salsify(SalsifyReceiver::from_config(Default::default()).ok()?)),
         }
     }
 

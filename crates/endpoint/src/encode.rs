@@ -4,8 +4,11 @@ use salsify_codec::{CbrFrame, EncodedFrame, Quality, State};
 use salsify_time::{Bitrate, Instant};
 
 /// A request to encode one camera picture; answer with [`crate::SenderEndpoint::handle_encoded`].
-#[derive(Debug, Clone)]
-pub struct EncodeRequest {
+///
+/// `S` is the codec state a functional job encodes from: libvpx's [`State`] for every
+/// scheme a driver runs; a state machine tested on a fake codec asks with its own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EncodeRequest<S = State> {
     /// Pass back with the result.
     pub id: u64,
     /// The picture id given to `handle_picture`.
@@ -13,21 +16,21 @@ pub struct EncodeRequest {
     /// Its capture time.
     pub captured: Instant,
     /// What to do.
-    pub job: EncodeJob,
+    pub job: EncodeJob<S>,
 }
 
 /// What to encode, and with which codec. Functional jobs use the explicit-state codec
 /// (`salsify_codec::Encoder`): the source state travels with the job. The CBR job uses
 /// libvpx's own rate control, whose state is hidden in the driver's encoder instance.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum EncodeJob {
+pub enum EncodeJob<S = State> {
     /// One frame per quality, all from `source`; hand them back in this order. `parallel`:
     /// the encodes may run at once on separate cores (Salsify-2c) rather than one after the
     /// other (Salsify-1c); the simulator charges time accordingly.
     Qualities {
         /// The state to encode from (the initial state: a keyframe).
-        source: State,
+        source: S,
         /// The quantizers, one frame each.
         qualities: Vec<Quality>,
         /// The encodes run in parallel.
@@ -42,7 +45,7 @@ pub enum EncodeJob {
     /// `bytes` 0: as small as possible. The prediction's work is charged as encode time.
     SizeTarget {
         /// The state to encode from.
-        source: State,
+        source: S,
         /// The size to aim for.
         bytes: usize,
         /// Where the search starts (the last quality sent).
@@ -53,7 +56,7 @@ pub enum EncodeJob {
     /// future: the search itself is charged as one encode.
     FinestFitting {
         /// The state to encode from.
-        source: State,
+        source: S,
         /// The bound.
         bytes: usize,
         /// Where the search starts.
@@ -64,6 +67,29 @@ pub enum EncodeJob {
     },
     /// One frame from the hidden-state CBR encoder (libvpx's rate control, as WebRTC uses it).
     Cbr(CbrJob),
+}
+
+impl<S> EncodeJob<S> {
+    /// The state a functional job encodes from (`None` for the CBR encoder's hidden state).
+    pub fn source(&self) -> Option<&S> {
+        match self {
+            EncodeJob::Qualities { source, .. }
+            | EncodeJob::SizeTarget { source, .. }
+            | EncodeJob::FinestFitting { source, .. } => Some(source),
+            EncodeJob::Cbr(_) => None,
+        }
+    }
+
+    /// The halvings of the source size the picture is coded at (0: the source size; the
+    /// jobs that take no size code it at the source size).
+    pub fn halvings(&self) -> u8 {
+        match self {
+            EncodeJob::Qualities { halvings, .. } | EncodeJob::FinestFitting { halvings, .. } => {
+                *halvings
+            }
+            EncodeJob::SizeTarget { .. } | EncodeJob::Cbr(_) => 0,
+        }
+    }
 }
 
 /// A CBR encode: the picture scaled to `width` x `height` (the driver re-opens its encoder

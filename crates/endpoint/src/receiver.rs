@@ -31,25 +31,26 @@ pub trait ReceiverEndpoint: Send + std::fmt::Debug {
 // to save a few hundred bytes of stack while polling.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
-pub enum ReceiverOutput {
+pub enum ReceiverOutput<P = Image> {
     /// Send this datagram (feedback) to the sender.
     Transmit(Vec<u8>),
     /// Something happened.
-    Event(ReceiverEvent),
+    Event(ReceiverEvent<P>),
     /// Nothing more until then (or the next datagram).
     Timeout(Instant),
 }
 
-/// A decoded frame to show now.
+/// A decoded frame to show now. `P` is what decoding shows: an [`Image`] for every scheme a
+/// driver runs; a state machine tested on a fake codec shows its own.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Displayed {
+pub struct Displayed<P = Image> {
     /// Frame number on the wire.
     pub frame: u32,
     /// When it became showable.
     pub at: Instant,
     /// The picture, at the size it was coded (a resolution ladder may make it smaller than
     /// the source; scorers scale it up).
-    pub picture: Image,
+    pub picture: P,
     /// Encoded bytes (the frame as the scheme sent it: for Salsify, with its state header).
     pub bytes: usize,
     /// The coded frame as a plain VP8 decoder takes it (for Salsify, without its state
@@ -70,9 +71,9 @@ pub struct Displayed {
 #[allow(clippy::large_enum_variant)] // see ReceiverOutput
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum ReceiverEvent {
+pub enum ReceiverEvent<P = Image> {
     /// Show this frame.
-    Display(Displayed),
+    Display(Displayed<P>),
     /// Frames up to and including `through` will never be shown.
     FramesLost {
         /// Newest frame given up on.

@@ -38,11 +38,12 @@ pub trait SenderEndpoint: Send + std::fmt::Debug {
     }
 }
 
-/// What the driver must do next for a sender.
+/// What the driver must do next for a sender (`S`: the codec state of encode requests, as
+/// in [`EncodeRequest`]).
 #[derive(Debug)]
-pub enum SenderOutput {
+pub enum SenderOutput<S = salsify_codec::State> {
     /// Encode a picture, then call `handle_encoded`.
-    Encode(EncodeRequest),
+    Encode(EncodeRequest<S>),
     /// Send this datagram to the receiver.
     Transmit(Vec<u8>),
     /// Something happened.

@@ -3,7 +3,7 @@
 //! The sender and receiver are generic over these traits so their tests run on a size-only
 //! fake codec ([`crate::fake`]) without libvpx, while the real VP8 codec plugs in through
 //! [`crate::vp8`]. The sender never encodes: it asks the runtime for encodes (see
-//! [`crate::sender::EncodeRequest`]) and receives frames implementing [`SendableFrame`].
+//! [`salsify_endpoint::EncodeRequest`]) and receives frames implementing [`SendableFrame`].
 
 use salsify_codec::{Quality, StateHash};
 
@@ -52,6 +52,12 @@ pub trait FrameDecoder {
     ) -> Result<(Self::State, Self::Picture), DecodeError>;
     /// The initial state (no reference): where keyframes decode from.
     fn initial_state(&self) -> Self::State;
+    /// The part of a decoded `frame` a plain decoder of the codec takes (the real codec's
+    /// frame without Salsify's state header), handed on with what is shown so a driver can
+    /// write the stream shown to a file that plays elsewhere. The whole frame by default.
+    fn plain_frame<'a>(&self, frame: &'a [u8]) -> &'a [u8] {
+        frame
+    }
 }
 
 /// Why a frame did not decode; the receiver counts these and never displays the frame.

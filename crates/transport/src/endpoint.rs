@@ -1,50 +1,34 @@
 //! Salsify on the one endpoint shape (`salsify-endpoint`), so the simulator and the real-time
-//! runtime drive it exactly like every other scheme. A thin adapter over the generic
-//! [`Sender`] and [`Receiver`] (which tests drive with the fake codec): it translates requests,
-//! results, events and counters, and adds no policy — the datagrams, deadlines and decisions
-//! are the inner state machines' own, unchanged.
+//! runtime drive it exactly like every other scheme. [`Sender`] and [`Receiver`] already speak
+//! the endpoint's vocabulary (generic over the codec only so that tests drive them with the
+//! fake codec); on libvpx's frames they are [`SalsifySender`] and [`SalsifyReceiver`], and
+//! this module implements the endpoint traits for them: the encode outcome unwrapped, a
+//! rejected datagram told apart from another scheme's, the common counters read from their
+//! own, and the gauges a dashboard draws. No policy here.
 
-use salsify_codec::{State, StateHash};
+use salsify_codec::State;
 use salsify_endpoint as ep;
 use salsify_time::Instant;
 
 use crate::config::{ConfigError, ReceiverConfig, SenderConfig, SenderMode, SenderRules};
 use crate::error::DatagramRejected;
-use crate::receiver::{Receiver, ReceiverEvent, ReceiverOutput};
-use crate::sender::{EncodeJob, Sender, SenderEvent, SenderOutput};
-use crate::vp8::{CodedPicture, CodedVp8Decoder};
+use crate::receiver::Receiver;
+use crate::sender::Sender;
+use crate::vp8::Vp8Decoder;
 
-/// The Salsify sender (or one of its ablations) as a [`ep::SenderEndpoint`], with the real
-/// VP8 codec's frames.
-#[derive(Debug)]
-pub struct SalsifySender {
-    inner: Sender<salsify_codec::EncodedFrame>,
-    /// The two options may be encoded at once (Salsify-2c) rather than in series (1c).
-    parallel: bool,
-    /// Keyframes among the frames handed out so far (the inner sender has no such counter,
-    /// and adding one would change its stats).
-    keyframes: u64,
-}
+/// The Salsify sender (or one of its ablations) on libvpx's frames: the [`Sender`] itself,
+/// a [`ep::SenderEndpoint`] with no translation (it speaks the endpoint's vocabulary).
+pub type SalsifySender = Sender<salsify_codec::EncodedFrame>;
+
+/// The Salsify receiver decoding with libvpx: the [`Receiver`] itself, a
+/// [`ep::ReceiverEndpoint`].
+pub type SalsifyReceiver = Receiver<Vp8Decoder>;
 
 impl SalsifySender {
     /// A sender whose first frame is a keyframe (it starts from [`State::initial`]);
     /// `parallel` selects Salsify-2c (the two options encoded at once) over -1c.
-    pub fn new(config: SenderConfig, parallel: bool) -> Result<Self, ConfigError> {
-        Ok(SalsifySender {
-            inner: Sender::new(config, State::initial())?,
-            parallel,
-            keyframes: 0,
-        })
-    }
-
-    /// The state machine inside (its own stats, budget, recovery state), for tests and logs.
-    pub fn inner(&self) -> &Sender<salsify_codec::EncodedFrame> {
-        &self.inner
-    }
-
-    /// True for Salsify-2c: encode jobs say the options may run in parallel.
-    pub fn parallel(&self) -> bool {
-        self.parallel
+    pub fn from_config(config: SenderConfig, parallel: bool) -> Result<Self, ConfigError> {
+        Ok(Sender::new(config, State::initial())?.with_parallel_encodes(parallel))
     }
 }
 
@@ -61,60 +45,21 @@ fn datagram_error(datagram: &[u8], why: DatagramRejected) -> ep::DatagramError {
     }
 }
 
-fn sender_event(e: SenderEvent, cause: Option<ep::DropReason>) -> ep::SenderEvent {
-    match e {
-        SenderEvent::FrameSent(f) => ep::SenderEvent::FrameSent(ep::SentFrame {
-            frame: f.frame,
-            picture: f.picture,
-            captured: f.captured,
-            at: f.at,
-            bytes: f.bytes,
-            fragments: f.fragments,
-            quality: f.quality,
-            keyframe: f.source == StateHash::INITIAL,
-            choice: f.choice,
-            budget: f.budget,
-            recovery: f.recovery,
-            states: Some((f.source, f.target)),
-        }),
-        SenderEvent::PictureSkipped {
-            picture,
-            captured,
-            at,
-            budget,
-        } => ep::SenderEvent::PictureSkipped {
-            picture,
-            captured,
-            at,
-            budget,
-        },
-        SenderEvent::PictureDropped { picture, at } => ep::SenderEvent::PictureDropped {
-            picture,
-            at,
-            // The inner sender gives a reason with every drop; `None` cannot happen.
-            reason: cause.unwrap_or(ep::DropReason::Failed),
-        },
-        SenderEvent::RecoveryStarted { at, until } => {
-            ep::SenderEvent::RecoveryStarted { at, until }
-        }
-    }
-}
-
 impl ep::SenderEndpoint for SalsifySender {
     fn scheme(&self) -> &'static str {
-        let c = self.inner.config();
+        let c = self.config();
         match c.mode {
             SenderMode::ConventionalCodec => "salsify-conventional-codec",
             SenderMode::ConventionalTransport { .. } => "salsify-conventional-transport",
             _ if !c.grace_period => "salsify-no-grace",
             _ if c.rules == SenderRules::Paper => "salsify-paper",
-            _ if self.parallel => "salsify-2c",
+            _ if self.parallel_encodes() => "salsify-2c",
             _ => "salsify-1c",
         }
     }
 
     fn handle_picture(&mut self, now: Instant, picture: u64, captured: Instant) {
-        self.inner.handle_frame(now, picture, captured);
+        self.handle_frame(now, picture, captured);
     }
 
     fn handle_encoded(
@@ -125,75 +70,43 @@ impl ep::SenderEndpoint for SalsifySender {
     ) -> Result<(), ep::InputError> {
         let unknown = |_| ep::InputError::UnknownRequest(id);
         match result {
-            Ok(ep::EncodeOutcome::Functional(frames)) => self
-                .inner
-                .handle_encoded(now, id, frames)
-                .map_err(|e| ep::InputError::WrongResult {
-                    id,
-                    why: e.to_string(),
-                }),
+            Ok(ep::EncodeOutcome::Functional(frames)) => {
+                Sender::handle_encoded(self, now, id, frames).map_err(|e| {
+                    ep::InputError::WrongResult {
+                        id,
+                        why: e.to_string(),
+                    }
+                })
+            }
             Ok(_) => {
-                self.inner.handle_encode_failed(now, id).map_err(unknown)?;
+                self.handle_encode_failed(now, id).map_err(unknown)?;
                 Err(ep::InputError::WrongResult {
                     id,
                     why: "Salsify needs frames of the functional codec".into(),
                 })
             }
-            Err(_) => self.inner.handle_encode_failed(now, id).map_err(unknown),
+            Err(_) => self.handle_encode_failed(now, id).map_err(unknown),
         }
     }
 
     fn handle_datagram(&mut self, now: Instant, datagram: &[u8]) -> Result<(), ep::DatagramError> {
-        self.inner
-            .handle_datagram(now, datagram)
-            .map_err(|why| datagram_error(datagram, why))
+        Sender::handle_datagram(self, now, datagram).map_err(|why| datagram_error(datagram, why))
     }
 
     fn handle_timeout(&mut self, now: Instant) {
-        self.inner.handle_timeout(now);
+        Sender::handle_timeout(self, now);
     }
 
     fn poll_output(&mut self, now: Instant) -> ep::SenderOutput {
-        let (output, cause) = self.inner.poll_output_with_cause(now);
-        match output {
-            SenderOutput::Encode(r) => {
-                let job = match r.job {
-                    EncodeJob::Qualities(qualities) => ep::EncodeJob::Qualities {
-                        source: r.source,
-                        qualities,
-                        parallel: self.parallel,
-                        halvings: r.halvings,
-                    },
-                    EncodeJob::SizeTarget { bytes, hint } => ep::EncodeJob::SizeTarget {
-                        source: r.source,
-                        bytes,
-                        hint,
-                    },
-                };
-                ep::SenderOutput::Encode(ep::EncodeRequest {
-                    id: r.id,
-                    picture: r.picture,
-                    captured: r.captured,
-                    job,
-                })
-            }
-            SenderOutput::Transmit(d) => ep::SenderOutput::Transmit(d),
-            SenderOutput::Event(e) => {
-                if matches!(e, SenderEvent::FrameSent(f) if f.source == StateHash::INITIAL) {
-                    self.keyframes += 1;
-                }
-                ep::SenderOutput::Event(sender_event(e, cause))
-            }
-            SenderOutput::Timeout(t) => ep::SenderOutput::Timeout(t),
-        }
+        Sender::poll_output(self, now)
     }
 
     fn stats(&self) -> ep::SenderStats {
-        let s = self.inner.stats();
+        let s = Sender::stats(self);
         ep::SenderStats {
             pictures: s.pictures,
             frames_sent: s.frames_sent(),
-            keyframes: self.keyframes,
+            keyframes: s.keyframes,
             sent_better: s.sent_better,
             sent_worse: s.sent_worse + s.sent_forced,
             skipped: s.skipped,
@@ -206,7 +119,7 @@ impl ep::SenderEndpoint for SalsifySender {
             states_held: s.states_held,
             max_states_held: s.max_states_held,
             target: None,
-            // The inner sender's quality is the start quality until a frame goes out.
+            // The sender's quality is the start quality until a frame goes out.
             quality: (s.frames_sent() > 0).then_some(s.quality),
         }
     }
@@ -215,7 +128,7 @@ impl ep::SenderEndpoint for SalsifySender {
     /// delay target (d, ms), and once known the mean inter-arrival time (tau, ms) and the
     /// budget (bytes).
     fn diagnostics(&self) -> Vec<ep::Diagnostic> {
-        let s = self.inner.stats();
+        let s = Sender::stats(self);
         let mut d = vec![
             ep::Diagnostic {
                 name: "fragments_in_flight",
@@ -241,7 +154,7 @@ impl ep::SenderEndpoint for SalsifySender {
         // The `d` of the budget, for a dashboard drawing the budget beside what it allows.
         d.push(ep::Diagnostic {
             name: "delay_target_ms",
-            value: self.inner.config().delay_target.as_secs_f64() * 1000.0,
+            value: self.config().delay_target.as_secs_f64() * 1000.0,
         });
         if let Some(tau) = s.mean_interarrival {
             d.push(ep::Diagnostic {
@@ -255,26 +168,13 @@ impl ep::SenderEndpoint for SalsifySender {
                 value: f64::from(floor.index()),
             });
         }
-        if let Some(b) = self.inner.budget() {
+        if let Some(b) = self.budget() {
             d.push(ep::Diagnostic {
                 name: "budget_bytes",
                 value: b as f64,
             });
         }
         d
-    }
-}
-
-/// The Salsify receiver, decoding with libvpx, as a [`ep::ReceiverEndpoint`].
-pub struct SalsifyReceiver {
-    inner: Receiver<CodedVp8Decoder>,
-}
-
-impl std::fmt::Debug for SalsifyReceiver {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SalsifyReceiver")
-            .field("stats", &self.inner.stats())
-            .finish_non_exhaustive()
     }
 }
 
@@ -300,15 +200,8 @@ impl From<salsify_codec::CodecError> for ReceiverSetupError {
 
 impl SalsifyReceiver {
     /// A receiver with its own VP8 decoder.
-    pub fn new(config: ReceiverConfig) -> Result<Self, ReceiverSetupError> {
-        Ok(SalsifyReceiver {
-            inner: Receiver::new(config, CodedVp8Decoder::new()?)?,
-        })
-    }
-
-    /// The state machine inside.
-    pub fn inner(&self) -> &Receiver<CodedVp8Decoder> {
-        &self.inner
+    pub fn from_config(config: ReceiverConfig) -> Result<Self, ReceiverSetupError> {
+        Ok(Receiver::new(config, Vp8Decoder::new()?)?)
     }
 }
 
@@ -318,45 +211,19 @@ impl ep::ReceiverEndpoint for SalsifyReceiver {
     }
 
     fn handle_datagram(&mut self, now: Instant, datagram: &[u8]) -> Result<(), ep::DatagramError> {
-        self.inner
-            .handle_datagram(now, datagram)
-            .map_err(|why| datagram_error(datagram, why))
+        Receiver::handle_datagram(self, now, datagram).map_err(|why| datagram_error(datagram, why))
     }
 
     fn handle_timeout(&mut self, now: Instant) {
-        self.inner.handle_timeout(now);
+        Receiver::handle_timeout(self, now);
     }
 
     fn poll_output(&mut self, _now: Instant) -> ep::ReceiverOutput {
-        match self.inner.poll_output() {
-            ReceiverOutput::Transmit(d) => ep::ReceiverOutput::Transmit(d),
-            ReceiverOutput::Event(ReceiverEvent::Display {
-                frame,
-                at,
-                picture: CodedPicture { picture, vp8 },
-                source,
-                target,
-                first_sent_at,
-                bytes,
-            }) => ep::ReceiverOutput::Event(ep::ReceiverEvent::Display(ep::Displayed {
-                frame,
-                at,
-                picture,
-                bytes,
-                coded: vp8,
-                keyframe: source == StateHash::INITIAL,
-                first_sent_at: Some(first_sent_at),
-                states: Some((source, target)),
-            })),
-            ReceiverOutput::Event(ReceiverEvent::FramesLost { through, count, at }) => {
-                ep::ReceiverOutput::Event(ep::ReceiverEvent::FramesLost { through, count, at })
-            }
-            ReceiverOutput::Timeout(t) => ep::ReceiverOutput::Timeout(t),
-        }
+        Receiver::poll_output(self)
     }
 
     fn stats(&self) -> ep::ReceiverStats {
-        let s = self.inner.stats();
+        let s = Receiver::stats(self);
         ep::ReceiverStats {
             datagrams: s.datagrams,
             bad_datagrams: s.malformed

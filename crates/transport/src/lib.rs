@@ -10,10 +10,12 @@
 //!
 //! Both are plain state machines (sans-IO): they take datagrams, camera pictures, encoded
 //! frames and the current time, and return datagrams, encode requests, events and their next
-//! deadline. Drive them with "mutate, then drain `poll_output` until `Timeout`":
+//! deadline, in the one vocabulary every scheme speaks (`salsify-endpoint`'s requests, events
+//! and outputs). Drive them with "mutate, then drain `poll_output` until `Timeout`":
 //!
 //! ```
 //! use salsify_codec::StateHash;
+//! use salsify_endpoint::{EncodeJob, ReceiverEvent, ReceiverOutput, SenderOutput};
 //! use salsify_time::Instant;
 //! use salsify_transport::fake::{FakeDecoder, FakeEncoder, FakeFrame, FakeState};
 //! use salsify_transport::*;
@@ -29,8 +31,10 @@
 //!     let next = loop {
 //!         match sender.poll_output(now) {
 //!             SenderOutput::Encode(req) => {
-//!                 let EncodeJob::Qualities(qs) = &req.job else { unreachable!() };
-//!                 let frames = qs.iter().map(|&q| encoder.encode(&req.source, req.picture, q));
+//!                 let EncodeJob::Qualities { source, qualities, .. } = &req.job else {
+//!                     unreachable!()
+//!                 };
+//!                 let frames = qualities.iter().map(|&q| encoder.encode(source, req.picture, q));
 //!                 sender.handle_encoded(now, req.id, frames.collect()).unwrap();
 //!             }
 //!             // A zero-delay, lossless "network":
@@ -41,7 +45,7 @@
 //!     };
 //!     loop {
 //!         match receiver.poll_output() {
-//!             ReceiverOutput::Event(ReceiverEvent::Display { .. }) => shown += 1,
+//!             ReceiverOutput::Event(ReceiverEvent::Display(_)) => shown += 1,
 //!             ReceiverOutput::Transmit(ack) => sender.handle_datagram(now, &ack).unwrap(),
 //!             ReceiverOutput::Event(_) => {}
 //!             ReceiverOutput::Timeout(_) => break,
@@ -52,12 +56,11 @@
 //! assert!(now > Instant::ZERO, "the keyframe's fragments were paced out");
 //! ```
 //!
-//! The simulator and the real-time runtime do not use these generic types directly: they
-//! drive every scheme through the one endpoint shape of `salsify-endpoint`, and
-//! [`SalsifySender`] / [`SalsifyReceiver`] are Salsify in that shape (the VP8 codec, Salsify-2c
-//! or -1c, and the ablations, named by [`salsify_endpoint::SenderEndpoint::scheme`]). They are
-//! thin adapters, so the generic [`Sender`] and [`Receiver`] stay testable with the fake codec
-//! and what they do is exactly what every driver sees.
+//! The simulator and the real-time runtime drive every scheme through the endpoint traits of
+//! `salsify-endpoint`: [`SalsifySender`] / [`SalsifyReceiver`] are these same state machines on
+//! the VP8 codec (Salsify-2c or -1c, and the ablations, named by
+//! [`salsify_endpoint::SenderEndpoint::scheme`]), so what tests see with the fake codec is
+//! exactly what every driver sees.
 //!
 //! What the sender sends is decided by the pure functions of [`decision`], readable against
 //! the paper's pseudo-code: [`paper_budget`] and [`choose_paper`] are Algorithm 2 as
@@ -123,8 +126,6 @@ pub use delivery::BudgetSource;
 pub use encode_time::{EncodeTimeConfig, EncodeTimeControl};
 pub use endpoint::{ReceiverSetupError, SalsifyReceiver, SalsifySender};
 pub use error::{DatagramRejected, SenderError};
-pub use receiver::{Receiver, ReceiverEvent, ReceiverOutput, ReceiverStats};
-pub use sender::{
-    Choice, EncodeJob, EncodeRequest, Sender, SenderEvent, SenderOutput, SenderStats, SentFrame,
-};
-pub use vp8::{CodedPicture, CodedVp8Decoder, Vp8Decoder};
+pub use receiver::{Receiver, SalsifyReceiverStats};
+pub use sender::{SalsifySenderStats, Sender};
+pub use vp8::Vp8Decoder;

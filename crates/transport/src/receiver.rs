@@ -31,6 +31,9 @@
 
 use std::collections::BTreeMap;
 use std::collections::VecDeque;
+use std::sync::Arc;
+
+use salsify_endpoint::{Displayed, ReceiverEvent, ReceiverOutput};
 
 use salsify_codec::StateHash;
 use salsify_time::{Duration, Instant};
@@ -47,52 +50,10 @@ use crate::wire::{Ack, DataFragment, Datagram, FragmentId};
 /// every frame below it (about a minute of frames; beyond that it is dropped on its own).
 pub const MAX_SKIP_AHEAD: u32 = 4096;
 
-/// Things the receiver did.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum ReceiverEvent<P> {
-    /// Show `picture` (frame `frame`) now.
-    Display {
-        /// Frame number.
-        frame: u32,
-        /// When it was decoded (the time of the input that completed it).
-        at: Instant,
-        /// The decoded picture.
-        picture: P,
-        /// The state it was decoded from.
-        source: StateHash,
-        /// The state it reached (equal to the sender's reconstruction).
-        target: StateHash,
-        /// The earliest send timestamp among its fragments, on the sender's clock.
-        first_sent_at: Instant,
-        /// Its size in bytes.
-        bytes: usize,
-    },
-    /// Frames up to and including `through` will never be shown; `count` of them are new.
-    FramesLost {
-        /// The newest frame given up on.
-        through: u32,
-        /// How many frames this adds to the loss counter.
-        count: u32,
-        /// When.
-        at: Instant,
-    },
-}
-
-/// What the runtime must do next.
-#[derive(Debug)]
-pub enum ReceiverOutput<P> {
-    /// Send this datagram (an ACK) to the sender.
-    Transmit(Vec<u8>),
-    /// Something happened.
-    Event(ReceiverEvent<P>),
-    /// Nothing more until this time (or the next datagram). [`Instant::FAR_FUTURE`] if idle.
-    Timeout(Instant),
-}
-
-/// A snapshot of the receiver's counters.
+/// A snapshot of the Salsify receiver's counters (more than the
+/// [`salsify_endpoint::ReceiverStats`] every scheme keeps).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct ReceiverStats {
+pub struct SalsifyReceiverStats {
     /// Datagrams given to `handle_datagram`.
     pub datagrams: u64,
     /// Fragments accepted into reassembly.
@@ -191,7 +152,7 @@ pub struct Receiver<D: FrameDecoder> {
     ack_number: u32,
     transmits: VecDeque<Vec<u8>>,
     events: VecDeque<ReceiverEvent<D::Picture>>,
-    stats: ReceiverStats,
+    stats: SalsifyReceiverStats,
 }
 
 impl<D: FrameDecoder> Receiver<D> {
@@ -220,7 +181,7 @@ impl<D: FrameDecoder> Receiver<D> {
             ack_number: 0,
             transmits: VecDeque::new(),
             events: VecDeque::new(),
-            stats: ReceiverStats::default(),
+            stats: SalsifyReceiverStats::default(),
         })
     }
 
@@ -279,8 +240,8 @@ impl<D: FrameDecoder> Receiver<D> {
     }
 
     /// A snapshot of the counters.
-    pub fn stats(&self) -> ReceiverStats {
-        ReceiverStats {
+    pub fn stats(&self) -> SalsifyReceiverStats {
+        SalsifyReceiverStats {
             states_held: self.states.len(),
             max_states_held: self.states.max_held(),
             pending_frames: self.pending.len(),
@@ -453,15 +414,16 @@ impl<D: FrameDecoder> Receiver<D> {
         self.ack_connection_id = frame.connection_id;
         self.resolve_through(now, n, true);
         self.stats.frames_displayed += 1;
-        self.events.push_back(ReceiverEvent::Display {
+        self.events.push_back(ReceiverEvent::Display(Displayed {
             frame: n,
             at: now,
             picture,
-            source: frame.source,
-            target: frame.target,
-            first_sent_at: frame.first_sent_at,
             bytes: bytes.len(),
-        });
+            coded: Arc::from(self.decoder.plain_frame(&bytes)),
+            keyframe: frame.source == StateHash::INITIAL,
+            first_sent_at: Some(frame.first_sent_at),
+            states: Some((frame.source, frame.target)),
+        }));
         true
     }
 

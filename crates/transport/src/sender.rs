@@ -25,6 +25,10 @@
 //! over its size limit asks for one more encode of the same picture from the same source at
 //! `max_quality` ([`EncodeJob::Qualities`] with that one quality); the options wait for it.
 //!
+//! What it asks for and reports is the endpoint's vocabulary ([`EncodeRequest`],
+//! [`SenderEvent`], [`SentFrame`]), generic only over the codec state so that tests drive it
+//! with the fake codec; [`crate::SalsifySender`] is this machine on libvpx's frames.
+//!
 //! Drive it like this: `handle_*` inputs, then drain [`Sender::poll_output`] until it returns
 //! [`SenderOutput::Timeout`]; call again at that time or on the next input. Encoding is work
 //! the sender asks for ([`SenderOutput::Encode`]), so the runtime decides whether the encodes
@@ -35,7 +39,9 @@
 use std::collections::{HashMap, VecDeque};
 
 use salsify_codec::{Quality, StateHash};
-use salsify_endpoint::DropReason;
+use salsify_endpoint::{
+    Choice, DropReason, EncodeJob, EncodeRequest, SenderEvent, SenderOutput, SentFrame,
+};
 use salsify_time::{Duration, Instant};
 
 use crate::codec::{CodecState, SendableFrame};
@@ -56,9 +62,7 @@ use crate::wire::{
 
 mod types;
 
-pub use types::{
-    Choice, EncodeJob, EncodeRequest, SenderEvent, SenderOutput, SenderStats, SentFrame,
-};
+pub use types::SalsifySenderStats;
 
 /// Sent-frame records kept to map ACKed fragments to sequence numbers.
 const MAX_FRAME_RECORDS: usize = 4096;
@@ -88,7 +92,7 @@ struct InFlightEncode {
     coarsest: bool,
     /// When the sender asked for it (its encodes' cost is measured from here).
     requested: Instant,
-    /// The picture size it codes (see [`EncodeRequest::halvings`]).
+    /// The picture size it codes (halvings of the source size, as in [`EncodeJob::Qualities`]).
     halvings: u8,
 }
 
@@ -143,15 +147,17 @@ pub struct Sender<F: SendableFrame> {
     waiting_picture: Option<(u64, Instant)>,
     next_request_id: u64,
     encodes: VecDeque<EncodeRequest<F::State>>,
-    /// Events to hand out, each dropped picture with why (for [`crate::SalsifySender`]: the
-    /// endpoint's reason, one vocabulary).
-    events: VecDeque<(SenderEvent, Option<DropReason>)>,
+    /// Events to hand out.
+    events: VecDeque<SenderEvent>,
+    /// The two options may be encoded at once (Salsify-2c) rather than one after the other
+    /// (1c): said in every request, for the driver to schedule and charge.
+    parallel: bool,
     interval_quality: IntervalQualityController,
     encode_time: EncodeTimeControl,
     /// Frames sent in a row that took a small share of the budget (see
     /// [`crate::EncodeTimeConfig::single_encode_after`]).
     roomy_frames: u32,
-    stats: SenderStats,
+    stats: SalsifySenderStats,
 }
 
 impl<F: SendableFrame> Sender<F> {
@@ -187,8 +193,10 @@ impl<F: SendableFrame> Sender<F> {
             interval_quality: IntervalQualityController::new(interval, config.start_quality),
             encode_time: EncodeTimeControl::new(config.encode_time),
             roomy_frames: 0,
-            stats: SenderStats {
+            parallel: false,
+            stats: SalsifySenderStats {
                 pictures: 0,
+                keyframes: 0,
                 encode_requests: 0,
                 sent_better: 0,
                 sent_worse: 0,
@@ -214,6 +222,18 @@ impl<F: SendableFrame> Sender<F> {
             config,
             initial,
         })
+    }
+
+    /// The same sender asking for its two options to be encoded at once (Salsify-2c) when
+    /// `parallel`, else one after the other (1c, the default).
+    pub fn with_parallel_encodes(mut self, parallel: bool) -> Self {
+        self.parallel = parallel;
+        self
+    }
+
+    /// True for Salsify-2c: requests say the options may be encoded at once.
+    pub fn parallel_encodes(&self) -> bool {
+        self.parallel
     }
 
     /// The configuration in force.
@@ -306,29 +326,17 @@ impl<F: SendableFrame> Sender<F> {
 
     /// The next thing to do; ends with [`SenderOutput::Timeout`].
     pub fn poll_output(&mut self, now: Instant) -> SenderOutput<F::State> {
-        self.poll_output_with_cause(now).0
-    }
-
-    /// [`Self::poll_output`], and for a [`SenderEvent::PictureDropped`] why the picture was
-    /// dropped. Kept out of the public event so that event stays exactly as it was.
-    pub(crate) fn poll_output_with_cause(
-        &mut self,
-        now: Instant,
-    ) -> (SenderOutput<F::State>, Option<DropReason>) {
         if let Some(request) = self.encodes.pop_front() {
-            return (SenderOutput::Encode(request), None);
+            return SenderOutput::Encode(request);
         }
-        if let Some((event, cause)) = self.events.pop_front() {
-            return (SenderOutput::Event(event), cause);
+        if let Some(event) = self.events.pop_front() {
+            return SenderOutput::Event(event);
         }
         if let Some((fragment, grace)) = self.pacer.poll(now) {
-            return (
-                SenderOutput::Transmit(self.emit_fragment(now, fragment, grace)),
-                None,
-            );
+            return SenderOutput::Transmit(self.emit_fragment(now, fragment, grace));
         }
         let next = self.pacer.next_departure().unwrap_or(Instant::FAR_FUTURE);
-        (SenderOutput::Timeout(next), None)
+        SenderOutput::Timeout(next)
     }
 
     /// The budget for the next frame in bytes, `MTU x (d / tau - N)` clamped at zero; `None`
@@ -369,8 +377,8 @@ impl<F: SendableFrame> Sender<F> {
     }
 
     /// A snapshot of the counters.
-    pub fn stats(&self) -> SenderStats {
-        SenderStats {
+    pub fn stats(&self) -> SalsifySenderStats {
+        SalsifySenderStats {
             states_held: self.states.len(),
             max_states_held: self.states.max_held(),
             mean_interarrival: self.view.mean_interarrival,
@@ -395,12 +403,13 @@ impl<F: SendableFrame> Sender<F> {
         Err(why)
     }
 
-    fn drop_picture(&mut self, now: Instant, picture: u64, cause: DropReason) {
+    fn drop_picture(&mut self, now: Instant, picture: u64, reason: DropReason) {
         self.stats.dropped += 1;
-        self.events.push_back((
-            SenderEvent::PictureDropped { picture, at: now },
-            Some(cause),
-        ));
+        self.events.push_back(SenderEvent::PictureDropped {
+            picture,
+            at: now,
+            reason,
+        });
     }
 
     fn start_waiting_picture(&mut self, now: Instant) {
@@ -434,7 +443,7 @@ impl<F: SendableFrame> Sender<F> {
         if recovery && !self.in_recovery(now) {
             self.stats.outage_frames += 1;
         }
-        let Some(job) = self.job_for(now) else {
+        let Some(job) = self.job_for(now, source.clone(), halvings) else {
             self.skip(now, picture, captured, Some(0));
             return;
         };
@@ -446,7 +455,7 @@ impl<F: SendableFrame> Sender<F> {
             picture,
             captured,
             source: source.hash(),
-            expected: job.frames_expected(),
+            expected: frames_expected(&job),
             recovery,
             coarsest: false,
             requested: now,
@@ -456,9 +465,7 @@ impl<F: SendableFrame> Sender<F> {
             id,
             picture,
             captured,
-            source,
             job,
-            halvings,
         });
     }
 
@@ -527,8 +534,21 @@ impl<F: SendableFrame> Sender<F> {
         }
     }
 
-    /// The encodes to ask for in the configured mode; `None` to skip without encoding.
-    fn job_for(&mut self, now: Instant) -> Option<EncodeJob> {
+    /// The encodes to ask for in the configured mode, from `source` at the size `halvings`
+    /// says; `None` to skip without encoding.
+    fn job_for(
+        &mut self,
+        now: Instant,
+        source: F::State,
+        halvings: u8,
+    ) -> Option<EncodeJob<F::State>> {
+        let parallel = self.parallel;
+        let qualities = |qualities| EncodeJob::Qualities {
+            source: source.clone(),
+            qualities,
+            parallel,
+            halvings,
+        };
         let (lo, hi) = (self.config.min_quality, self.config.max_quality);
         // The finest quantizer whose encodes still fit the frame interval.
         let lo = self
@@ -537,17 +557,19 @@ impl<F: SendableFrame> Sender<F> {
             .map_or(lo, |floor| floor.clamp(lo, hi));
         let step = |by: i32| Quality::clamped(i32::from(self.quality.index()) + by, lo, hi);
         match self.config.mode {
-            SenderMode::Salsify if self.better_only(now) => Some(EncodeJob::Qualities(vec![step(
-                -i32::from(self.config.better_step),
-            )])),
-            SenderMode::Salsify => Some(EncodeJob::Qualities(vec![
+            SenderMode::Salsify if self.better_only(now) => {
+                Some(qualities(vec![step(-i32::from(self.config.better_step))]))
+            }
+            SenderMode::Salsify => Some(qualities(vec![
                 step(-i32::from(self.config.better_step)),
                 step(i32::from(self.config.worse_step)),
             ])),
             SenderMode::ConventionalCodec => match self.budget_now(now) {
-                None => Some(EncodeJob::Qualities(vec![self.quality])),
+                None => Some(qualities(vec![self.quality])),
                 Some(0) if !self.feedback_starved() => None,
+                // The size-targeted encode codes at the source size (it takes no halvings).
                 Some(bytes) => Some(EncodeJob::SizeTarget {
+                    source: source.clone(),
                     bytes,
                     hint: self.quality,
                 }),
@@ -558,7 +580,7 @@ impl<F: SendableFrame> Sender<F> {
                     .mean_interarrival
                     .map(|tau| (self.config.fragment_payload, tau));
                 let q = self.interval_quality.quality(now, rate, lo, hi);
-                Some(EncodeJob::Qualities(vec![q]))
+                Some(qualities(vec![q]))
             }
         }
     }
@@ -680,9 +702,12 @@ impl<F: SendableFrame> Sender<F> {
             id,
             picture: request.picture,
             captured: request.captured,
-            source,
-            job: EncodeJob::Qualities(vec![self.config.max_quality]),
-            halvings: request.halvings,
+            job: EncodeJob::Qualities {
+                source,
+                qualities: vec![self.config.max_quality],
+                parallel: self.parallel,
+                halvings: request.halvings,
+            },
         });
     }
 
@@ -716,7 +741,7 @@ impl<F: SendableFrame> Sender<F> {
             at: now,
             budget,
         };
-        self.events.push_back((skipped, None));
+        self.events.push_back(skipped);
     }
 
     /// Commits `frame`: fragments into the pacer, target state into the store.
@@ -772,21 +797,23 @@ impl<F: SendableFrame> Sender<F> {
         };
         self.interval_quality.on_sent(frame.len());
         self.count_choice(choice);
+        let keyframe = source == StateHash::INITIAL;
+        self.stats.keyframes += u64::from(keyframe);
         let sent = SenderEvent::FrameSent(SentFrame {
             frame: number,
             picture: request.picture,
             captured: request.captured,
             at: now,
-            quality: frame.quality(),
             bytes: frame.len(),
             fragments: count,
-            source,
-            target,
+            quality: frame.quality(),
+            keyframe,
             choice,
             budget,
             recovery: request.recovery,
+            states: Some((source, target)),
         });
-        self.events.push_back((sent, None));
+        self.events.push_back(sent);
     }
 
     /// Records the size a state sent was made at (only states below the source size are
@@ -875,7 +902,7 @@ impl<F: SendableFrame> Sender<F> {
             self.recovery_until = Some(until);
             self.stats.recoveries += 1;
             self.events
-                .push_back((SenderEvent::RecoveryStarted { at: now, until }, None));
+                .push_back(SenderEvent::RecoveryStarted { at: now, until });
         }
         self.view.frames_lost = self.view.frames_lost.max(ack.frames_lost);
         // The receiver keeps only states from its newest one the sender can use onward,
@@ -898,5 +925,13 @@ impl<F: SendableFrame> Sender<F> {
             let gap = (tau / p.speedup).clamp(p.min_gap, p.max_gap);
             self.pacer.set_gap(gap);
         }
+    }
+}
+
+/// How many frames a job the sender asks for hands back.
+fn frames_expected<S>(job: &EncodeJob<S>) -> usize {
+    match job {
+        EncodeJob::Qualities { qualities, .. } => qualities.len(),
+        _ => 1,
     }
 }

@@ -1,8 +1,7 @@
 //! Salsify through the one endpoint shape (`salsify-endpoint`), driven only as
 //! `Box<dyn SenderEndpoint>` / `Box<dyn ReceiverEndpoint>` like the simulator and the runtime
 //! drive it, with the real VP8 codec on tiny pictures: jobs, events, counters, drop reasons
-//! and misuse map as documented, and what the adapter hands out is what the inner state
-//! machines did.
+//! and misuse map as documented, and the common counters agree with the state machines' own.
 
 use salsify_codec::synthetic::SyntheticSource;
 use salsify_codec::{Encoder, Quality, State, StateHash};
@@ -131,15 +130,18 @@ fn pair(
     parallel: bool,
 ) -> (Box<dyn SenderEndpoint>, Box<dyn ReceiverEndpoint>) {
     (
-        Box::new(SalsifySender::new(config, parallel).unwrap()),
-        Box::new(SalsifyReceiver::new(ReceiverConfig::default()).unwrap()),
+        Box::new(SalsifySender::from_config(config, parallel).unwrap()),
+        Box::new(SalsifyReceiver::from_config(ReceiverConfig::default()).unwrap()),
     )
 }
 
 #[test]
 fn scheme_names_follow_the_configuration() {
-    let name =
-        |config: SenderConfig, parallel| SalsifySender::new(config, parallel).unwrap().scheme();
+    let name = |config: SenderConfig, parallel| {
+        SalsifySender::from_config(config, parallel)
+            .unwrap()
+            .scheme()
+    };
     let d = SenderConfig::default;
     assert_eq!(name(d(), true), "salsify-2c");
     assert_eq!(name(d(), false), "salsify-1c");
@@ -167,12 +169,12 @@ fn scheme_names_follow_the_configuration() {
         fragment_payload: 0,
         ..d()
     };
-    assert!(SalsifySender::new(bad, true).is_err());
+    assert!(SalsifySender::from_config(bad, true).is_err());
     let bad = ReceiverConfig {
         max_states: 0,
         ..ReceiverConfig::default()
     };
-    let err = SalsifyReceiver::new(bad).unwrap_err();
+    let err = SalsifyReceiver::from_config(bad).unwrap_err();
     assert!(err.to_string().contains("max_states"), "{err}");
 }
 
@@ -241,7 +243,7 @@ fn a_session_through_the_traits_maps_jobs_events_and_counters() {
             assert_eq!((d.picture.width(), d.picture.height()), (64, 48));
         }
 
-        // Counters: the common ones agree with the events and the inner sender's.
+        // Counters: the common ones agree with the events and the sender's own.
         let (ts, rs) = (tx.stats(), rx.stats());
         let better = sent.iter().filter(|f| f.choice == Choice::Better).count() as u64;
         assert_eq!(ts.pictures, 60);
@@ -330,7 +332,7 @@ fn events(tx: &mut dyn SenderEndpoint, now: Instant) -> Vec<SenderEvent> {
 #[test]
 fn dropped_pictures_say_why_and_never_stall_the_sender() {
     let mut tx: Box<dyn SenderEndpoint> =
-        Box::new(SalsifySender::new(SenderConfig::default(), true).unwrap());
+        Box::new(SalsifySender::from_config(SenderConfig::default(), true).unwrap());
     let mut driver = Driver::new();
     let t = Instant::from_millis;
 
@@ -461,14 +463,18 @@ fn foreign_and_bad_datagrams_are_refused_and_counted() {
 }
 
 #[test]
-fn the_adapters_expose_their_state_machines() {
-    let tx = SalsifySender::new(SenderConfig::default(), false).unwrap();
-    assert!(!tx.parallel());
-    assert_eq!(tx.inner().config(), &SenderConfig::default());
-    assert_eq!(tx.inner().budget(), None);
-    assert_eq!(tx.stats().quality, None, "no frame sent yet");
-    let rx = SalsifyReceiver::new(ReceiverConfig::default()).unwrap();
-    assert_eq!(rx.inner().current_state(), State::initial().hash());
+fn the_endpoints_are_the_state_machines_themselves() {
+    let tx = SalsifySender::from_config(SenderConfig::default(), false).unwrap();
+    assert!(!tx.parallel_encodes());
+    assert_eq!(tx.config(), &SenderConfig::default());
+    assert_eq!(tx.budget(), None);
+    assert_eq!(
+        SenderEndpoint::stats(&tx).quality,
+        None,
+        "no frame sent yet"
+    );
+    let rx = SalsifyReceiver::from_config(ReceiverConfig::default()).unwrap();
+    assert_eq!(rx.current_state(), State::initial().hash());
     assert_eq!(rx.scheme(), "salsify");
 }
 

@@ -2,6 +2,7 @@
 //! hand: what the sender may send and ask for after ACKs, and while ACKs are silent.
 
 use salsify_codec::StateHash;
+use salsify_endpoint::{EncodeJob, SenderOutput};
 use salsify_time::{Duration, Instant};
 use salsify_transport::fake::{FakeEncoder, FakeFrame, FakeState};
 use salsify_transport::wire::{Ack, AckForecast, DataFragment, FragmentId, DATA_HEADER_LEN};
@@ -23,12 +24,15 @@ fn sender_with_a_frame_out(config: SenderConfig) -> (FakeSender, u64) {
             _ => {}
         }
     };
-    let EncodeJob::Qualities(qs) = &request.job else {
+    let EncodeJob::Qualities {
+        source, qualities, ..
+    } = &request.job
+    else {
         panic!("two options")
     };
-    let frames = qs
+    let frames = qualities
         .iter()
-        .map(|&q| enc.encode(&request.source, 0, q))
+        .map(|&q| enc.encode(source, 0, q))
         .collect();
     s.handle_encoded(now, request.id, frames).unwrap();
     let mut count = 0;

@@ -10,9 +10,10 @@ mod support;
 
 use salsify_codec::synthetic::SyntheticSource;
 use salsify_codec::{EncodedFrame as Vp8Frame, Encoder, Image, State};
+use salsify_endpoint::EncodeJob;
 use salsify_time::Duration;
 use salsify_transport::*;
-use support::{EncodeService, LinkConfig, Session};
+use support::{EncodeRequest, EncodeService, LinkConfig, SentFrame, Session};
 
 const RTT: Duration = Duration::from_millis(40);
 const FRAME: Duration = Duration::from_micros(33_333);
@@ -28,16 +29,19 @@ impl EncodeService for Vp8Service {
     type Frame = Vp8Frame;
     fn encode(&mut self, r: &EncodeRequest<State>) -> Vec<Vp8Frame> {
         let image = self.source.frame(r.picture);
-        let qualities = match &r.job {
-            EncodeJob::Qualities(qs) => qs.clone(),
+        let (source, qualities) = match &r.job {
+            EncodeJob::Qualities {
+                source, qualities, ..
+            } => (source, qualities.clone()),
             // Not used here; a runtime would predict the quality for the size.
-            EncodeJob::SizeTarget { hint, .. } => vec![*hint],
+            EncodeJob::SizeTarget { source, hint, .. } => (source, vec![*hint]),
+            other => panic!("Salsify never asks for {other:?}"),
         };
         qualities
             .into_iter()
             .map(|q| {
                 self.encodes += 1;
-                self.encoder.encode(&r.source, &image, q).expect("encode")
+                self.encoder.encode(source, &image, q).expect("encode")
             })
             .collect()
     }

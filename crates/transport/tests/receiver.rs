@@ -5,6 +5,7 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use salsify_codec::{Quality, StateHash};
+use salsify_endpoint::{Displayed, ReceiverEvent, ReceiverOutput};
 use salsify_time::{Duration, Instant};
 use salsify_transport::fake::{FakeDecoder, FakeEncoder, FakeFrame, FakePicture, FakeState};
 use salsify_transport::wire::{Ack, DataFragment};
@@ -68,7 +69,7 @@ fn drain(r: &mut FakeReceiver) -> Out {
     loop {
         match r.poll_output() {
             ReceiverOutput::Transmit(d) => out.acks.push(Ack::parse(&d).unwrap()),
-            ReceiverOutput::Event(ReceiverEvent::Display { frame, picture, .. }) => {
+            ReceiverOutput::Event(ReceiverEvent::Display(Displayed { frame, picture, .. })) => {
                 out.shown.push((frame, picture))
             }
             ReceiverOutput::Event(ReceiverEvent::FramesLost { through, count, .. }) => {

@@ -5,6 +5,7 @@
 mod support;
 
 use salsify_codec::Quality;
+use salsify_endpoint::{Choice, SentFrame};
 use salsify_time::Duration;
 use salsify_transport::fake::SizeModel;
 use salsify_transport::*;

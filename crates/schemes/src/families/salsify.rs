@@ -400,7 +400,7 @@ impl Scheme for SalsifyScheme {
             ..self.sender.clone()
         };
         Ok(Box::new(
-            SalsifySender::new(config, self.parallel).map_err(|e| invalid(SENDER)(&e))?,
+            SalsifySender::from_config(config, self.parallel).map_err(|e| invalid(SENDER)(&e))?,
         ))
     }
 
@@ -409,7 +409,7 @@ impl Scheme for SalsifyScheme {
         _source: &SourceInfo,
     ) -> Result<Box<dyn ReceiverEndpoint>, SchemeError> {
         Ok(Box::new(
-            SalsifyReceiver::new(self.receiver.clone()).map_err(|e| invalid(RECEIVER)(&e))?,
+            SalsifyReceiver::from_config(self.receiver.clone()).map_err(|e| invalid(RECEIVER)(&e))?,
         ))
     }
 

@@ -12,6 +12,33 @@ use salsify_time::{Duration, Instant};
 use salsify_transport::fake::{FakeDecoder, FakeEncoder, FakeFrame, FakePicture, FakeState};
 use salsify_transport::*;
 
+pub use salsify_endpoint::{
+    Choice, Displayed, EncodeJob, EncodeRequest, ReceiverEvent, ReceiverOutput, SenderEvent,
+    SenderOutput, SentFrame,
+};
+
+/// The (source, target) states of a frame the Salsify sender sent (it always says them).
+pub trait FrameStates {
+    /// The state it was encoded from.
+    fn source(&self) -> StateHash;
+    /// The state it reaches.
+    fn target(&self) -> StateHash;
+}
+
+impl FrameStates for SentFrame {
+    fn source(&self) -> StateHash {
+        self.states.expect("Salsify's frames name their states").0
+    }
+    fn target(&self) -> StateHash {
+        self.states.expect("Salsify's frames name their states").1
+    }
+}
+
+/// The state a functional job encodes from.
+pub fn job_source<S>(r: &EncodeRequest<S>) -> &S {
+    r.job.source().expect("Salsify asks for functional encodes")
+}
+
 pub use link::{Link, LinkConfig};
 
 /// Answers the sender's encode requests; the harness owns the pictures.
@@ -35,17 +62,20 @@ impl EncodeService for FakeService {
     type Frame = FakeFrame;
     fn encode(&mut self, r: &EncodeRequest<FakeState>) -> Vec<FakeFrame> {
         match &r.job {
-            EncodeJob::Qualities(qs) => qs
+            EncodeJob::Qualities {
+                source, qualities, ..
+            } => qualities
                 .iter()
-                .map(|&q| self.encoder.encode(&r.source, r.picture, q))
+                .map(|&q| self.encoder.encode(source, r.picture, q))
                 .collect(),
-            EncodeJob::SizeTarget { bytes, .. } => {
+            EncodeJob::SizeTarget { source, bytes, .. } => {
                 let (lo, hi) = (Quality::new(3).unwrap(), Quality::WORST);
                 let q = self
                     .encoder
-                    .quality_for_size(&r.source, r.picture, *bytes, lo, hi);
-                vec![self.encoder.encode(&r.source, r.picture, q)]
+                    .quality_for_size(source, r.picture, *bytes, lo, hi);
+                vec![self.encoder.encode(source, r.picture, q)]
             }
+            other => panic!("Salsify never asks for {other:?}"),
         }
     }
 }
@@ -235,7 +265,7 @@ impl<E: EncodeService, D: FrameDecoder> Session<E, D> {
 
     fn on_sender_event(&mut self, event: SenderEvent) {
         if let SenderEvent::FrameSent(sent) = event {
-            let target = self.encoded_targets[&sent.target].clone();
+            let target = self.encoded_targets[&sent.target()].clone();
             self.sent.insert(sent.frame, (sent, target));
         }
         self.sender_events.push(event);
@@ -243,18 +273,17 @@ impl<E: EncodeService, D: FrameDecoder> Session<E, D> {
 
     fn on_receiver_event(&mut self, event: ReceiverEvent<D::Picture>) {
         match event {
-            ReceiverEvent::Display {
+            ReceiverEvent::Display(Displayed {
                 frame,
                 at,
                 picture,
-                source,
-                target,
+                states: Some((source, target)),
                 ..
-            } => {
+            }) => {
                 let ok = match self.sent.get(&frame) {
                     Some((sent, state)) => {
-                        sent.target == target
-                            && sent.source == source
+                        sent.target() == target
+                            && sent.source() == source
                             && (self.verify)(sent, state, &picture)
                     }
                     None => false,

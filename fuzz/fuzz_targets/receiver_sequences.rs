@@ -17,7 +17,7 @@ use salsify_baselines::wire::{MediaHeader, Packet};
 use salsify_baselines::{BaselineReceiver, ReceiverConfig, Scheme};
 use salsify_codec::StateHash;
 use salsify_endpoint::{ReceiverEndpoint, ReceiverOutput};
-use salsify_sprout::ForecasterKind;
+use salsify_sprout_model::ForecasterKind;
 use salsify_time::{Duration, Instant};
 use salsify_transport::wire::DataFragment;
 use salsify_transport::SalsifyReceiver;

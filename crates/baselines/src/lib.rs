@@ -28,7 +28,7 @@
 //! rates in kb/s) and check themselves (`validate`, errors naming the field).
 //!
 //! Layer 2 of the workspace (README, "Layout"): on `salsify-time`, `salsify-codec`,
-//! `salsify-endpoint` and `salsify-sprout` (the Sprout scheme), beside Salsify's own transport (`salsify-transport`); `salsify-schemes`
+//! `salsify-endpoint` and `salsify-sprout-model` (the Sprout scheme), beside Salsify's own transport (`salsify-transport`); `salsify-schemes`
 //! builds them by name.
 
 // One audited exception: `webrtc::controller` asserts that the `goog_cc` controller may move

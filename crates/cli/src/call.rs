@@ -15,7 +15,7 @@ use salsify_time::Duration;
 use crate::blackbox::BlackBoxRecorder;
 use crate::dashboard::{self, Fact};
 use crate::monitor::{DemoSummary, Monitor, MonitorConfig};
-use crate::runtime::{self, clock, VideoSource};
+use crate::runtime::{self, clock, CameraInput};
 use crate::window;
 
 /// Runs the call; when it is barcoded, also returns the black-box analysis it wrote.
@@ -28,7 +28,7 @@ pub fn run(call: &LiveCall) -> Result<Option<salsify_peer::Analysis>> {
     }
     // The input, the scheme and the window first: a bad one is an error before anything is
     // created.
-    let source = VideoSource::open(&call.camera)?;
+    let source = CameraInput::open(&call.camera)?;
     let (width, height) = source.size();
     let title = format!("salsify demo: {}", call.sender.scheme.build()?.name());
     let window = window::open(call.receiver.display, &title, (width, height), false)?;

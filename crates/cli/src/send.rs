@@ -10,7 +10,7 @@ use salsify_time::Duration;
 use crate::dashboard;
 use crate::flags::{plaintext_warning, KeyArgs, SchemeArgs, SourceArgs};
 use crate::runtime::sender_loop::{self, SenderLoopConfig, DEFAULT_RESET_AFTER};
-use crate::runtime::{self, udp, VideoSource};
+use crate::runtime::{self, udp, CameraInput};
 
 /// Flags of `salsify send`.
 #[derive(Args, Debug, Clone)]
@@ -51,7 +51,7 @@ pub fn run(args: &SendArgs) -> Result<()> {
             .sender(Some(DEFAULT_RESET_AFTER))?
             .loop_config(to)?
     };
-    let source = VideoSource::open(&(&args.source).into())?;
+    let source = CameraInput::open(&(&args.source).into())?;
     let stop = runtime::stop_on_ctrl_c()?;
     runtime::stop_after(&stop, args.duration);
     if !args.quiet {

@@ -93,12 +93,12 @@ fn every_crate_depends_only_on_rows_below_its_own() {
 
 #[test]
 fn the_picture_and_manifests_are_read_as_written() {
-    let page = "## Layers\n\n```\n2  transport     barcode    Salsify | sprout\n                 sprout\n1  sprout (salsify-sprout)  the forecaster\n```\n";
-    let crates = ["transport", "barcode", "sprout"].map(String::from);
+    let page = "## Layers\n\n```\n2  transport     barcode    Salsify | sprout-model\n                 sprout-model\n1  sprout-model (salsify-sprout-model)  the forecaster\n```\n";
+    let crates = ["transport", "barcode", "sprout-model"].map(String::from);
     let rows = rows(page, &crates);
     assert_eq!(rows.get("transport"), Some(&2));
     assert_eq!(rows.get("barcode"), Some(&2));
-    assert_eq!(rows.get("sprout"), Some(&1));
-    let deps = salsify_deps("[dependencies]\nsalsify-sprout.workspace = true\n[dev-dependencies]\nsalsify-time = { path = \"x\" }\n[features]\nsalsify-x = []\n");
-    assert_eq!(deps, ["sprout", "time"]);
+    assert_eq!(rows.get("sprout-model"), Some(&1));
+    let deps = salsify_deps("[dependencies]\nsalsify-sprout-model.workspace = true\n[dev-dependencies]\nsalsify-time = { path = \"x\" }\n[features]\nsalsify-x = []\n");
+    assert_eq!(deps, ["sprout-model", "time"]);
 }

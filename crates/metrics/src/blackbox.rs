@@ -14,7 +14,7 @@ use std::collections::HashMap;
 
 use salsify_time::{Duration, Instant};
 
-use crate::record::{Choice, FrameRecord};
+use crate::record::{FrameOutcome, FrameRecord};
 use crate::MetricsError;
 
 /// One source picture as the sender side saw it.
@@ -98,7 +98,7 @@ pub fn join(
         .iter()
         .enumerate()
         .map(|(i, c)| FrameRecord {
-            choice: Choice::Unknown,
+            choice: FrameOutcome::Unknown,
             ..FrameRecord::captured(i as u64, c.at)
         })
         .collect();
@@ -180,7 +180,7 @@ mod tests {
             vec![Some(ms(50)), None, Some(ms(260)), Some(ms(340)), None, None]
         );
         assert_eq!(j.records[3].ssim, Some(0.95));
-        assert!(j.records.iter().all(|r| r.choice == Choice::Unknown));
+        assert!(j.records.iter().all(|r| r.choice == FrameOutcome::Unknown));
         // The summary's delay rule applies as for any run: frame 1 waits for frame 2.
         let delays = crate::record_delays(&j.records).unwrap();
         assert_eq!(delays[1], Some(Duration::from_millis(160)));

@@ -1,7 +1,7 @@
 //! The per-frame record a run produces, one per source (camera) frame.
 //!
-//! Kept scheme-neutral: Salsify fills [`Choice::Better`] / [`Choice::Worse`] /
-//! [`Choice::Skipped`], a conventional encoder [`Choice::Single`] or [`Choice::Skipped`],
+//! Kept scheme-neutral: Salsify fills [`FrameOutcome::Better`] / [`FrameOutcome::Worse`] /
+//! [`FrameOutcome::Skipped`], a conventional encoder [`FrameOutcome::Single`] or [`FrameOutcome::Skipped`],
 //! and a black-box peer scored by barcode only the times and quality.
 
 use salsify_time::Instant;
@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
-pub enum Choice {
+pub enum FrameOutcome {
     /// Salsify sent the higher-quality of its two encodings.
     Better,
     /// Salsify sent the lower-quality encoding (including when forced after too many skips).
@@ -43,7 +43,7 @@ pub struct FrameRecord {
     /// The scheme's quality setting for the frame sent (e.g. VP8 quantizer index), if any.
     pub quality: Option<u32>,
     /// What the sender did.
-    pub choice: Choice,
+    pub choice: FrameOutcome,
 }
 
 impl FrameRecord {
@@ -57,7 +57,7 @@ impl FrameRecord {
             psnr_db: None,
             size_bytes: 0,
             quality: None,
-            choice: Choice::Skipped,
+            choice: FrameOutcome::Skipped,
         }
     }
 }
@@ -69,11 +69,11 @@ mod tests {
     #[test]
     fn choice_serialises_in_snake_case() {
         assert_eq!(
-            serde_json::to_string(&Choice::Better).unwrap(),
+            serde_json::to_string(&FrameOutcome::Better).unwrap(),
             "\"better\""
         );
-        let c: Choice = serde_json::from_str("\"skipped\"").unwrap();
-        assert_eq!(c, Choice::Skipped);
+        let c: FrameOutcome = serde_json::from_str("\"skipped\"").unwrap();
+        assert_eq!(c, FrameOutcome::Skipped);
     }
 
     #[test]
@@ -81,7 +81,7 @@ mod tests {
         let r = FrameRecord::captured(7, Instant::from_millis(3));
         assert_eq!(
             (r.frame_id, r.size_bytes, r.choice),
-            (7, 0, Choice::Skipped)
+            (7, 0, FrameOutcome::Skipped)
         );
         assert!(r.display.is_none() && r.ssim.is_none());
     }

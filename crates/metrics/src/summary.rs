@@ -9,7 +9,7 @@
 
 use super::delay::display_delays;
 use super::qoe::QoeModel;
-use super::record::{Choice, FrameRecord};
+use super::record::{FrameOutcome, FrameRecord};
 use super::ssim::ssim_to_db;
 use super::stats::{mean, percentile_of_sorted};
 use super::MetricsError;
@@ -34,9 +34,9 @@ pub struct RunInfo {
     pub link: Option<LinkUsage>,
 }
 
-/// How many source frames got each [`Choice`].
+/// How many source frames got each [`FrameOutcome`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ChoiceCounts {
+pub struct OutcomeCounts {
     /// Salsify's better encoding sent.
     pub better: u64,
     /// Salsify's worse encoding sent.
@@ -49,14 +49,14 @@ pub struct ChoiceCounts {
     pub unknown: u64,
 }
 
-impl ChoiceCounts {
-    fn add(&mut self, choice: Choice) {
+impl OutcomeCounts {
+    fn add(&mut self, choice: FrameOutcome) {
         match choice {
-            Choice::Better => self.better += 1,
-            Choice::Worse => self.worse += 1,
-            Choice::Single => self.single += 1,
-            Choice::Skipped => self.skipped += 1,
-            Choice::Unknown => self.unknown += 1,
+            FrameOutcome::Better => self.better += 1,
+            FrameOutcome::Worse => self.worse += 1,
+            FrameOutcome::Single => self.single += 1,
+            FrameOutcome::Skipped => self.skipped += 1,
+            FrameOutcome::Unknown => self.unknown += 1,
         }
     }
 }
@@ -97,7 +97,7 @@ pub struct Summary {
     /// Bytes the link delivered / bytes it could have delivered.
     pub link_utilisation: Option<f64>,
     /// Counts of each choice.
-    pub choices: ChoiceCounts,
+    pub choices: OutcomeCounts,
     /// Share of source frames the sender skipped.
     pub skip_share: f64,
     /// Share of source frames sent at the better quality.
@@ -166,7 +166,7 @@ pub fn summarize(records: &[FrameRecord], run: &RunInfo) -> Result<Summary, Metr
     ssims.sort_by(f64::total_cmp);
     let psnrs: Vec<f64> = records.iter().filter_map(|r| r.psnr_db).collect();
 
-    let mut choices = ChoiceCounts::default();
+    let mut choices = OutcomeCounts::default();
     for r in records {
         choices.add(r.choice);
     }
@@ -247,7 +247,7 @@ mod tests {
             psnr_db: Some(30.0),
             size_bytes: 1000,
             quality: Some(40),
-            choice: Choice::Better,
+            choice: FrameOutcome::Better,
             ..r[0].clone()
         };
         r[2] = FrameRecord {
@@ -256,11 +256,11 @@ mod tests {
             psnr_db: Some(40.0),
             size_bytes: 500,
             quality: Some(60),
-            choice: Choice::Worse,
+            choice: FrameOutcome::Worse,
             ..r[2].clone()
         };
         r[3].size_bytes = 250;
-        r[3].choice = Choice::Better;
+        r[3].choice = FrameOutcome::Better;
         r
     }
 
@@ -291,7 +291,7 @@ mod tests {
         assert!(close(s.link_utilisation, 0.5));
         assert_eq!(
             s.choices,
-            ChoiceCounts {
+            OutcomeCounts {
                 better: 2,
                 worse: 1,
                 skipped: 1,
@@ -377,7 +377,7 @@ mod tests {
                 FrameRecord {
                     display: shown.then(|| t + Duration::from_millis(30)),
                     ssim: shown.then_some(ssim),
-                    choice: [Choice::Better, Choice::Worse, Choice::Single, Choice::Skipped][c as usize],
+                    choice: [FrameOutcome::Better, FrameOutcome::Worse, FrameOutcome::Single, FrameOutcome::Skipped][c as usize],
                     ..FrameRecord::captured(i as u64, t)
                 }
             }).collect();

@@ -52,7 +52,7 @@ pub mod trace;
 pub use config::{default_trace, ConfigError, LinkConfig, MAX_PROPAGATION_DELAY};
 pub use generators::{Bitrate, GeneratorError};
 pub use link::{
-    Admission, Delivered, DropReason, Link, LinkEvent, LinkEventKind, LinkStats, PacketError,
+    Admission, Delivered, Link, LinkDrop, LinkEvent, LinkEventKind, LinkStats, PacketError,
     TimeoutReason,
 };
 pub use log::{LogHeader, MahimahiLog};

@@ -78,13 +78,13 @@ pub enum Admission {
     /// It is queued (it may still be lost on exit if loss is placed there).
     Queued,
     /// It was dropped on entry.
-    Dropped(DropReason),
+    Dropped(LinkDrop),
 }
 
 /// Why a packet was dropped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum DropReason {
+pub enum LinkDrop {
     /// The DropTail queue was full.
     QueueFull,
     /// A loss model dropped it.
@@ -150,7 +150,7 @@ pub enum LinkEventKind {
         /// Its size.
         size_bytes: usize,
         /// Why.
-        reason: DropReason,
+        reason: LinkDrop,
     },
 }
 
@@ -281,8 +281,8 @@ impl<P> Link<P> {
         self.stats.bytes_in += size_bytes as u64;
         self.record(now, LinkEventKind::Arrival { seq, size_bytes });
         if self.loss_placement == LossPlacement::Entry && self.loss.drops(now) {
-            self.drop_packet(now, seq, size_bytes, DropReason::Lost);
-            return Ok(Admission::Dropped(DropReason::Lost));
+            self.drop_packet(now, seq, size_bytes, LinkDrop::Lost);
+            return Ok(Admission::Dropped(LinkDrop::Lost));
         }
         let packet = Queued {
             seq,
@@ -291,8 +291,8 @@ impl<P> Link<P> {
             enqueued_at: now,
         };
         if self.queue.push(packet, size_bytes as u64).is_err() {
-            self.drop_packet(now, seq, size_bytes, DropReason::QueueFull);
-            return Ok(Admission::Dropped(DropReason::QueueFull));
+            self.drop_packet(now, seq, size_bytes, LinkDrop::QueueFull);
+            return Ok(Admission::Dropped(LinkDrop::QueueFull));
         }
         let stats = &mut self.stats;
         stats.max_queued_packets = stats.max_queued_packets.max(self.queue.len() as u64);
@@ -457,7 +457,7 @@ impl<P> Link<P> {
             },
         );
         if self.loss_placement == LossPlacement::Exit && self.loss.drops(t) {
-            self.drop_packet(t, p.seq, p.size_bytes, DropReason::Lost);
+            self.drop_packet(t, p.seq, p.size_bytes, LinkDrop::Lost);
             return;
         }
         self.propagating.push_back(Delivered {
@@ -470,10 +470,10 @@ impl<P> Link<P> {
         });
     }
 
-    fn drop_packet(&mut self, t: Instant, seq: u64, size_bytes: usize, reason: DropReason) {
+    fn drop_packet(&mut self, t: Instant, seq: u64, size_bytes: usize, reason: LinkDrop) {
         match reason {
-            DropReason::QueueFull => self.stats.dropped_queue_full += 1,
-            DropReason::Lost => self.stats.dropped_lost += 1,
+            LinkDrop::QueueFull => self.stats.dropped_queue_full += 1,
+            LinkDrop::Lost => self.stats.dropped_lost += 1,
         }
         self.record(
             t,

@@ -100,7 +100,7 @@ fn drop_tail_drops_exactly_the_overflow() {
     assert!(verdicts[..64].iter().all(|v| *v == Admission::Queued));
     assert!(verdicts[64..]
         .iter()
-        .all(|v| *v == Admission::Dropped(DropReason::QueueFull)));
+        .all(|v| *v == Admission::Dropped(LinkDrop::QueueFull)));
     assert_eq!(link.queued_packets(), 64);
     let seqs: Vec<u64> = drain(&mut link).iter().map(|d| d.seq).collect();
     assert_eq!(seqs, (0..64).collect::<Vec<_>>());
@@ -118,14 +118,14 @@ fn the_packet_being_sent_does_not_count_against_the_queue_limit() {
     assert_eq!(offer(&mut link, ms(0), 1, 1000), Admission::Queued);
     assert_eq!(
         offer(&mut link, ms(0), 2, 1000),
-        Admission::Dropped(DropReason::QueueFull)
+        Admission::Dropped(LinkDrop::QueueFull)
     );
     // At 10 ms packet 0 leaves and 500 B of packet 1 go: packet 1 is on the wire.
     assert_eq!(offer(&mut link, ms(11), 3, 1000), Admission::Queued);
     assert_eq!(offer(&mut link, ms(11), 4, 1000), Admission::Queued);
     assert_eq!(
         offer(&mut link, ms(11), 5, 1000),
-        Admission::Dropped(DropReason::QueueFull)
+        Admission::Dropped(LinkDrop::QueueFull)
     );
     let deps: Vec<(usize, u64)> = drain(&mut link)
         .iter()
@@ -146,7 +146,7 @@ fn a_byte_limited_queue_counts_bytes() {
         .map(|(i, &s)| offer(&mut link, ms(0), i, s))
         .collect();
     assert_eq!(v[..2], [Admission::Queued, Admission::Queued]);
-    assert_eq!(v[2], Admission::Dropped(DropReason::QueueFull));
+    assert_eq!(v[2], Admission::Dropped(LinkDrop::QueueFull));
     assert_eq!(v[3], Admission::Queued);
     assert_eq!(link.queued_bytes(), 3000);
 }
@@ -209,7 +209,7 @@ fn loss_on_entry_spares_queued_packets_and_loss_on_exit_kills_them() {
         (admissions, got, link.stats().dropped_lost)
     };
     let (adm, got, lost) = run(LossPlacement::Entry);
-    assert_eq!(adm[5], Admission::Dropped(DropReason::Lost));
+    assert_eq!(adm[5], Admission::Dropped(LinkDrop::Lost));
     assert_eq!((got, lost), (vec![0, 1, 2, 3, 4], 1));
     // On exit: 2 and 3 leave at 30 and 40 ms, inside the outage; 5 leaves at 60 ms.
     let (adm, got, lost) = run(LossPlacement::Exit);
@@ -240,7 +240,7 @@ fn intermittent_losses(seed: u64, secs: u64) -> Vec<bool> {
         .map(|t| {
             let a = offer(&mut link, ms(t), (), 1200);
             while link.poll_delivery(ms(t)).is_some() {}
-            a == Admission::Dropped(DropReason::Lost)
+            a == Admission::Dropped(LinkDrop::Lost)
         })
         .collect()
 }

@@ -443,7 +443,7 @@ mod tests {
             &salsify_baselines::sprout::wire::DataHeader {
                 session: 1,
                 payload: salsify_baselines::sprout::wire::Payload::Heartbeat,
-                forecaster: salsify_sprout::ForecasterKind::Sprout,
+                forecaster: salsify_sprout_model::ForecasterKind::Sprout,
                 seq: 0,
                 throwaway: 0,
                 time_to_next_ms: 0,

@@ -39,7 +39,7 @@ pub enum Opened {
 pub fn open(channel: Option<&mut SecureChannel>, drops: &mut DropLog, d: &Received) -> Opened {
     let Some(channel) = channel else {
         if salsify_secure::is_secure(&d.bytes) {
-            drops.note(d.at, d.from, DropReason::NoKeys);
+            drops.note(d.at, d.from, Refusal::NoKeys);
             return Opened::Dropped;
         }
         return Opened::Data(d.bytes.clone());
@@ -49,7 +49,7 @@ pub fn open(channel: Option<&mut SecureChannel>, drops: &mut DropLog, d: &Receiv
         Ok(Incoming::Reply(reply)) => Opened::Reply(reply),
         Ok(Incoming::Established) => Opened::Established,
         Err(why) => {
-            drops.note(d.at, d.from, DropReason::Secure(why));
+            drops.note(d.at, d.from, Refusal::Secure(why));
             Opened::Dropped
         }
     }
@@ -57,27 +57,27 @@ pub fn open(channel: Option<&mut SecureChannel>, drops: &mut DropLog, d: &Receiv
 
 /// Why a datagram was dropped, as the log groups it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DropReason {
+pub enum Refusal {
     /// The secure layer refused it.
     Secure(Rejected),
     /// An encrypted datagram at a side that has no keys.
     NoKeys,
 }
 
-impl DropReason {
+impl Refusal {
     /// One log line per kind of reason (malformed datagrams differ by first byte; one line
     /// covers them all).
     fn key(&self) -> Option<Discriminant<Rejected>> {
         match self {
-            DropReason::Secure(r) => Some(std::mem::discriminant(r)),
-            DropReason::NoKeys => None,
+            Refusal::Secure(r) => Some(std::mem::discriminant(r)),
+            Refusal::NoKeys => None,
         }
     }
 
     fn text(&self) -> String {
         match self {
-            DropReason::Secure(r) => r.to_string(),
-            DropReason::NoKeys => "encrypted (salsify secure session), but this side has no keys: \
+            Refusal::Secure(r) => r.to_string(),
+            Refusal::NoKeys => "encrypted (salsify secure session), but this side has no keys: \
                                    give it --key and --peer-key"
                 .to_string(),
         }
@@ -106,7 +106,7 @@ impl DropLog {
 
     /// Counts a dropped datagram; prints a line (and returns true) if this reason has not
     /// been printed for a while.
-    pub fn note(&mut self, now: Instant, from: SocketAddr, why: DropReason) -> bool {
+    pub fn note(&mut self, now: Instant, from: SocketAddr, why: Refusal) -> bool {
         self.total += 1;
         let (last, since) = self.seen.entry(why.key()).or_insert((None, 0));
         *since += 1;
@@ -138,12 +138,12 @@ mod tests {
         let mut log = DropLog::new("test");
         let from = SocketAddr::from(([127, 0, 0, 1], 9));
         let t = |ms| Instant::from_millis(ms);
-        let forged = DropReason::Secure(Rejected::Forged);
+        let forged = Refusal::Secure(Rejected::Forged);
         assert!(log.note(t(0), from, forged));
         assert!(!log.note(t(10), from, forged));
-        assert!(log.note(t(10), from, DropReason::Secure(Rejected::Replayed)));
-        assert!(log.note(t(10), from, DropReason::NoKeys));
-        let malformed = |b| DropReason::Secure(Rejected::Malformed(WireError::NotSecure(b)));
+        assert!(log.note(t(10), from, Refusal::Secure(Rejected::Replayed)));
+        assert!(log.note(t(10), from, Refusal::NoKeys));
+        let malformed = |b| Refusal::Secure(Rejected::Malformed(WireError::NotSecure(b)));
         assert!(log.note(t(10), from, malformed(1)));
         assert!(
             !log.note(t(10), from, malformed(2)),

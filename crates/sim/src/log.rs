@@ -7,10 +7,12 @@ use serde::Serialize;
 use std::sync::Arc;
 
 use salsify_codec::Image;
-use salsify_endpoint::{Choice as SentChoice, SentFrame};
+use salsify_endpoint::{Choice, SentFrame};
 use salsify_time::Instant;
 
-use salsify_metrics::{psnr_luma, ssim_luma, ssim_to_db, Choice, Fixed, FrameRecord, MetricsError};
+use salsify_metrics::{
+    psnr_luma, ssim_luma, ssim_to_db, Fixed, FrameOutcome, FrameRecord, MetricsError,
+};
 
 /// A shown picture's (SSIM, PSNR dB) against its source, by picture index.
 type Score = (u64, Result<(f64, f64), MetricsError>);
@@ -106,9 +108,9 @@ impl FrameLog {
             r.size_bytes = sent.bytes as u64;
             r.quality = Some(u32::from(sent.quality.index()));
             r.choice = match sent.choice {
-                SentChoice::Better => Choice::Better,
-                SentChoice::Worse | SentChoice::ForcedWorse => Choice::Worse,
-                SentChoice::Only => Choice::Single,
+                Choice::Better => FrameOutcome::Better,
+                Choice::Worse | Choice::ForcedWorse => FrameOutcome::Worse,
+                Choice::Only => FrameOutcome::Single,
             };
         }
     }
@@ -254,7 +256,7 @@ mod tests {
         shown.psnr_db = Some(36.25);
         shown.size_bytes = 1200;
         shown.quality = Some(40);
-        shown.choice = Choice::Better;
+        shown.choice = FrameOutcome::Better;
         let skipped = FrameRecord::captured(1, Instant::from_micros(34_833));
         let mut text = Vec::new();
         write_frames_csv(&[shown, skipped], &mut text).unwrap();

@@ -85,7 +85,7 @@
 //! [`receiver`], [`endpoint`] (both on the common endpoint traits).
 //!
 //! Layer 2 of the workspace (README, "Layout"): on `salsify-time`, `salsify-codec`,
-//! `salsify-endpoint` and `salsify-sprout` (the forecast budget), beside the other schemes
+//! `salsify-endpoint` and `salsify-sprout-model` (the forecast budget), beside the other schemes
 //! (`salsify-baselines`); `salsify-schemes` builds it by name.
 
 #![forbid(unsafe_code)]
@@ -93,7 +93,6 @@
 
 pub mod codec;
 pub mod config;
-mod conventional;
 pub mod decision;
 pub mod delivery;
 pub mod encode_time;
@@ -101,6 +100,7 @@ pub mod endpoint;
 pub mod error;
 pub mod estimator;
 pub mod fake;
+mod interval_quality;
 pub mod link_forecast;
 pub mod pacer;
 pub mod receiver;

@@ -12,7 +12,7 @@
 //! forecaster's clock stands still; while the link is slow or out, it runs, and the empty
 //! ticks tell the forecaster so.
 
-use salsify_sprout::{ArrivalObserver, ForecastConfig, ForecasterKind};
+use salsify_sprout_model::{ArrivalObserver, ForecastConfig, ForecasterKind};
 use salsify_time::{Duration, Instant};
 
 use crate::wire::{AckForecast, FORECAST_UNIT_BYTES, MAX_FORECAST_TICKS};

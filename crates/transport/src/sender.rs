@@ -46,11 +46,11 @@ use salsify_time::{Duration, Instant};
 
 use crate::codec::{CodecState, SendableFrame};
 use crate::config::{ConfigError, SenderConfig, SenderMode};
-use crate::conventional::IntervalQualityController;
 use crate::decision;
 use crate::delivery::HeldForecast;
 use crate::encode_time::EncodeTimeControl;
 use crate::error::{DatagramRejected, SenderError};
+use crate::interval_quality::IntervalQualityController;
 use crate::pacer::Pacer;
 use crate::resolution::{self, ResolutionStep};
 use crate::rules::walk::{OptionSize, Pick};

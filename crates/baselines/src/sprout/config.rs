@@ -1,6 +1,6 @@
 //! The Sprout schemes' parameters and names.
 
-use salsify_sprout::{DrainRule, ForecastConfig, ForecasterKind};
+use salsify_sprout_model::{DrainRule, ForecastConfig, ForecasterKind};
 use salsify_time::Duration;
 use serde::{Deserialize, Serialize};
 

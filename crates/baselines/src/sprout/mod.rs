@@ -1,10 +1,10 @@
 //! Sprout (Winstein et al., NSDI 2013) carrying video as Alfalfa did, and in its bulk mode.
 //!
 //! The receiver ([`SproutReceiver`]) runs Sprout's tick loop over what arrives
-//! (`salsify_sprout::ArrivalObserver`) and sends a feedback datagram every tick (20 ms,
+//! (`salsify_sprout_model::ArrivalObserver`) and sends a feedback datagram every tick (20 ms,
 //! the `sendonly` variant's heartbeat) carrying its forecast, the bytes received or written
 //! off, the newest frame it decoded and the newest it gave up on. The sender
-//! ([`SproutSender`]) keeps Sprout's queue estimate and window (`salsify_sprout::SenderWindow`)
+//! ([`SproutSender`]) keeps Sprout's queue estimate and window (`salsify_sprout_model::SenderWindow`)
 //! and:
 //! - video: at each camera picture asks the functional codec for a frame of at most the
 //!   window (the size-target job, from the state the receiver is assumed to hold), or skips

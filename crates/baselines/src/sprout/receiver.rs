@@ -9,7 +9,7 @@ use salsify_codec::{Decoder, State, StateHash};
 use salsify_endpoint::{
     DatagramError, Displayed, ReceiverEndpoint, ReceiverEvent, ReceiverOutput, ReceiverStats,
 };
-use salsify_sprout::{ArrivalObserver, ForecasterKind, ReceivedOrLost};
+use salsify_sprout_model::{ArrivalObserver, ForecasterKind, ReceivedOrLost};
 use salsify_time::{Duration, Instant};
 
 use super::config::{scheme_name, SproutConfig, SproutMode};
@@ -323,7 +323,7 @@ impl std::fmt::Debug for Vp8 {
 mod tests {
     use super::*;
     use proptest::prelude::*;
-    use salsify_sprout::ForecasterKind;
+    use salsify_sprout_model::ForecasterKind;
 
     fn data(frame: u32, fragment: u16, fragments: u16, seq: u64, payload: &[u8]) -> Vec<u8> {
         wire::emit_data(

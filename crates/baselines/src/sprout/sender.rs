@@ -7,7 +7,7 @@ use salsify_endpoint::{
     Choice, DatagramError, Diagnostic, DropReason, EncodeFailed, EncodeJob, EncodeOutcome,
     EncodeRequest, InputError, SenderEndpoint, SenderEvent, SenderOutput, SenderStats, SentFrame,
 };
-use salsify_sprout::{ForecasterKind, SendLog, SenderWindow};
+use salsify_sprout_model::{ForecasterKind, SendLog, SenderWindow};
 use salsify_time::{Duration, Instant};
 
 use super::config::{scheme_name, SproutConfig, SproutMode};

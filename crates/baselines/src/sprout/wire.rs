@@ -12,7 +12,7 @@
 //! Every field is checked: a datagram parses whole or not at all.
 
 use salsify_codec::StateHash;
-use salsify_sprout::ForecasterKind;
+use salsify_sprout_model::ForecasterKind;
 
 /// First byte of every Sprout datagram.
 pub const SPROUT_WIRE_TAG: u8 = salsify_endpoint::SPROUT_WIRE_TAG;

@@ -3,10 +3,10 @@
 //! a command line needs: Ctrl-C, `--duration`-style seconds, and the video inputs named on
 //! the command line as a camera's picture source.
 
-mod video_source;
+mod camera_input;
 
+pub use camera_input::CameraInput;
 pub use salsify_runtime::*;
-pub use video_source::VideoSource;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};

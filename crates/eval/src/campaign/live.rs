@@ -11,7 +11,7 @@
 //! - `chromium-av1`: AV1, only where this Chromium offers it for WebRTC (the call refuses
 //!   with the codecs it does offer otherwise).
 
-use salsify_netem::{DropReason, LinkEvent, LinkEventKind};
+use salsify_netem::{LinkDrop, LinkEvent, LinkEventKind};
 use salsify_time::Instant;
 use serde::{Deserialize, Serialize};
 
@@ -160,7 +160,7 @@ pub fn parse_link_log(text: &str) -> Result<Vec<LinkEvent>, String> {
             Some("d") => LinkEventKind::Drop {
                 seq: 0,
                 size_bytes: size(3)?,
-                reason: DropReason::QueueFull,
+                reason: LinkDrop::QueueFull,
             },
             _ => return Err(bad()),
         };

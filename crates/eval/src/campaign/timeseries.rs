@@ -193,7 +193,7 @@ pub fn read_csv(input: impl BufRead) -> Result<Vec<Bin>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::Choice;
+    use crate::metrics::FrameOutcome;
     use salsify_time::Instant;
 
     fn at(ms: u64) -> Instant {
@@ -226,16 +226,16 @@ mod tests {
                 LinkEventKind::Drop {
                     seq: 1,
                     size_bytes: 1000,
-                    reason: salsify_netem::DropReason::Lost,
+                    reason: salsify_netem::LinkDrop::Lost,
                 },
             ),
         ];
         let mut shown = FrameRecord::captured(0, at(100));
         shown.display = Some(at(150));
-        shown.choice = Choice::Single;
+        shown.choice = FrameOutcome::Single;
         let mut later = FrameRecord::captured(1, at(600));
         later.display = Some(at(900));
-        later.choice = Choice::Single;
+        later.choice = FrameOutcome::Single;
         let bins = bin_run(
             &events,
             &[shown, later],

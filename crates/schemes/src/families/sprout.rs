@@ -3,7 +3,7 @@
 
 use salsify_baselines::{SproutConfig, SproutMode, SproutReceiver, SproutSender};
 use salsify_endpoint::{ReceiverEndpoint, SenderEndpoint, WireFamily};
-use salsify_sprout::ForecasterKind;
+use salsify_sprout_model::ForecasterKind;
 use salsify_time::Duration;
 
 use crate::error::invalid;

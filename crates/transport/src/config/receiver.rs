@@ -52,10 +52,10 @@ pub struct ReceiverConfig {
     /// ([`ReceiverConfig::default_forecast`]). A table replaces it whole: a field it leaves
     /// out takes Sprout's own default (95% confidence).
     #[serde(skip_serializing_if = "is_default_forecast")]
-    pub forecast: salsify_sprout::ForecastConfig,
+    pub forecast: salsify_sprout_model::ForecastConfig,
 }
 
-fn is_default_forecast(f: &salsify_sprout::ForecastConfig) -> bool {
+fn is_default_forecast(f: &salsify_sprout_model::ForecastConfig) -> bool {
     *f == ReceiverConfig::default_forecast()
 }
 
@@ -65,10 +65,10 @@ impl ReceiverConfig {
     /// cautious quantile; a budget that counts whole frames against what is in flight loses
     /// quality for no delay at 95% (shared LTE traces, 640x360 at 60 fps, d 100-150: at equal
     /// SSIM, 75% has 7-13% less p95; 50% about the same as 75%).
-    pub fn default_forecast() -> salsify_sprout::ForecastConfig {
-        salsify_sprout::ForecastConfig {
+    pub fn default_forecast() -> salsify_sprout_model::ForecastConfig {
+        salsify_sprout_model::ForecastConfig {
             confidence: 0.75,
-            ..salsify_sprout::ForecastConfig::default()
+            ..salsify_sprout_model::ForecastConfig::default()
         }
     }
 }

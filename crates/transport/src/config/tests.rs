@@ -350,7 +350,7 @@ fn every_field_survives_a_toml_round_trip() {
         max_states: 4,
         acked_states: 2,
         link_forecast: true,
-        forecast: salsify_sprout::ForecastConfig {
+        forecast: salsify_sprout_model::ForecastConfig {
             confidence: 0.5,
             ..Default::default()
         },

@@ -8,12 +8,12 @@ use salsify_runtime::{CameraConfig, PictureSource};
 use crate::input::{Size, VideoInput};
 
 /// An open input.
-pub struct VideoSource {
+pub struct CameraInput {
     config: CameraConfig,
     input: VideoInput,
 }
 
-impl VideoSource {
+impl CameraInput {
     /// Opens the input now, so a bad one is an error before anything starts.
     pub fn open(config: &CameraConfig) -> Result<Self> {
         if config.looped && config.input == "-" {
@@ -24,14 +24,14 @@ impl VideoSource {
         }
         // Its errors name the input.
         let input = VideoInput::open(&config.input, size(config), config.fps)?;
-        Ok(VideoSource {
+        Ok(CameraInput {
             config: config.clone(),
             input,
         })
     }
 }
 
-impl PictureSource for VideoSource {
+impl PictureSource for CameraInput {
     fn size(&self) -> (u32, u32) {
         (self.input.size.width, self.input.size.height)
     }

@@ -1,11 +1,11 @@
 //! What Sprout's forecaster costs on this machine: building the tables (once per process)
 //! and one tick of inference plus one forecast, as a share of one core.
 //!
-//! `cargo run --release -p salsify-sprout --example forecast_cost`
+//! `cargo run --release -p salsify-sprout-model --example forecast_cost`
 
 use std::time::Instant;
 
-use salsify_sprout::{ForecastConfig, ForecastModel, Forecaster, SproutForecaster};
+use salsify_sprout_model::{ForecastConfig, ForecastModel, Forecaster, SproutForecaster};
 
 fn main() {
     let config = ForecastConfig::default();
@@ -30,7 +30,7 @@ fn main() {
     let started = Instant::now();
     let mut checksum = 0u64;
     for &k in &counts {
-        f.advance(salsify_sprout::Observation::Exact(k));
+        f.advance(salsify_sprout_model::Observation::Exact(k));
         checksum += u64::from(f.forecast().counts[7]);
     }
     let per_tick = started.elapsed().as_secs_f64() / f64::from(ticks);

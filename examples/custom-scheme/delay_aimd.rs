@@ -11,7 +11,7 @@
 
 use salsify_baselines::history::PacketResult;
 use salsify_baselines::{BaselineReceiver, RateController, RateSender, Scheme as Wire};
-use salsify_endpoint::{ReceiverEndpoint, SenderEndpoint, WireFamily};
+use salsify_endpoint::{EncodeKind, ReceiverEndpoint, SenderEndpoint, WireFamily};
 use salsify_time::{Bitrate, Duration, Instant};
 use serde::{Deserialize, Serialize};
 
@@ -166,6 +166,11 @@ impl Scheme for DelayAimdScheme {
 
     fn wire_family(&self) -> WireFamily {
         WireFamily::Baseline
+    }
+
+    fn encode_jobs(&self) -> &'static [EncodeKind] {
+        // The baselines' video sender encodes with libvpx's rate control.
+        &[EncodeKind::Cbr]
     }
 
     fn build_sender(

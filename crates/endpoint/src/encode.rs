@@ -69,7 +69,40 @@ pub enum EncodeJob<S = State> {
     Cbr(CbrJob),
 }
 
+/// The kinds of [`EncodeJob`]: what a scheme declares it asks for
+/// (`salsify_schemes::Scheme::encode_jobs`), so a driver opens only the encoders those need
+/// and refuses a job of a kind the scheme did not declare.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum EncodeKind {
+    /// [`EncodeJob::Qualities`].
+    Qualities,
+    /// [`EncodeJob::SizeTarget`].
+    SizeTarget,
+    /// [`EncodeJob::FinestFitting`].
+    FinestFitting,
+    /// [`EncodeJob::Cbr`].
+    Cbr,
+}
+
+impl EncodeKind {
+    /// Jobs of this kind encode with the functional (explicit-state) codec.
+    pub fn is_functional(self) -> bool {
+        !matches!(self, EncodeKind::Cbr)
+    }
+}
+
 impl<S> EncodeJob<S> {
+    /// Its kind.
+    pub fn kind(&self) -> EncodeKind {
+        match self {
+            EncodeJob::Qualities { .. } => EncodeKind::Qualities,
+            EncodeJob::SizeTarget { .. } => EncodeKind::SizeTarget,
+            EncodeJob::FinestFitting { .. } => EncodeKind::FinestFitting,
+            EncodeJob::Cbr(_) => EncodeKind::Cbr,
+        }
+    }
+
     /// The state a functional job encodes from (`None` for the CBR encoder's hidden state).
     pub fn source(&self) -> Option<&S> {
         match self {

@@ -29,7 +29,9 @@ mod encode;
 mod receiver;
 mod sender;
 
-pub use encode::{CbrJob, CbrSettings, EncodeFailed, EncodeJob, EncodeOutcome, EncodeRequest};
+pub use encode::{
+    CbrJob, CbrSettings, EncodeFailed, EncodeJob, EncodeKind, EncodeOutcome, EncodeRequest,
+};
 pub use receiver::{
     DatagramError, Displayed, ReceiverEndpoint, ReceiverEvent, ReceiverOutput, ReceiverStats,
 };

@@ -107,12 +107,13 @@ pub fn run(
 mod tests {
     use super::*;
     use salsify_codec::{Quality, State, SyntheticSource};
+    use salsify_endpoint::EncodeKind;
     use salsify_time::Instant;
 
     #[test]
     fn serial_and_parallel_jobs_give_one_frame_per_quality_in_order() {
         let image = SyntheticSource::new(64, 48, 30, 1).unwrap().frame(0);
-        let mut ex = Executor::new(64, 48, 30.0, -8).unwrap();
+        let mut ex = Executor::new(64, 48, 30.0, -8, &[EncodeKind::Qualities]).unwrap();
         let qualities = vec![Quality::new(20).unwrap(), Quality::new(60).unwrap()];
         for parallel in [false, true] {
             let request = EncodeRequest {

@@ -181,7 +181,8 @@ pub fn run(
         fps: source.fps(),
     };
     let session = new_session(&config, &info, 1, config.connection_id)?;
-    let executor = Executor::new(width, height, info.fps, config.cpu_used)
+    let jobs = config.scheme.encode_jobs();
+    let executor = Executor::new(width, height, info.fps, config.cpu_used, jobs)
         .context("cannot create the VP8 encoders")?;
     let socket = udp::bind_for(config.to)?;
     let log = match &config.log {

@@ -13,7 +13,7 @@ use salsify_codec::{
     halved_size, scale, search, CbrConfig, CbrEncoder, CodecError, Encoder, EncoderConfig, Image,
     PlaneId, Quality, State,
 };
-use salsify_endpoint::{CbrJob, EncodeJob, EncodeOutcome, EncodeRequest};
+use salsify_endpoint::{CbrJob, EncodeJob, EncodeKind, EncodeOutcome, EncodeRequest};
 
 /// How much encoding a job took, for a time model.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -49,12 +49,16 @@ pub struct Executed {
     pub work: Work,
 }
 
-/// The encoders of one sender, for pictures of one source size.
+/// The encoders of one sender, for pictures of one source size, for the kinds of job its
+/// scheme declared.
 pub struct Executor {
     size: (u32, u32),
     fps: f64,
     cpu_used: i32,
-    functional: [Encoder; 2],
+    /// The kinds of job the scheme declared; any other is refused.
+    jobs: Vec<EncodeKind>,
+    /// The functional pair at the source size, opened when a declared kind needs it.
+    functional: Option<[Encoder; 2]>,
     /// The functional pair for a smaller picture size (a resolution step), opened on the
     /// first job at that size and re-opened when the size changes.
     halved: Option<HalvedEncoders>,
@@ -78,17 +82,30 @@ struct CbrStream {
 }
 
 impl Executor {
-    /// Encoders for `width` x `height` pictures captured at `fps`, at libvpx speed `cpu_used`.
-    pub fn new(width: u32, height: u32, fps: f64, cpu_used: i32) -> Result<Self, CodecError> {
+    /// Encoders for `width` x `height` pictures captured at `fps`, at libvpx speed `cpu_used`,
+    /// for jobs of the kinds in `jobs` (the scheme's [`crate::Scheme::encode_jobs`]): the
+    /// functional pair is opened now if any of them needs it, the CBR encoder on its first job.
+    pub fn new(
+        width: u32,
+        height: u32,
+        fps: f64,
+        cpu_used: i32,
+        jobs: &[EncodeKind],
+    ) -> Result<Self, CodecError> {
         let config = EncoderConfig {
             cpu_used,
             ..EncoderConfig::new(width, height)
+        };
+        let functional = match jobs.iter().any(|k| k.is_functional()) {
+            true => Some([Encoder::with_config(config)?, Encoder::with_config(config)?]),
+            false => None,
         };
         Ok(Executor {
             size: (width, height),
             fps,
             cpu_used,
-            functional: [Encoder::with_config(config)?, Encoder::with_config(config)?],
+            jobs: jobs.to_vec(),
+            functional,
             halved: None,
             predictor: None,
             cbr: None,
@@ -136,6 +153,17 @@ impl Executor {
     /// Encodes `image` (at the source size) as `request` asks.
     pub fn run(&mut self, request: &EncodeRequest, image: &Image) -> Result<Executed, CodecError> {
         let (width, height) = self.size;
+        let kind = request.job.kind();
+        let undeclared = || {
+            CodecError::InvalidInput(format!(
+                "a {kind:?} encode job, which the sender's scheme did not declare"
+            ))
+        };
+        if !self.jobs.contains(&kind) {
+            return Err(undeclared());
+        }
+        // Declared functional kinds opened the pair in `new`.
+        let functional = self.functional.as_mut();
         match &request.job {
             EncodeJob::Qualities {
                 source,
@@ -145,7 +173,7 @@ impl Executor {
             } => {
                 let (width, height) = halved_size(width, height, *halvings);
                 let frames = if (width, height) == self.size {
-                    let [e0, e1] = &mut self.functional;
+                    let [e0, e1] = functional.ok_or_else(undeclared)?;
                     encode_qualities([e0, e1], source, image, qualities, *parallel)?
                 } else {
                     self.encode_halved(
@@ -181,7 +209,8 @@ impl Executor {
                     }
                 };
                 let (quality, trials) = predictor.predict(image, *bytes, *hint)?;
-                let frame = self.functional[0].encode(source, image, quality)?;
+                let [e0, _] = self.functional.as_mut().ok_or_else(undeclared)?;
+                let frame = e0.encode(source, image, quality)?;
                 Ok(Executed {
                     outcome: EncodeOutcome::Functional(vec![frame]),
                     // Each trial codes 1/16 of the picture.
@@ -200,7 +229,8 @@ impl Executor {
             } => {
                 let (width, height) = halved_size(width, height, *halvings);
                 let frame = if (width, height) == self.size {
-                    search::finest_fitting(&mut self.functional[0], source, image, *bytes, *start)?
+                    let [e0, _] = functional.ok_or_else(undeclared)?;
+                    search::finest_fitting(e0, source, image, *bytes, *start)?
                 } else {
                     let ([e0, _], picture) = self.halved(request, (width, height), image)?;
                     search::finest_fitting(e0, source, picture, *bytes, *start)?
@@ -558,7 +588,7 @@ mod tests {
     #[test]
     fn predicted_quality_tracks_the_size_target() {
         let mut source = SyntheticSource::new(160, 96, 30, 5).unwrap();
-        let mut ex = Executor::new(160, 96, 30.0, -8).unwrap();
+        let mut ex = Executor::new(160, 96, 30.0, -8, &[EncodeKind::SizeTarget]).unwrap();
         let hint = Quality::new(64).unwrap();
         let mut sizes = Vec::new();
         for target in [400usize, 4000, 40000] {
@@ -586,7 +616,7 @@ mod tests {
     #[test]
     fn predictor_survives_an_impossible_target_from_the_coarsest_hint() {
         let source = SyntheticSource::new(160, 96, 30, 5).unwrap();
-        let mut ex = Executor::new(160, 96, 30.0, -8).unwrap();
+        let mut ex = Executor::new(160, 96, 30.0, -8, &[EncodeKind::SizeTarget]).unwrap();
         let job = EncodeJob::SizeTarget {
             source: State::initial(),
             bytes: 0,
@@ -602,7 +632,7 @@ mod tests {
     #[test]
     fn cbr_jobs_follow_the_size_they_name() {
         let source = SyntheticSource::new(320, 180, 30, 5).unwrap();
-        let mut ex = Executor::new(320, 180, 30.0, -8).unwrap();
+        let mut ex = Executor::new(320, 180, 30.0, -8, &[EncodeKind::Cbr]).unwrap();
         let settings = CbrSettings {
             dropframe_thresh: 0,
             max_gap_frames: 0,
@@ -641,7 +671,7 @@ mod tests {
     #[test]
     fn finest_fitting_codes_the_size_it_names() {
         let source = SyntheticSource::new(160, 96, 30, 5).unwrap();
-        let mut ex = Executor::new(160, 96, 30.0, -8).unwrap();
+        let mut ex = Executor::new(160, 96, 30.0, -8, &[EncodeKind::FinestFitting]).unwrap();
         let mut state = State::initial();
         let mut seen = Vec::new();
         for (i, halvings) in [1u8, 1, 0, 0].into_iter().enumerate() {
@@ -676,6 +706,37 @@ mod tests {
                 (160, 96, false)
             ]
         );
+    }
+
+    /// A job of a kind the scheme did not declare fails (the picture is dropped), and a
+    /// scheme that declared only CBR jobs gets no functional encoders.
+    #[test]
+    fn jobs_of_undeclared_kinds_are_refused() {
+        let image = SyntheticSource::new(160, 96, 30, 5).unwrap().frame(0);
+        let mut ex = Executor::new(160, 96, 30.0, -8, &[EncodeKind::Cbr]).unwrap();
+        assert!(
+            ex.functional.is_none(),
+            "no functional pair for a CBR scheme"
+        );
+        let qualities = request(EncodeJob::Qualities {
+            source: State::initial(),
+            qualities: vec![Quality::new(40).unwrap()],
+            parallel: false,
+            halvings: 0,
+        });
+        let err = ex.run(&qualities, &image).unwrap_err().to_string();
+        assert!(
+            err.contains("Qualities") && err.contains("did not declare"),
+            "{err}"
+        );
+        let mut ex = Executor::new(160, 96, 30.0, -8, &[EncodeKind::Qualities]).unwrap();
+        assert!(ex.run(&qualities, &image).is_ok());
+        let target = request(EncodeJob::SizeTarget {
+            source: State::initial(),
+            bytes: 1000,
+            hint: Quality::new(40).unwrap(),
+        });
+        assert!(ex.run(&target, &image).is_err());
     }
 
     #[test]

@@ -8,7 +8,7 @@
 use std::fmt::Debug;
 use std::sync::Arc;
 
-use salsify_endpoint::{ReceiverEndpoint, SenderEndpoint, WireFamily};
+use salsify_endpoint::{EncodeKind, ReceiverEndpoint, SenderEndpoint, WireFamily};
 use salsify_time::Duration;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -75,6 +75,9 @@ pub trait Scheme: Debug + Send + Sync {
     fn name(&self) -> &'static str;
     /// The wire protocol its datagrams use.
     fn wire_family(&self) -> WireFamily;
+    /// The kinds of encode job its sender asks for: the driver opens only the encoders they
+    /// need, and a job of another kind fails as an encode (the picture is dropped).
+    fn encode_jobs(&self) -> &'static [EncodeKind];
     /// False for a scheme that runs only in the simulator.
     fn runs_live(&self) -> bool {
         true
@@ -320,6 +323,11 @@ impl SchemeConfig {
     /// The wire protocol its datagrams use.
     pub fn wire_family(&self) -> WireFamily {
         self.0.wire_family()
+    }
+
+    /// The kinds of encode job its sender asks for ([`Scheme::encode_jobs`]).
+    pub fn encode_jobs(&self) -> &'static [EncodeKind] {
+        self.0.encode_jobs()
     }
 
     /// The sender, for a session numbered `connection_id` (Salsify tells sessions apart by it).

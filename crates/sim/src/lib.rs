@@ -131,7 +131,8 @@ impl<'a> Sim<'a> {
         };
         let sender = config.scheme.build_simulated_sender(&source, &sim)?;
         let receiver = config.scheme.build_receiver(&source)?;
-        let executor = Executor::new(width, height, h.fps, config.cpu_used)?;
+        let jobs = config.scheme.encode_jobs();
+        let executor = Executor::new(width, height, h.fps, config.cpu_used, jobs)?;
         Ok(Sim {
             sender,
             receiver,

@@ -1,6 +1,8 @@
 //! Every registered scheme that runs in the simulator, built-in or plugged in, runs a few
 //! seconds on a modest link and shows frames: a family added by its registration line is
-//! simulated here without a test of its own.
+//! simulated here without a test of its own. The simulator's executor refuses (and the run
+//! fails on) an encode job of a kind the scheme did not declare, so this also checks every
+//! scheme's `encode_jobs`.
 
 use salsify_netem::{generators, Bitrate, LinkConfig};
 use salsify_schemes::{registry, Runs, SchemeConfig};

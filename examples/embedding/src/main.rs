@@ -75,8 +75,11 @@ pub fn run(scheme: &str, seconds: u64) -> Result<Report, String> {
         scheme.build_sender(&source, 1).map_err(|e| e.to_string())?;
     let mut receiver: Box<dyn ReceiverEndpoint> =
         scheme.build_receiver(&source).map_err(|e| e.to_string())?;
-    // Encoding is work the sender asks for; the Executor does it with libvpx.
-    let mut executor = Executor::new(SIZE.0, SIZE.1, source.fps, -8).map_err(|e| e.to_string())?;
+    // Encoding is work the sender asks for; the Executor does it with libvpx, with the
+    // encoders for the kinds of job the scheme declared.
+    let jobs = scheme.encode_jobs();
+    let mut executor =
+        Executor::new(SIZE.0, SIZE.1, source.fps, -8, jobs).map_err(|e| e.to_string())?;
     let camera = SyntheticSource::new(SIZE.0, SIZE.1, FPS, 1).map_err(|e| e.to_string())?;
 
     let start = Instant::ZERO;

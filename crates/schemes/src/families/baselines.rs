@@ -6,7 +6,7 @@ use salsify_baselines::{
     BaselineReceiver, BaselineSender, ConventionalConfig, OracleConfig, Scheme as Wire,
     VidaptiveConfig,
 };
-use salsify_endpoint::{ReceiverEndpoint, SenderEndpoint, WireFamily};
+use salsify_endpoint::{EncodeKind, ReceiverEndpoint, SenderEndpoint, WireFamily};
 use salsify_time::Duration;
 
 use crate::error::invalid;
@@ -218,6 +218,15 @@ impl Scheme for BaselineScheme {
 
     fn wire_family(&self) -> WireFamily {
         WireFamily::Baseline
+    }
+
+    fn encode_jobs(&self) -> &'static [EncodeKind] {
+        match self.config {
+            // The quantizer search for the finest frame that fits.
+            BaselineConfig::Oracle(_) => &[EncodeKind::FinestFitting],
+            // libvpx's own rate control, as WebRTC uses it.
+            BaselineConfig::Webrtc(_) | BaselineConfig::Vidaptive(_) => &[EncodeKind::Cbr],
+        }
     }
 
     fn runs_live(&self) -> bool {

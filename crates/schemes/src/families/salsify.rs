@@ -1,7 +1,7 @@
 //! Salsify and its ablations (`salsify-transport`): one sender and one receiver type, the
 //! name picking the sender's variant (`salsify-1c` is `[salsify]` encoded on one core).
 
-use salsify_endpoint::{ReceiverEndpoint, SenderEndpoint, WireFamily};
+use salsify_endpoint::{EncodeKind, ReceiverEndpoint, SenderEndpoint, WireFamily};
 use salsify_time::Duration;
 use salsify_transport::{
     BudgetSource, EncodeTimeConfig, PacingConfig, ReceiverConfig, SalsifyReceiver, SalsifySender,
@@ -388,6 +388,15 @@ impl Scheme for SalsifyScheme {
 
     fn wire_family(&self) -> WireFamily {
         WireFamily::Salsify
+    }
+
+    fn encode_jobs(&self) -> &'static [EncodeKind] {
+        match self.sender.mode {
+            // Before the first estimate it asks for the last quality, then for a size.
+            SenderMode::ConventionalCodec => &[EncodeKind::Qualities, EncodeKind::SizeTarget],
+            // Salsify's options, the conventional-transport ablation's one quality.
+            _ => &[EncodeKind::Qualities],
+        }
     }
 
     fn build_sender(

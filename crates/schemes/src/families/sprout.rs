@@ -2,7 +2,7 @@
 //! did or bulk filler. One receiver serves every variant: the sender names its forecaster.
 
 use salsify_baselines::{SproutConfig, SproutMode, SproutReceiver, SproutSender};
-use salsify_endpoint::{ReceiverEndpoint, SenderEndpoint, WireFamily};
+use salsify_endpoint::{EncodeKind, ReceiverEndpoint, SenderEndpoint, WireFamily};
 use salsify_sprout_model::ForecasterKind;
 use salsify_time::Duration;
 
@@ -166,6 +166,11 @@ impl Scheme for SproutScheme {
 
     fn wire_family(&self) -> WireFamily {
         WireFamily::Sprout
+    }
+
+    fn encode_jobs(&self) -> &'static [EncodeKind] {
+        // A frame of the size the forecast allows.
+        &[EncodeKind::SizeTarget]
     }
 
     fn build_sender(

@@ -11,7 +11,7 @@
 
 use salsify_baselines::history::PacketResult;
 use salsify_baselines::{BaselineReceiver, RateController, RateSender, Scheme as Wire};
-use salsify_endpoint::{EncodeKind, ReceiverEndpoint, SenderEndpoint, WireFamily};
+use salsify_endpoint::{EncodeKind, ReceiverEndpoint, SenderEndpoint};
 use salsify_time::{Bitrate, Duration, Instant};
 use serde::{Deserialize, Serialize};
 
@@ -162,10 +162,6 @@ struct DelayAimdScheme(DelayAimdConfig);
 impl Scheme for DelayAimdScheme {
     fn name(&self) -> &'static str {
         NAME
-    }
-
-    fn wire_family(&self) -> WireFamily {
-        WireFamily::Baseline
     }
 
     fn encode_jobs(&self) -> &'static [EncodeKind] {

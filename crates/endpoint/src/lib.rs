@@ -42,8 +42,11 @@ pub use sender::{
     SenderStats, SentFrame,
 };
 
-/// Which family of wire protocol a datagram belongs to, read from its first byte, so a
-/// receiver can learn the scheme from the first datagram it gets (or refuse a mismatch).
+/// Which of the built-in wire protocols a datagram belongs to, read from its first byte, so a
+/// receiver can learn the scheme from the first datagram it gets (or refuse a mismatch). The
+/// built-in families recognise their datagrams with it; a plugged-in family with a wire of its
+/// own recognises its datagrams itself (`salsify_schemes::Family::scheme_of_datagram`) and
+/// needs no entry here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum WireFamily {
     /// Salsify's fragments and ACKs (`salsify-transport`).

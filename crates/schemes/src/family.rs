@@ -8,7 +8,7 @@
 use std::fmt::Debug;
 use std::sync::Arc;
 
-use salsify_endpoint::{EncodeKind, ReceiverEndpoint, SenderEndpoint, WireFamily};
+use salsify_endpoint::{EncodeKind, ReceiverEndpoint, SenderEndpoint};
 use salsify_time::Duration;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -73,8 +73,6 @@ pub trait Family: Sync {
 pub trait Scheme: Debug + Send + Sync {
     /// The scheme's name.
     fn name(&self) -> &'static str;
-    /// The wire protocol its datagrams use.
-    fn wire_family(&self) -> WireFamily;
     /// The kinds of encode job its sender asks for: the driver opens only the encoders they
     /// need, and a job of another kind fails as an encode (the picture is dropped).
     fn encode_jobs(&self) -> &'static [EncodeKind];
@@ -318,11 +316,6 @@ impl SchemeConfig {
     /// False for a scheme that runs only in the simulator.
     pub fn runs_live(&self) -> bool {
         self.0.runs_live()
-    }
-
-    /// The wire protocol its datagrams use.
-    pub fn wire_family(&self) -> WireFamily {
-        self.0.wire_family()
     }
 
     /// The kinds of encode job its sender asks for ([`Scheme::encode_jobs`]).

@@ -216,10 +216,6 @@ impl Scheme for BaselineScheme {
         self.name
     }
 
-    fn wire_family(&self) -> WireFamily {
-        WireFamily::Baseline
-    }
-
     fn encode_jobs(&self) -> &'static [EncodeKind] {
         match self.config {
             // The quantizer search for the finest frame that fits.

@@ -386,10 +386,6 @@ impl Scheme for SalsifyScheme {
         self.name
     }
 
-    fn wire_family(&self) -> WireFamily {
-        WireFamily::Salsify
-    }
-
     fn encode_jobs(&self) -> &'static [EncodeKind] {
         match self.sender.mode {
             // Before the first estimate it asks for the last quality, then for a size.
@@ -418,7 +414,8 @@ impl Scheme for SalsifyScheme {
         _source: &SourceInfo,
     ) -> Result<Box<dyn ReceiverEndpoint>, SchemeError> {
         Ok(Box::new(
-            SalsifyReceiver::from_config(self.receiver.clone()).map_err(|e| invalid(RECEIVER)(&e))?,
+            SalsifyReceiver::from_config(self.receiver.clone())
+                .map_err(|e| invalid(RECEIVER)(&e))?,
         ))
     }
 

@@ -2,7 +2,7 @@
 //! did or bulk filler. One receiver serves every variant: the sender names its forecaster.
 
 use salsify_baselines::{SproutConfig, SproutMode, SproutReceiver, SproutSender};
-use salsify_endpoint::{EncodeKind, ReceiverEndpoint, SenderEndpoint, WireFamily};
+use salsify_endpoint::{EncodeKind, ReceiverEndpoint, SenderEndpoint};
 use salsify_sprout_model::ForecasterKind;
 use salsify_time::Duration;
 
@@ -162,10 +162,6 @@ impl Family for Sprout {
 impl Scheme for SproutScheme {
     fn name(&self) -> &'static str {
         salsify_baselines::sprout::scheme_name(self.kind, self.config.mode)
-    }
-
-    fn wire_family(&self) -> WireFamily {
-        WireFamily::Sprout
     }
 
     fn encode_jobs(&self) -> &'static [EncodeKind] {

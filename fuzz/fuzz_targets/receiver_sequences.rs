@@ -151,7 +151,7 @@ impl Rx {
             }
             Rx::Sprout(r) => assert!(r.stats().states_held <= 32),
             Rx::Salsify(r) => {
-                let s = r.inner().stats();
+                let s = r.stats();
                 assert!(s.pending_frames <= 16 && s.states_held <= 64, "{s:?}");
             }
         }

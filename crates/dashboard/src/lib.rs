@@ -1,6 +1,6 @@
 //! A live dashboard in the browser: a call's control loop (link, sender, scheme, receiver and
-//! the last shown picture) as charts that update four times a second, and any recorded run
-//! on the same page with a time cursor.
+//! the last shown picture) as charts of four points a second that the page redraws twice a
+//! second, and any recorded run on the same page with a time cursor.
 //!
 //! One concern per module:
 //!
@@ -14,9 +14,10 @@
 //!   binary, with the samples as server-sent events. It binds loopback unless told
 //!   otherwise, and then asks for a random token.
 //!
-//! The page (`src/page/`) draws its charts as SVG with its own few lines of JavaScript;
-//! it fetches nothing from elsewhere. The driver (the `salsify` command) decides what each
-//! observation of a call means on the page ([`live::Translate`]) and reads run folders.
+//! The page (`src/page/`) draws its charts on canvases with its own few lines of JavaScript,
+//! redrawing a chart only when what it shows changed; it fetches nothing from elsewhere. The
+//! driver (the `salsify` command) decides what each observation of a call means on the page
+//! ([`live::Translate`]) and reads run folders.
 //!
 //! Layer 1 of the workspace (README, "Layout"): on `salsify-codec` (pictures) and
 //! `salsify-time` only; the command uses it.

@@ -1,7 +1,8 @@
 //! A live call's dashboard: the call hands what happens to a bounded channel with
 //! `try_send` (dropped and counted when full, never waited on); a thread of the dashboard's
 //! own turns each item into board values through the caller's [`Translate`], closes bins four
-//! times a second, and makes a JPEG of the newest picture a few times a second.
+//! times a second, and, while a page is open, makes a JPEG of the newest picture twice a
+//! second.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, SyncSender, TrySendError};
@@ -21,8 +22,10 @@ use crate::server::{HttpServer, Listen, Shared};
 pub const BIN: Duration = Duration::from_millis(250);
 /// Bins close this long after they end, so values reported a little late still count.
 const LAG: Duration = Duration::from_millis(250);
-/// Least time between two pictures made for the page (five a second at most).
-const PICTURE_EVERY: Duration = Duration::from_millis(200);
+/// Least time between two pictures made for the page (two a second at most: each costs a
+/// JPEG here and a fetch and a decode in the browser, on the call's machine when the page is
+/// open there).
+const PICTURE_EVERY: Duration = Duration::from_millis(500);
 /// Items waiting for the dashboard's thread before new ones are dropped.
 pub const CAPACITY: usize = 4096;
 /// How long the end waits for open pages to take the last samples.
@@ -47,7 +50,7 @@ impl Sink<'_> {
         self.board.add(t, name, agg, value);
     }
 
-    /// Offers the newest picture (made into a JPEG when one is due).
+    /// Offers the newest picture (made into a JPEG when one is due and a page is open).
     pub fn picture(&mut self, image: Arc<Image>) {
         *self.picture = Some(image);
     }
@@ -220,14 +223,15 @@ impl Worker {
         t.translate(item, &mut sink);
     }
 
-    /// Sends the bins closed by `now` and, when due, a new picture.
+    /// Sends the bins closed by `now` and, when one is due and a page is open, a new picture.
     fn publish(&mut self, now: Instant) {
         let t = now.saturating_duration_since(self.origin);
         let dropped = self.dropped.load(Ordering::Relaxed) as f64;
         self.board.add(t, "dash.dropped", Agg::Last, dropped);
         let samples = self.board.poll(t.saturating_sub(LAG));
         self.push(&samples);
-        if now < self.next_picture {
+        // With no page open no JPEG is made; the newest picture waits for one.
+        if now < self.next_picture || self.shared.lock().streams == 0 {
             return;
         }
         let Some(image) = self.picture.take() else {
@@ -251,5 +255,48 @@ impl Worker {
         }
         let text: Vec<String> = samples.iter().map(|s| s.to_json().to_string()).collect();
         self.shared.update(|s| s.samples.extend(text));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::OnceLock;
+
+    fn now() -> Instant {
+        static START: OnceLock<std::time::Instant> = OnceLock::new();
+        let start = START.get_or_init(std::time::Instant::now);
+        Instant::from_micros(start.elapsed().as_micros() as u64)
+    }
+
+    /// Each item is a picture.
+    struct Pictures;
+    impl Translate<Arc<Image>> for Pictures {
+        fn translate(&mut self, image: Arc<Image>, sink: &mut Sink<'_>) {
+            sink.picture(image);
+        }
+    }
+
+    /// Pictures become JPEGs only while a page is open (an open event stream).
+    #[test]
+    fn a_jpeg_only_while_a_page_is_open() {
+        let listen = Listen::new("127.0.0.1:0".parse().unwrap());
+        let live = Live::start(&listen, Value::Null, now, Pictures).unwrap();
+        let image = Arc::new(Image::new(64, 48).unwrap());
+        let feed = live.feed();
+        for _ in 0..4 {
+            feed.offer(image.clone());
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+        assert!(live.shared.lock().picture.is_none(), "a JPEG with no page");
+        live.shared.update(|s| s.streams += 1);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while live.shared.lock().picture.is_none() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let seq = live.shared.lock().picture.as_ref().map(|p| p.0);
+        assert_eq!(seq, Some(1), "the waiting picture, once a page is open");
+        live.shared.update(|s| s.streams -= 1);
+        let _ = live.finish();
     }
 }

@@ -5,9 +5,10 @@
 use anyhow::{Context, Result};
 use salsify_codec::{Image, PlaneId};
 
-/// Widest picture sent to the page (a 720p picture is shown at half size: the page shows it
-/// small, and a smaller JPEG is quicker to make and to fetch).
-pub const MAX_WIDTH: u32 = 640;
+/// Widest picture sent to the page: the width the page shows it at (CSS pixels). A 720p
+/// picture is sent at a quarter of its width; a smaller JPEG is quicker to make here and to
+/// fetch and decode in the browser, which may share the call's machine.
+pub const MAX_WIDTH: u32 = 320;
 
 /// JPEG quality: enough to see what the receiver saw, a few tens of kB.
 const QUALITY: u8 = 75;
@@ -63,7 +64,7 @@ fn yuv_to_rgb(y: u8, u: u8, v: u8) -> [u8; 3] {
 mod tests {
     use super::*;
 
-    /// Black, white and grey come out as themselves; a 720p picture is sent at 640x360.
+    /// Black, white and grey come out as themselves; a 720p picture is sent at 320x180.
     #[test]
     fn colours_and_size() {
         assert_eq!(yuv_to_rgb(16, 128, 128), [0, 0, 0]);
@@ -76,6 +77,6 @@ mod tests {
         // The frame header (SOF0) holds height then width.
         let sof = jpeg.windows(2).position(|w| w == [0xff, 0xc0]).unwrap();
         let size = |i: usize| u16::from_be_bytes([jpeg[sof + i], jpeg[sof + i + 1]]);
-        assert_eq!((size(5), size(7)), (360, 640));
+        assert_eq!((size(5), size(7)), (180, 320));
     }
 }

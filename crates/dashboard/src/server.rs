@@ -29,6 +29,9 @@ const KEEP_PROBES: usize = 64;
 const MAX_PROBE_BYTES: u64 = 16 * 1024;
 /// Samples per event when a page catches up with the history.
 const BATCH: usize = 200;
+/// Least time between two writes to a live page: it draws twice a second, and each write
+/// wakes the browser (its network process and the page) on what may be the call's machine.
+const WRITE_EVERY: StdDuration = StdDuration::from_millis(500);
 
 /// What the page is given, shared between the feeder and the server's threads.
 #[derive(Debug, Default)]
@@ -318,7 +321,13 @@ fn stream(w: &mut dyn Write, shared: &Shared) -> std::io::Result<()> {
     w.write_all(format!("event: meta\ndata: {}\n\n", shared.lock().meta).as_bytes())?;
     w.flush()?;
     let mut sent = Sent::default();
+    let mut last_write = std::time::Instant::now();
     loop {
+        // What came since the last write waits for the rest of WRITE_EVERY (not the end).
+        let wait = WRITE_EVERY.saturating_sub(last_write.elapsed());
+        if !wait.is_zero() && !shared.lock().ended {
+            std::thread::sleep(wait);
+        }
         let (out, ended) = {
             let mut s = shared.lock();
             if nothing_new(&s, &sent) {
@@ -343,6 +352,7 @@ fn stream(w: &mut dyn Write, shared: &Shared) -> std::io::Result<()> {
             return Ok(());
         }
         w.flush()?;
+        last_write = std::time::Instant::now();
     }
 }
 
@@ -394,6 +404,48 @@ mod tests {
             next,
             "event: samples\ndata: [{\"t\":450}]\n\nevent: picture\ndata: 1\n\n"
         );
+    }
+
+    /// Records when each flush happened and what had been written by then.
+    struct Timed(Vec<(std::time::Instant, usize)>, Vec<u8>);
+    impl Write for Timed {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.1.extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            self.0.push((std::time::Instant::now(), self.1.len()));
+            Ok(())
+        }
+    }
+
+    /// A live stream writes at most every WRITE_EVERY, however often samples come, and
+    /// still delivers all of them and the end at once.
+    #[test]
+    fn a_live_stream_writes_twice_a_second_at_most() {
+        let shared = Shared::new(Value::Null);
+        let feeder = {
+            let shared = shared.clone();
+            std::thread::spawn(move || {
+                for i in 0..30 {
+                    std::thread::sleep(StdDuration::from_millis(50));
+                    shared.update(|s| s.samples.push(format!("{{\"t\":{i}}}")));
+                }
+                shared.update(|s| s.ended = true);
+            })
+        };
+        let mut w = Timed(Vec::new(), Vec::new());
+        stream(&mut w, &shared).unwrap();
+        feeder.join().unwrap();
+        let text = String::from_utf8(w.1).unwrap();
+        assert!(text.contains("{\"t\":29}") && text.ends_with("event: end\ndata: {}\n\n"));
+        // Flushes after the header: each write's, and the end's right after the last.
+        let times: Vec<_> = w.0.iter().skip(1).map(|f| f.0).collect();
+        assert!(times.len() >= 3, "{} writes", times.len());
+        for pair in times[..times.len() - 1].windows(2) {
+            let gap = pair[1] - pair[0];
+            assert!(gap >= StdDuration::from_millis(450), "writes {gap:?} apart");
+        }
     }
 
     /// Only a loopback address goes without a token.

@@ -175,6 +175,10 @@ pub struct WebrtcSender {
     encoder_target: Bitrate,
     waiting: Option<Picture>,
     probe_packets: BTreeMap<u32, PacedPacketInfo>,
+    /// The probe cluster a packet was last sent for, and how many clusters were sent from
+    /// (for the gauges: a probe lasts tens of milliseconds, less than a gauge's period).
+    last_probe: Option<ProbeCluster>,
+    probe_clusters: u64,
     clock: FeedbackClock,
     held_lost: Vec<PacketResult>,
     media_sent: bool,
@@ -228,6 +232,8 @@ impl WebrtcSender {
             encoder_target: config.start,
             waiting: None,
             probe_packets: BTreeMap::new(),
+            last_probe: None,
+            probe_clusters: 0,
             clock: FeedbackClock::default(),
             held_lost: Vec::new(),
             media_sent: false,
@@ -603,6 +609,10 @@ impl WebrtcSender {
         };
         let pacing_info = match probe {
             Some(c) => {
+                if self.last_probe.map(|p| p.id) != Some(c.id) {
+                    self.probe_clusters += 1;
+                }
+                self.last_probe = Some(c);
                 let mut info = PacedPacketInfo::new(
                     c.id as i32,
                     i64::from(c.min_packets.max(1)),
@@ -797,6 +807,8 @@ impl SenderEndpoint for WebrtcSender {
             d("encoder_target_kbps", kbps(self.encoder_target)),
             d("pacing_kbps", kbps(self.pacing_rate)),
             d("padding_kbps", kbps(self.padding_rate)),
+            d("probe_kbps", self.last_probe.map_or(0.0, |c| kbps(c.rate))),
+            d("probe_clusters", self.probe_clusters as f64),
             d(
                 "congestion_window_bytes",
                 self.congestion_window.map_or(0.0, |w| w as f64),

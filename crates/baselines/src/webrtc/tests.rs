@@ -49,6 +49,10 @@ struct Run {
     delays: Vec<(f64, f64)>,
     delivered_bytes: Vec<(u64, usize)>,
     sizes: Vec<(u32, u32)>,
+    /// The sender's gauges at the end.
+    diagnostics: Vec<Diagnostic>,
+    /// The distinct probe rates (kb/s) the gauges showed, in order.
+    probe_rates: Vec<f64>,
 }
 
 fn run(
@@ -74,6 +78,8 @@ fn run(
         delays: vec![],
         delivered_bytes: vec![],
         sizes: vec![],
+        diagnostics: vec![],
+        probe_rates: vec![],
     };
     let (mut next_pic, mut pic, mut next_sample) = (0u64, 0u64, 0u64);
     let mut sender_wake = 0u64;
@@ -156,7 +162,11 @@ fn run(
                     if let Ok(Packet::Media { header, .. }) = Packet::parse(&d) {
                         sent_at.insert(header.transport_seq, now);
                     }
-                    link.send(now, d)
+                    link.send(now, d);
+                    let probe = gauge(&s.diagnostics(), "probe_kbps");
+                    if out.probe_rates.last() != Some(&probe) {
+                        out.probe_rates.push(probe);
+                    }
                 }
                 SenderOutput::Timeout(w) => {
                     sender_wake = w.as_micros().max(now + 1);
@@ -176,7 +186,16 @@ fn run(
             }
         }
     }
+    out.diagnostics = s.diagnostics();
     out
+}
+
+fn gauge(diagnostics: &[Diagnostic], name: &str) -> f64 {
+    diagnostics
+        .iter()
+        .find(|d| d.name == name)
+        .unwrap_or_else(|| panic!("no {name} in {diagnostics:?}"))
+        .value
 }
 
 fn target_at(run: &Run, secs: f64) -> f64 {
@@ -207,6 +226,15 @@ fn initial_probing_reaches_900_kbps_within_a_second_on_2_mbps() {
     // And the estimate does not run away above the link.
     let at3 = target_at(&r, 2.9);
     assert!(at3 <= 2600.0, "target {at3:.0} kb/s at 3 s");
+    // The probes show in the gauges: libwebrtc's first two clusters, at 3x and 6x the
+    // 300 kb/s start, then what it probed further.
+    println!("probe rates {:?}", r.probe_rates);
+    assert_eq!(&r.probe_rates[..2], &[900.0, 1800.0]);
+    let clusters = gauge(&r.diagnostics, "probe_clusters");
+    assert!(
+        clusters >= r.probe_rates.len() as f64,
+        "{clusters} probe clusters"
+    );
 }
 
 /// A drop from 2 Mb/s to 500 kb/s brings the target below the new rate, and the encoder's

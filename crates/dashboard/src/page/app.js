@@ -1,5 +1,8 @@
 // The salsify dashboard page: samples arrive as server-sent events (a live call as it runs,
-// a recorded run all at once) and are drawn as SVG line charts around a time cursor.
+// a recorded run all at once) and are drawn on canvases as line charts around a time cursor.
+// What costs a browser CPU is kept small: a live page draws at most twice a second, a chart
+// only when what it shows changed, nothing while the page is hidden, and the legends and
+// totals are set in place, only when their text changes.
 "use strict";
 
 // Each chart: its series (name on the wire, label), unit, and whether its axis starts at 0.
@@ -77,31 +80,59 @@ function chartList() {
     unit: "", zero: false, series: [[k, k.slice(7)]] })));
 }
 
-const SVG = "http://www.w3.org/2000/svg";
-function el(name, attrs, parent) {
-  const e = document.createElementNS(SVG, name);
-  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
-  if (parent) parent.appendChild(e);
-  return e;
+// What each chart holds: its box, canvas, legend values, and what it drew last.
+const charts = new Map();
+
+// The box of `spec`'s chart, made the first time one of its series is present.
+function chartBox(spec, present) {
+  let c = charts.get(spec.id);
+  if (!c) {
+    if (present.length === 0) return null;
+    const box = document.createElement("div");
+    box.className = "chart"; box.id = "chart-" + spec.id;
+    box.innerHTML = `<h2>${spec.title} <small>${spec.unit}</small></h2><canvas></canvas><div class="legend"></div>`;
+    $("charts").appendChild(box);
+    c = { box, canvas: box.querySelector("canvas"), legend: box.querySelector(".legend"),
+      keys: "", items: new Map(), drawn: "", points: 0 };
+    charts.set(spec.id, c);
+  }
+  // The legend is remade only when a series appears; its values are set in place.
+  const keys = present.map(([k]) => k).join(" ");
+  if (keys !== c.keys) {
+    c.keys = keys; c.legend.textContent = ""; c.items.clear();
+    spec.series.forEach(([k, label], n) => {
+      if (!data.v[k]) return;
+      const item = document.createElement("span");
+      item.innerHTML = `<i style="background:${COLOURS[n % COLOURS.length]}"></i>${label} <b data-series="${k}">-</b>`;
+      c.legend.appendChild(item);
+      c.items.set(k, item.querySelector("b"));
+    });
+  }
+  return c;
 }
 
-// Draws one chart over [from, to] with the cursor at `to`; returns the values at the cursor.
-function drawChart(spec, from, to, at) {
-  let box = $("chart-" + spec.id);
-  const present = spec.series.filter(([k]) => data.v[k]);
-  if (!box) {
-    if (present.length === 0) return null;
-    box = document.createElement("div");
-    box.className = "chart"; box.id = "chart-" + spec.id;
-    box.innerHTML = `<h2>${spec.title} <small>${spec.unit}</small></h2><svg viewBox="0 0 420 130" preserveAspectRatio="none"></svg><div class="legend"></div>`;
-    $("charts").appendChild(box);
-  }
-  const svg = box.querySelector("svg");
-  svg.textContent = "";
-  const [w, h, left, bottom] = [420, 130, 34, 14];
+// Draws one chart over [from, to] with the cursor at `to` on its canvas of `w` x `h` CSS
+// pixels, unless what it would draw is what it drew last; sets the legend's values at `at`.
+function drawChart(spec, c, w, h, from, to, at) {
   const i0 = Math.max(0, indexAt(from)), i1 = indexAt(to);
+  for (const [k, b] of c.items) {
+    const text = fmt(at >= 0 ? data.v[k][at] : undefined);
+    if (b.textContent !== text) b.textContent = text;
+  }
+  const key = `${c.keys}|${i0}|${i1}|${from}|${to}|${w}|${h}`;
+  if (key === c.drawn) return;
+  c.drawn = key;
+  const ratio = window.devicePixelRatio || 1;
+  const canvas = c.canvas;
+  if (canvas.width !== Math.round(w * ratio) || canvas.height !== Math.round(h * ratio)) {
+    canvas.width = Math.round(w * ratio); canvas.height = Math.round(h * ratio);
+  }
+  const g = canvas.getContext("2d");
+  g.setTransform(ratio, 0, 0, ratio, 0, 0);
+  g.clearRect(0, 0, w, h);
+  const [left, bottom] = [34, 14];
   let lo = spec.zero ? 0 : Infinity, hi = -Infinity;
-  for (const [k] of present)
+  for (const k of c.items.keys())
     for (let i = i0; i <= i1; i++) {
       const x = data.v[k][i];
       if (x !== undefined) { lo = Math.min(lo, x); hi = Math.max(hi, x); }
@@ -110,56 +141,80 @@ function drawChart(spec, from, to, at) {
   if (hi === lo) hi = lo + 1;
   const X = (t) => left + (w - left - 2) * (t - from) / Math.max(1e-9, to - from);
   const Y = (v) => 9 + (h - bottom - 11) * (1 - (v - lo) / (hi - lo));
-  el("line", { class: "axis", x1: left, x2: w, y1: h - bottom, y2: h - bottom }, svg);
-  for (const v of [lo, (lo + hi) / 2, hi]) {
-    el("text", { x: 2, y: Y(v) + 3 }, svg).textContent = fmt(v);
-    el("line", { class: "axis", x1: left, x2: w, y1: Y(v), y2: Y(v), "stroke-opacity": .4 }, svg);
-  }
-  el("text", { x: left, y: h - 2 }, svg).textContent = `${from.toFixed(0)} s`;
-  el("text", { x: w - 40, y: h - 2 }, svg).textContent = `${to.toFixed(0)} s`;
-  const values = {};
-  const legend = box.querySelector(".legend");
-  legend.textContent = "";
-  spec.series.forEach(([k, label], n) => {
-    if (!data.v[k]) return;
-    const pts = [];
+  g.lineWidth = 1; g.strokeStyle = "#ccc"; g.fillStyle = "#777"; g.font = "10px system-ui, sans-serif";
+  g.beginPath(); g.moveTo(left, h - bottom + .5); g.lineTo(w, h - bottom + .5); g.stroke();
+  g.globalAlpha = .4;
+  g.beginPath();
+  for (const v of [lo, (lo + hi) / 2, hi]) { g.moveTo(left, Math.round(Y(v)) + .5); g.lineTo(w, Math.round(Y(v)) + .5); }
+  g.stroke();
+  g.globalAlpha = 1;
+  for (const v of [lo, (lo + hi) / 2, hi]) g.fillText(fmt(v), 2, Y(v) + 3);
+  g.fillText(`${from.toFixed(0)} s`, left, h - 2);
+  g.textAlign = "right"; g.fillText(`${to.toFixed(0)} s`, w - 2, h - 2); g.textAlign = "left";
+  // The number of points of the longest line drawn (the probe counts charts with a line).
+  let most = 0;
+  g.lineWidth = 1.5; g.lineJoin = "round";
+  spec.series.forEach(([k], n) => {
+    if (!c.items.has(k)) return;
+    const v = data.v[k];
+    let points = 0;
+    g.beginPath();
     for (let i = i0; i <= i1; i++) {
-      const x = data.v[k][i];
-      if (x !== undefined) pts.push(`${X(data.t[i]).toFixed(1)},${Y(x).toFixed(1)}`);
+      if (v[i] === undefined) continue;
+      if (points++ === 0) g.moveTo(X(data.t[i]), Y(v[i])); else g.lineTo(X(data.t[i]), Y(v[i]));
     }
-    el("polyline", { points: pts.join(" "), stroke: COLOURS[n % COLOURS.length], "data-series": k }, svg);
-    const value = at >= 0 ? data.v[k][at] : undefined;
-    values[k] = fmt(value);
-    const item = document.createElement("span");
-    item.innerHTML = `<i style="background:${COLOURS[n % COLOURS.length]}"></i>${label} <b data-series="${k}">${values[k]}</b>`;
-    legend.appendChild(item);
+    g.strokeStyle = COLOURS[n % COLOURS.length];
+    g.stroke();
+    most = Math.max(most, points);
   });
-  el("line", { class: "cursor", x1: X(to), x2: X(to), y1: 0, y2: h - bottom }, svg);
-  return values;
+  c.points = most;
+  g.lineWidth = 1; g.strokeStyle = "#c33"; g.setLineDash([3, 2]);
+  g.beginPath(); g.moveTo(X(to) - .5, 0); g.lineTo(X(to) - .5, h - bottom); g.stroke();
+  g.setLineDash([]);
 }
+
+// Sets a text (or a property) only when it changes: an unchanged page is not laid out again.
+function setText(id, text) { const e = $(id); if (e.textContent !== text) e.textContent = text; }
 
 function cursorTime() {
   const end = data.t.length ? data.t[data.t.length - 1] : 0;
   const c = $("cursor");
-  c.max = end;
-  if ($("follow").checked) c.value = end;
+  if (Number(c.max) !== end) c.max = end;
+  if ($("follow").checked && Number(c.value) !== end) c.value = end;
   return Math.min(Number(c.value), end);
 }
 
+// Live pages draw at most this often (a change waits for the next drawing); what the user
+// does (the cursor, the span) and the end are drawn at once.
+const DRAW_EVERY_MS = 500;
 let lastRender = -1e9;
-function render() {
-  if (!dirty) return;
+function render(now) {
+  if (!dirty || document.hidden) return;
+  if (!now && performance.now() - lastRender < DRAW_EVERY_MS) return;
   dirty = false;
   lastRender = performance.now();
+  // Boxes first (made once), then every canvas's size (no new layout unless a box was
+  // made), then the writes.
+  const shown = [];
+  for (const spec of chartList()) {
+    const c = chartBox(spec, spec.series.filter(([k]) => data.v[k]));
+    if (c) shown.push([spec, c]);
+  }
+  const sizes = shown.map(([, c]) => [c.canvas.clientWidth, c.canvas.clientHeight]);
   const to = cursorTime();
   const span = Number($("span").value);
   const from = span > 0 ? Math.max(0, to - span) : 0;
-  $("cursor-time").textContent = `${to.toFixed(2)} s`;
   const at = indexAt(to);
-  for (const spec of chartList()) drawChart(spec, from, Math.max(to, from + 1), at);
+  shown.forEach(([spec, c], n) => drawChart(spec, c, sizes[n][0], sizes[n][1], from, Math.max(to, from + 1), at));
+  setText("cursor-time", `${to.toFixed(2)} s`);
   const tot = at >= 0 ? data.tot[at] : {};
-  $("totals").innerHTML = TOTALS.map(([k, label]) =>
-    `<dt>${label}</dt><dd data-total="${k}">${tot[k] === undefined ? "-" : Math.round(tot[k])}</dd>`).join("");
+  if (!$("totals").firstChild)
+    $("totals").innerHTML = TOTALS.map(([k, label]) => `<dt>${label}</dt><dd data-total="${k}">-</dd>`).join("");
+  for (const [k] of TOTALS) {
+    const d = document.querySelector(`[data-total="${k}"]`);
+    const text = tot[k] === undefined ? "-" : String(Math.round(tot[k]));
+    if (d.textContent !== text) d.textContent = text;
+  }
 }
 
 function showMeta(meta) {
@@ -192,9 +247,9 @@ function probe(ended) {
   document.querySelectorAll("[data-total]").forEach((d) => { totals[d.dataset.total] = d.textContent; });
   const summary = {};
   document.querySelectorAll("[data-summary]").forEach((d) => { summary[d.dataset.summary] = d.textContent; });
-  const charts = [...document.querySelectorAll(".chart svg")]
-    .filter((s) => [...s.querySelectorAll("polyline")].some((p) => p.getAttribute("points").split(" ").length >= 2)).length;
-  const report = { ended, charts, values, totals, summary, picture: data.picture,
+  // Charts whose last drawing has a line of at least two points (counted as it was drawn).
+  const drawn = [...charts.values()].filter((c) => c.points >= 2).length;
+  const report = { ended, charts: drawn, values, totals, summary, picture: data.picture,
     cursor: $("cursor-time").textContent, samples: data.t.length };
   fetch(q("probe"), { method: "POST", body: JSON.stringify(report) }).catch(() => {});
 }
@@ -204,23 +259,27 @@ function connect() {
   events.addEventListener("meta", (e) => showMeta(JSON.parse(e.data)));
   events.addEventListener("samples", (e) => {
     addSamples(JSON.parse(e.data));
-    // Drawn at once when the last drawing is old (timers alone may be held back, as in a
-    // headless screenshot), else by the next tick.
-    if (performance.now() - lastRender > 250) render();
+    // Drawn at once when the last drawing is old enough (timers alone may be held back, as
+    // in a headless screenshot), else by the next tick.
+    render(false);
   });
   events.addEventListener("picture", (e) => showPicture(Number(e.data)));
   events.addEventListener("end", () => {
     events.close();
     data.ended = true;
     if (data.meta.mode !== "replay") { $("status").textContent = "ended"; $("status").className = "status ended"; }
-    dirty = true; render();
+    dirty = true; render(true);
     probe(true);
   });
 }
 
-$("cursor").addEventListener("input", () => { $("follow").checked = false; dirty = true; });
-$("follow").addEventListener("change", () => { dirty = true; });
-$("span").addEventListener("change", () => { dirty = true; });
-setInterval(render, 250);
+const redraw = () => { dirty = true; render(true); };
+$("cursor").addEventListener("input", () => { $("follow").checked = false; redraw(); });
+$("follow").addEventListener("change", redraw);
+$("span").addEventListener("change", redraw);
+window.addEventListener("resize", () => { dirty = true; });
+// A hidden page draws nothing; shown again, it draws what it missed at once.
+document.addEventListener("visibilitychange", redraw);
+setInterval(() => render(false), DRAW_EVERY_MS / 2);
 if (probing) setInterval(() => probe(data.ended), 500);
 connect();

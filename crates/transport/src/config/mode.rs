@@ -20,7 +20,7 @@ pub enum SenderMode {
     #[default]
     Salsify,
     /// Ablation "conventional codec": the transport's budget becomes a size target before
-    /// encoding ([`crate::EncodeJob::SizeTarget`]); one encode, always sent.
+    /// encoding ([`salsify_endpoint::EncodeJob::SizeTarget`]); one encode, always sent.
     ConventionalCodec,
     /// Ablation "conventional transport + codec": quality updated once per `update_interval`
     /// from the averaged rate, one encode per frame, every frame sent (like WebRTC).

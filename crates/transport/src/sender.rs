@@ -443,7 +443,8 @@ impl<F: SendableFrame> Sender<F> {
         if recovery && !self.in_recovery(now) {
             self.stats.outage_frames += 1;
         }
-        let Some(job) = self.job_for(now, source.clone(), halvings) else {
+        let source_hash = source.hash();
+        let Some(job) = self.job_for(now, source, halvings) else {
             self.skip(now, picture, captured, Some(0));
             return;
         };
@@ -454,7 +455,7 @@ impl<F: SendableFrame> Sender<F> {
             id,
             picture,
             captured,
-            source: source.hash(),
+            source: source_hash,
             expected: frames_expected(&job),
             recovery,
             coarsest: false,
@@ -542,13 +543,6 @@ impl<F: SendableFrame> Sender<F> {
         source: F::State,
         halvings: u8,
     ) -> Option<EncodeJob<F::State>> {
-        let parallel = self.parallel;
-        let qualities = |qualities| EncodeJob::Qualities {
-            source: source.clone(),
-            qualities,
-            parallel,
-            halvings,
-        };
         let (lo, hi) = (self.config.min_quality, self.config.max_quality);
         // The finest quantizer whose encodes still fit the frame interval.
         let lo = self
@@ -556,33 +550,40 @@ impl<F: SendableFrame> Sender<F> {
             .floor()
             .map_or(lo, |floor| floor.clamp(lo, hi));
         let step = |by: i32| Quality::clamped(i32::from(self.quality.index()) + by, lo, hi);
-        match self.config.mode {
+        let qualities = match self.config.mode {
             SenderMode::Salsify if self.better_only(now) => {
-                Some(qualities(vec![step(-i32::from(self.config.better_step))]))
+                vec![step(-i32::from(self.config.better_step))]
             }
-            SenderMode::Salsify => Some(qualities(vec![
+            SenderMode::Salsify => vec![
                 step(-i32::from(self.config.better_step)),
                 step(i32::from(self.config.worse_step)),
-            ])),
+            ],
             SenderMode::ConventionalCodec => match self.budget_now(now) {
-                None => Some(qualities(vec![self.quality])),
-                Some(0) if !self.feedback_starved() => None,
+                None => vec![self.quality],
+                Some(0) if !self.feedback_starved() => return None,
                 // The size-targeted encode codes at the source size (it takes no halvings).
-                Some(bytes) => Some(EncodeJob::SizeTarget {
-                    source: source.clone(),
-                    bytes,
-                    hint: self.quality,
-                }),
+                Some(bytes) => {
+                    return Some(EncodeJob::SizeTarget {
+                        source,
+                        bytes,
+                        hint: self.quality,
+                    })
+                }
             },
             SenderMode::ConventionalTransport { .. } => {
                 let rate = self
                     .view
                     .mean_interarrival
                     .map(|tau| (self.config.fragment_payload, tau));
-                let q = self.interval_quality.quality(now, rate, lo, hi);
-                Some(qualities(vec![q]))
+                vec![self.interval_quality.quality(now, rate, lo, hi)]
             }
-        }
+        };
+        Some(EncodeJob::Qualities {
+            source,
+            qualities,
+            parallel: self.parallel,
+            halvings,
+        })
     }
 
     /// The machine limits the quality, the link has had room to spare for a while, the

@@ -1,0 +1,348 @@
+//! [`Path`]: the peer's address, the path MTU prober, reports and keep-alives of one side of
+//! a call, as one state machine a driver feeds.
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+
+use salsify_time::{Duration, Instant};
+
+use crate::config::PathConfig;
+use crate::peer::{Origin, PeerChange, PeerPath};
+use crate::pmtu::Prober;
+use crate::wire::{self, Message};
+
+/// A dialer's plaintext hello is sent this often until the peer is heard.
+const HELLO_EVERY: Duration = Duration::from_millis(500);
+
+/// How a side found its peer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// It dialed the peer's address.
+    Dialer,
+    /// It listens: the peer is whoever authenticates first (encrypted), or answers a
+    /// challenge (plaintext).
+    Listener,
+    /// It listens and its driver says who the peer is ([`Path::follow`]): a plaintext
+    /// receiver, whose session rules pick the sender (and which sends far less than it gets).
+    Follower,
+}
+
+/// Something for the driver to report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathEvent {
+    /// The peer's address changed or was validated.
+    Peer(PeerChange),
+    /// The largest datagram to send changed (UDP payload bytes).
+    MaxDatagram {
+        /// The size before.
+        from: usize,
+        /// The size now.
+        to: usize,
+        /// Datagrams above the base vanished (the path shrank with no ICMP to say so).
+        black_hole: bool,
+    },
+}
+
+/// A path message to send: seal it (in an encrypted session) and send it to `to`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Transmit {
+    /// Where.
+    pub to: SocketAddr,
+    /// The message's bytes (a probe is padded so that, sealed, it has the probed size).
+    pub message: Vec<u8>,
+}
+
+/// Counters of a path's life.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PathStats {
+    /// Moves of the peer to another address.
+    pub moves: u64,
+    /// Moves undone (the new address never answered).
+    pub reverts: u64,
+    /// Probes sent.
+    pub probes: u64,
+    /// Keep-alives (and hellos) sent.
+    pub keepalives: u64,
+    /// Datagrams not sent: the peer's new address had not answered yet and had drawn its
+    /// share (anti-amplification).
+    pub held_back: u64,
+}
+
+/// One side's view of the path to its peer (see the crate docs).
+#[derive(Debug, Clone)]
+pub struct Path {
+    config: PathConfig,
+    role: Role,
+    secure: bool,
+    peer: PeerPath,
+    prober: Prober,
+    out: VecDeque<Transmit>,
+    events: VecDeque<PathEvent>,
+    last_sent: Instant,
+    /// Datagrams received from the peer, and of them above the base size (wrapping).
+    received: u32,
+    large: u32,
+    /// `received` at the last report, and when the next may go.
+    reported: u32,
+    next_report: Instant,
+    /// Plaintext dialer: when to say hello next, until the peer is heard.
+    next_hello: Option<Instant>,
+    stats: PathStats,
+}
+
+impl Path {
+    /// A side in `role`; `peer` is the dialed address (`None` for a listener); `secure`:
+    /// datagrams are sealed, so an authenticated datagram may move the peer.
+    pub fn new(
+        config: PathConfig,
+        role: Role,
+        peer: Option<SocketAddr>,
+        secure: bool,
+        now: Instant,
+    ) -> Self {
+        let next_hello = (role == Role::Dialer && !secure).then_some(now);
+        Path {
+            peer: PeerPath::new(config.clone(), peer, now),
+            prober: Prober::new(config.clone(), now),
+            config,
+            role,
+            secure,
+            out: VecDeque::new(),
+            events: VecDeque::new(),
+            last_sent: now,
+            received: 0,
+            large: 0,
+            reported: 0,
+            next_report: now,
+            next_hello,
+            stats: PathStats::default(),
+        }
+    }
+
+    /// Where the peer is, if known.
+    pub fn peer(&self) -> Option<SocketAddr> {
+        self.peer.current()
+    }
+
+    /// Counters so far.
+    pub fn stats(&self) -> PathStats {
+        self.stats
+    }
+
+    /// The largest datagram to send (UDP payload bytes, sealing included).
+    pub fn max_datagram(&self) -> usize {
+        self.prober.max_datagram()
+    }
+
+    /// The next change to report.
+    pub fn poll_event(&mut self) -> Option<PathEvent> {
+        self.events.pop_front()
+    }
+
+    /// A datagram of `size` bytes (as it arrived, sealed or not) from `from`, opened where the
+    /// session is encrypted. Returns whether it is the peer's: `false` means drop it (path
+    /// messages excepted: give those to [`Path::handle_message`] either way).
+    pub fn handle_received(
+        &mut self,
+        now: Instant,
+        from: SocketAddr,
+        size: usize,
+        origin: Origin,
+    ) -> bool {
+        let (ours, change) = match (self.role, origin) {
+            (Role::Follower, Origin::Plain) => (true, None),
+            _ => self.peer.on_received(now, from, size, origin),
+        };
+        if let Some(change) = change {
+            self.on_peer_change(now, change);
+        }
+        if ours {
+            self.next_hello = None;
+            self.received = self.received.wrapping_add(1);
+            if size > self.config.base_datagram {
+                self.large = self.large.wrapping_add(1);
+            }
+        }
+        ours
+    }
+
+    /// The driver's session rules chose the peer at `to` ([`Role::Follower`] only).
+    pub fn follow(&mut self, now: Instant, to: SocketAddr) {
+        if self.role != Role::Follower {
+            return;
+        }
+        if let Some(change) = self.peer.follow(now, to) {
+            self.on_peer_change(now, change);
+        }
+    }
+
+    fn on_peer_change(&mut self, now: Instant, change: PeerChange) {
+        match change {
+            PeerChange::Moved { from: Some(from), to } | PeerChange::Reverted { from, to } => {
+                self.stats.moves += u64::from(matches!(change, PeerChange::Moved { .. }));
+                self.stats.reverts += u64::from(matches!(change, PeerChange::Reverted { .. }));
+                // Another network may carry less: search again from the base. A new port on
+                // the same address (a NAT's new mapping) is the same path.
+                if from.ip() != to.ip() {
+                    self.prober = Prober::new(self.config.clone(), now);
+                    self.push_size_change(self.max_datagram(), false);
+                }
+            }
+            PeerChange::Moved { from: None, .. } | PeerChange::Validated(_) => {}
+        }
+        self.events.push_back(PathEvent::Peer(change));
+    }
+
+    fn push_size_change(&mut self, to: usize, black_hole: bool) {
+        let from = self.events.iter().rev().find_map(|e| match e {
+            PathEvent::MaxDatagram { to, .. } => Some(*to),
+            _ => None,
+        });
+        if from != Some(to) {
+            self.events.push_back(PathEvent::MaxDatagram {
+                from: from.unwrap_or(to),
+                to,
+                black_hole,
+            });
+        }
+    }
+
+    /// A path message from `from` that arrived as `origin`.
+    pub fn handle_message(&mut self, now: Instant, from: SocketAddr, message: Message, origin: Origin) {
+        let authenticated = matches!(origin, Origin::Authenticated { .. });
+        let from_peer = self.peer.current() == Some(from);
+        let trusted = authenticated || from_peer;
+        match message {
+            Message::Probe { id, .. } if trusted => self.queue(from, Message::ProbeAck { id }),
+            Message::ProbeAck { id } => {
+                self.prober.on_ack(now, id);
+                self.take_prober_changes();
+            }
+            Message::KeepAlive { len } if !self.secure && self.role == Role::Listener => {
+                self.peer.on_hello(now, from, len);
+            }
+            Message::Challenge { token } if trusted => {
+                self.queue(from, Message::Response { token });
+            }
+            Message::Response { token } => {
+                if let Some(change) = self.peer.on_response(now, from, token) {
+                    self.on_peer_change(now, change);
+                }
+            }
+            Message::Report { received, large } if trusted && from_peer => {
+                self.prober.on_report(now, received, large);
+                self.take_prober_changes();
+            }
+            _ => {}
+        }
+    }
+
+    /// An encrypted session's handshake completed at this side (the dialer's): a keep-alive
+    /// at once confirms the keys to the listener, which may then send.
+    pub fn on_established(&mut self) {
+        if let Some(to) = self.peer.current() {
+            self.queue(to, Message::KeepAlive { len: 2 });
+        }
+    }
+
+    fn queue(&mut self, to: SocketAddr, message: Message) {
+        self.out.push_back(Transmit {
+            to,
+            message: wire::emit(&message),
+        });
+    }
+
+    fn take_prober_changes(&mut self) {
+        while let Some((_, to, black_hole)) = self.prober.take_change() {
+            self.push_size_change(to, black_hole);
+        }
+    }
+
+    /// Whether a datagram of `size` bytes may go to the peer now. `false`: the peer's new
+    /// address has not answered its challenge and has drawn its share; drop the datagram
+    /// (counted in [`PathStats::held_back`]).
+    pub fn may_send(&mut self, size: usize) -> bool {
+        let ok = self.peer.may_send(size);
+        self.stats.held_back += u64::from(!ok && self.peer.current().is_some());
+        ok
+    }
+
+    /// A scheme's datagram of `size` bytes went to the peer.
+    pub fn on_sent(&mut self, now: Instant, size: usize) {
+        self.peer.on_sent(size);
+        self.prober.on_sent(now, size);
+        self.last_sent = now;
+    }
+
+    /// Time passed: challenges, probes, reports, keep-alives and hellos that are due.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        if let Some(change) = self.peer.handle_timeout(now) {
+            self.on_peer_change(now, change);
+        }
+        let Some(peer) = self.peer.current() else {
+            return;
+        };
+        if self.peer.is_validated() {
+            self.prober.handle_timeout(now);
+            self.take_prober_changes();
+        }
+        if self.received != self.reported && now >= self.next_report {
+            self.reported = self.received;
+            self.next_report = now + self.config.report_every;
+            let (received, large) = (self.received, self.large);
+            self.queue(peer, Message::Report { received, large });
+        }
+        if let Some(at) = self.next_hello.filter(|at| now >= *at) {
+            let _ = at;
+            self.next_hello = Some(now + HELLO_EVERY);
+            self.stats.keepalives += 1;
+            let len = wire::CHALLENGE_LEN;
+            self.queue(peer, Message::KeepAlive { len });
+        } else if now.saturating_duration_since(self.last_sent) >= self.config.keepalive_after {
+            self.stats.keepalives += 1;
+            self.queue(peer, Message::KeepAlive { len: 2 });
+        }
+    }
+
+    /// The next path message to send (seal it first in an encrypted session).
+    pub fn poll_transmit(&mut self, now: Instant) -> Option<Transmit> {
+        let t = if let Some((to, token)) = self.peer.poll_challenge() {
+            Transmit {
+                to,
+                message: wire::emit(&Message::Challenge { token }),
+            }
+        } else if let Some(probe) = self.prober.poll_probe() {
+            self.stats.probes += 1;
+            let len = probe.size.saturating_sub(self.config.seal_overhead);
+            Transmit {
+                to: self.peer.current()?,
+                message: wire::emit(&Message::Probe { id: probe.id, len }),
+            }
+        } else {
+            self.out.pop_front()?
+        };
+        if Some(t.to) == self.peer.current() {
+            self.peer.on_sent(t.message.len() + self.config.seal_overhead);
+            self.last_sent = now;
+        }
+        Some(t)
+    }
+
+    /// When [`Path::handle_timeout`] next has something to do.
+    pub fn poll_timeout(&self) -> Instant {
+        let mut t = self.peer.poll_timeout();
+        if self.peer.current().is_none() {
+            return t;
+        }
+        if self.peer.is_validated() {
+            t = t.min(self.prober.poll_timeout());
+        }
+        if self.received != self.reported {
+            t = t.min(self.next_report);
+        }
+        if let Some(hello) = self.next_hello {
+            t = t.min(hello);
+        }
+        t.min(self.last_sent + self.config.keepalive_after)
+    }
+}

@@ -18,10 +18,16 @@ use crate::window;
 
 /// Flags of `salsify recv`.
 #[derive(Args, Debug, Clone)]
+#[command(group(clap::ArgGroup::new("meet").required(true).args(["to", "listen"])))]
 pub struct RecvArgs {
-    /// Where to listen, HOST:PORT (e.g. 127.0.0.1:9000, or 0.0.0.0:9000 for every interface).
+    /// Where to listen, HOST:PORT (e.g. 127.0.0.1:9000, or 0.0.0.0:9000 for every interface),
+    /// for a sender that dials (`salsify send --to`).
     #[arg(long)]
-    pub listen: String,
+    pub listen: Option<String>,
+    /// Dial a sender listening at HOST:PORT (`salsify send --listen`): for a receiver behind
+    /// a NAT, which can dial out but not be dialed. This side starts the handshake.
+    #[arg(long)]
+    pub to: Option<String>,
     /// The sender's scheme (as `salsify send --scheme`). Default: learned from each session's
     /// first datagram. Given, datagrams of another scheme are ignored and counted (anyone can
     /// send one), with a note naming both schemes.
@@ -131,6 +137,10 @@ impl RecvArgs {
             },
             status: !self.quiet,
             secure: self.keys.secure_config()?,
+            dial: match &self.to {
+                Some(to) => Some(udp::resolve_destination(to)?),
+                None => None,
+            },
         })
     }
 }
@@ -140,7 +150,11 @@ pub fn run(args: &RecvArgs) -> Result<()> {
     let config = args.loop_config()?;
     // The outputs are created before the socket is bound: a bad path fails at once.
     let display = runtime::display::Display::new(config.display.clone())?;
-    let socket = receiver_loop::bind(udp::resolve(&args.listen)?)?;
+    let socket = match (&args.listen, config.dial) {
+        (Some(listen), None) => receiver_loop::bind(udp::resolve(listen)?)?,
+        (None, Some(to)) => udp::bind_for(to)?,
+        _ => bail!("give exactly one of --listen HOST:PORT (wait for the sender) or --to HOST:PORT (dial it)"),
+    };
     let size = (config.source.width, config.source.height);
     let title = format!("salsify recv {}", socket.local_addr()?);
     let window = window::open(args.display, &title, size, args.size.is_none())?;
@@ -157,10 +171,16 @@ pub fn run(args: &RecvArgs) -> Result<()> {
             Some(c) => format!("encrypted sessions with peer key {}", c.peer.fingerprint()),
             None => "plaintext".to_string(),
         };
-        eprintln!(
-            "salsify recv: listening on {} for {scheme} ({how})",
-            socket.local_addr()?
-        );
+        match config.dial {
+            Some(to) => eprintln!(
+                "salsify recv: dialing {to} from {} for {scheme} ({how})",
+                socket.local_addr()?
+            ),
+            None => eprintln!(
+                "salsify recv: listening on {} for {scheme} ({how})",
+                socket.local_addr()?
+            ),
+        }
     }
     if config.secure.is_none() {
         eprintln!("{}", plaintext_warning("salsify recv"));

@@ -10,14 +10,22 @@ use salsify_time::Duration;
 use crate::dashboard;
 use crate::flags::{plaintext_warning, KeyArgs, SchemeArgs, SourceArgs};
 use crate::runtime::sender_loop::{self, SenderLoopConfig, DEFAULT_RESET_AFTER};
+use crate::runtime::peer_link::Connect;
 use crate::runtime::{self, udp, CameraInput};
 
 /// Flags of `salsify send`.
 #[derive(Args, Debug, Clone)]
+#[command(group(clap::ArgGroup::new("meet").required(true).args(["to", "listen"])))]
 pub struct SendArgs {
-    /// Where the receiver (or `salsify link`) listens, HOST:PORT.
+    /// Dial the receiver (or `salsify link`) listening at HOST:PORT. This side starts the
+    /// handshake.
     #[arg(long)]
-    pub to: String,
+    pub to: Option<String>,
+    /// Listen at HOST:PORT for a receiver that dials this sender (`salsify recv --to`):
+    /// for a receiver behind a NAT, which can dial out but not be dialed. Nothing is sent
+    /// until a receiver has dialed (and, with keys, completed the handshake).
+    #[arg(long)]
+    pub listen: Option<String>,
     #[command(flatten)]
     pub source: SourceArgs,
     #[command(flatten)]
@@ -40,9 +48,18 @@ pub struct SendArgs {
 
 /// Runs `salsify send`.
 pub fn run(args: &SendArgs) -> Result<()> {
-    let to = udp::resolve_destination(&args.to)?;
+    let connect = match (&args.to, &args.listen) {
+        (Some(to), None) => Connect::To(udp::resolve_destination(to)?),
+        (None, Some(listen)) => Connect::Listen(udp::resolve(listen)?),
+        _ => bail!("give exactly one of --to HOST:PORT (dial the receiver) or --listen HOST:PORT (wait for it to dial)"),
+    };
+    let (to, place) = match connect {
+        Connect::To(to) => (to, format!("to {to}")),
+        Connect::Listen(at) => (at, format!("listening on {at}")),
+    };
     crate::paths::check_outputs(&[("--log", args.log.as_deref())])?;
     let config = SenderLoopConfig {
+        connect,
         log: args.log.clone(),
         status: !args.quiet,
         secure: args.keys.secure_config()?,
@@ -59,12 +76,12 @@ pub fn run(args: &SendArgs) -> Result<()> {
             Some(c) => format!("encrypted, peer key {}", c.peer.fingerprint()),
             None => "plaintext".to_string(),
         };
-        eprintln!("salsify send: {} to {to} ({how})", config.scheme.name());
+        eprintln!("salsify send: {} {place} ({how})", config.scheme.name());
     }
     if config.secure.is_none() {
         eprintln!("{}", plaintext_warning("salsify send"));
     }
-    let title = format!("salsify send: {} to {to}", config.scheme.name());
+    let title = format!("salsify send: {} {place}", config.scheme.name());
     let scheme = Some(config.scheme.name());
     let dash = dashboard::start(
         args.dashboard.dashboard.as_deref(),
@@ -105,6 +122,9 @@ pub fn run(args: &SendArgs) -> Result<()> {
             args.source.input,
             totals.pictures
         );
+    }
+    if args.keys.key.is_some() && !totals.keyed && args.listen.is_some() {
+        bail!("no receiver dialed {to} with matching keys: nothing was delivered");
     }
     if args.keys.key.is_some() && !totals.keyed {
         bail!(

@@ -10,11 +10,15 @@
 //!
 //! **Black holes.** When the path shrinks mid-call and the ICMP that would say so is
 //! filtered, datagrams above the new limit vanish while smaller ones still arrive. The peer
-//! reports every [`PathConfig::report_every`] how many datagrams arrived and how many of them
-//! were above the base size; when [`PathConfig::black_hole_losses`] datagrams above the base
-//! were sent (long enough ago to have arrived) since the reports last showed one arriving,
-//! and the reports show smaller ones still arriving, the size falls back to the base at once
-//! and a new search finds what the path carries now.
+//! reports every [`PathConfig::report_every`] what arrived: in an encrypted session the
+//! highest secure-layer counter received and the highest of a datagram above the base size.
+//! Datagrams above the base sent between those two counters were overtaken by a later,
+//! smaller one: on a path that keeps order, lost. When [`PathConfig::black_hole_losses`] of
+//! them are, the size falls back to the base at once and a new search finds what the path
+//! carries now. A plaintext session has no counters; its reports count datagrams instead,
+//! and datagrams above the base sent long enough ago (twice the probes' round trip and two
+//! report intervals) since the count of large ones last grew, while the count of all still
+//! grows, make the black hole: slower, and fooled by a queue deeper than that wait.
 
 use std::collections::VecDeque;
 
@@ -67,8 +71,8 @@ pub struct Prober {
     pending: Option<Probe>,
     /// Smoothed round trip of probes.
     srtt: Option<Duration>,
-    /// When datagrams above the base were sent, oldest first.
-    large_sends: VecDeque<Instant>,
+    /// When datagrams above the base were sent, and their secure-layer counters, oldest first.
+    large_sends: VecDeque<(Instant, Option<u64>)>,
     /// The peer's last report (received, large) and when the large count last grew.
     report: Option<(u32, u32)>,
     large_progress_at: Instant,
@@ -110,13 +114,14 @@ impl Prober {
         self.changes.pop_front()
     }
 
-    /// A datagram of `size` bytes was sent to the peer (probes are not).
-    pub fn on_sent(&mut self, now: Instant, size: usize) {
+    /// A datagram of `size` bytes was sent to the peer (probes are not), sealed under
+    /// `counter` in an encrypted session.
+    pub fn on_sent(&mut self, now: Instant, size: usize, counter: Option<u64>) {
         if size > self.config.base_datagram {
             if self.large_sends.len() == REMEMBERED_SENDS {
                 self.large_sends.pop_front();
             }
-            self.large_sends.push_back(now);
+            self.large_sends.push_back((now, counter));
         }
         if self.phase == Phase::Waiting && size + FULL_SIZE_SLACK >= self.size {
             self.search(now);
@@ -239,8 +244,32 @@ impl Prober {
     }
 
     /// The peer reports `received` datagrams from us so far, `large` of them above the base
-    /// (both wrapping counters).
-    pub fn on_report(&mut self, now: Instant, received: u32, large: u32) {
+    /// (both wrapping counters), and in an encrypted session `counters`: the highest counter
+    /// received and the highest of a datagram above the base.
+    pub fn on_report(
+        &mut self,
+        now: Instant,
+        received: u32,
+        large: u32,
+        counters: Option<(u64, u64)>,
+    ) {
+        if let Some((newest, newest_large)) = counters {
+            // Settled: sends the peer's newest large datagram is not older than.
+            self.large_sends
+                .retain(|(_, c)| c.is_none_or(|c| c > newest_large));
+            if self.size <= self.config.base_datagram {
+                return;
+            }
+            let overtaken = self
+                .large_sends
+                .iter()
+                .filter(|(_, c)| c.is_some_and(|c| c < newest))
+                .count();
+            if overtaken >= self.config.black_hole_losses {
+                self.black_hole(now);
+            }
+            return;
+        }
         let Some((last_received, last_large)) = self.report.replace((received, large)) else {
             self.large_progress_at = now;
             return;
@@ -260,7 +289,7 @@ impl Prober {
         let lost = self
             .large_sends
             .iter()
-            .filter(|t| **t > self.large_progress_at && **t <= due_by)
+            .filter(|(t, _)| *t > self.large_progress_at && *t <= due_by)
             .count();
         if lost >= self.config.black_hole_losses {
             self.black_hole(now);
@@ -308,7 +337,7 @@ mod tests {
                 }
                 true
             });
-            p.on_sent(now, p.max_datagram());
+            p.on_sent(now, p.max_datagram(), None);
             t += 10;
         }
         p.max_datagram()
@@ -333,10 +362,10 @@ mod tests {
     #[test]
     fn nothing_is_probed_until_a_full_size_datagram_is_sent() {
         let mut p = Prober::new(PathConfig::default(), ms(0));
-        p.on_sent(ms(0), 200);
+        p.on_sent(ms(0), 200, None);
         p.handle_timeout(ms(1000));
         assert_eq!(p.poll_probe(), None);
-        p.on_sent(ms(1000), 1200);
+        p.on_sent(ms(1000), 1200, None);
         p.handle_timeout(ms(1000));
         assert_eq!(p.poll_probe().map(|x| x.size), Some(1472));
     }
@@ -350,11 +379,11 @@ mod tests {
         let (mut received, large) = (100u32, 50u32);
         let mut t = 1000;
         while p.max_datagram() > 1200 && t < 3000 {
-            p.on_sent(ms(t), 1472);
-            p.on_sent(ms(t), 300);
+            p.on_sent(ms(t), 1472, None);
+            p.on_sent(ms(t), 300, None);
             if t % 100 == 0 {
                 received += 10;
-                p.on_report(ms(t), received, large);
+                p.on_report(ms(t), received, large, None);
             }
             t += 10;
         }
@@ -371,11 +400,11 @@ mod tests {
         assert_eq!(settle(&mut p, 1472, 0, 200), 1472);
         let (mut received, mut large) = (0u32, 0u32);
         for t in (1000..5000).step_by(10) {
-            p.on_sent(ms(t), 1472);
+            p.on_sent(ms(t), 1472, None);
             if t % 100 == 0 {
                 received += 10;
                 large += 10;
-                p.on_report(ms(t), received, large);
+                p.on_report(ms(t), received, large, None);
             }
         }
         assert_eq!(p.max_datagram(), 1472);
@@ -385,11 +414,11 @@ mod tests {
     fn a_silent_peer_is_no_black_hole() {
         let mut p = Prober::new(PathConfig::default(), ms(0));
         assert_eq!(settle(&mut p, 1472, 0, 200), 1472);
-        p.on_report(ms(300), 10, 5);
+        p.on_report(ms(300), 10, 5, None);
         for t in (400..5000).step_by(10) {
-            p.on_sent(ms(t), 1472);
+            p.on_sent(ms(t), 1472, None);
             if t % 100 == 0 {
-                p.on_report(ms(t), 10, 5); // nothing arrives at all: an outage
+                p.on_report(ms(t), 10, 5, None); // nothing arrives at all: an outage
             }
         }
         assert_eq!(p.max_datagram(), 1472);
@@ -398,7 +427,7 @@ mod tests {
     #[test]
     fn a_late_acknowledgement_still_counts() {
         let mut p = Prober::new(PathConfig::default(), ms(0));
-        p.on_sent(ms(0), 1200);
+        p.on_sent(ms(0), 1200, None);
         p.handle_timeout(ms(0));
         let first = p.poll_probe().unwrap();
         // Given up on after three tries...
@@ -408,6 +437,40 @@ mod tests {
         }
         // ...then its acknowledgement arrives.
         p.on_ack(ms(1600), first.id);
+        assert_eq!(p.max_datagram(), 1472);
+    }
+
+    #[test]
+    fn counters_tell_a_black_hole_within_a_report() {
+        let mut p = Prober::new(PathConfig::default(), ms(0));
+        assert_eq!(settle(&mut p, 1472, 0, 200), 1472);
+        while p.take_change().is_some() {}
+        // Counters 1..: large datagrams 1-10 arrive; from 11 on only the small ones do.
+        for c in 1..=30u64 {
+            p.on_sent(ms(1000 + c), if c % 3 == 0 { 300 } else { 1472 }, Some(c));
+        }
+        p.on_report(ms(1040), 5, 5, Some((10, 10)));
+        assert_eq!(p.max_datagram(), 1472, "nothing overtaken yet");
+        p.on_report(ms(1100), 12, 7, Some((30, 10)));
+        assert_eq!(p.max_datagram(), 1200, "large 11..29 overtaken by 30");
+        assert_eq!(p.take_change(), Some((1472, 1200, true)));
+    }
+
+    #[test]
+    fn a_deep_queue_is_no_black_hole_with_counters() {
+        let mut p = Prober::new(PathConfig::default(), ms(0));
+        assert_eq!(settle(&mut p, 1472, 0, 200), 1472);
+        // Two seconds of queue: reports lag far behind the sends, but in order.
+        for c in 1..=400u64 {
+            let t = 1000 + 10 * c;
+            p.on_sent(ms(t), if c % 4 == 0 { 200 } else { 1472 }, Some(c));
+            if c > 200 && c % 10 == 0 {
+                let arrived = c - 200;
+                let large = arrived - arrived % 4 + (arrived % 4).min(3);
+                let newest_large = if arrived % 4 == 0 { arrived - 1 } else { arrived };
+                p.on_report(ms(t), arrived as u32, large as u32, Some((arrived, newest_large)));
+            }
+        }
         assert_eq!(p.max_datagram(), 1472);
     }
 
@@ -429,7 +492,7 @@ mod tests {
                     }
                 }
                 acks.retain(|(at, id)| if *at <= now { p.on_ack(now, *id); false } else { true });
-                p.on_sent(now, p.max_datagram());
+                p.on_sent(now, p.max_datagram(), None);
                 prop_assert!(p.max_datagram() <= carries.max(1200));
                 prop_assert!(p.max_datagram() <= 1472);
             }

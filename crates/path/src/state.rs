@@ -79,9 +79,12 @@ pub struct Path {
     out: VecDeque<Transmit>,
     events: VecDeque<PathEvent>,
     last_sent: Instant,
-    /// Datagrams received from the peer, and of them above the base size (wrapping).
+    /// Datagrams received from the peer, and of them above the base size (wrapping); the
+    /// highest secure-layer counters received, of any and of a large one.
     received: u32,
     large: u32,
+    newest: u64,
+    newest_large: u64,
     /// `received` at the last report, and when the next may go.
     reported: u32,
     next_report: Instant,
@@ -112,6 +115,8 @@ impl Path {
             last_sent: now,
             received: 0,
             large: 0,
+            newest: 0,
+            newest_large: 0,
             reported: 0,
             next_report: now,
             next_hello,
@@ -140,14 +145,16 @@ impl Path {
     }
 
     /// A datagram of `size` bytes (as it arrived, sealed or not) from `from`, opened where the
-    /// session is encrypted. Returns whether it is the peer's: `false` means drop it (path
-    /// messages excepted: give those to [`Path::handle_message`] either way).
+    /// session is encrypted (under secure-layer `counter`). Returns whether it is the peer's:
+    /// `false` means drop it (path messages excepted: give those to [`Path::handle_message`]
+    /// either way).
     pub fn handle_received(
         &mut self,
         now: Instant,
         from: SocketAddr,
         size: usize,
         origin: Origin,
+        counter: Option<u64>,
     ) -> bool {
         let (ours, change) = match (self.role, origin) {
             (Role::Follower, Origin::Plain) => (true, None),
@@ -159,8 +166,19 @@ impl Path {
         if ours {
             self.next_hello = None;
             self.received = self.received.wrapping_add(1);
-            if size > self.config.base_datagram {
+            let large = size > self.config.base_datagram;
+            if large {
                 self.large = self.large.wrapping_add(1);
+            }
+            if let Some(c) = counter {
+                // A new session's counters start again below the old ones.
+                if c < self.newest.saturating_sub(1 << 20) {
+                    (self.newest, self.newest_large) = (0, 0);
+                }
+                self.newest = self.newest.max(c);
+                if large {
+                    self.newest_large = self.newest_large.max(c);
+                }
             }
         }
         ours
@@ -229,8 +247,14 @@ impl Path {
                     self.on_peer_change(now, change);
                 }
             }
-            Message::Report { received, large } if trusted && from_peer => {
-                self.prober.on_report(now, received, large);
+            Message::Report {
+                received,
+                large,
+                newest,
+                newest_large,
+            } if trusted && from_peer => {
+                let counters = (newest > 0).then_some((newest, newest_large));
+                self.prober.on_report(now, received, large, counters);
                 self.take_prober_changes();
             }
             _ => {}
@@ -267,10 +291,11 @@ impl Path {
         ok
     }
 
-    /// A scheme's datagram of `size` bytes went to the peer.
-    pub fn on_sent(&mut self, now: Instant, size: usize) {
+    /// A scheme's datagram of `size` bytes went to the peer (sealed under `counter` in an
+    /// encrypted session).
+    pub fn on_sent(&mut self, now: Instant, size: usize, counter: Option<u64>) {
         self.peer.on_sent(size);
-        self.prober.on_sent(now, size);
+        self.prober.on_sent(now, size, counter);
         self.last_sent = now;
     }
 
@@ -289,8 +314,13 @@ impl Path {
         if self.received != self.reported && now >= self.next_report {
             self.reported = self.received;
             self.next_report = now + self.config.report_every;
-            let (received, large) = (self.received, self.large);
-            self.queue(peer, Message::Report { received, large });
+            let report = Message::Report {
+                received: self.received,
+                large: self.large,
+                newest: self.newest,
+                newest_large: self.newest_large,
+            };
+            self.queue(peer, report);
         }
         if let Some(at) = self.next_hello.filter(|at| now >= *at) {
             let _ = at;

@@ -12,6 +12,8 @@
 //!  response   (5)  2  8 token u64 of the challenge
 //!  report     (6)  2  4 datagrams received from the peer, u32, wrapping
 //!                  6  4 of those larger than the base size, u32, wrapping
+//!                 10  8 the highest secure-layer counter received (0: plaintext)
+//!                 18  8 the highest counter of a datagram larger than the base (0: none)
 //! ```
 //! Parsing checks the shape only (kind, exact lengths); it never panics.
 
@@ -28,7 +30,7 @@ pub const PROBE_MIN_LEN: usize = 10;
 /// Bytes of a challenge (and of a response, and of a dialer's hello).
 pub const CHALLENGE_LEN: usize = 10;
 /// Bytes of a report.
-pub const REPORT_LEN: usize = 10;
+pub const REPORT_LEN: usize = 26;
 /// Longest keep-alive accepted (its padding bounded so a keep-alive is never a flood).
 pub const KEEPALIVE_MAX_LEN: usize = 64;
 
@@ -68,6 +70,10 @@ pub enum Message {
         received: u32,
         /// Of those, larger than the base size, wrapping.
         large: u32,
+        /// The highest secure-layer counter received (0: none, or plaintext).
+        newest: u64,
+        /// The highest counter of a datagram larger than the base received (0: none).
+        newest_large: u64,
     },
 }
 
@@ -133,6 +139,8 @@ pub fn parse(datagram: &[u8]) -> Result<Message, WireError> {
         REPORT if len == REPORT_LEN => Ok(Message::Report {
             received: u32_at(datagram, 2),
             large: u32_at(datagram, 6),
+            newest: u64_at(datagram, 10),
+            newest_large: u64_at(datagram, 18),
         }),
         PROBE | PROBE_ACK | KEEPALIVE | CHALLENGE | RESPONSE | REPORT => Err(bad),
         other => Err(WireError::UnknownKind(other)),
@@ -161,10 +169,17 @@ pub fn emit(message: &Message) -> Vec<u8> {
         }
         Message::Challenge { token } => with_u64(CHALLENGE, token),
         Message::Response { token } => with_u64(RESPONSE, token),
-        Message::Report { received, large } => {
+        Message::Report {
+            received,
+            large,
+            newest,
+            newest_large,
+        } => {
             let mut b = vec![PATH_TAG, REPORT];
             b.extend_from_slice(&received.to_be_bytes());
             b.extend_from_slice(&large.to_be_bytes());
+            b.extend_from_slice(&newest.to_be_bytes());
+            b.extend_from_slice(&newest_large.to_be_bytes());
             b
         }
     }
@@ -182,8 +197,14 @@ mod tests {
             (2..=KEEPALIVE_MAX_LEN).prop_map(|len| Message::KeepAlive { len }),
             any::<u64>().prop_map(|token| Message::Challenge { token }),
             any::<u64>().prop_map(|token| Message::Response { token }),
-            (any::<u32>(), any::<u32>())
-                .prop_map(|(received, large)| Message::Report { received, large }),
+            (any::<u32>(), any::<u32>(), any::<u64>(), any::<u64>()).prop_map(
+                |(received, large, newest, newest_large)| Message::Report {
+                    received,
+                    large,
+                    newest,
+                    newest_large
+                }
+            ),
         ]
     }
 

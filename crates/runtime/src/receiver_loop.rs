@@ -5,26 +5,30 @@
 //! (and its successor's, if any) is drained: feedback goes back to the sender, shown frames
 //! to the [`Display`] and the observer.
 //!
-//! Encryption: with [`ReceiverLoopConfig::secure`] each datagram is first opened by a
-//! [`SecureChannel`] (the handshake's responder); only what it opens reaches the session
-//! rules, so forged, replayed or altered datagrams cost one cheap check or one AEAD open and
-//! touch no session. The feedback the endpoints send is sealed the same way.
+//! The peer: the receiver listens, or dials a listening sender
+//! ([`ReceiverLoopConfig::dial`]). A [`PeerLink`] opens each datagram first (with
+//! [`ReceiverLoopConfig::secure`]); only what it opens reaches the session rules, so forged,
+//! replayed or altered datagrams cost one cheap check or one AEAD open and touch no session.
+//! An encrypted session has one peer wherever it is (a roam moves its session along); a
+//! plaintext receiver tells senders apart by address. The feedback the endpoints send is
+//! sealed the same way.
 
 use std::net::{SocketAddr, UdpSocket};
+
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 
 use anyhow::Result;
 use salsify_endpoint::{Displayed, ReceiverEvent, ReceiverOutput, ReceiverStats};
 use salsify_schemes::{SchemeConfig, SchemeParams, SourceInfo};
-use salsify_secure::{SecureChannel, SecureConfig};
+use salsify_secure::SecureConfig;
 use salsify_time::{Duration, Instant};
 
 use crate::clock;
 use crate::display::{Display, DisplayConfig};
 use crate::observe::{Observation, Observer, STATE_EVERY};
 use crate::receiver_sessions::{Session, Sessions};
-use crate::secure_io::{self, DropLog, Opened};
+use crate::peer_link::{Contact, PeerLink};
 use crate::status::ReceiverStatus;
 use crate::udp::{self, Received};
 
@@ -60,6 +64,8 @@ pub struct ReceiverLoopConfig {
     pub status: bool,
     /// Keys: only datagrams sealed by the peer holding them are taken (`None`: plaintext).
     pub secure: Option<SecureConfig>,
+    /// Dial a sender listening here (`salsify recv --to`) instead of waiting to be dialed.
+    pub dial: Option<SocketAddr>,
 }
 
 impl Default for ReceiverLoopConfig {
@@ -78,6 +84,7 @@ impl Default for ReceiverLoopConfig {
             display: DisplayConfig::default(),
             status: false,
             secure: None,
+            dial: None,
         }
     }
 }
@@ -112,14 +119,12 @@ pub struct ReceiverTotals {
 
 struct Loop {
     config: ReceiverLoopConfig,
-    socket: UdpSocket,
+    link: PeerLink,
     sessions: Sessions,
     display: Display,
     totals: ReceiverTotals,
     observer: Observer,
     status: ReceiverStatus,
-    secure: Option<SecureChannel>,
-    drops: DropLog,
     /// When the counters are next reported to the observer.
     next_state: Instant,
     /// The newest send time of a frame shown, and its session.
@@ -161,16 +166,23 @@ pub fn run_with_display(
         config.session_timeout,
         config.takeover_after,
     );
-    let secure = config
-        .secure
-        .clone()
-        .map(|c| SecureChannel::responder(c, clock::now()));
+    let contact = match (config.dial, &config.secure) {
+        (Some(to), _) => Contact::Dial(to),
+        (None, Some(_)) => Contact::Listen,
+        (None, None) => Contact::Follow,
+    };
+    let link = PeerLink::new(
+        socket,
+        contact,
+        config.secure.clone(),
+        "salsify recv",
+        config.status,
+        clock::now(),
+    );
     let mut l = Loop {
-        secure,
-        drops: DropLog::new("salsify recv"),
+        link,
         next_state: Instant::ZERO,
         newest_sent: None,
-        socket,
         sessions,
         display,
         totals: ReceiverTotals::default(),
@@ -191,8 +203,10 @@ impl Loop {
             let now = clock::now();
             self.sessions.expire(now);
             let deadline = self.drain(now)?;
+            self.link.flush(now);
             self.tick_status(now);
             let wait = deadline
+                .min(self.link.deadline())
                 .saturating_duration_since(clock::now())
                 .min(MAX_WAIT);
             match rx.recv_timeout(wait) {
@@ -206,7 +220,7 @@ impl Loop {
         }
         self.totals.ignored = self.sessions.ignored;
         self.totals.foreign = self.sessions.foreign;
-        self.totals.rejected = self.drops.total;
+        self.totals.rejected = self.link.rejected();
         Ok(())
     }
 
@@ -225,7 +239,7 @@ impl Loop {
                 at: now,
                 shown: self.totals.shown,
                 stats,
-                rejected: self.drops.total,
+                rejected: self.link.rejected(),
             });
         }
     }
@@ -233,11 +247,17 @@ impl Loop {
     fn on_datagram(&mut self, d: Received) -> Result<()> {
         self.totals.datagrams += 1;
         self.totals.kernel_stamps += u64::from(d.kernel_stamp);
-        let Some(bytes) = self.open(&d) else {
+        let Some((from, bytes)) = self.link.receive(&d) else {
             return Ok(());
         };
+        if self.config.secure.is_some() {
+            self.sessions.repoint(from);
+        }
         let before = self.sessions.started;
-        self.sessions.route(d.at, d.from, &bytes)?;
+        self.sessions.route(d.at, from, &bytes)?;
+        if let Some(s) = &self.sessions.current {
+            self.link.follow(d.at, s.peer);
+        }
         if let Some(note) = self.sessions.take_note() {
             eprintln!("salsify recv: {note}");
         }
@@ -254,23 +274,6 @@ impl Loop {
             }
         }
         Ok(())
-    }
-
-    /// The datagram `d` carries for the sessions: opened by the secure channel, or as it
-    /// came without one. `None`: nothing for them (a handshake, answered here, or a datagram
-    /// dropped and logged).
-    fn open(&mut self, d: &Received) -> Option<Vec<u8>> {
-        match secure_io::open(self.secure.as_mut(), &mut self.drops, d) {
-            Opened::Data(plain) => Some(plain),
-            Opened::Reply(reply) => {
-                udp::send(&self.socket, &reply, d.from);
-                if self.config.status {
-                    eprintln!("salsify recv: handshake from {}", d.from);
-                }
-                None
-            }
-            Opened::Established | Opened::Dropped => None,
-        }
     }
 
     /// Carries out the endpoints' outputs; returns the earliest next deadline.
@@ -301,7 +304,7 @@ impl Loop {
         loop {
             match s.endpoint.poll_output(now) {
                 ReceiverOutput::Transmit(bytes) => {
-                    transmit(&self.socket, &mut self.secure, now, &bytes, s.peer);
+                    self.link.send(now, &bytes, Some(s.peer));
                 }
                 ReceiverOutput::Event(ReceiverEvent::Display(d)) => {
                     let horizon = self.config.replay_horizon;
@@ -338,7 +341,7 @@ impl Loop {
         loop {
             match s.endpoint.poll_output(now) {
                 ReceiverOutput::Transmit(bytes) => {
-                    transmit(&self.socket, &mut self.secure, now, &bytes, s.peer);
+                    self.link.send(now, &bytes, Some(s.peer));
                 }
                 ReceiverOutput::Event(ReceiverEvent::Display(d)) if d.keyframe => {
                     let number = self.sessions.started + 1;
@@ -360,27 +363,6 @@ impl Loop {
                     return Ok(false);
                 }
             }
-        }
-    }
-}
-
-/// Sends an endpoint's datagram to `peer`, sealed when the receiver has keys (dropped while
-/// no session is confirmed: nothing the peer could open).
-fn transmit(
-    socket: &UdpSocket,
-    secure: &mut Option<SecureChannel>,
-    now: Instant,
-    bytes: &[u8],
-    peer: SocketAddr,
-) {
-    match secure {
-        Some(channel) => {
-            if let Some(sealed) = channel.seal(now, bytes) {
-                udp::send(socket, &sealed, peer);
-            }
-        }
-        None => {
-            udp::send(socket, bytes, peer);
         }
     }
 }

@@ -150,6 +150,14 @@ impl Sessions {
         self.route_to_successor(now, from, bytes)
     }
 
+    /// The peer of an encrypted session moved to `to` (roaming): its session and successor
+    /// follow it (every datagram that reaches the rules is the one peer's).
+    pub fn repoint(&mut self, to: SocketAddr) {
+        for s in [&mut self.current, &mut self.successor].into_iter().flatten() {
+            s.peer = to;
+        }
+    }
+
     /// The successor showed a keyframe: it becomes the current session.
     pub fn promote(&mut self, now: Instant) {
         if let Some(mut s) = self.successor.take() {

@@ -11,13 +11,15 @@
 //! endpoint (under the next connection id, for schemes that use one) whose first frame is a
 //! keyframe; encodes still running for the old one are thrown away when they finish.
 //!
-//! Encryption: with [`SenderLoopConfig::secure`] every datagram the endpoint transmits is
-//! sealed by a [`SecureChannel`] (the handshake's initiator) and every datagram received is
-//! opened by it before the endpoint sees it; a new session also starts a new handshake (the
-//! receiver may have restarted without the keys).
+//! The peer: the sender dials the receiver or listens for it to dial ([`Connect`]); a
+//! [`PeerLink`] seals and opens every datagram (with [`SenderLoopConfig::secure`]), follows
+//! the receiver when its address changes (roaming), and sizes datagrams to the path (the
+//! endpoint is told the largest it may send). A listening sender feeds the endpoint no
+//! picture until a receiver has dialed. A new session of a dialing sender also starts a new
+//! handshake (the receiver may have restarted without the keys).
 
 use std::collections::VecDeque;
-use std::net::{SocketAddr, UdpSocket};
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
@@ -26,7 +28,7 @@ use anyhow::{Context, Result};
 use salsify_codec::Image;
 use salsify_endpoint::{EncodeFailed, EncodeRequest, SenderEndpoint, SenderOutput, SenderStats};
 use salsify_schemes::{Executor, SchemeConfig, SourceInfo};
-use salsify_secure::{SecureChannel, SecureConfig};
+use salsify_secure::SecureConfig;
 use salsify_time::{Duration, Instant};
 
 use crate::call_start::CallStart;
@@ -36,7 +38,7 @@ use crate::csv_log::SenderLog;
 use crate::encoder::{Encoded, EncoderThread};
 use crate::feedback_watch::FeedbackWatch;
 use crate::observe::{Observation, Observer, STATE_EVERY};
-use crate::secure_io::{self, DropLog, Opened};
+use crate::peer_link::{Connect, Contact, PeerLink};
 use crate::status::SenderStatus;
 use crate::udp::{self, Received};
 
@@ -63,8 +65,8 @@ const KEEP_PICTURES: usize = 4;
 /// Everything the sender loop needs.
 #[derive(Debug, Clone)]
 pub struct SenderLoopConfig {
-    /// Where the receiver (or the relay) listens.
-    pub to: SocketAddr,
+    /// How the receiver is met: dialed where it (or the relay) listens, or listened for.
+    pub connect: Connect,
     /// The scheme, with its parameters. It must run live ([`SchemeConfig::runs_live`]).
     pub scheme: SchemeConfig,
     /// Connection id of the first session (schemes that tell sessions apart by one use it);
@@ -92,7 +94,7 @@ impl SenderLoopConfig {
     /// Defaults for everything but the destination and the scheme.
     pub fn new(to: SocketAddr, scheme: SchemeConfig) -> Self {
         SenderLoopConfig {
-            to,
+            connect: Connect::To(to),
             scheme,
             connection_id: 1,
             cpu_used: -8,
@@ -144,7 +146,9 @@ struct Session {
 struct Loop {
     config: SenderLoopConfig,
     source: SourceInfo,
-    socket: UdpSocket,
+    link: PeerLink,
+    /// The largest datagram the endpoint was told it may send.
+    told_max: usize,
     session: Session,
     /// Stats of the sessions before this one, summed.
     earlier: SenderStats,
@@ -157,8 +161,6 @@ struct Loop {
     log: Option<SenderLog>,
     observer: Observer,
     status: SenderStatus,
-    secure: Option<SecureChannel>,
-    drops: DropLog,
     /// When the sender last had keys (or started), for the unanswered-handshake warning.
     keyed_at: Instant,
     /// A handshake completed at least once.
@@ -184,7 +186,7 @@ pub fn run(
     let jobs = config.scheme.encode_jobs();
     let executor = Executor::new(width, height, info.fps, config.cpu_used, jobs)
         .context("cannot create the VP8 encoders")?;
-    let socket = udp::bind_for(config.to)?;
+    let socket = config.connect.bind()?;
     let log = match &config.log {
         Some(path) => Some(SenderLog::create(path)?),
         None => None,
@@ -195,6 +197,19 @@ pub fn run(
         encoded_tx.send(Input::Encoded(e)).is_ok()
     })?;
     let _reader = udp::spawn_reader(&socket, stop.clone(), tx.clone(), Input::Datagram)?;
+    let now = clock::now();
+    let contact = match config.connect {
+        Connect::To(peer) => Contact::Dial(peer),
+        Connect::Listen(_) => Contact::Listen,
+    };
+    let link = PeerLink::new(
+        socket,
+        contact,
+        config.secure.clone(),
+        "salsify send",
+        config.status,
+        now,
+    );
     let camera_tx = tx;
     let camera = camera::start(source, stop.clone(), move |c| {
         camera_tx
@@ -205,19 +220,13 @@ pub fn run(
         session: 1,
         scheme: config.scheme.name(),
     });
-    let now = clock::now();
-    let secure = config
-        .secure
-        .clone()
-        .map(|c| SecureChannel::initiator(c, now, secure_io::unix_nanos()));
     let mut l = Loop {
-        secure,
-        drops: DropLog::new("salsify send"),
+        link,
+        told_max: 0,
         keyed_at: now,
         keyed: false,
         next_state: Instant::ZERO,
         source: info,
-        socket,
         session,
         earlier: SenderStats::default(),
         encoder,
@@ -305,7 +314,7 @@ impl Loop {
             // when the previous encode came back) is not lost.
             self.drain(now)?;
             self.check_session(now)?;
-            self.flush_secure(now);
+            self.flush_link(now);
             let stats = self.stats();
             self.status.tick(now, &stats);
             self.report_state(now, &stats);
@@ -325,14 +334,10 @@ impl Loop {
                     }
                 }
             }
-            let secure_deadline = self
-                .secure
-                .as_ref()
-                .map_or(Instant::FAR_FUTURE, |c| c.poll_timeout());
             let wait = self
                 .session
                 .deadline
-                .min(secure_deadline)
+                .min(self.link.deadline())
                 .saturating_duration_since(clock::now())
                 .min(MAX_WAIT);
             match rx.recv_timeout(wait) {
@@ -350,7 +355,7 @@ impl Loop {
             stats: self.stats(),
             sessions: self.session.number,
             pictures: self.captured,
-            rejected: self.drops.total,
+            rejected: self.link.rejected(),
             keyed: self.keyed,
             source_failed: None,
         };
@@ -378,20 +383,24 @@ impl Loop {
     fn handle(&mut self, input: Input) {
         let s = &mut self.session;
         match input {
-            Input::Datagram(mut d) if d.from == self.config.to => {
-                match self.open(&d) {
-                    Some(plain) => d.bytes = plain,
-                    None => return,
-                }
+            Input::Datagram(d) => {
+                let Some((_, bytes)) = self.link.receive(&d) else {
+                    return;
+                };
+                self.tell_max_datagram(d.at);
                 let s = &mut self.session;
                 let stale_before = s.endpoint.stats().stale_feedback;
-                let accepted = s.endpoint.handle_datagram(d.at, &d.bytes).is_ok()
+                let accepted = s.endpoint.handle_datagram(d.at, &bytes).is_ok()
                     && s.endpoint.stats().stale_feedback == stale_before;
                 s.watch.on_feedback(accepted);
             }
-            Input::Datagram(_) | Input::CameraDone => {}
+            Input::CameraDone => {}
             Input::Picture(c) => {
                 self.captured += 1;
+                let now = clock::now();
+                if matches!(self.config.connect, Connect::Listen(_)) && !self.link.ready(now) {
+                    return; // nobody has dialed yet: nothing to send it to
+                }
                 if let Some(start) = &self.config.call_start {
                     start.mark(c.at);
                 }
@@ -434,14 +443,10 @@ impl Loop {
         loop {
             match self.session.endpoint.poll_output(now) {
                 SenderOutput::Transmit(bytes) => {
-                    let sealed = match &mut self.secure {
-                        Some(channel) => channel.seal(now, &bytes),
-                        None => Some(bytes),
-                    };
                     // Held until the handshake completes: counted as sent when released.
-                    if let Some(datagram) = sealed {
-                        udp::send(&self.socket, &datagram, self.config.to);
-                        self.status.on_sent(datagram.len());
+                    let sent = self.link.send(now, &bytes, None);
+                    if sent > 0 {
+                        self.status.on_sent(sent);
                     }
                     self.session.watch.on_sent(now);
                 }
@@ -502,8 +507,10 @@ impl Loop {
         let fresh = new_session(&self.config, &self.source, number, connection_id)?;
         let ended = std::mem::replace(&mut self.session, fresh);
         self.earlier = sum_stats(&self.earlier, &ended.endpoint.stats());
-        if let Some(channel) = &mut self.secure {
-            channel.restart(now);
+        self.told_max = 0;
+        self.tell_max_datagram(now);
+        if self.link.is_initiator() {
+            self.link.restart_handshake(now);
         }
         self.observer.report(Observation::SenderSession {
             session: number,
@@ -515,44 +522,41 @@ impl Loop {
         Ok(())
     }
 
-    /// The datagram `d` carries for the endpoint: opened by the secure channel, or as it
-    /// came without one. `None`: nothing for the endpoint (a handshake message, or dropped
-    /// and logged).
-    fn open(&mut self, d: &Received) -> Option<Vec<u8>> {
-        match secure_io::open(self.secure.as_mut(), &mut self.drops, d) {
-            Opened::Data(plain) => Some(plain),
-            Opened::Established => {
-                let now = clock::now();
-                self.keyed_at = now;
-                self.keyed = true;
-                self.flush_secure(now);
-                None
-            }
-            Opened::Reply(_) | Opened::Dropped => None,
+    /// Tells the endpoint the largest datagram the path carries now (less sealing), when it
+    /// changed.
+    fn tell_max_datagram(&mut self, now: Instant) {
+        let max = self.link.max_scheme_datagram();
+        if max != self.told_max {
+            self.told_max = max;
+            self.session.endpoint.set_max_datagram(now, max);
         }
     }
 
-    /// Sends what the secure channel has due (handshake messages, datagrams it held), and
-    /// says once in a while if the receiver does not answer handshakes.
-    fn flush_secure(&mut self, now: Instant) {
-        let Some(channel) = &mut self.secure else {
-            return;
-        };
-        while let Some(datagram) = channel.poll_transmit(now) {
-            udp::send(&self.socket, &datagram, self.config.to);
-            self.status.on_sent(datagram.len());
+    /// Sends what the link has due (handshake messages, datagrams it held, path messages),
+    /// and says once in a while if the receiver does not answer handshakes.
+    fn flush_link(&mut self, now: Instant) {
+        let sent = self.link.flush(now);
+        if sent > 0 {
+            self.status.on_sent(sent);
         }
-        if channel.is_established(now) {
+        self.tell_max_datagram(now);
+        if self.link.ready(now) {
             self.keyed_at = now;
             self.keyed = true;
         } else if now.saturating_duration_since(self.keyed_at) >= UNANSWERED_HANDSHAKE {
             self.keyed_at = now;
-            if self.config.status {
-                eprintln!(
-                    "salsify send: no handshake answer from {} yet: is the receiver running, \
-                     with --key/--peer-key matching ours?",
-                    self.config.to
-                );
+            if !self.config.status {
+                return;
+            }
+            match self.config.connect {
+                Connect::To(to) if self.config.secure.is_some() => eprintln!(
+                    "salsify send: no handshake answer from {to} yet: is the receiver running, \
+                     with --key/--peer-key matching ours?"
+                ),
+                Connect::To(_) => {}
+                Connect::Listen(at) => {
+                    eprintln!("salsify send: waiting for a receiver to dial {at} (salsify recv --to)")
+                }
             }
         }
     }

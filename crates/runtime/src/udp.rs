@@ -83,6 +83,7 @@ pub fn bind(addr: SocketAddr) -> Result<UdpSocket> {
     })?;
     enable_timestamps(&socket);
     enlarge_buffers(&socket);
+    crate::dont_fragment::set(&socket);
     Ok(socket)
 }
 

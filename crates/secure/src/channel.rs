@@ -241,6 +241,8 @@ pub struct SecureChannel {
     last_init_timestamp: u64,
     limiter: Limiter,
     stats: SecureStats,
+    /// Whether the last datagram opened had the highest counter its session had accepted.
+    last_opened_newest: bool,
 }
 
 impl std::fmt::Debug for SecureChannel {
@@ -296,6 +298,7 @@ impl SecureChannel {
             last_init_timestamp: 0,
             limiter,
             stats: SecureStats::default(),
+            last_opened_newest: false,
         }
     }
 
@@ -317,6 +320,13 @@ impl SecureChannel {
     /// The peer's session index of the keys in use, if any (the id a log can name).
     pub fn session_id(&self) -> Option<u32> {
         self.current.as_ref().map(|k| k.local_index)
+    }
+
+    /// Whether the datagram last opened ([`Incoming::Data`]) had a counter above every one its
+    /// session accepted before: only such a datagram may move the peer to a new address (a
+    /// replayed, late or reordered one may not).
+    pub fn last_opened_newest(&self) -> bool {
+        self.last_opened_newest
     }
 
     /// What a datagram could change.
@@ -552,6 +562,7 @@ impl SecureChannel {
             .read_message(counter, sealed, &mut plain)
             .map_err(|_| Rejected::Forged)?;
         plain.truncate(n);
+        let newest = counter >= keys.window.next();
         keys.window.insert(counter);
         if let Slot::Unconfirmed(i) = slot {
             // Key confirmation: the peer uses these keys, so this side does too; the other
@@ -561,6 +572,7 @@ impl SecureChannel {
             self.unconfirmed.clear();
             self.stats.established += 1;
         }
+        self.last_opened_newest = newest && slot != Slot::Previous;
         Ok(Incoming::Data(plain))
     }
 

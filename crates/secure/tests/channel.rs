@@ -411,3 +411,21 @@ fn a_slow_path_completes_the_handshake_and_retries_back_off() {
     let ack = data(&mut receiver, at(1201), b"ack");
     assert_eq!(opened(&mut sender, at(1601), &ack), b"ack");
 }
+
+/// Only a datagram newer than every one its session accepted may move the peer (roaming):
+/// a reordered one is not the newest, nor is anything after it that is older.
+#[test]
+fn the_newest_datagram_is_told_from_late_ones() {
+    let mut p = established();
+    let a = data(&mut p.sender, at(1), b"a");
+    let b = data(&mut p.sender, at(1), b"b");
+    let c = data(&mut p.sender, at(1), b"c");
+    opened(&mut p.receiver, at(2), &b);
+    assert!(p.receiver.last_opened_newest());
+    opened(&mut p.receiver, at(2), &a);
+    assert!(!p.receiver.last_opened_newest(), "reordered: older than b");
+    opened(&mut p.receiver, at(2), &c);
+    assert!(p.receiver.last_opened_newest());
+    // A replay is refused outright and leaves the flag as it was for c.
+    assert_eq!(p.receiver.handle_datagram(at(3), &c), Err(Rejected::Replayed));
+}

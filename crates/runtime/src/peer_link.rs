@@ -1,0 +1,354 @@
+//! One peer over one socket, for both loops: the secure channel (when keyed) and the path
+//! (`salsify-path`: where the peer is, how large a datagram reaches it, keep-alives).
+//!
+//! Whichever side dials is the handshake's initiator, whatever its role in the call; the
+//! listener answers. Every datagram goes through [`PeerLink::receive`]: opened (or dropped,
+//! logged), then shown to the path, which may move the peer (an authenticated, newest
+//! datagram from a new address: roaming) and consumes path messages; what is left is the
+//! scheme's, from the peer. Everything the scheme sends goes through [`PeerLink::send`]:
+//! sealed, held to the anti-amplification limit while the peer's new address is not
+//! validated, and sent to where the peer is now. [`PeerLink::flush`] sends what the channel
+//! and the path have due and prints their news (a move, a path MTU change) as one line each.
+
+use std::net::{SocketAddr, UdpSocket};
+
+use salsify_path::{wire as path_wire, Origin, Path, PathConfig, PathEvent, PeerChange, Role};
+use salsify_secure::{SecureChannel, SecureConfig};
+use salsify_time::Instant;
+
+use crate::secure_io::{self, DropLog, Opened};
+use crate::udp::{self, Received};
+
+/// How a side of a call meets its peer: each of `salsify send` and `salsify recv` either
+/// dials (`--to`) or listens (`--listen`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Connect {
+    /// Dial the peer listening here; this side starts the handshake.
+    To(SocketAddr),
+    /// Listen here for the peer to dial.
+    Listen(SocketAddr),
+}
+
+impl Connect {
+    /// A socket for this side: bound to the listening address, or to an ephemeral port of the
+    /// local address that reaches the peer.
+    pub fn bind(&self) -> anyhow::Result<UdpSocket> {
+        match *self {
+            Connect::To(peer) => udp::bind_for(peer),
+            Connect::Listen(addr) => udp::bind(addr),
+        }
+    }
+}
+
+/// How a loop found its peer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Contact {
+    /// It dials this address (and starts the handshake).
+    Dial(SocketAddr),
+    /// It listens: the peer dials it.
+    Listen,
+    /// It listens and its session rules pick the peer ([`PeerLink::follow`]): a plaintext
+    /// receiver serving whichever sender talks to it.
+    Follow,
+}
+
+/// A socket, its peer, and what is between them.
+pub struct PeerLink {
+    socket: UdpSocket,
+    secure: Option<SecureChannel>,
+    path: Path,
+    drops: DropLog,
+    who: &'static str,
+    /// Print the path's news.
+    verbose: bool,
+    /// A handshake completed at least once.
+    keyed: bool,
+    /// Datagrams the scheme gave that were not sent (no keys yet, or held back).
+    pub unsent: u64,
+}
+
+impl std::fmt::Debug for PeerLink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PeerLink")
+            .field("peer", &self.path.peer())
+            .field("path", &self.path.stats())
+            .finish()
+    }
+}
+
+impl PeerLink {
+    /// A link on `socket` reaching its peer as `contact` says; sealed with `secure` if given.
+    /// `who` starts its log lines (`salsify send`); `verbose`: print moves and size changes.
+    pub fn new(
+        socket: UdpSocket,
+        contact: Contact,
+        secure: Option<SecureConfig>,
+        who: &'static str,
+        verbose: bool,
+        now: Instant,
+    ) -> Self {
+        let overhead = if secure.is_some() {
+            salsify_secure::OVERHEAD
+        } else {
+            0
+        };
+        let (role, peer) = match contact {
+            Contact::Dial(to) => (Role::Dialer, Some(to)),
+            Contact::Listen => (Role::Listener, None),
+            Contact::Follow => (Role::Follower, None),
+        };
+        let ipv6 = socket.local_addr().is_ok_and(|a| a.is_ipv6());
+        let mut config = PathConfig {
+            seal_overhead: overhead,
+            ..PathConfig::default()
+        };
+        if ipv6 {
+            config = config.for_ipv6();
+        }
+        let secure = secure.map(|c| match role {
+            Role::Dialer => SecureChannel::initiator(c, now, secure_io::unix_nanos()),
+            Role::Listener | Role::Follower => SecureChannel::responder(c, now),
+        });
+        PeerLink {
+            socket,
+            path: Path::new(config, role, peer, secure.is_some(), now),
+            secure,
+            drops: DropLog::new(who),
+            who,
+            verbose,
+            keyed: false,
+            unsent: 0,
+        }
+    }
+
+    /// The socket (for a reader thread).
+    pub fn socket(&self) -> &UdpSocket {
+        &self.socket
+    }
+
+    /// Where the peer is, if known.
+    pub fn peer(&self) -> Option<SocketAddr> {
+        self.path.peer()
+    }
+
+    /// Whether the scheme's datagrams can reach the peer now: it is known and, with keys, a
+    /// session is established (a dialer's held datagrams wait for it anyway).
+    pub fn ready(&self, now: Instant) -> bool {
+        self.peer().is_some() && self.secure.as_ref().is_none_or(|c| c.is_established(now))
+    }
+
+    /// Whether a handshake ever completed (always true without keys).
+    pub fn keyed(&self) -> bool {
+        self.secure.is_none() || self.keyed
+    }
+
+    /// Whether this side starts handshakes (it dialed, with keys).
+    pub fn is_initiator(&self) -> bool {
+        self.secure
+            .as_ref()
+            .is_some_and(|c| c.role() == salsify_secure::Role::Initiator)
+    }
+
+    /// Datagrams refused on arrival.
+    pub fn rejected(&self) -> u64 {
+        self.drops.total
+    }
+
+    /// The path's counters.
+    pub fn path_stats(&self) -> salsify_path::PathStats {
+        self.path.stats()
+    }
+
+    /// The largest datagram the scheme may transmit now (before sealing).
+    pub fn max_scheme_datagram(&self) -> usize {
+        let overhead = match self.secure {
+            Some(_) => salsify_secure::OVERHEAD,
+            None => 0,
+        };
+        self.path.max_datagram().saturating_sub(overhead)
+    }
+
+    /// The session rules chose the sender at `to` (a [`Contact::Follow`] link).
+    pub fn follow(&mut self, now: Instant, to: SocketAddr) {
+        self.path.follow(now, to);
+    }
+
+    /// Starts a new handshake (a dialer whose peer may have restarted without the keys).
+    pub fn restart_handshake(&mut self, now: Instant) {
+        if let Some(c) = &mut self.secure {
+            c.restart(now);
+        }
+    }
+
+    /// Takes a datagram: the scheme's datagram in it and the peer's address, or `None`
+    /// (a handshake, a path message, another address's, or refused and logged).
+    pub fn receive(&mut self, d: &Received) -> Option<(SocketAddr, Vec<u8>)> {
+        let (plain, origin) = match &mut self.secure {
+            None => {
+                if salsify_secure::is_secure(&d.bytes) {
+                    secure_io::open(None, &mut self.drops, d);
+                    return None;
+                }
+                (d.bytes.clone(), Origin::Plain)
+            }
+            Some(channel) => match secure_io::open(Some(channel), &mut self.drops, d) {
+                Opened::Data(plain) => {
+                    let newest = channel.last_opened_newest();
+                    (plain, Origin::Authenticated { newest })
+                }
+                Opened::Reply(reply) => {
+                    // The same size as the init it answers: no amplification.
+                    udp::send(&self.socket, &reply, d.from);
+                    if self.verbose {
+                        eprintln!("{}: handshake from {}", self.who, d.from);
+                    }
+                    return None;
+                }
+                Opened::Established => {
+                    self.keyed = true;
+                    self.path.on_established();
+                    self.flush(d.at);
+                    return None;
+                }
+                Opened::Dropped => return None,
+            },
+        };
+        let counter = sealed_counter(&d.bytes);
+        let from_peer = self
+            .path
+            .handle_received(d.at, d.from, d.bytes.len(), origin, counter);
+        if path_wire::is_path(&plain) {
+            if let Ok(message) = path_wire::parse(&plain) {
+                self.path.handle_message(d.at, d.from, message, origin);
+            }
+            return None;
+        }
+        if !from_peer {
+            return None;
+        }
+        if matches!(origin, Origin::Authenticated { .. }) {
+            self.keyed = true;
+        }
+        // An encrypted session has one peer, wherever it is now; plaintext senders are
+        // told apart by address.
+        let from = match origin {
+            Origin::Authenticated { .. } => self.path.peer().unwrap_or(d.from),
+            Origin::Plain => d.from,
+        };
+        Some((from, plain))
+    }
+
+    /// Sends a scheme's datagram to the peer (`to`: a plaintext follower's session peer; any
+    /// other link sends where the path says the peer is). Returns the bytes sent (0: held
+    /// for a handshake, or not sent and counted in [`PeerLink::unsent`]).
+    pub fn send(&mut self, now: Instant, bytes: &[u8], to: Option<SocketAddr>) -> usize {
+        let sealed = match &mut self.secure {
+            Some(channel) => channel.seal(now, bytes),
+            None => Some(bytes.to_vec()),
+        };
+        let Some(datagram) = sealed else {
+            // Held by a dialer until its handshake completes (sent from `flush`), or no keys.
+            return 0;
+        };
+        let peer = match (self.secure.is_some(), to) {
+            (false, Some(to)) => Some(to),
+            _ => self.path.peer(),
+        };
+        let Some(peer) = peer else {
+            self.unsent += 1;
+            return 0;
+        };
+        if !self.path.may_send(datagram.len()) {
+            self.unsent += 1;
+            return 0;
+        }
+        udp::send(&self.socket, &datagram, peer);
+        self.path
+            .on_sent(now, datagram.len(), sealed_counter(&datagram));
+        datagram.len()
+    }
+
+    /// Sends what is due (handshake messages, datagrams a handshake held, path messages) and
+    /// prints the path's news. Returns the bytes sent.
+    pub fn flush(&mut self, now: Instant) -> usize {
+        let mut sent = 0;
+        let peer = self.path.peer();
+        if let Some(channel) = &mut self.secure {
+            while let Some(datagram) = channel.poll_transmit(now) {
+                if let Some(peer) = peer {
+                    udp::send(&self.socket, &datagram, peer);
+                    sent += datagram.len();
+                    if let Some(counter) = sealed_counter(&datagram) {
+                        self.path.on_sent(now, datagram.len(), Some(counter));
+                    }
+                }
+            }
+            if channel.is_established(now) {
+                self.keyed = true;
+            }
+        }
+        if now >= self.path.poll_timeout() {
+            self.path.handle_timeout(now);
+        }
+        while let Some(t) = self.path.poll_transmit(now) {
+            let datagram = match &mut self.secure {
+                Some(channel) => match channel.seal(now, &t.message) {
+                    Some(d) => d,
+                    None => continue, // no keys yet: the handshake comes first
+                },
+                None => t.message,
+            };
+            udp::send(&self.socket, &datagram, t.to);
+            sent += datagram.len();
+        }
+        while let Some(event) = self.path.poll_event() {
+            self.report(event);
+        }
+        sent
+    }
+
+    /// When [`PeerLink::flush`] next has something to do.
+    pub fn deadline(&self) -> Instant {
+        let secure = self
+            .secure
+            .as_ref()
+            .map_or(Instant::FAR_FUTURE, |c| c.poll_timeout());
+        secure.min(self.path.poll_timeout())
+    }
+
+    fn report(&self, event: PathEvent) {
+        if !self.verbose {
+            return;
+        }
+        let who = self.who;
+        match event {
+            PathEvent::Peer(PeerChange::Moved {
+                from: Some(from),
+                to,
+            }) => eprintln!("{who}: peer moved to {to} (was {from}); same session"),
+            PathEvent::Peer(PeerChange::Reverted { from, to }) => {
+                eprintln!("{who}: peer back at {to} ({from} never answered its challenge)")
+            }
+            PathEvent::Peer(PeerChange::Moved { from: None, .. } | PeerChange::Validated(_)) => {}
+            PathEvent::MaxDatagram {
+                from,
+                to,
+                black_hole,
+            } => {
+                let why = match black_hole {
+                    true => ": larger datagrams stopped arriving",
+                    false => "",
+                };
+                eprintln!("{who}: path MTU: datagrams of {to} bytes (were {from}){why}");
+            }
+        }
+    }
+}
+
+/// The secure-layer counter of a sealed data datagram (`None`: plaintext, or a handshake).
+fn sealed_counter(datagram: &[u8]) -> Option<u64> {
+    match salsify_secure::wire::parse(datagram) {
+        Ok(salsify_secure::wire::Packet::Data { counter, .. }) => Some(counter),
+        _ => None,
+    }
+}

@@ -19,10 +19,11 @@ use crate::history::{PacketResult, SendHistory};
 use crate::pacer::{Pacer, Queued};
 use crate::scheme::Scheme;
 use crate::stats::SenderCounters;
-use crate::wire::{MediaHeader, Packet, MAX_FRAGMENTS};
+use crate::wire::{MediaHeader, Packet, MAX_FRAGMENTS, MEDIA_HEADER_LEN};
 
 /// Payload bytes per fragment: 1400, as Salsify's fragments, so datagrams fit the 1500-byte
-/// opportunities of the emulated link with room for the 20-byte header.
+/// opportunities of the emulated link with room for the 20-byte header. The most: on a path
+/// that carries smaller datagrams, less ([`Core::set_max_datagram`]).
 pub const FRAGMENT_PAYLOAD: usize = 1400;
 
 /// A picture waiting for the encoder.
@@ -128,6 +129,9 @@ pub(crate) struct Core {
     /// Smoothed RTT (RFC 6298 gains, 1/8).
     pub srtt: Option<Duration>,
     pub stats: SenderCounters,
+    /// Payload bytes per fragment now: [`FRAGMENT_PAYLOAD`] until the path is said to carry
+    /// less.
+    payload: usize,
 }
 
 impl Core {
@@ -147,7 +151,51 @@ impl Core {
             oldest_useful_frame: 0,
             srtt: None,
             stats: SenderCounters::default(),
+            payload: FRAGMENT_PAYLOAD,
         }
+    }
+
+    /// Payload bytes per fragment now.
+    pub fn payload(&self) -> usize {
+        self.payload
+    }
+
+    /// The largest datagram sent now: a full fragment behind its header.
+    pub fn max_datagram(&self) -> usize {
+        MEDIA_HEADER_LEN + self.payload
+    }
+
+    /// A padding datagram of `len` bytes, cut to [`Self::max_datagram`].
+    pub fn padding_len(&self, len: usize) -> usize {
+        len.min(self.max_datagram())
+    }
+
+    /// The path carries datagrams of at most `bytes`: fragments are cut at
+    /// [`salsify_endpoint::fragment_payload`]`(FRAGMENT_PAYLOAD, bytes, MEDIA_HEADER_LEN)`
+    /// bytes from now on (1400 at most, one at least) and padding at most that size with its
+    /// header. After a decrease, what waits and no longer fits is dropped, never sent: a
+    /// frame with a packet over the new size in the pacer loses every packet it has there
+    /// (its packets were cut for the old size and cannot be cut again), a datagram over it
+    /// waiting to be handed out is dropped, and a retransmission asked for later that does not
+    /// fit is not sent. A frame so dropped cannot arrive whole: the next frame is a keyframe
+    /// (as the receiver's keyframe request would ask a round trip later). A size that leaves
+    /// the fragment size as it is changes nothing. Returns whether any frame was dropped.
+    pub fn set_max_datagram(&mut self, bytes: usize) -> bool {
+        let payload = salsify_endpoint::fragment_payload(FRAGMENT_PAYLOAD, bytes, MEDIA_HEADER_LEN);
+        if payload == self.payload {
+            return false;
+        }
+        self.payload = payload;
+        let max = self.max_datagram();
+        let frames = self.pacer.limit_datagrams(max);
+        let before = self.out.len();
+        self.out
+            .retain(|o| !matches!(o, SenderOutput::Transmit(d) if d.len() > max));
+        let dropped = !frames.is_empty() || self.out.len() != before;
+        if dropped {
+            self.keyframe_owed = true;
+        }
+        dropped
     }
 
     pub fn event(&mut self, e: SenderEvent) {
@@ -237,7 +285,7 @@ impl Core {
     /// Splits a frame into fragments and queues them; returns the frame number, or `None`
     /// (picture dropped) when it has too many fragments.
     pub fn queue_frame(&mut self, now: Instant, p: Picture, f: &CbrFrame) -> Option<u32> {
-        let count = f.data.len().div_ceil(FRAGMENT_PAYLOAD).max(1);
+        let count = f.data.len().div_ceil(self.payload).max(1);
         if count > usize::from(MAX_FRAGMENTS) {
             self.dropped(now, p, DropReason::Failed);
             return None;
@@ -313,6 +361,7 @@ impl Core {
 
     /// Sends a padding datagram of `len` bytes.
     pub fn transmit_padding(&mut self, now: Instant, len: usize) {
+        let len = self.padding_len(len);
         let seq = self.next_transport_seq;
         self.next_transport_seq = seq.wrapping_add(1);
         if let Ok(bytes) = (Packet::Padding {
@@ -355,12 +404,12 @@ impl Core {
                 let min_interval = self.srtt.unwrap_or(Duration::from_millis(100)) / 2;
                 for seq in seqs {
                     self.stats.nacked += 1;
-                    if let Some((mut header, payload)) = self.history.retransmission(
-                        seq,
-                        now,
-                        min_interval,
-                        self.oldest_useful_frame,
-                    ) {
+                    let max = self.max_datagram();
+                    if let Some((mut header, payload)) = self
+                        .history
+                        .retransmission(seq, now, min_interval, self.oldest_useful_frame)
+                        .filter(|(_, payload)| MEDIA_HEADER_LEN + payload.len() <= max)
+                    {
                         header.retransmission = true;
                         self.pacer.push_retransmission(Queued {
                             header,

@@ -338,6 +338,9 @@ pub struct OracleSender {
     /// while the link is failed), in order.
     held: VecDeque<(Instant, SenderOutput)>,
     stats: SenderCounters,
+    /// Payload bytes per fragment now: [`FRAGMENT_PAYLOAD`] until the path is said to carry
+    /// less ([`SenderEndpoint::set_max_datagram`]).
+    payload: usize,
 }
 
 impl OracleSender {
@@ -374,6 +377,7 @@ impl OracleSender {
             out: VecDeque::new(),
             held: VecDeque::new(),
             stats: SenderCounters::default(),
+            payload: FRAGMENT_PAYLOAD,
         })
     }
 
@@ -433,21 +437,21 @@ impl OracleSender {
                 used: 0,
             };
         }
-        // Each datagram carries at most FRAGMENT_PAYLOAD bytes behind a header.
-        let packets = bytes.div_ceil((FRAGMENT_PAYLOAD + MEDIA_HEADER_LEN) as u64);
+        // Each datagram carries at most a fragment's payload behind a header.
+        let packets = bytes.div_ceil((self.payload + MEDIA_HEADER_LEN) as u64);
         bytes.saturating_sub(packets * MEDIA_HEADER_LEN as u64) as usize
     }
 
     /// Bytes on the wire for a frame of `payload` bytes (split as [`Self::send_vp8`] does).
-    fn wire_bytes(payload: usize) -> usize {
-        let count = payload.div_ceil(FRAGMENT_PAYLOAD).max(1);
+    fn wire_bytes(&self, payload: usize) -> usize {
+        let count = payload.div_ceil(self.payload).max(1);
         payload + count * MEDIA_HEADER_LEN
     }
 
     /// When the last of `payload` bytes sent at `at` reaches the receiver, behind everything
     /// already queued.
     fn arrival(&self, at: Instant, payload: usize) -> Instant {
-        let (_, departs) = self.serve(self.cursor_at(at), Self::wire_bytes(payload));
+        let (_, departs) = self.serve(self.cursor_at(at), self.wire_bytes(payload));
         departs + self.link.propagation
     }
 
@@ -565,8 +569,8 @@ impl OracleSender {
         let sends: Vec<Instant> = (0..pictures)
             .map(|k| (self.link.up_at)(captured(k).max(now) + encode_time))
             .collect();
-        let inter = Self::wire_bytes(self.inter_estimate(first.halvings));
-        let mut frame = Self::wire_bytes(first.coarsest);
+        let inter = self.wire_bytes(self.inter_estimate(first.halvings));
+        let mut frame = self.wire_bytes(first.coarsest);
         let mut c = self.cursor;
         let mut at = self.advance(c, sends[0]);
         let mut total = Duration::ZERO;
@@ -704,7 +708,7 @@ impl OracleSender {
         quality: Quality,
         states: Option<(StateHash, StateHash)>,
     ) {
-        let count = data.len().div_ceil(FRAGMENT_PAYLOAD).max(1);
+        let count = data.len().div_ceil(self.payload).max(1);
         let per = data.len().div_ceil(count).max(1);
         let frame = self.next_frame;
         self.next_frame += 1;
@@ -810,7 +814,7 @@ impl SenderEndpoint for OracleSender {
                 self.state = f.target.clone();
                 self.halvings = ask.halvings;
                 self.last_quality = f.quality;
-                if f.vp8().len().div_ceil(FRAGMENT_PAYLOAD) <= usize::from(MAX_FRAGMENTS) {
+                if f.vp8().len().div_ceil(self.payload) <= usize::from(MAX_FRAGMENTS) {
                     self.send(now, p, &f)
                 } else {
                     self.drop_picture(now, p, DropReason::Failed)
@@ -848,6 +852,27 @@ impl SenderEndpoint for OracleSender {
     }
 
     fn handle_timeout(&mut self, _now: Instant) {}
+
+    /// Fragments of at most the size the path carries from now on (its model of the link
+    /// counts them). After a decrease, datagrams held for their send time that no longer fit
+    /// are dropped, never sent, and the next search starts from the initial state (a
+    /// keyframe), as after a keyframe request. The simulator, whose link the oracle reads,
+    /// never changes the size; this keeps the oracle within the one endpoint contract.
+    fn set_max_datagram(&mut self, _now: Instant, bytes: usize) {
+        let payload = salsify_endpoint::fragment_payload(FRAGMENT_PAYLOAD, bytes, MEDIA_HEADER_LEN);
+        if payload == self.payload {
+            return;
+        }
+        self.payload = payload;
+        let max = MEDIA_HEADER_LEN + payload;
+        let fits = |o: &SenderOutput| !matches!(o, SenderOutput::Transmit(d) if d.len() > max);
+        let before = self.held.len() + self.out.len();
+        self.held.retain(|(_, o)| fits(o));
+        self.out.retain(fits);
+        if self.held.len() + self.out.len() != before {
+            self.state = State::initial();
+        }
+    }
 
     fn poll_output(&mut self, now: Instant) -> SenderOutput {
         if let Some(out) = self.out.pop_front() {

@@ -51,6 +51,49 @@ fn a_sent_frame_uses_up_the_budget() {
     assert!(o.budget(Instant::from_millis(20), Instant::from_millis(120)) > 19 * 1400);
 }
 
+#[test]
+fn a_smaller_path_cuts_smaller_packets_and_drops_held_ones_that_do_not_fit() {
+    let mut o = oracle(100);
+    let p = Picture {
+        picture: 0,
+        captured: Instant::ZERO,
+    };
+    // Held until 10 ms, in four packets cut for 1400-byte payloads (1270 bytes each).
+    o.send_vp8(
+        Instant::from_millis(10),
+        p,
+        &[0; 5000],
+        true,
+        Quality::BEST,
+        None,
+    );
+    o.set_max_datagram(Instant::ZERO, 1000);
+    assert!(o.state.is_initial(), "the next search makes a keyframe");
+    let sizes = |out: Vec<SenderOutput>| -> Vec<usize> {
+        out.iter()
+            .filter_map(|x| match x {
+                SenderOutput::Transmit(d) => Some(d.len()),
+                _ => None,
+            })
+            .collect()
+    };
+    assert!(sizes(drain(&mut o)).is_empty());
+    // Cut now: six packets of at most 1000 bytes, and the budget counts their headers.
+    o.send_vp8(
+        Instant::from_millis(20),
+        p,
+        &[0; 5000],
+        true,
+        Quality::BEST,
+        None,
+    );
+    let sent = sizes(drain(&mut o));
+    assert_eq!(sent.len(), 6);
+    assert!(sent.iter().all(|&n| n <= 1000), "{sent:?}");
+    let b = o.budget(Instant::from_millis(200), Instant::from_millis(300));
+    assert_eq!(b, 80 * 1500 - 120 * MEDIA_HEADER_LEN); // 120 datagrams of <= 1000 bytes
+}
+
 fn drain(o: &mut OracleSender) -> Vec<SenderOutput> {
     let mut out = vec![];
     loop {

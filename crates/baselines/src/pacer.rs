@@ -92,6 +92,9 @@ pub struct Pacer {
     probes: VecDeque<ActiveProbe>,
     /// A media packet was queued since the first waiting cluster was added.
     probe_armed: bool,
+    /// The largest datagram the sender may send now, when the path limits it: probe padding
+    /// is cut to it (see [`Pacer::limit_datagrams`]).
+    max_datagram: Option<usize>,
 }
 
 impl Pacer {
@@ -172,7 +175,10 @@ impl Pacer {
                 self.bytes -= q.size();
                 Paced::Packet(q)
             }
-            None => Paced::Padding(Self::probe_padding_size(p.cluster.rate)),
+            None => {
+                let size = Self::probe_padding_size(p.cluster.rate);
+                Paced::Padding(self.max_datagram.map_or(size, |max| size.min(max)))
+            }
         };
         let size = match &out {
             Paced::Packet(q) => q.size(),
@@ -252,6 +258,35 @@ impl Pacer {
         self.charge(now, q.size());
         Some(q)
     }
+    /// The sender may send datagrams of at most `max` bytes from now on: probe padding is cut
+    /// to it, and a frame with a waiting packet over `max` loses all its waiting packets,
+    /// retransmissions included (it cannot arrive whole: its packets were cut for a larger
+    /// path and cannot be cut again). Returns those frames, oldest first.
+    pub fn limit_datagrams(&mut self, max: usize) -> Vec<u32> {
+        self.max_datagram = Some(max);
+        let mut frames: Vec<u32> = self
+            .media
+            .iter()
+            .chain(self.rtx.iter())
+            .filter(|q| q.size() > max)
+            .map(|q| q.header.frame)
+            .collect();
+        frames.sort_unstable();
+        frames.dedup();
+        let before = self.rtx.len() + self.media.len();
+        self.media.retain(|q| !frames.contains(&q.header.frame));
+        self.rtx.retain(|q| !frames.contains(&q.header.frame));
+        if self.rtx.len() + self.media.len() != before {
+            self.bytes = self
+                .rtx
+                .iter()
+                .chain(self.media.iter())
+                .map(Queued::size)
+                .sum();
+        }
+        frames
+    }
+
     /// Discards everything queued; returns the frames whose packets were dropped.
     pub fn drain(&mut self) -> Vec<u32> {
         let mut frames: Vec<u32> = self.media.iter().map(|q| q.header.frame).collect();
@@ -342,6 +377,78 @@ mod tests {
         p.push(q(4, 1000));
         assert!(p.pop_paced(t(25)).is_none());
         assert!(p.next_wake(t(25)).unwrap() > t(60));
+        // On a path of 300-byte datagrams, probe padding is cut to fit (and frame 4, still
+        // waiting in 1000-byte packets, cannot be sent).
+        p.add_probe(t(100), cluster);
+        p.push(q(5, 300));
+        assert_eq!(p.limit_datagrams(300), vec![4]);
+        let mut padding = Vec::new();
+        let mut now = t(100);
+        while p.probing() {
+            now = now.max(p.next_wake(now).unwrap());
+            if let (Paced::Padding(n), _) = p.pop_paced(now).unwrap() {
+                padding.push(n);
+            }
+        }
+        assert!(!padding.is_empty() && padding.iter().all(|&n| n == 300));
+    }
+
+    #[test]
+    fn a_smaller_path_drops_the_frames_that_cannot_arrive_whole() {
+        let mut p = Pacer::default();
+        let frag = |frame, len, fragment, count| {
+            let mut x = q(frame, len);
+            x.header.fragment = fragment;
+            x.header.count = count;
+            x
+        };
+        // Frame 1: two full packets and a short one; frame 2: one short packet.
+        p.push(frag(1, 1420, 0, 3));
+        p.push(frag(1, 1420, 1, 3));
+        p.push(frag(1, 400, 2, 3));
+        p.push(frag(2, 900, 0, 1));
+        p.push_retransmission(frag(0, 1420, 0, 1));
+        p.push_retransmission(frag(0, 500, 0, 1));
+        assert_eq!(p.queued_bytes(), 3 * 1420 + 400 + 900 + 500);
+        assert_eq!(p.limit_datagrams(1200), vec![0, 1]);
+        assert_eq!(p.queued_bytes(), 900);
+        p.set_rate(Bitrate::kbps(100_000));
+        let t = Instant::from_millis(10);
+        let left: Vec<(u32, usize)> = std::iter::from_fn(|| p.pop(t))
+            .map(|x| (x.header.frame, x.size()))
+            .collect();
+        assert_eq!(left, vec![(2, 900)]);
+        // Nothing left over the limit: nothing more to drop.
+        assert!(p.limit_datagrams(1200).is_empty());
+    }
+
+    proptest::proptest! {
+        /// Any packets, any limits: what stays queued fits the latest limit, a frame keeps
+        /// all its waiting packets or none, and the byte count follows.
+        #[test]
+        fn what_waits_after_a_limit_fits_it(
+            packets in proptest::collection::vec((0u32..6, 21usize..1421, proptest::bool::ANY), 0..40),
+            limits in proptest::collection::vec(0usize..1500, 1..4),
+        ) {
+            let mut p = Pacer::default();
+            for &(frame, len, rtx) in &packets {
+                match rtx {
+                    true => p.push_retransmission(q(frame, len)),
+                    false => p.push(q(frame, len)),
+                }
+            }
+            for &max in &limits {
+                let dropped = p.limit_datagrams(max);
+                let left: Vec<&Queued> = p.rtx.iter().chain(p.media.iter()).collect();
+                proptest::prop_assert!(left.iter().all(|q| q.size() <= max));
+                proptest::prop_assert!(left.iter().all(|q| !dropped.contains(&q.header.frame)));
+                proptest::prop_assert_eq!(p.queued_bytes(), left.iter().map(|q| q.size()).sum::<usize>());
+            }
+            let kept = |f: u32| packets.iter().filter(|x| x.0 == f).all(|x| x.1 <= *limits.iter().min().unwrap());
+            let left = p.rtx.len() + p.media.len();
+            let expected = packets.iter().filter(|x| kept(x.0)).count();
+            proptest::prop_assert_eq!(left, expected);
+        }
     }
 
     #[test]

@@ -140,6 +140,12 @@ impl<C: RateController> SenderEndpoint for RateSender<C> {
         self.maybe_encode(now);
     }
 
+    /// The baselines' video sender's: fragments of the size the path carries, and what waits
+    /// over a lowered size dropped with a keyframe next.
+    fn set_max_datagram(&mut self, _now: Instant, bytes: usize) {
+        self.core.set_max_datagram(bytes);
+    }
+
     fn poll_output(&mut self, now: Instant) -> SenderOutput {
         loop {
             if let Some(o) = self.core.out.pop_front() {

@@ -504,12 +504,13 @@ impl VidaptiveSender {
                     }
                 }
             } else if pacer_ok
-                && self.window_open(self.config.padding_bytes)
+                && self.window_open(self.padding_bytes())
                 && self.padding_allowed(now)
             {
-                self.flight.sent(now, self.config.padding_bytes);
-                self.core.transmit_padding(now, self.config.padding_bytes);
-                self.core.pacer.charge(now, self.config.padding_bytes);
+                let size = self.padding_bytes();
+                self.flight.sent(now, size);
+                self.core.transmit_padding(now, size);
+                self.core.pacer.charge(now, size);
                 continue;
             }
             return SenderOutput::Timeout(self.next_timeout(now));
@@ -532,6 +533,11 @@ impl VidaptiveSender {
                 );
             }
         }
+    }
+
+    /// The size of a padding datagram: the configured one, cut to what the path carries.
+    fn padding_bytes(&self) -> usize {
+        self.core.padding_len(self.config.padding_bytes)
     }
 
     fn padding_allowed(&self, now: Instant) -> bool {
@@ -563,9 +569,7 @@ impl VidaptiveSender {
             if next_capture > now {
                 t = t.min(next_capture);
             }
-            if self.window_open(self.config.padding_bytes)
-                && self.core.encoding.is_none()
-                && slot > now
+            if self.window_open(self.padding_bytes()) && self.core.encoding.is_none() && slot > now
             {
                 t = t.min(slot);
             }
@@ -609,6 +613,12 @@ impl SenderEndpoint for VidaptiveSender {
 
     fn handle_timeout(&mut self, now: Instant) {
         self.maybe_encode(now);
+    }
+
+    /// The shared core's: fragments and padding of at most the size the path carries, and
+    /// what waits over a lowered size dropped with a keyframe next.
+    fn set_max_datagram(&mut self, _now: Instant, bytes: usize) {
+        self.core.set_max_datagram(bytes);
     }
 
     fn poll_output(&mut self, now: Instant) -> SenderOutput {

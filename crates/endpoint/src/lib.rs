@@ -3,6 +3,7 @@
 //!
 //! ```text
 //!            handle_picture / handle_encoded / handle_datagram / handle_timeout
+//!            set_max_datagram (the path's datagram size, from path MTU discovery)
 //!   driver ────────────────────────────────────────────────────────────────▶ SenderEndpoint
 //!   (simulator     ◀── poll_output(now): Encode(job) | Transmit(bytes) | Event | Timeout(t)
 //!    or runtime)
@@ -38,8 +39,8 @@ pub use receiver::{
 pub use salsify_codec::{CbrFrame, EncodedFrame, Image, Quality, State, StateHash};
 pub use salsify_time::{Bitrate, Duration, Instant};
 pub use sender::{
-    Choice, Diagnostic, DropReason, InputError, SenderEndpoint, SenderEvent, SenderOutput,
-    SenderStats, SentFrame,
+    fragment_payload, Choice, Diagnostic, DropReason, InputError, SenderEndpoint, SenderEvent,
+    SenderOutput, SenderStats, SentFrame,
 };
 
 /// Which of the built-in wire protocols a datagram belongs to, read from its first byte, so a

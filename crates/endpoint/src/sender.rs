@@ -28,6 +28,22 @@ pub trait SenderEndpoint: Send + std::fmt::Debug {
     fn handle_datagram(&mut self, now: Instant, datagram: &[u8]) -> Result<(), DatagramError>;
     /// Time has passed (a deadline returned by `poll_output` was reached).
     fn handle_timeout(&mut self, now: Instant);
+    /// The path carries datagrams of at most `bytes` (what this endpoint transmits, before
+    /// any sealing the driver adds): every datagram transmitted from now on must fit, and a
+    /// scheme that sizes frames in fragments counts fragments of the size it now uses.
+    /// Drivers call it when path MTU discovery raises or lowers the size; a call that leaves
+    /// the size in use as it is changes nothing, and a sender never called keeps its
+    /// configured size.
+    ///
+    /// The fragment payload is [`fragment_payload`]`(configured, bytes, header)`: the
+    /// configured payload stays the ceiling (a larger path does not make fragments larger),
+    /// and below a header and one byte of media the scheme sends its smallest datagrams,
+    /// which cannot fit. Datagrams already cut for a larger size and still waiting cannot be
+    /// cut again (a frame's fragment count is in every fragment): the built-in schemes drop
+    /// every waiting fragment of a frame that has one over the new size, so nothing larger
+    /// goes out, and recover from that frame as from a loss (Salsify encodes from an
+    /// acknowledged state, the baselines send a keyframe).
+    fn set_max_datagram(&mut self, now: Instant, bytes: usize);
     /// The next thing to do; ends with [`SenderOutput::Timeout`].
     fn poll_output(&mut self, now: Instant) -> SenderOutput;
     /// A snapshot of the counters.
@@ -36,6 +52,21 @@ pub trait SenderEndpoint: Send + std::fmt::Debug {
     fn diagnostics(&self) -> Vec<Diagnostic> {
         Vec::new()
     }
+}
+
+/// The fragment payload a scheme cuts frames into when the path carries datagrams of at most
+/// `max_datagram` bytes and its datagrams carry `header` bytes before the payload:
+/// `min(configured, max_datagram - header)`, at least one byte.
+///
+/// The configured payload stays the ceiling (a path that carries more does not make fragments
+/// larger than configured). The floor is the smallest datagram that carries media at all:
+/// below `header + 1` no datagram of the scheme fits, and its smallest (`header + 1` bytes)
+/// goes anyway, so a driver with a limit that small sees datagrams over it rather than a
+/// scheme that sends nothing.
+pub fn fragment_payload(configured: usize, max_datagram: usize, header: usize) -> usize {
+    max_datagram
+        .saturating_sub(header)
+        .clamp(1, configured.max(1))
 }
 
 /// What the driver must do next for a sender (`S`: the codec state of encode requests, as
@@ -221,4 +252,24 @@ pub enum InputError {
         /// What was wrong.
         why: String,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_payload_follows_the_path_below_the_configured_ceiling_and_above_one_byte() {
+        // Salsify: 1400 configured, a 42-byte header.
+        assert_eq!(fragment_payload(1400, 1200, 42), 1158);
+        assert_eq!(fragment_payload(1400, 1442, 42), 1400);
+        // A path that carries more keeps the configured size.
+        assert_eq!(fragment_payload(1400, 9000, 42), 1400);
+        assert_eq!(fragment_payload(1400, usize::MAX, 42), 1400);
+        // The floor: one byte of media behind the header, even when that does not fit.
+        assert_eq!(fragment_payload(1400, 43, 42), 1);
+        assert_eq!(fragment_payload(1400, 42, 42), 1);
+        assert_eq!(fragment_payload(1400, 0, 42), 1);
+        assert_eq!(fragment_payload(0, 1200, 42), 1);
+    }
 }

@@ -202,8 +202,9 @@ impl Path {
                 // Another network may carry less: search again from the base. A new port on
                 // the same address (a NAT's new mapping) is the same path.
                 if from.ip() != to.ip() {
+                    let before = self.max_datagram();
                     self.prober = Prober::new(self.config.clone(), now);
-                    self.push_size_change(self.max_datagram(), false);
+                    self.push_size_change(before, self.max_datagram(), false);
                 }
             }
             PeerChange::Moved { from: None, .. } | PeerChange::Validated(_) => {}
@@ -211,14 +212,10 @@ impl Path {
         self.events.push_back(PathEvent::Peer(change));
     }
 
-    fn push_size_change(&mut self, to: usize, black_hole: bool) {
-        let from = self.events.iter().rev().find_map(|e| match e {
-            PathEvent::MaxDatagram { to, .. } => Some(*to),
-            _ => None,
-        });
-        if from != Some(to) {
+    fn push_size_change(&mut self, from: usize, to: usize, black_hole: bool) {
+        if from != to {
             self.events.push_back(PathEvent::MaxDatagram {
-                from: from.unwrap_or(to),
+                from,
                 to,
                 black_hole,
             });
@@ -277,8 +274,8 @@ impl Path {
     }
 
     fn take_prober_changes(&mut self) {
-        while let Some((_, to, black_hole)) = self.prober.take_change() {
-            self.push_size_change(to, black_hole);
+        while let Some((from, to, black_hole)) = self.prober.take_change() {
+            self.push_size_change(from, to, black_hole);
         }
     }
 

@@ -21,16 +21,18 @@
 //! - [`live_call`]: a call as typed configuration (scheme by name and parameters, sender,
 //!   camera, emulated path, receiver's outputs), and sender, relay and receiver of one call
 //!   started together on loopback;
-//! - [`secure_io`]: the wall clock for handshakes and a rate-limited log of dropped
-//!   datagrams (the loops seal and open through `salsify-secure` when given keys);
+//! - [`peer_link`]: one peer over one socket for both loops: the secure channel (when
+//!   keyed) and the path (`salsify-path`: either side dials, roaming, path MTU, keep-alives);
+//!   [`secure_io`]: the wall clock for handshakes and a rate-limited log of dropped
+//!   datagrams;
 //! - [`display`], [`csv_log`], [`status`], [`observe`]: outputs, logs, status lines and the
 //!   observation channel the demo and tests watch.
 //!
 //! Errors are `anyhow` chains: everything that fails here is setup or I/O reported to a
 //! person, where the context ("cannot listen on UDP ...") matters more than a type to match.
 //!
-//! Layer 4 of the workspace (README, "Layout"): on `salsify-schemes`, `salsify-netem` and
-//! `salsify-secure`, the real-time twin of `salsify-sim`; the command (`salsify`) and the black-box
+//! Layer 4 of the workspace (README, "Layout"): on `salsify-schemes`, `salsify-netem`,
+//! `salsify-secure` and `salsify-path`, the real-time twin of `salsify-sim`; the command (`salsify`) and the black-box
 //! peers (`salsify-peer`) use it.
 
 #![warn(missing_docs)]

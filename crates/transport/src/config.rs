@@ -130,7 +130,9 @@ impl PacingConfig {
 pub struct SenderConfig {
     /// Session id on every datagram. Default 1337 (the original's).
     pub connection_id: u16,
-    /// Payload bytes per fragment: the "MTU" of the budget formula. Default 1400.
+    /// Payload bytes per fragment: the "MTU" of the budget formula. Default 1400. The most a
+    /// fragment carries: on a path that carries smaller datagrams (path MTU discovery, see
+    /// [`crate::Sender::set_max_datagram`]) fragments and budget use the size that fits.
     pub fragment_payload: usize,
     /// The delay target `d` of the budget `MTU x (d / tau - N)`. Default 100 ms.
     #[serde(rename = "delay_target_ms", with = "millis")]

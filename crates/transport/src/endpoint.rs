@@ -97,6 +97,10 @@ impl ep::SenderEndpoint for SalsifySender {
         Sender::handle_timeout(self, now);
     }
 
+    fn set_max_datagram(&mut self, now: Instant, bytes: usize) {
+        Sender::set_max_datagram(self, now, bytes);
+    }
+
     fn poll_output(&mut self, now: Instant) -> ep::SenderOutput {
         Sender::poll_output(self, now)
     }

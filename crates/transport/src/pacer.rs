@@ -72,6 +72,28 @@ impl<T> Pacer<T> {
         Some((item, grace))
     }
 
+    /// The items waiting, next first.
+    pub fn iter(&self) -> impl Iterator<Item = &T> {
+        self.queue.iter().map(|(item, _)| item)
+    }
+
+    /// Keeps only the items waiting for which `keep` is true; returns how many were dropped.
+    /// An item after a dropped one that had followed an idle pacer inherits that idleness:
+    /// its grace period still counts the time the pacer sat idle.
+    pub fn retain(&mut self, mut keep: impl FnMut(&T) -> bool) -> usize {
+        let before = self.queue.len();
+        let mut idle = false;
+        self.queue.retain_mut(|(item, after_idle)| {
+            if !keep(item) {
+                idle |= *after_idle;
+                return false;
+            }
+            *after_idle |= std::mem::take(&mut idle);
+            true
+        });
+        before - self.queue.len()
+    }
+
     /// Items waiting.
     pub fn len(&self) -> usize {
         self.queue.len()
@@ -104,5 +126,23 @@ mod tests {
         p.push('d');
         assert_eq!(p.poll(t0 + ms(31)), Some(('c', ms(29))));
         assert_eq!(p.poll(t0 + ms(32)), Some(('d', Duration::ZERO)));
+    }
+
+    #[test]
+    fn items_dropped_from_the_queue_pass_their_idle_time_on() {
+        let ms = Duration::from_millis;
+        let mut p = Pacer::new(ms(1));
+        let t0 = Instant::from_millis(100);
+        p.push('a');
+        assert_eq!(p.poll(t0), Some(('a', Duration::ZERO)));
+        // Idle, then three items; the first (the one after the idle time) is dropped.
+        p.push('b');
+        p.push('c');
+        p.push('d');
+        assert_eq!(p.retain(|&c| c != 'b'), 1);
+        assert_eq!(p.len(), 2);
+        assert_eq!(p.poll(t0 + ms(21)), Some(('c', ms(20))));
+        assert_eq!(p.poll(t0 + ms(22)), Some(('d', Duration::ZERO)));
+        assert_eq!(p.retain(|_| false), 0);
     }
 }

@@ -57,9 +57,11 @@ use crate::rules::walk::{OptionSize, Pick};
 use crate::rules::{LinkView, Rules};
 use crate::state_store::StateStore;
 use crate::wire::{
-    Ack, DataFragment, Datagram, FragmentId, DATA_HEADER_LEN, FORECAST_UNIT_BYTES, MAX_FRAGMENTS,
+    Ack, AckForecast, DataFragment, Datagram, FragmentId, DATA_HEADER_LEN, FORECAST_UNIT_BYTES,
+    MAX_FRAGMENTS,
 };
 
+mod max_datagram;
 mod types;
 
 pub use types::SalsifySenderStats;
@@ -105,8 +107,11 @@ struct ReceiverView {
     frames_lost: u32,
     /// Sequence number (fragments since the start) of the newest fragment received.
     highest_seq: Option<u64>,
-    /// The receiver's newest delivery forecast.
+    /// The receiver's newest delivery forecast, in fragments of the size in use.
     forecast: Option<HeldForecast>,
+    /// That forecast as the ACK carried it (packet units), to convert again when the
+    /// fragment size changes.
+    forecast_units: Option<AckForecast>,
     /// When the last ACK arrived.
     acked_at: Option<Instant>,
 }
@@ -115,6 +120,9 @@ struct ReceiverView {
 #[derive(Debug)]
 pub struct Sender<F: SendableFrame> {
     config: SenderConfig,
+    /// Payload bytes per fragment now: `config.fragment_payload` until the path is said to
+    /// carry less ([`Sender::set_max_datagram`]).
+    payload: usize,
     initial: F::State,
     states: StateStore<F::State>,
     pacer: Pacer<QueuedFragment>,
@@ -169,6 +177,7 @@ impl<F: SendableFrame> Sender<F> {
             _ => Duration::from_secs(1),
         };
         Ok(Sender {
+            payload: config.fragment_payload,
             states: StateStore::new(config.max_states),
             pacer: Pacer::new(config.pacing.max_gap),
             last_target: None,
@@ -239,6 +248,12 @@ impl<F: SendableFrame> Sender<F> {
     /// The configuration in force.
     pub fn config(&self) -> &SenderConfig {
         &self.config
+    }
+
+    /// Payload bytes per fragment now (the budget's MTU): the configured `fragment_payload`,
+    /// or less after [`Self::set_max_datagram`].
+    pub fn fragment_payload(&self) -> usize {
+        self.payload
     }
 
     /// A camera picture (the runtime keeps the image under `picture`) captured at `captured`.
@@ -360,6 +375,7 @@ impl<F: SendableFrame> Sender<F> {
             forecast: self.view.forecast.as_ref(),
             acked_at: self.view.acked_at,
             in_flight: self.fragments_in_flight(),
+            mtu: self.payload,
         }
     }
 
@@ -525,7 +541,7 @@ impl<F: SendableFrame> Sender<F> {
         let fit = resolution::classify(
             coarsest,
             smallest,
-            self.config.fragment_payload,
+            self.payload,
             within,
             self.view.mean_interarrival,
             config.step_up_margin,
@@ -571,10 +587,7 @@ impl<F: SendableFrame> Sender<F> {
                 }
             },
             SenderMode::ConventionalTransport { .. } => {
-                let rate = self
-                    .view
-                    .mean_interarrival
-                    .map(|tau| (self.config.fragment_payload, tau));
+                let rate = self.view.mean_interarrival.map(|tau| (self.payload, tau));
                 vec![self.interval_quality.quality(now, rate, lo, hi)]
             }
         };
@@ -653,10 +666,13 @@ impl<F: SendableFrame> Sender<F> {
                 quality: f.quality(),
             })
             .collect();
-        let pick = self
-            .rules
-            .walk
-            .pick(budget, &sizes, overrides, self.consecutive_skips);
+        let pick = self.rules.walk.pick(
+            budget,
+            self.payload,
+            &sizes,
+            overrides,
+            self.consecutive_skips,
+        );
         match pick {
             Pick::Send { index, choice } => {
                 if choice == Choice::ForcedWorse && !overrides.feedback_starved {
@@ -754,7 +770,7 @@ impl<F: SendableFrame> Sender<F> {
         choice: Choice,
         budget: Option<usize>,
     ) {
-        let payload = self.config.fragment_payload;
+        let payload = self.payload;
         let count = frame.len().div_ceil(payload);
         let count = match u16::try_from(count) {
             Ok(c) if c > 0 && c <= MAX_FRAGMENTS => c,
@@ -861,7 +877,8 @@ impl<F: SendableFrame> Sender<F> {
         };
         let mut out = Vec::with_capacity(fragment.encoded_len());
         // Invariant: send_frame built index < count <= MAX_FRAGMENTS and payloads of
-        // 1..=fragment_payload <= MAX_PAYLOAD bytes (checked by SenderConfig::validate).
+        // 1..=payload <= fragment_payload <= MAX_PAYLOAD bytes (checked by
+        // SenderConfig::validate; set_max_datagram only lowers the payload, to 1 at least).
         fragment
             .emit(&mut out)
             .expect("sender builds only valid fragments");
@@ -917,9 +934,10 @@ impl<F: SendableFrame> Sender<F> {
             self.states.evict_older_than(*newest);
         }
         self.view.held_states = ack.held_states;
-        if let Some(forecast) = &ack.forecast {
-            let wire = self.config.fragment_payload + DATA_HEADER_LEN;
-            self.view.forecast = Some(HeldForecast::new(now, forecast, FORECAST_UNIT_BYTES, wire));
+        if let Some(forecast) = ack.forecast {
+            let wire = self.payload + DATA_HEADER_LEN;
+            self.view.forecast = Some(HeldForecast::new(now, &forecast, FORECAST_UNIT_BYTES, wire));
+            self.view.forecast_units = Some(forecast);
         }
         if let Some(tau) = self.view.mean_interarrival {
             let p = &self.config.pacing;

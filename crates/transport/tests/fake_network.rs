@@ -7,7 +7,7 @@ mod support;
 
 use salsify_time::{Duration, Instant};
 use salsify_transport::*;
-use support::{fake_session, ms, FakeSession, LinkConfig};
+use support::{fake_session, ms, FakeSession, LinkConfig, SentFrame};
 
 const RTT: Duration = Duration::from_millis(40);
 const FRAME: Duration = Duration::from_micros(33_333);
@@ -263,5 +263,75 @@ fn a_cpu_bound_sender_keeps_up_and_drops_the_worse_encode_on_a_roomy_link() {
         single * 2 > late.len(),
         "{single} of {} late jobs single",
         late.len()
+    );
+}
+
+/// Path MTU discovery lowers the datagram size mid-call: frames are cut at 1158 bytes from
+/// then on, the receiver reassembles and shows them (fragments of any size up to the
+/// largest), and the frames cut for the old size that were still waiting are recovered from.
+#[test]
+fn frames_cut_for_a_smaller_path_reassemble_and_show() {
+    let mut s = fake_session(
+        SenderConfig::default(),
+        link(0.0, 0.0, 0.0),
+        link(0.0, 0.0, 0.0),
+        4,
+    );
+    s.run_until(ms(2_000));
+    let changed = s.now;
+    let shown_before = s.shown.len();
+    s.sender.set_max_datagram(changed, 1200);
+    assert_eq!(s.sender.fragment_payload(), 1158);
+    s.run_until(ms(6_000));
+    summary("1200-byte path", &s);
+    assert_sound(&s);
+    let after: Vec<&SentFrame> = s
+        .sent
+        .values()
+        .map(|(f, _)| f)
+        .filter(|f| f.at > changed)
+        .collect();
+    assert!(after.len() > 100, "{} frames sent after", after.len());
+    assert!(after
+        .iter()
+        .all(|f| usize::from(f.fragments) == f.bytes.div_ceil(1158)));
+    assert!(
+        after.iter().any(|f| f.fragments > 1 && f.bytes % 1158 != 0),
+        "frames of full and short fragments"
+    );
+    let shown_after = s.shown.iter().filter(|f| f.at > changed).count();
+    assert!(
+        shown_after as f64 >= 0.9 * after.len() as f64,
+        "{shown_after} of {} shown",
+        after.len()
+    );
+    assert!(s.shown.len() > shown_before + 100);
+}
+
+/// A limit that leaves the fragments as configured (the configured payload plus the header,
+/// or anything larger) changes nothing at all.
+#[test]
+fn a_path_that_carries_the_configured_fragments_changes_nothing() {
+    let run = |told: &[(u64, usize)]| {
+        let mut s = fake_session(
+            SenderConfig::default(),
+            link(0.02, 0.0, 0.0),
+            link(0.0, 0.0, 0.0),
+            5,
+        );
+        for &(at, bytes) in told {
+            s.run_until(ms(at));
+            s.sender.set_max_datagram(s.now, bytes);
+        }
+        s.run_until(ms(4_000));
+        let sent: Vec<String> = s.sent.values().map(|(f, _)| format!("{f:?}")).collect();
+        let shown: Vec<(u32, Instant)> = s.shown.iter().map(|f| (f.frame, f.at)).collect();
+        (sent, shown, format!("{:?}", s.sender.stats()))
+    };
+    let never = run(&[]);
+    assert!(never.0.len() > 50);
+    assert_eq!(
+        never,
+        run(&[(0, 1442), (1_000, 9_000), (2_500, usize::MAX)])
     );
 }

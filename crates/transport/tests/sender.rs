@@ -621,3 +621,247 @@ fn encode_interface_misuse_is_an_error_not_a_panic() {
         .is_err());
     assert_eq!(s.stats().rejected_datagrams, 1);
 }
+
+// The path's datagram size (`set_max_datagram`): fragments, budget, queue, floor.
+
+/// The fragment a datagram carries.
+fn fragment_id(datagram: &[u8]) -> FragmentId {
+    DataFragment::parse(datagram).unwrap().id()
+}
+
+#[test]
+fn a_smaller_path_cuts_smaller_fragments_and_the_budget_counts_them() {
+    let enc = FakeEncoder::default();
+    let config = SenderConfig {
+        budget: BudgetSource::Ewma,
+        ..SenderConfig::default()
+    };
+    let mut s = new_sender(config);
+    assert_eq!(s.fragment_payload(), 1400);
+    let (_, _, datagrams) = offer(&mut s, &enc, 0, Instant::ZERO);
+    let t = Instant::from_millis(50);
+    ack_everything(&mut s, datagrams, 0, t, Some(1000));
+    assert_eq!(s.budget(), Some(1400 * 100));
+
+    // 1200-byte datagrams: 1158-byte fragments, and the budget counts d / tau of them.
+    s.set_max_datagram(t, 1200);
+    assert_eq!(s.fragment_payload(), 1200 - wire::DATA_HEADER_LEN);
+    assert_eq!(s.budget(), Some(1158 * 100));
+    assert_eq!(s.budget_now(t), Some(1158 * 100));
+    let (_, events, mut datagrams) = offer(&mut s, &enc, 1, t);
+    let frame = sent(&events).expect("the frame fits the budget");
+    assert_eq!(frame.budget, Some(1158 * 100));
+    assert_eq!(usize::from(frame.fragments), frame.bytes.div_ceil(1158));
+    assert!(frame.fragments > 1, "{frame:?}");
+    datagrams.extend(flush_pacer(&mut s, t).0);
+    assert_eq!(datagrams.len(), usize::from(frame.fragments));
+    assert!(datagrams.iter().all(|d| d.len() <= 1200));
+    assert_eq!(
+        datagrams[0].len(),
+        1200,
+        "a full fragment fills the datagram"
+    );
+
+    // A path that carries more than the configured size: the configured 1400 again.
+    let t = Instant::from_millis(100);
+    ack_everything(&mut s, datagrams, 1, t, Some(1000));
+    s.set_max_datagram(t, 9000);
+    assert_eq!(s.fragment_payload(), 1400);
+    assert_eq!(s.budget(), Some(1400 * 100));
+    let (_, events, mut datagrams) = offer(&mut s, &enc, 2, t);
+    let frame = sent(&events).expect("the frame fits the budget");
+    assert_eq!(frame.budget, Some(1400 * 100));
+    assert_eq!(usize::from(frame.fragments), frame.bytes.div_ceil(1400));
+    datagrams.extend(flush_pacer(&mut s, t).0);
+    assert_eq!(datagrams[0].len(), 1400 + wire::DATA_HEADER_LEN);
+    // The size in use again: nothing changes, nothing is said.
+    s.set_max_datagram(t, 1442);
+    assert_eq!(s.fragment_payload(), 1400);
+    assert!(drain(&mut s, t).events.is_empty());
+}
+
+#[test]
+fn fragments_waiting_when_the_path_shrinks_are_dropped_with_their_frame() {
+    let enc = FakeEncoder::default();
+    let mut s = new_sender(SenderConfig::default());
+    // Picture 0: a keyframe of many 1400-byte fragments; the first leaves at once.
+    let (_, events, datagrams) = offer(&mut s, &enc, 0, Instant::ZERO);
+    let keyframe = sent(&events).unwrap();
+    assert!(keyframe.fragments > 3);
+    assert_eq!(datagrams.len(), 1);
+    // The receiver reports it and tau: room for picture 1, a frame of 800 bytes (one
+    // fragment that fits any path of 842 bytes or more), queued behind the keyframe.
+    let t = Instant::from_millis(10);
+    let first = FragmentId { frame: 0, index: 0 };
+    s.handle_datagram(t, &ack(0, first, Some(1000), 0, &[]))
+        .unwrap();
+    s.handle_frame(t, 1, t);
+    let r = drain(&mut s, t).encodes.remove(0);
+    let mut frames: Vec<FakeFrame> = job_qualities(&r)
+        .iter()
+        .map(|&q| enc.encode(source(&r), 1, q))
+        .collect();
+    frames[0].bytes.resize(800, 0);
+    frames[1].bytes.resize(300, 0);
+    s.handle_encoded(t, r.id, frames).unwrap();
+    let d = drain(&mut s, t);
+    let small = sent(&d.events).expect("800 bytes fit the budget");
+    assert_eq!((small.bytes, small.fragments), (800, 1));
+    let mut out = d.datagrams;
+
+    s.set_max_datagram(t, 1200);
+    let d = drain(&mut s, t);
+    assert!(
+        d.events
+            .iter()
+            .any(|e| matches!(e, SenderEvent::RecoveryStarted { .. })),
+        "a frame that cannot arrive is a loss the sender knows of: {:?}",
+        d.events
+    );
+    assert!(s.in_recovery(t));
+    assert_eq!(s.stats().recoveries, 1);
+    let (rest, _) = flush_pacer(&mut s, t);
+    assert!(rest.iter().all(|d| d.len() <= 1200));
+    // The keyframe's waiting fragments are gone (its short last one with them); the frame
+    // that fits is sent as it was cut.
+    let ids: Vec<FragmentId> = rest.iter().map(|d| fragment_id(d)).collect();
+    assert_eq!(ids, vec![FragmentId { frame: 1, index: 0 }]);
+    out.extend(rest);
+    assert!(out.len() < usize::from(keyframe.fragments) + 1);
+
+    // The next picture is encoded from what the receiver acknowledged (nothing yet: a
+    // keyframe), cut at 1158 bytes.
+    let t = Instant::from_millis(20);
+    let (r, events, mut datagrams) = offer(&mut s, &enc, 2, t);
+    assert_eq!(source(&r).0, StateHash::INITIAL);
+    let frame = sent(&events).expect("sent");
+    assert!(frame.recovery);
+    datagrams.extend(flush_pacer(&mut s, t).0);
+    assert!(datagrams.iter().all(|d| d.len() <= 1200));
+}
+
+#[test]
+fn a_path_too_small_for_media_gets_one_byte_fragments() {
+    let enc = FakeEncoder::default();
+    let mut s = new_sender(SenderConfig::default());
+    s.set_max_datagram(Instant::ZERO, 0);
+    assert_eq!(s.fragment_payload(), 1, "the floor: one byte of media");
+    s.set_max_datagram(Instant::ZERO, wire::DATA_HEADER_LEN + 1);
+    assert_eq!(s.fragment_payload(), 1);
+    s.handle_frame(Instant::ZERO, 0, Instant::ZERO);
+    let r = drain(&mut s, Instant::ZERO).encodes.remove(0);
+    let mut frames: Vec<FakeFrame> = job_qualities(&r)
+        .iter()
+        .map(|&q| enc.encode(source(&r), 0, q))
+        .collect();
+    frames[0].bytes.truncate(30);
+    frames[1].bytes.truncate(24);
+    s.handle_encoded(Instant::ZERO, r.id, frames).unwrap();
+    let (datagrams, _) = flush_pacer(&mut s, Instant::ZERO);
+    assert_eq!(datagrams.len(), 30);
+    assert!(datagrams
+        .iter()
+        .all(|d| d.len() == wire::DATA_HEADER_LEN + 1));
+    // A frame of more fragments than the wire numbers is dropped, not sent.
+    s.handle_frame(Instant::ZERO, 1, Instant::ZERO);
+    let d = drain(&mut s, Instant::ZERO);
+    if let Some(r) = d.encodes.first() {
+        let frames = job_qualities(r)
+            .iter()
+            .map(|&q| enc.encode(source(r), 1, q))
+            .collect();
+        let _ = s.handle_encoded(Instant::ZERO, r.id, frames);
+    }
+    let (datagrams, _) = flush_pacer(&mut s, Instant::from_millis(10));
+    assert!(datagrams
+        .iter()
+        .all(|d| d.len() == wire::DATA_HEADER_LEN + 1));
+}
+
+/// One input of [`no_datagram_exceeds_the_latest_limit`].
+#[derive(Debug, Clone)]
+enum Input {
+    Picture,
+    Limit(usize),
+    Ack,
+    Wait(u64),
+}
+
+fn input() -> impl proptest::strategy::Strategy<Value = Input> {
+    use proptest::prelude::*;
+    prop_oneof![
+        3 => Just(Input::Picture),
+        1 => (0usize..120).prop_map(Input::Limit),
+        2 => (500usize..1600).prop_map(Input::Limit),
+        2 => Just(Input::Ack),
+        3 => (1u64..40).prop_map(Input::Wait),
+    ]
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+    /// Whatever the sizes and when they change, no datagram handed out after a limit is
+    /// larger than it (or than the smallest datagram that carries media, when the limit is
+    /// below even that), nor than a configured fragment: oversized fragments waiting in the
+    /// pacer are dropped at once, not sent.
+    #[test]
+    fn no_datagram_exceeds_the_latest_limit(inputs in proptest::collection::vec(input(), 1..60)) {
+        let enc = FakeEncoder::default();
+        let mut s = new_sender(SenderConfig::default());
+        let configured = 1400 + wire::DATA_HEADER_LEN;
+        let (mut now, mut picture, mut acks) = (Instant::ZERO, 0u64, 0u32);
+        let mut limit: Option<usize> = None;
+        let mut newest: Option<FragmentId> = None;
+        for i in inputs {
+            let mut until = now;
+            match i {
+                Input::Picture => {
+                    s.handle_frame(now, picture, now);
+                    picture += 1;
+                }
+                Input::Limit(bytes) => {
+                    s.set_max_datagram(now, bytes);
+                    limit = Some(bytes);
+                }
+                Input::Ack => {
+                    if let Some(id) = newest {
+                        let _ = s.handle_datagram(now, &ack(acks, id, Some(1000), 0, &[]));
+                        acks += 1;
+                    }
+                }
+                Input::Wait(ms) => until = now + Duration::from_millis(ms),
+            }
+            let bound = limit
+                .map_or(configured, |l| l.max(wire::DATA_HEADER_LEN + 1))
+                .min(configured);
+            // Drain now, then at each deadline up to `until`.
+            loop {
+                let next = loop {
+                    match s.poll_output(now) {
+                        SenderOutput::Encode(r) => {
+                            let frames = job_qualities(&r)
+                                .iter()
+                                .map(|&q| enc.encode(source(&r), r.picture, q))
+                                .collect();
+                            s.handle_encoded(now, r.id, frames).unwrap();
+                        }
+                        SenderOutput::Transmit(d) => {
+                            proptest::prop_assert!(
+                                d.len() <= bound,
+                                "{} bytes sent with the limit at {:?}", d.len(), limit
+                            );
+                            newest = Some(fragment_id(&d));
+                        }
+                        SenderOutput::Event(_) => {}
+                        SenderOutput::Timeout(t) => break t,
+                    }
+                };
+                if next > until || next <= now {
+                    break;
+                }
+                now = next;
+            }
+            now = now.max(until);
+        }
+    }
+}

@@ -47,6 +47,9 @@ pub struct SproutSender {
     last_quality: Quality,
     last_send: Option<Instant>,
     stats: SenderStats,
+    /// Payload bytes per datagram now: `config.fragment_payload` until the path is said to
+    /// carry less ([`SenderEndpoint::set_max_datagram`]).
+    payload: usize,
 }
 
 impl SproutSender {
@@ -68,6 +71,7 @@ impl SproutSender {
             Instant::ZERO,
         );
         Ok(SproutSender {
+            payload: config.fragment_payload,
             config,
             kind,
             session,
@@ -143,8 +147,8 @@ impl SproutSender {
     /// may be idle until its heartbeat.
     fn send_bulk(&mut self, now: Instant) {
         let mut room = self.room(now);
-        let full = DATA_HEADER + self.config.fragment_payload;
-        let filler = vec![0u8; self.config.fragment_payload];
+        let full = DATA_HEADER + self.payload;
+        let filler = vec![0u8; self.payload];
         while room > DATA_HEADER {
             let size = room.min(full);
             room -= size;
@@ -169,7 +173,7 @@ impl SproutSender {
     ) {
         let frame = self.next_frame;
         self.next_frame = self.next_frame.wrapping_add(1);
-        let chunks: Vec<&[u8]> = f.bytes.chunks(self.config.fragment_payload).collect();
+        let chunks: Vec<&[u8]> = f.bytes.chunks(self.payload).collect();
         let n = chunks.len() as u16;
         for (i, chunk) in chunks.iter().enumerate() {
             let ttn = if i + 1 == chunks.len() {
@@ -235,18 +239,25 @@ impl SproutSender {
         }
         if let Some(frame) = lost {
             if frame >= self.recovered_from && frame < self.next_frame {
-                self.source = self
-                    .acked
-                    .as_ref()
-                    .map_or_else(State::initial, |(_, s)| s.clone());
-                self.recovered_from = self.next_frame;
-                self.stats.recoveries += 1;
-                self.events.push_back(SenderEvent::RecoveryStarted {
-                    at: now,
-                    until: now,
-                });
+                self.recover(now);
             }
         }
+    }
+
+    /// A frame sent since the last recovery is lost: the next is encoded from the newest
+    /// state the receiver acknowledged (the initial state, a keyframe, if none), and losses
+    /// of the frames sent before now are handled.
+    fn recover(&mut self, now: Instant) {
+        self.source = self
+            .acked
+            .as_ref()
+            .map_or_else(State::initial, |(_, s)| s.clone());
+        self.recovered_from = self.next_frame;
+        self.stats.recoveries += 1;
+        self.events.push_back(SenderEvent::RecoveryStarted {
+            at: now,
+            until: now,
+        });
     }
 }
 
@@ -276,7 +287,7 @@ impl SenderEndpoint for SproutSender {
             return;
         }
         // Leave room for the headers of the fragments the frame will need.
-        let fragments = room.div_ceil(DATA_HEADER + self.config.fragment_payload);
+        let fragments = room.div_ceil(DATA_HEADER + self.payload);
         let bytes = room.saturating_sub(fragments * DATA_HEADER);
         let id = self.next_request;
         self.next_request += 1;
@@ -324,7 +335,7 @@ impl SenderEndpoint for SproutSender {
             self.drop_picture(now, picture, DropReason::Failed);
             return Ok(());
         }
-        if frame.len().div_ceil(self.config.fragment_payload) > MAX_FRAGMENTS {
+        if frame.len().div_ceil(self.payload) > MAX_FRAGMENTS {
             self.drop_picture(now, picture, DropReason::Failed);
             return Ok(());
         }
@@ -365,6 +376,40 @@ impl SenderEndpoint for SproutSender {
     }
 
     fn handle_timeout(&mut self, _now: Instant) {}
+
+    /// Datagrams of at most `fragment_payload` or what the path carries, whichever is less
+    /// (one payload byte at least), from now on: frames are cut and the window's room turned
+    /// into fragments at that size, and bulk filler fills it. After a decrease the datagrams
+    /// waiting to be handed out that no longer fit are dropped, with every other waiting
+    /// fragment of their frames (they cannot arrive whole); a frame so dropped is a loss the
+    /// sender knows of at once, and it recovers as from a reported one.
+    fn set_max_datagram(&mut self, now: Instant, bytes: usize) {
+        let payload =
+            salsify_endpoint::fragment_payload(self.config.fragment_payload, bytes, DATA_HEADER);
+        if payload == self.payload {
+            return;
+        }
+        self.payload = payload;
+        let max = DATA_HEADER + payload;
+        let frame_of = |d: &[u8]| match wire::parse(d) {
+            Ok(Datagram::Data(h, _)) if h.payload == Payload::Fragment => Some(h.frame),
+            _ => None,
+        };
+        let lost: Vec<u32> = self
+            .out
+            .iter()
+            .filter(|d| d.len() > max)
+            .filter_map(|d| frame_of(d))
+            .collect();
+        let before = self.out.len();
+        self.out
+            .retain(|d| d.len() <= max && frame_of(d).is_none_or(|f| !lost.contains(&f)));
+        let dropped = (before - self.out.len()) as u64;
+        self.stats.datagrams_sent = self.stats.datagrams_sent.saturating_sub(dropped);
+        if !lost.is_empty() {
+            self.recover(now);
+        }
+    }
 
     fn poll_output(&mut self, now: Instant) -> SenderOutput {
         if let Some(req) = self.pending_request.take() {
@@ -409,5 +454,93 @@ impl SenderEndpoint for SproutSender {
                 value: f64::from(counts.get(4).copied().unwrap_or(0)),
             },
         ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use salsify_codec::Image;
+
+    use super::*;
+
+    fn sender(mode: SproutMode) -> SproutSender {
+        let config = SproutConfig {
+            mode,
+            ..SproutConfig::default()
+        };
+        SproutSender::new(config, ForecasterKind::Sprout, 7, Duration::from_millis(33)).unwrap()
+    }
+
+    /// A functional frame of `len` bytes on the wire.
+    fn frame(len: usize) -> EncodedFrame {
+        let mut bytes = vec![0; salsify_codec::frame::HEADER_LEN];
+        bytes.resize(len, 1);
+        EncodedFrame {
+            bytes,
+            source: StateHash::INITIAL,
+            target: State::from_reference(Image::new(16, 16).unwrap()),
+            quality: Quality::new(40).unwrap(),
+            keyframe: true,
+        }
+    }
+
+    /// The datagrams, events and encode requests until the next deadline.
+    fn drain(s: &mut SproutSender, now: Instant) -> (Vec<Vec<u8>>, Vec<SenderEvent>, Vec<u64>) {
+        let (mut datagrams, mut events, mut requests) = (vec![], vec![], vec![]);
+        loop {
+            match s.poll_output(now) {
+                SenderOutput::Transmit(d) => datagrams.push(d),
+                SenderOutput::Event(e) => events.push(e),
+                SenderOutput::Encode(r) => requests.push(r.id),
+                SenderOutput::Timeout(_) => return (datagrams, events, requests),
+            }
+        }
+    }
+
+    /// Frames of 3000 bytes, coded for picture `picture` at `now`; the datagrams they make.
+    fn send(s: &mut SproutSender, now: Instant, picture: u64) -> Vec<Vec<u8>> {
+        s.handle_picture(now, picture, now);
+        let (_, _, requests) = drain(s, now);
+        let id = *requests.first().expect("the window has room for a frame");
+        let outcome = EncodeOutcome::Functional(vec![frame(3000)]);
+        s.handle_encoded(now, id, Ok(outcome)).unwrap();
+        drain(s, now).0
+    }
+
+    #[test]
+    fn datagrams_fit_a_smaller_path_and_frames_cut_for_a_larger_one_are_recovered_from() {
+        let t = Instant::ZERO;
+        // Told first: a 3000-byte frame goes in 564-byte fragments behind the 36-byte header.
+        let mut s = sender(SproutMode::Video);
+        s.set_max_datagram(t, 600);
+        let sent = send(&mut s, t, 0);
+        assert_eq!(sent.len(), 3000usize.div_ceil(564));
+        assert!(sent.iter().all(|d| d.len() <= 600));
+        assert_eq!(sent[0].len(), 600);
+        // Told while the frame's datagrams wait to be handed out: they are dropped (none
+        // would fit), not counted as sent, and the sender recovers as from a loss.
+        let mut s = sender(SproutMode::Video);
+        s.handle_picture(t, 0, t);
+        let id = drain(&mut s, t).2[0];
+        let outcome = EncodeOutcome::Functional(vec![frame(3000)]);
+        s.handle_encoded(t, id, Ok(outcome)).unwrap();
+        s.set_max_datagram(t, 600);
+        let (datagrams, events, _) = drain(&mut s, t);
+        assert!(datagrams.is_empty(), "{:?}", datagrams.len());
+        assert!(events
+            .iter()
+            .any(|e| matches!(e, SenderEvent::RecoveryStarted { .. })));
+        // Sent: the heartbeat the first poll made, before the picture.
+        assert_eq!((s.stats.datagrams_sent, s.stats.recoveries), (1, 1));
+        // A path larger than the configured size: the configured 1400 bytes of payload.
+        let mut s = sender(SproutMode::Video);
+        s.set_max_datagram(t, 9000);
+        let sent = send(&mut s, t, 0);
+        assert_eq!(sent[0].len(), DATA_HEADER + 1400);
+        // Bulk filler fills the smaller datagrams.
+        let mut s = sender(SproutMode::Bulk);
+        s.set_max_datagram(t, 600);
+        let (filler, _, _) = drain(&mut s, t);
+        assert!(!filler.is_empty() && filler.iter().all(|d| d.len() <= 600));
     }
 }

@@ -58,7 +58,7 @@ use salsify_endpoint::{
 };
 use salsify_time::{Bitrate, Duration, Instant};
 
-use crate::core::{Core, Incoming, Picture, FRAGMENT_PAYLOAD};
+use crate::core::{Core, Incoming, Picture};
 use crate::error::{datagram_error, ConfigError};
 use crate::history::PacketResult as SentResult;
 use crate::pacer::{Paced, ProbeCluster};
@@ -444,7 +444,8 @@ impl WebrtcSender {
         let (w, h) = self.resolution.size();
         let max = self.config.encoder_max_for(w, h);
         let allocation = self.target.min(max).max(self.config.min);
-        let payload_share = FRAGMENT_PAYLOAD as f64 / (FRAGMENT_PAYLOAD + MEDIA_HEADER_LEN) as f64;
+        let fragment = self.core.payload();
+        let payload_share = fragment as f64 / (fragment + MEDIA_HEADER_LEN) as f64;
         let payload = allocation.mul_f64(payload_share);
         let target = self
             .cwnd_dropper
@@ -679,9 +680,10 @@ impl WebrtcSender {
             return;
         }
         if self.padding_due(now) == Some(now) {
-            self.core.transmit_padding(now, PADDING_SIZE);
+            let size = self.core.padding_len(PADDING_SIZE);
+            self.core.transmit_padding(now, size);
             self.next_padding =
-                now.max(self.next_padding) + self.padding_rate.time_for(PADDING_SIZE as u64);
+                now.max(self.next_padding) + self.padding_rate.time_for(size as u64);
             self.on_sent(now, None);
         }
     }
@@ -759,6 +761,13 @@ impl SenderEndpoint for WebrtcSender {
     fn handle_timeout(&mut self, now: Instant) {
         self.ensure_started(now);
         self.run_timers(now);
+    }
+
+    /// The shared core's: fragments (and padding) of at most the size the path carries, and
+    /// what waits over a lowered size dropped with a keyframe next; the encoder's share of
+    /// the target follows the header overhead of the smaller fragments.
+    fn set_max_datagram(&mut self, _now: Instant, bytes: usize) {
+        self.core.set_max_datagram(bytes);
     }
 
     fn poll_output(&mut self, now: Instant) -> SenderOutput {

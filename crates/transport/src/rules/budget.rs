@@ -23,21 +23,20 @@ pub trait BudgetRule: Debug + Send {
 /// The paper's: [`decision::paper_budget`] once tau is reported, no limit before.
 #[derive(Debug, Clone, Copy)]
 pub struct PaperBudget {
-    mtu: usize,
     delay_target: Duration,
 }
 
 impl PaperBudget {
-    /// For fragments of `mtu` payload bytes and delay target `delay_target`.
-    pub fn new(mtu: usize, delay_target: Duration) -> Self {
-        PaperBudget { mtu, delay_target }
+    /// For delay target `delay_target` (fragments of the link's [`LinkView::mtu`]).
+    pub fn new(delay_target: Duration) -> Self {
+        PaperBudget { delay_target }
     }
 }
 
 impl BudgetRule for PaperBudget {
     fn formula(&self, link: &LinkView<'_>) -> Option<usize> {
         link.tau
-            .map(|tau| decision::paper_budget(self.mtu, self.delay_target, tau, link.in_flight))
+            .map(|tau| decision::paper_budget(link.mtu, self.delay_target, tau, link.in_flight))
     }
 }
 
@@ -45,20 +44,19 @@ impl BudgetRule for PaperBudget {
 /// before the first estimate.
 #[derive(Debug, Clone, Copy)]
 pub struct EwmaBudget {
-    mtu: usize,
     delay_target: Duration,
 }
 
 impl EwmaBudget {
-    /// For fragments of `mtu` payload bytes and delay target `delay_target`.
-    pub fn new(mtu: usize, delay_target: Duration) -> Self {
-        EwmaBudget { mtu, delay_target }
+    /// For delay target `delay_target` (fragments of the link's [`LinkView::mtu`]).
+    pub fn new(delay_target: Duration) -> Self {
+        EwmaBudget { delay_target }
     }
 }
 
 impl BudgetRule for EwmaBudget {
     fn formula(&self, link: &LinkView<'_>) -> Option<usize> {
-        decision::frame_budget(self.mtu, self.delay_target, link.tau, link.in_flight)
+        decision::frame_budget(link.mtu, self.delay_target, link.tau, link.in_flight)
     }
 }
 
@@ -71,10 +69,10 @@ pub struct ForecastBudget {
 }
 
 impl ForecastBudget {
-    /// For fragments of `mtu` payload bytes and delay target `delay_target`.
-    pub fn new(mtu: usize, delay_target: Duration) -> Self {
+    /// For delay target `delay_target` (fragments of the link's [`LinkView::mtu`]).
+    pub fn new(delay_target: Duration) -> Self {
         ForecastBudget {
-            ewma: EwmaBudget::new(mtu, delay_target),
+            ewma: EwmaBudget::new(delay_target),
         }
     }
 }
@@ -97,7 +95,7 @@ impl BudgetRule for ForecastBudget {
         Some(delivery::budget_bytes(
             deliverable,
             link.in_flight,
-            self.ewma.mtu,
+            link.mtu,
         ))
     }
 }
@@ -113,24 +111,37 @@ mod tests {
             forecast: None,
             acked_at: Some(Instant::from_millis(5)),
             in_flight,
+            mtu: 1400,
         }
     }
 
     #[test]
     fn before_an_estimate_only_the_paper_allows_anything_with_fragments_out() {
         let d = Duration::from_millis(100);
-        assert_eq!(PaperBudget::new(1400, d).budget(&view(None, 3)), None);
-        assert_eq!(EwmaBudget::new(1400, d).budget(&view(None, 3)), Some(0));
-        assert_eq!(EwmaBudget::new(1400, d).budget(&view(None, 0)), None);
-        assert_eq!(ForecastBudget::new(1400, d).budget(&view(None, 3)), Some(0));
+        assert_eq!(PaperBudget::new(d).budget(&view(None, 3)), None);
+        assert_eq!(EwmaBudget::new(d).budget(&view(None, 3)), Some(0));
+        assert_eq!(EwmaBudget::new(d).budget(&view(None, 0)), None);
+        assert_eq!(ForecastBudget::new(d).budget(&view(None, 3)), Some(0));
     }
 
     #[test]
     fn every_source_counts_d_over_tau_less_what_is_in_flight() {
         let d = Duration::from_millis(100);
         let v = view(Some(10), 4);
-        assert_eq!(PaperBudget::new(1400, d).budget(&v), Some(6 * 1400));
-        assert_eq!(EwmaBudget::new(1400, d).budget(&v), Some(6 * 1400));
-        assert_eq!(ForecastBudget::new(1400, d).budget(&v), Some(6 * 1400));
+        assert_eq!(PaperBudget::new(d).budget(&v), Some(6 * 1400));
+        assert_eq!(EwmaBudget::new(d).budget(&v), Some(6 * 1400));
+        assert_eq!(ForecastBudget::new(d).budget(&v), Some(6 * 1400));
+    }
+
+    #[test]
+    fn every_source_counts_fragments_of_the_size_in_use() {
+        let d = Duration::from_millis(100);
+        let v = LinkView {
+            mtu: 1158,
+            ..view(Some(10), 4)
+        };
+        assert_eq!(PaperBudget::new(d).budget(&v), Some(6 * 1158));
+        assert_eq!(EwmaBudget::new(d).budget(&v), Some(6 * 1158));
+        assert_eq!(ForecastBudget::new(d).budget(&v), Some(6 * 1158));
     }
 }

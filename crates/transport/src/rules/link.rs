@@ -15,4 +15,8 @@ pub struct LinkView<'a> {
     pub acked_at: Option<Instant>,
     /// Fragments sent beyond the newest one the receiver reported (N).
     pub in_flight: u64,
+    /// Payload bytes of a full fragment now (the budget's MTU): the configured
+    /// `fragment_payload`, or less when the path carries only smaller datagrams (see
+    /// [`crate::Sender::set_max_datagram`]).
+    pub mtu: usize,
 }

@@ -50,10 +50,10 @@ pub struct Rules {
 impl Rules {
     /// The rules `config` names.
     pub fn new(config: &SenderConfig) -> Self {
-        let (mtu, d) = (config.fragment_payload, config.delay_target);
+        let d = config.delay_target;
         match config.rules {
             SenderRules::Paper => Rules {
-                budget: Box::new(PaperBudget::new(mtu, d)),
+                budget: Box::new(PaperBudget::new(d)),
                 outage: Box::new(NoOutage),
                 forced: Box::new(PaperForced::new(config.max_consecutive_skips)),
                 walk: Box::new(PaperWalk),
@@ -64,8 +64,8 @@ impl Rules {
             },
             SenderRules::SlowLink => Rules {
                 budget: match config.budget {
-                    BudgetSource::Ewma => Box::new(EwmaBudget::new(mtu, d)),
-                    BudgetSource::Forecast => Box::new(ForecastBudget::new(mtu, d)),
+                    BudgetSource::Ewma => Box::new(EwmaBudget::new(d)),
+                    BudgetSource::Forecast => Box::new(ForecastBudget::new(d)),
                 },
                 outage: Box::new(PacedOutage::new(config)),
                 forced: Box::new(IdleLinkForced::new(config.slow_link.idle_link_skips)),

@@ -40,11 +40,13 @@ pub enum Pick {
 /// A quality walk: chooses among `[better, worse]`, or `[better, worse, coarsest]` when the
 /// walk asked for the coarsest encode.
 pub trait QualityWalk: Debug + Send {
-    /// The choice for `options` against `budget` (`None`: no limit), with `overrides` in
-    /// force after `consecutive_skips` skips in a row.
+    /// The choice for `options` against `budget` (`None`: no limit) with fragments of `mtu`
+    /// payload bytes (the size in use), with `overrides` in force after `consecutive_skips`
+    /// skips in a row.
     fn pick(
         &self,
         budget: Option<usize>,
+        mtu: usize,
         options: &[OptionSize],
         overrides: Overrides,
         consecutive_skips: u32,
@@ -60,6 +62,7 @@ impl QualityWalk for PaperWalk {
     fn pick(
         &self,
         budget: Option<usize>,
+        _: usize,
         options: &[OptionSize],
         overrides: Overrides,
         _: u32,
@@ -83,16 +86,14 @@ impl QualityWalk for PaperWalk {
 /// it; after twice `max_consecutive_skips` skips the limit is lifted.
 #[derive(Debug, Clone, Copy)]
 pub struct SlowLinkWalk {
-    mtu: usize,
     max_quality: Quality,
     max_consecutive_skips: u32,
 }
 
 impl SlowLinkWalk {
-    /// The walk with `config`'s fragment payload, coarsest quality and skip limit.
+    /// The walk with `config`'s coarsest quality and skip limit.
     pub fn new(config: &SenderConfig) -> Self {
         SlowLinkWalk {
-            mtu: config.fragment_payload,
             max_quality: config.max_quality,
             max_consecutive_skips: config.max_consecutive_skips,
         }
@@ -103,6 +104,7 @@ impl QualityWalk for SlowLinkWalk {
     fn pick(
         &self,
         budget: Option<usize>,
+        mtu: usize,
         options: &[OptionSize],
         overrides: Overrides,
         consecutive_skips: u32,
@@ -115,7 +117,7 @@ impl QualityWalk for SlowLinkWalk {
         };
         let lift = consecutive_skips >= self.max_consecutive_skips.saturating_mul(2);
         let decision =
-            decision::choose_slow_link(budget, self.mtu, better, worse, coarsest, overrides, lift);
+            decision::choose_slow_link(budget, mtu, better, worse, coarsest, overrides, lift);
         match decision {
             SlowLinkDecision::Send(Choice::Better) => Pick::Send {
                 index: 0,
@@ -151,17 +153,20 @@ mod tests {
         };
         let options = [option(9000, 40), option(6000, 80)];
         assert_eq!(
-            PaperWalk.pick(Some(0), &options, starved, 4),
+            PaperWalk.pick(Some(0), 1400, &options, starved, 4),
             Pick::Send {
                 index: 1,
                 choice: Choice::ForcedWorse
             }
         );
         assert_eq!(
-            PaperWalk.pick(Some(0), &options, Overrides::default(), 4),
+            PaperWalk.pick(Some(0), 1400, &options, Overrides::default(), 4),
             Pick::Skip
         );
-        assert_eq!(PaperWalk.pick(None, &options[..1], starved, 0), Pick::Drop);
+        assert_eq!(
+            PaperWalk.pick(None, 1400, &options[..1], starved, 0),
+            Pick::Drop
+        );
     }
 
     #[test]
@@ -172,21 +177,35 @@ mod tests {
             probe_due: true,
         };
         let options = [option(9000, 40), option(6000, 80)];
-        assert_eq!(walk.pick(Some(0), &options, probe, 1), Pick::EncodeCoarsest);
+        assert_eq!(
+            walk.pick(Some(0), 1400, &options, probe, 1),
+            Pick::EncodeCoarsest
+        );
         let with_coarsest = [option(9000, 40), option(6000, 80), option(900, 127)];
         assert_eq!(
-            walk.pick(Some(0), &with_coarsest, probe, 1),
+            walk.pick(Some(0), 1400, &with_coarsest, probe, 1),
             Pick::Send {
                 index: 2,
                 choice: Choice::ForcedWorse
             }
         );
         assert_eq!(
-            walk.pick(Some(20_000), &options, Overrides::default(), 0),
+            walk.pick(Some(20_000), 1400, &options, Overrides::default(), 0),
             Pick::Send {
                 index: 0,
                 choice: Choice::Better
             }
+        );
+        // A probe is one fragment of the size in use: 1300 bytes is one at 1400, two at 1158.
+        let small = [option(9000, 40), option(1300, 80)];
+        let forced = Pick::Send {
+            index: 1,
+            choice: Choice::ForcedWorse,
+        };
+        assert_eq!(walk.pick(Some(0), 1400, &small, probe, 1), forced);
+        assert_eq!(
+            walk.pick(Some(0), 1158, &small, probe, 1),
+            Pick::EncodeCoarsest
         );
     }
 }

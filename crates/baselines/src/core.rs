@@ -179,11 +179,11 @@ impl Core {
     /// waiting to be handed out is dropped, and a retransmission asked for later that does not
     /// fit is not sent. A frame so dropped cannot arrive whole: the next frame is a keyframe
     /// (as the receiver's keyframe request would ask a round trip later). A size that leaves
-    /// the fragment size as it is changes nothing. Returns whether any frame was dropped.
-    pub fn set_max_datagram(&mut self, bytes: usize) -> bool {
+    /// the fragment size as it is changes nothing.
+    pub fn set_max_datagram(&mut self, bytes: usize) {
         let payload = salsify_endpoint::fragment_payload(FRAGMENT_PAYLOAD, bytes, MEDIA_HEADER_LEN);
         if payload == self.payload {
-            return false;
+            return;
         }
         self.payload = payload;
         let max = self.max_datagram();
@@ -191,11 +191,9 @@ impl Core {
         let before = self.out.len();
         self.out
             .retain(|o| !matches!(o, SenderOutput::Transmit(d) if d.len() > max));
-        let dropped = !frames.is_empty() || self.out.len() != before;
-        if dropped {
+        if !frames.is_empty() || self.out.len() != before {
             self.keyframe_owed = true;
         }
-        dropped
     }
 
     pub fn event(&mut self, e: SenderEvent) {

@@ -854,10 +854,11 @@ impl SenderEndpoint for OracleSender {
     fn handle_timeout(&mut self, _now: Instant) {}
 
     /// Fragments of at most the size the path carries from now on (its model of the link
-    /// counts them). After a decrease, datagrams held for their send time that no longer fit
-    /// are dropped, never sent, and the next search starts from the initial state (a
-    /// keyframe), as after a keyframe request. The simulator, whose link the oracle reads,
-    /// never changes the size; this keeps the oracle within the one endpoint contract.
+    /// counts them). After a decrease, a frame with a datagram held for its send time that no
+    /// longer fits loses all its held datagrams, never sent, and the next search starts from
+    /// the initial state (a keyframe), as after a keyframe request. The simulator, whose link
+    /// the oracle reads, never changes the size; this keeps the oracle within the one
+    /// endpoint contract.
     fn set_max_datagram(&mut self, _now: Instant, bytes: usize) {
         let payload = salsify_endpoint::fragment_payload(FRAGMENT_PAYLOAD, bytes, MEDIA_HEADER_LEN);
         if payload == self.payload {
@@ -865,13 +866,26 @@ impl SenderEndpoint for OracleSender {
         }
         self.payload = payload;
         let max = MEDIA_HEADER_LEN + payload;
-        let fits = |o: &SenderOutput| !matches!(o, SenderOutput::Transmit(d) if d.len() > max);
-        let before = self.held.len() + self.out.len();
-        self.held.retain(|(_, o)| fits(o));
-        self.out.retain(fits);
-        if self.held.len() + self.out.len() != before {
-            self.state = State::initial();
+        let frame_of = |o: &SenderOutput| match o {
+            SenderOutput::Transmit(d) => match Packet::parse(d) {
+                Ok(Packet::Media { header, .. }) => Some((header.frame, d.len())),
+                _ => None,
+            },
+            _ => None,
+        };
+        let lost: Vec<u32> = self
+            .held
+            .iter()
+            .filter_map(|(_, o)| frame_of(o))
+            .filter(|&(_, len)| len > max)
+            .map(|(frame, _)| frame)
+            .collect();
+        if lost.is_empty() {
+            return;
         }
+        self.held
+            .retain(|(_, o)| frame_of(o).is_none_or(|(frame, _)| !lost.contains(&frame)));
+        self.state = State::initial();
     }
 
     fn poll_output(&mut self, now: Instant) -> SenderOutput {

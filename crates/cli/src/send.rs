@@ -9,8 +9,8 @@ use salsify_time::Duration;
 
 use crate::dashboard;
 use crate::flags::{plaintext_warning, KeyArgs, SchemeArgs, SourceArgs};
-use crate::runtime::sender_loop::{self, SenderLoopConfig, DEFAULT_RESET_AFTER};
 use crate::runtime::peer_link::Connect;
+use crate::runtime::sender_loop::{self, SenderLoopConfig, DEFAULT_RESET_AFTER};
 use crate::runtime::{self, udp, CameraInput};
 
 /// Flags of `salsify send`.

@@ -3,10 +3,11 @@
 //!
 //! - **Roaming** ([`peer`]): on an authenticated session a datagram that opens from a new
 //!   address, and is the newest the session has accepted (a replay or a late copy is not),
-//!   moves the peer there at once, as WireGuard does, with no new session; the new address
-//!   is then challenged, and until it answers it gets at most
-//!   [`PathConfig::amplification`] times the bytes it sent (QUIC's path validation). A
-//!   challenge left unanswered moves the peer back to the last address that answered.
+//!   makes that address a candidate; it is challenged, and its answer moves the peer there,
+//!   with no new session (QUIC's path validation; WireGuard moves without asking, which lets
+//!   a stranger replaying a datagram the path lost draw traffic). Until it answers, a
+//!   candidate gets only challenges, at most [`PathConfig::amplification`] times the bytes
+//!   it sent.
 //! - **Path MTU** ([`pmtu`]): packetization-layer discovery (RFC 8899): datagrams leave with
 //!   DF set, calls start at [`PathConfig::base_datagram`] (fits a 1280-byte path), padded
 //!   probes search upward, and a black hole (datagrams above the base lost while smaller
@@ -32,8 +33,8 @@ mod state;
 pub mod wire;
 
 pub use config::PathConfig;
+pub use peer::PeerChange;
 pub use peer::{Origin, PeerPath};
 pub use pmtu::Prober;
-pub use peer::PeerChange;
 pub use state::{Path, PathEvent, PathStats, Role, Transmit};
 pub use wire::{Message, WireError, PATH_TAG};

@@ -42,7 +42,11 @@ enum Phase {
     /// No search yet: waiting for a datagram as large as the size in use.
     Waiting,
     /// A probe of `size` is out; `tries` sent so far; another (or a verdict) at `next`.
-    Probing { size: usize, tries: u32, next: Instant },
+    Probing {
+        size: usize,
+        tries: u32,
+        next: Instant,
+    },
     /// Searched; search above the size again at `raise_at`.
     Done { raise_at: Instant },
 }
@@ -467,8 +471,17 @@ mod tests {
             if c > 200 && c % 10 == 0 {
                 let arrived = c - 200;
                 let large = arrived - arrived % 4 + (arrived % 4).min(3);
-                let newest_large = if arrived % 4 == 0 { arrived - 1 } else { arrived };
-                p.on_report(ms(t), arrived as u32, large as u32, Some((arrived, newest_large)));
+                let newest_large = if arrived % 4 == 0 {
+                    arrived - 1
+                } else {
+                    arrived
+                };
+                p.on_report(
+                    ms(t),
+                    arrived as u32,
+                    large as u32,
+                    Some((arrived, newest_large)),
+                );
             }
         }
         assert_eq!(p.max_datagram(), 1472);

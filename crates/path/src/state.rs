@@ -57,15 +57,13 @@ pub struct Transmit {
 pub struct PathStats {
     /// Moves of the peer to another address.
     pub moves: u64,
-    /// Moves undone (the new address never answered).
-    pub reverts: u64,
+    /// Candidate addresses that never answered their challenges (a stranger's replay of a
+    /// datagram the path lost, or a peer that moved on again).
+    pub unanswered: u64,
     /// Probes sent.
     pub probes: u64,
     /// Keep-alives (and hellos) sent.
     pub keepalives: u64,
-    /// Datagrams not sent: the peer's new address had not answered yet and had drawn its
-    /// share (anti-amplification).
-    pub held_back: u64,
 }
 
 /// One side's view of the path to its peer (see the crate docs).
@@ -196,9 +194,11 @@ impl Path {
 
     fn on_peer_change(&mut self, now: Instant, change: PeerChange) {
         match change {
-            PeerChange::Moved { from: Some(from), to } | PeerChange::Reverted { from, to } => {
-                self.stats.moves += u64::from(matches!(change, PeerChange::Moved { .. }));
-                self.stats.reverts += u64::from(matches!(change, PeerChange::Reverted { .. }));
+            PeerChange::Moved {
+                from: Some(from),
+                to,
+            } => {
+                self.stats.moves += 1;
                 // Another network may carry less: search again from the base. A new port on
                 // the same address (a NAT's new mapping) is the same path.
                 if from.ip() != to.ip() {
@@ -207,7 +207,8 @@ impl Path {
                     self.push_size_change(before, self.max_datagram(), false);
                 }
             }
-            PeerChange::Moved { from: None, .. } | PeerChange::Validated(_) => {}
+            PeerChange::Moved { from: None, .. } => {}
+            PeerChange::Unanswered(_) => self.stats.unanswered += 1,
         }
         self.events.push_back(PathEvent::Peer(change));
     }
@@ -223,7 +224,13 @@ impl Path {
     }
 
     /// A path message from `from` that arrived as `origin`.
-    pub fn handle_message(&mut self, now: Instant, from: SocketAddr, message: Message, origin: Origin) {
+    pub fn handle_message(
+        &mut self,
+        now: Instant,
+        from: SocketAddr,
+        message: Message,
+        origin: Origin,
+    ) {
         let authenticated = matches!(origin, Origin::Authenticated { .. });
         let from_peer = self.peer.current() == Some(from);
         let trusted = authenticated || from_peer;
@@ -279,19 +286,9 @@ impl Path {
         }
     }
 
-    /// Whether a datagram of `size` bytes may go to the peer now. `false`: the peer's new
-    /// address has not answered its challenge and has drawn its share; drop the datagram
-    /// (counted in [`PathStats::held_back`]).
-    pub fn may_send(&mut self, size: usize) -> bool {
-        let ok = self.peer.may_send(size);
-        self.stats.held_back += u64::from(!ok && self.peer.current().is_some());
-        ok
-    }
-
     /// A scheme's datagram of `size` bytes went to the peer (sealed under `counter` in an
     /// encrypted session).
     pub fn on_sent(&mut self, now: Instant, size: usize, counter: Option<u64>) {
-        self.peer.on_sent(size);
         self.prober.on_sent(now, size, counter);
         self.last_sent = now;
     }
@@ -304,10 +301,8 @@ impl Path {
         let Some(peer) = self.peer.current() else {
             return;
         };
-        if self.peer.is_validated() {
-            self.prober.handle_timeout(now);
-            self.take_prober_changes();
-        }
+        self.prober.handle_timeout(now);
+        self.take_prober_changes();
         if self.received != self.reported && now >= self.next_report {
             self.reported = self.received;
             self.next_report = now + self.config.report_every;
@@ -349,7 +344,6 @@ impl Path {
             self.out.pop_front()?
         };
         if Some(t.to) == self.peer.current() {
-            self.peer.on_sent(t.message.len() + self.config.seal_overhead);
             self.last_sent = now;
         }
         Some(t)
@@ -361,9 +355,7 @@ impl Path {
         if self.peer.current().is_none() {
             return t;
         }
-        if self.peer.is_validated() {
-            t = t.min(self.prober.poll_timeout());
-        }
+        t = t.min(self.prober.poll_timeout());
         if self.received != self.reported {
             t = t.min(self.next_report);
         }
@@ -371,5 +363,207 @@ impl Path {
             t = t.min(hello);
         }
         t.min(self.last_sent + self.config.keepalive_after)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn addr(port: u16) -> SocketAddr {
+        SocketAddr::from(([198, 51, 100, 4], port))
+    }
+
+    fn ms(t: u64) -> Instant {
+        Instant::from_millis(t)
+    }
+
+    fn drain(p: &mut Path, now: Instant) -> Vec<(SocketAddr, Message)> {
+        let mut out = vec![];
+        while let Some(t) = p.poll_transmit(now) {
+            out.push((t.to, wire::parse(&t.message).expect("a path message")));
+        }
+        out
+    }
+
+    #[test]
+    fn a_plaintext_dialer_says_hello_until_heard_and_a_listener_adopts_it_by_challenge() {
+        let (dialer_addr, listener_addr) = (addr(1), addr(2));
+        let mut dialer = Path::new(
+            PathConfig::default(),
+            Role::Dialer,
+            Some(listener_addr),
+            false,
+            ms(0),
+        );
+        let mut listener = Path::new(PathConfig::default(), Role::Listener, None, false, ms(0));
+        dialer.handle_timeout(ms(0));
+        let hello = drain(&mut dialer, ms(0));
+        assert!(
+            matches!(hello[..], [(to, Message::KeepAlive { len: wire::CHALLENGE_LEN })] if to == listener_addr)
+        );
+        // The listener answers the hello with a challenge no larger than it, and nothing else.
+        let m = hello[0].1;
+        assert!(!listener.handle_received(
+            ms(1),
+            dialer_addr,
+            wire::CHALLENGE_LEN,
+            Origin::Plain,
+            None
+        ));
+        listener.handle_message(ms(1), dialer_addr, m, Origin::Plain);
+        let challenge = drain(&mut listener, ms(1));
+        let [(to, Message::Challenge { token })] = challenge[..] else {
+            panic!("{challenge:?}");
+        };
+        assert_eq!(to, dialer_addr);
+        assert_eq!(listener.peer(), None, "not before the answer");
+        // The dialer answers a challenge from the address it dialed.
+        assert!(dialer.handle_received(ms(2), listener_addr, 10, Origin::Plain, None));
+        dialer.handle_message(
+            ms(2),
+            listener_addr,
+            Message::Challenge { token },
+            Origin::Plain,
+        );
+        let response = drain(&mut dialer, ms(2));
+        assert_eq!(response, vec![(listener_addr, Message::Response { token })]);
+        listener.handle_message(ms(3), dialer_addr, response[0].1, Origin::Plain);
+        assert_eq!(listener.peer(), Some(dialer_addr));
+        // Heard: no more hellos.
+        dialer.handle_timeout(ms(600));
+        let later = drain(&mut dialer, ms(600));
+        assert!(
+            later
+                .iter()
+                .all(|(_, m)| !matches!(m, Message::KeepAlive { .. })),
+            "{later:?}"
+        );
+    }
+
+    #[test]
+    fn an_authenticated_roam_moves_after_the_new_address_answers() {
+        let mut p = Path::new(
+            PathConfig::default(),
+            Role::Dialer,
+            Some(addr(1)),
+            true,
+            ms(0),
+        );
+        let roam = Origin::Authenticated { newest: true };
+        assert!(p.handle_received(ms(10), addr(7), 90, roam, Some(5)));
+        assert_eq!(p.poll_event(), None, "not before it answers");
+        assert_eq!(p.peer(), Some(addr(1)));
+        p.handle_timeout(ms(10));
+        let out = drain(&mut p, ms(10));
+        let token = out
+            .iter()
+            .find_map(|(to, m)| match m {
+                Message::Challenge { token } if *to == addr(7) => Some(*token),
+                _ => None,
+            })
+            .expect("a challenge to the new address");
+        p.handle_message(ms(30), addr(7), Message::Response { token }, roam);
+        assert_eq!(
+            p.poll_event(),
+            Some(PathEvent::Peer(PeerChange::Moved {
+                from: Some(addr(1)),
+                to: addr(7)
+            }))
+        );
+        assert_eq!(
+            p.poll_event(),
+            None,
+            "same address, another port: no new MTU search"
+        );
+        assert_eq!(p.peer(), Some(addr(7)));
+        assert_eq!(p.stats().moves, 1);
+    }
+
+    #[test]
+    fn a_quiet_side_keeps_its_nat_open_and_a_receiving_side_reports() {
+        let config = PathConfig::default();
+        let mut p = Path::new(config.clone(), Role::Dialer, Some(addr(1)), true, ms(0));
+        p.handle_received(
+            ms(5),
+            addr(1),
+            1400,
+            Origin::Authenticated { newest: true },
+            Some(3),
+        );
+        p.handle_timeout(ms(5));
+        let out = drain(&mut p, ms(5));
+        assert!(out.contains(&(
+            addr(1),
+            Message::Report {
+                received: 1,
+                large: 1,
+                newest: 3,
+                newest_large: 3
+            }
+        )));
+        let quiet = ms(5) + config.keepalive_after;
+        assert!(p.poll_timeout() <= quiet);
+        p.handle_timeout(quiet);
+        assert_eq!(
+            drain(&mut p, quiet),
+            vec![(addr(1), Message::KeepAlive { len: 2 })]
+        );
+        assert_eq!(p.stats().keepalives, 1);
+        // Sending resets the keep-alive clock.
+        p.on_sent(quiet + Duration::from_secs(1), 100, Some(9));
+        p.handle_timeout(quiet + Duration::from_secs(5));
+        assert!(drain(&mut p, quiet + Duration::from_secs(5)).is_empty());
+    }
+
+    #[test]
+    fn probes_are_padded_to_the_probed_size_less_the_seal() {
+        let config = PathConfig {
+            seal_overhead: 29,
+            ..PathConfig::default()
+        };
+        let mut p = Path::new(config, Role::Dialer, Some(addr(1)), true, ms(0));
+        p.on_sent(ms(0), 1200, Some(0));
+        p.handle_timeout(ms(0));
+        let probe = p.poll_transmit(ms(0)).unwrap();
+        assert_eq!(probe.message.len() + 29, 1472);
+        let Ok(Message::Probe { id, .. }) = wire::parse(&probe.message) else {
+            panic!("a probe");
+        };
+        p.handle_message(
+            ms(30),
+            addr(1),
+            Message::ProbeAck { id },
+            Origin::Authenticated { newest: true },
+        );
+        assert_eq!(p.max_datagram(), 1472);
+        assert_eq!(
+            p.poll_event(),
+            Some(PathEvent::MaxDatagram {
+                from: 1200,
+                to: 1472,
+                black_hole: false
+            })
+        );
+    }
+
+    #[test]
+    fn a_stranger_cannot_make_a_dialer_answer_or_report() {
+        let mut p = Path::new(
+            PathConfig::default(),
+            Role::Dialer,
+            Some(addr(1)),
+            false,
+            ms(0),
+        );
+        let _ = drain(&mut p, ms(0));
+        for m in [
+            Message::Challenge { token: 1 },
+            Message::Probe { id: 2, len: 1400 },
+            Message::KeepAlive { len: 10 },
+        ] {
+            p.handle_message(ms(1), addr(66), m, Origin::Plain);
+        }
+        assert!(drain(&mut p, ms(1)).iter().all(|(to, _)| *to != addr(66)));
     }
 }

@@ -119,7 +119,9 @@ pub fn parse(datagram: &[u8]) -> Result<Message, WireError> {
         return Err(WireError::NotPath);
     }
     let len = datagram.len();
-    let kind = *datagram.get(1).ok_or(WireError::BadLength { kind: 0, len })?;
+    let kind = *datagram
+        .get(1)
+        .ok_or(WireError::BadLength { kind: 0, len })?;
     let bad = WireError::BadLength { kind, len };
     match kind {
         PROBE if len >= PROBE_MIN_LEN => Ok(Message::Probe {
@@ -230,11 +232,17 @@ mod tests {
     fn wrong_lengths_and_kinds_are_refused() {
         assert_eq!(parse(&[]), Err(WireError::NotPath));
         assert_eq!(parse(&[1, 2, 3]), Err(WireError::NotPath));
-        assert!(matches!(parse(&[PATH_TAG]), Err(WireError::BadLength { .. })));
+        assert!(matches!(
+            parse(&[PATH_TAG]),
+            Err(WireError::BadLength { .. })
+        ));
         assert_eq!(parse(&[PATH_TAG, 99]), Err(WireError::UnknownKind(99)));
         assert!(matches!(
             parse(&[PATH_TAG, CHALLENGE, 0, 0]),
-            Err(WireError::BadLength { kind: CHALLENGE, .. })
+            Err(WireError::BadLength {
+                kind: CHALLENGE,
+                ..
+            })
         ));
         assert!(parse(&[PATH_TAG, KEEPALIVE]).is_ok());
         assert!(parse(&vec![0; KEEPALIVE_MAX_LEN + 1]).is_err());

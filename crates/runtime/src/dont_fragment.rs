@@ -14,7 +14,12 @@ use std::os::fd::AsRawFd;
 /// Sets DF on `socket` (IPv4 and IPv6 options both tried; the one that does not apply fails
 /// harmlessly). Returns whether one took.
 pub fn set(socket: &UdpSocket) -> bool {
-    let v4 = set_int(socket, libc::IPPROTO_IP, libc::IP_MTU_DISCOVER, libc::IP_PMTUDISC_PROBE);
+    let v4 = set_int(
+        socket,
+        libc::IPPROTO_IP,
+        libc::IP_MTU_DISCOVER,
+        libc::IP_PMTUDISC_PROBE,
+    );
     let v6 = set_int(
         socket,
         libc::IPPROTO_IPV6,

@@ -4,10 +4,9 @@
 //! Whichever side dials is the handshake's initiator, whatever its role in the call; the
 //! listener answers. Every datagram goes through [`PeerLink::receive`]: opened (or dropped,
 //! logged), then shown to the path, which may move the peer (an authenticated, newest
-//! datagram from a new address: roaming) and consumes path messages; what is left is the
-//! scheme's, from the peer. Everything the scheme sends goes through [`PeerLink::send`]:
-//! sealed, held to the anti-amplification limit while the peer's new address is not
-//! validated, and sent to where the peer is now. [`PeerLink::flush`] sends what the channel
+//! datagram from a new address is challenged there, and the answer moves the peer: roaming)
+//! and consumes path messages; what is left is the scheme's, from the peer. Everything the
+//! scheme sends goes through [`PeerLink::send`]: sealed and sent to where the peer is now. [`PeerLink::flush`] sends what the channel
 //! and the path have due and prints their news (a move, a path MTU change) as one line each.
 
 use std::net::{SocketAddr, UdpSocket};
@@ -258,10 +257,6 @@ impl PeerLink {
             self.unsent += 1;
             return 0;
         };
-        if !self.path.may_send(datagram.len()) {
-            self.unsent += 1;
-            return 0;
-        }
         udp::send(&self.socket, &datagram, peer);
         self.path
             .on_sent(now, datagram.len(), sealed_counter(&datagram));
@@ -326,10 +321,8 @@ impl PeerLink {
                 from: Some(from),
                 to,
             }) => eprintln!("{who}: peer moved to {to} (was {from}); same session"),
-            PathEvent::Peer(PeerChange::Reverted { from, to }) => {
-                eprintln!("{who}: peer back at {to} ({from} never answered its challenge)")
-            }
-            PathEvent::Peer(PeerChange::Moved { from: None, .. } | PeerChange::Validated(_)) => {}
+            PathEvent::Peer(PeerChange::Moved { from: None, .. })
+            | PathEvent::Peer(PeerChange::Unanswered(_)) => {}
             PathEvent::MaxDatagram {
                 from,
                 to,

@@ -27,8 +27,8 @@ use salsify_time::{Duration, Instant};
 use crate::clock;
 use crate::display::{Display, DisplayConfig};
 use crate::observe::{Observation, Observer, STATE_EVERY};
-use crate::receiver_sessions::{Session, Sessions};
 use crate::peer_link::{Contact, PeerLink};
+use crate::receiver_sessions::{Session, Sessions};
 use crate::status::ReceiverStatus;
 use crate::udp::{self, Received};
 

@@ -153,7 +153,10 @@ impl Sessions {
     /// The peer of an encrypted session moved to `to` (roaming): its session and successor
     /// follow it (every datagram that reaches the rules is the one peer's).
     pub fn repoint(&mut self, to: SocketAddr) {
-        for s in [&mut self.current, &mut self.successor].into_iter().flatten() {
+        for s in [&mut self.current, &mut self.successor]
+            .into_iter()
+            .flatten()
+        {
             s.peer = to;
         }
     }

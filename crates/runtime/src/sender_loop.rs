@@ -555,7 +555,9 @@ impl Loop {
                 ),
                 Connect::To(_) => {}
                 Connect::Listen(at) => {
-                    eprintln!("salsify send: waiting for a receiver to dial {at} (salsify recv --to)")
+                    eprintln!(
+                        "salsify send: waiting for a receiver to dial {at} (salsify recv --to)"
+                    )
                 }
             }
         }

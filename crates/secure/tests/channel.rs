@@ -427,5 +427,8 @@ fn the_newest_datagram_is_told_from_late_ones() {
     opened(&mut p.receiver, at(2), &c);
     assert!(p.receiver.last_opened_newest());
     // A replay is refused outright and leaves the flag as it was for c.
-    assert_eq!(p.receiver.handle_datagram(at(3), &c), Err(Rejected::Replayed));
+    assert_eq!(
+        p.receiver.handle_datagram(at(3), &c),
+        Err(Rejected::Replayed)
+    );
 }

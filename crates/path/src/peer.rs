@@ -299,7 +299,7 @@ mod tests {
                 break;
             }
             challenges += usize::from(p.poll_challenge().is_some());
-            t = t + Duration::from_millis(100);
+            t += Duration::from_millis(100);
         }
         assert_eq!(given_up, Some(PeerChange::Unanswered(addr(66))));
         assert_eq!(p.current(), Some(addr(1)));
@@ -387,7 +387,7 @@ mod tests {
             let mut p = PeerPath::new(PathConfig::default(), Some(addr(1)), t0);
             let mut t = t0;
             for (kind, port, size) in events {
-                t = t + Duration::from_millis(37);
+                t += Duration::from_millis(37);
                 let change = match kind {
                     0 => p.on_received(t, addr(port), size, OLD).1,
                     1 => p.on_received(t, addr(port), size, Origin::Plain).1,
@@ -414,7 +414,7 @@ mod tests {
             let (mut received, mut sent) = (0u64, 0u64);
             let mut t = t0;
             for (incoming, size, dt) in events {
-                t = t + Duration::from_millis(dt);
+                t += Duration::from_millis(dt);
                 if incoming {
                     p.on_received(t, addr(2), size, NEWEST);
                     if p.candidate() == Some(addr(2)) {

@@ -500,7 +500,7 @@ mod tests {
                 p.handle_timeout(now);
                 while let Some(probe) = p.poll_probe() {
                     n += 1;
-                    if probe.size <= carries && !(lossy && n % 3 == 0) {
+                    if probe.size <= carries && !(lossy && n.is_multiple_of(3)) {
                         acks.push((now + Duration::from_millis(30), probe.id));
                     }
                 }

@@ -245,7 +245,7 @@ mod tests {
             })
         ));
         assert!(parse(&[PATH_TAG, KEEPALIVE]).is_ok());
-        assert!(parse(&vec![0; KEEPALIVE_MAX_LEN + 1]).is_err());
+        assert!(parse(&[0; KEEPALIVE_MAX_LEN + 1]).is_err());
         let mut long_keepalive = vec![0; KEEPALIVE_MAX_LEN + 1];
         long_keepalive[..2].copy_from_slice(&[PATH_TAG, KEEPALIVE]);
         assert!(parse(&long_keepalive).is_err());

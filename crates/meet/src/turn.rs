@@ -1,0 +1,1 @@
+//! A TURN client (RFC 8656), sans-IO.

@@ -1,0 +1,420 @@
+//! One side's meeting: register at the rendezvous, learn the other side's candidates, and find
+//! a pair of addresses that works by connectivity checks (ICE's, simplified: RFC 8445's
+//! ordinary checks, triggered checks and peer-reflexive candidates, without its SDP or
+//! nomination, since both ends already share a key).
+//!
+//! Checks and their acknowledgements are sealed with the peers' shared key, so a stranger can
+//! neither answer a check nor start one; both are the same size (no amplification). A check
+//! that arrives from an address not among the candidates (a NAT that gave this packet a new
+//! port, the conntrack case) is acknowledged there and checked back from here: the two
+//! sides' retries then find the pair. A check that arrived through this side's TURN
+//! allocation is answered and checked back through it, which is how a peer behind a
+//! symmetric NAT is reached. The pair whose check is acknowledged first is met; a direct pair
+//! found later replaces a relayed one.
+//!
+//! ```text
+//! check   0 tag 0xD9 | 1 kind 3 | 2 sealed { 1 (check) or 2 (ack), transaction u64, run u64 }
+//! ```
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+
+use rand::Rng;
+use salsify_time::{Duration, Instant};
+
+use crate::intro::{Candidate, Introduction, Kind};
+use crate::rendezvous::{self, MEET_TAG};
+use crate::seal::MeetKey;
+
+const CHECK: u8 = 3;
+const IS_CHECK: u8 = 1;
+const IS_ACK: u8 = 2;
+/// Transactions remembered (their destinations), newest last.
+const REMEMBERED: usize = 512;
+
+/// A meeting's parameters.
+#[derive(Debug, Clone)]
+pub struct MeetConfig {
+    /// The rendezvous server.
+    pub rendezvous: SocketAddr,
+    /// How often to register until met. Default 500 ms.
+    pub register_every: Duration,
+    /// How often to check each candidate. Default 50 ms.
+    pub check_every: Duration,
+    /// Checks sent to one candidate before it is given up (the peer's checks may still
+    /// reach it later). Default 100 (5 s).
+    pub checks_per_candidate: u32,
+}
+
+impl MeetConfig {
+    /// Defaults for everything but the rendezvous.
+    pub fn new(rendezvous: SocketAddr) -> Self {
+        MeetConfig {
+            rendezvous,
+            register_every: Duration::from_millis(500),
+            check_every: Duration::from_millis(50),
+            checks_per_candidate: 100,
+        }
+    }
+}
+
+/// A pair that works.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pair {
+    /// The peer's address to send to.
+    pub remote: SocketAddr,
+    /// Through this side's TURN allocation (wrap what goes there).
+    pub via_relay: bool,
+    /// Whether a relay is on the path at either end.
+    pub relayed: bool,
+}
+
+impl Pair {
+    fn rank(&self) -> u8 {
+        u8::from(!self.relayed)
+    }
+}
+
+/// What happened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MeetEvent {
+    /// The rendezvous saw this side at this address (a reflexive candidate).
+    Observed(SocketAddr),
+    /// The peer's introduction (a new run, or new candidates): permit these on a TURN
+    /// allocation.
+    Introduced(Vec<Candidate>),
+    /// A pair works (the first, or a better one than before).
+    Met(Pair),
+}
+
+/// A datagram to send.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outgoing {
+    /// Where.
+    pub to: SocketAddr,
+    /// Through this side's TURN allocation.
+    pub via_relay: bool,
+    /// Its bytes.
+    pub bytes: Vec<u8>,
+}
+
+#[derive(Debug, Clone)]
+struct Remote {
+    addr: SocketAddr,
+    kind: Kind,
+    via_relay: bool,
+    next: Instant,
+    sent: u32,
+}
+
+/// Whether a datagram is a meeting datagram (rendezvous or check), by its first byte.
+pub fn is_meet(datagram: &[u8]) -> bool {
+    datagram.first() == Some(&MEET_TAG)
+}
+
+/// Counters of a meeting.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MeetStats {
+    /// Checks sent.
+    pub checks: u64,
+    /// Meeting datagrams refused (forged, reflected, malformed).
+    pub refused: u64,
+}
+
+/// One side's meeting (see the module docs).
+#[derive(Debug)]
+pub struct Meeting {
+    key: MeetKey,
+    config: MeetConfig,
+    run: u64,
+    local: Vec<Candidate>,
+    peer_run: Option<u64>,
+    remotes: Vec<Remote>,
+    transactions: VecDeque<(u64, SocketAddr, bool)>,
+    best: Option<Pair>,
+    next_register: Instant,
+    out: VecDeque<Outgoing>,
+    events: VecDeque<MeetEvent>,
+    stats: MeetStats,
+}
+
+impl Meeting {
+    /// A meeting under `key` with `local` candidates so far (the host's own address; more
+    /// come from the rendezvous, STUN and TURN).
+    pub fn new(key: MeetKey, config: MeetConfig, local: Vec<Candidate>, now: Instant) -> Self {
+        Meeting {
+            key,
+            config,
+            run: rand::thread_rng().gen(),
+            local,
+            peer_run: None,
+            remotes: Vec::new(),
+            transactions: VecDeque::new(),
+            best: None,
+            next_register: now,
+            out: VecDeque::new(),
+            events: VecDeque::new(),
+            stats: MeetStats::default(),
+        }
+    }
+
+    /// The best pair so far.
+    pub fn best(&self) -> Option<Pair> {
+        self.best
+    }
+
+    /// Counters so far.
+    pub fn stats(&self) -> MeetStats {
+        self.stats
+    }
+
+    /// Whether this side starts the handshake once met (its public key sorts first).
+    pub fn dials(&self) -> bool {
+        self.key.is_low()
+    }
+
+    /// Adds a local candidate (a reflexive address from STUN, a relayed one from TURN); the
+    /// next registration carries it.
+    pub fn add_local(&mut self, now: Instant, candidate: Candidate) {
+        if !self.local.contains(&candidate) {
+            self.local.push(candidate);
+            self.next_register = now;
+        }
+    }
+
+    /// A meeting datagram from `from` (`via_relay`: it came through this side's TURN
+    /// allocation). Returns whether it was one (else it is for someone else).
+    pub fn handle_datagram(
+        &mut self,
+        now: Instant,
+        from: SocketAddr,
+        via_relay: bool,
+        bytes: &[u8],
+    ) -> bool {
+        if !is_meet(bytes) {
+            return false;
+        }
+        if from == self.config.rendezvous && !via_relay {
+            match rendezvous::parse_peers(bytes) {
+                Some(peers) => self.on_peers(now, peers),
+                None => self.stats.refused += 1,
+            }
+            return true;
+        }
+        match self.open_check(bytes) {
+            Some((kind, txid, run)) => self.on_check(now, from, via_relay, kind, txid, run),
+            None => self.stats.refused += 1,
+        }
+        true
+    }
+
+    fn on_peers(&mut self, now: Instant, peers: rendezvous::Peers) {
+        let observed = Candidate {
+            kind: Kind::Reflexive,
+            addr: peers.observed,
+        };
+        if !self.local.contains(&observed) {
+            self.events.push_back(MeetEvent::Observed(peers.observed));
+            self.add_local(now, observed);
+        }
+        for blob in &peers.blobs {
+            let Some(intro) = self.key.open(blob).and_then(|b| Introduction::parse(&b)) else {
+                continue; // a stranger's entry, or our own reflected
+            };
+            if self.peer_run != Some(intro.run) {
+                // A new run of the peer: what was learnt of the old one is stale.
+                self.peer_run = Some(intro.run);
+                self.remotes.clear();
+                self.best = None;
+            }
+            let fresh: Vec<Candidate> = intro
+                .candidates
+                .iter()
+                .copied()
+                .filter(|c| !self.remotes.iter().any(|r| r.addr == c.addr && !r.via_relay))
+                .collect();
+            for c in &fresh {
+                self.add_remote(now, c.addr, c.kind, false);
+            }
+            if !fresh.is_empty() {
+                self.events.push_back(MeetEvent::Introduced(intro.candidates));
+            }
+        }
+    }
+
+    fn add_remote(&mut self, now: Instant, addr: SocketAddr, kind: Kind, via_relay: bool) {
+        if self
+            .remotes
+            .iter()
+            .any(|r| r.addr == addr && r.via_relay == via_relay)
+        {
+            return;
+        }
+        self.remotes.push(Remote {
+            addr,
+            kind,
+            via_relay,
+            next: now,
+            sent: 0,
+        });
+    }
+
+    fn open_check(&self, bytes: &[u8]) -> Option<(u8, u64, u64)> {
+        if bytes.get(1) != Some(&CHECK) {
+            return None;
+        }
+        let plain = self.key.open(&bytes[2..])?;
+        if plain.len() != 17 {
+            return None;
+        }
+        let txid = u64::from_be_bytes(plain[1..9].try_into().ok()?);
+        let run = u64::from_be_bytes(plain[9..17].try_into().ok()?);
+        Some((plain[0], txid, run))
+    }
+
+    fn check_bytes(&self, kind: u8, txid: u64) -> Vec<u8> {
+        let mut plain = vec![kind];
+        plain.extend_from_slice(&txid.to_be_bytes());
+        plain.extend_from_slice(&self.run.to_be_bytes());
+        let mut b = vec![MEET_TAG, CHECK];
+        b.extend_from_slice(&self.key.seal(&plain));
+        b
+    }
+
+    fn on_check(
+        &mut self,
+        now: Instant,
+        from: SocketAddr,
+        via_relay: bool,
+        kind: u8,
+        txid: u64,
+        run: u64,
+    ) {
+        match kind {
+            IS_CHECK => {
+                let ack = self.check_bytes(IS_ACK, txid);
+                self.out.push_back(Outgoing {
+                    to: from,
+                    via_relay,
+                    bytes: ack,
+                });
+                // A triggered check back the way it came (a peer-reflexive candidate if it
+                // is new: the NAT gave that packet a port nobody announced).
+                if self.peer_run.is_none_or(|r| r == run) {
+                    self.add_remote(now, from, Kind::Reflexive, via_relay);
+                    if let Some(r) = self
+                        .remotes
+                        .iter_mut()
+                        .find(|r| r.addr == from && r.via_relay == via_relay)
+                    {
+                        r.next = now;
+                        r.sent = r.sent.min(self.config.checks_per_candidate.saturating_sub(5));
+                    }
+                }
+            }
+            IS_ACK => {
+                let ours = self
+                    .transactions
+                    .iter()
+                    .any(|(t, to, v)| *t == txid && *to == from && *v == via_relay);
+                if !ours {
+                    self.stats.refused += 1;
+                    return;
+                }
+                let remote_relayed = self
+                    .remotes
+                    .iter()
+                    .any(|r| r.addr == from && r.kind == Kind::Relayed);
+                let pair = Pair {
+                    remote: from,
+                    via_relay,
+                    relayed: via_relay || remote_relayed,
+                };
+                if self.best.is_none_or(|b| pair.rank() > b.rank()) {
+                    self.best = Some(pair);
+                    self.events.push_back(MeetEvent::Met(pair));
+                }
+            }
+            _ => self.stats.refused += 1,
+        }
+    }
+
+    /// Time passed: registrations and checks that are due.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        if self.best.is_none() && now >= self.next_register {
+            self.next_register = now + self.config.register_every;
+            let intro = Introduction {
+                run: self.run,
+                candidates: self.local.clone(),
+            };
+            if let Some(bytes) =
+                rendezvous::emit_register(&self.key.id(), &self.key.seal(&intro.emit()))
+            {
+                self.out.push_back(Outgoing {
+                    to: self.config.rendezvous,
+                    via_relay: false,
+                    bytes,
+                });
+            }
+        }
+        // Once a direct pair works, nothing better is left to find.
+        if self.best.is_some_and(|b| !b.relayed) {
+            return;
+        }
+        let (every, limit) = (self.config.check_every, self.config.checks_per_candidate);
+        let due: Vec<(SocketAddr, bool)> = self
+            .remotes
+            .iter_mut()
+            .filter(|r| r.sent < limit && now >= r.next)
+            .map(|r| {
+                r.sent += 1;
+                r.next = now + every;
+                (r.addr, r.via_relay)
+            })
+            .collect();
+        for (to, via_relay) in due {
+            let txid: u64 = rand::thread_rng().gen();
+            if self.transactions.len() == REMEMBERED {
+                self.transactions.pop_front();
+            }
+            self.transactions.push_back((txid, to, via_relay));
+            let bytes = self.check_bytes(IS_CHECK, txid);
+            self.stats.checks += 1;
+            self.out.push_back(Outgoing {
+                to,
+                via_relay,
+                bytes,
+            });
+        }
+    }
+
+    /// When [`Meeting::handle_timeout`] next has something to do.
+    pub fn poll_timeout(&self) -> Instant {
+        let mut t = match self.best {
+            None => self.next_register,
+            Some(_) => Instant::FAR_FUTURE,
+        };
+        if self.best.is_some_and(|b| !b.relayed) {
+            return t;
+        }
+        for r in &self.remotes {
+            if r.sent < self.config.checks_per_candidate {
+                t = t.min(r.next);
+            }
+        }
+        t
+    }
+
+    /// The next datagram to send.
+    pub fn poll_transmit(&mut self) -> Option<Outgoing> {
+        self.out.pop_front()
+    }
+
+    /// The next event.
+    pub fn poll_event(&mut self) -> Option<MeetEvent> {
+        self.events.pop_front()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,160 @@
+use super::*;
+use crate::rendezvous::Rendezvous;
+
+fn keys() -> (MeetKey, MeetKey, MeetKey) {
+    let secret = |b: u8| x25519_dalek::StaticSecret::from([b; 32]);
+    let public = |s: &x25519_dalek::StaticSecret| x25519_dalek::PublicKey::from(s).to_bytes();
+    let (a, b, c) = (secret(1), secret(2), secret(3));
+    let (pa, pb, pc) = (public(&a), public(&b), public(&c));
+    (
+        MeetKey::new(&a.to_bytes(), &pa, &pb),
+        MeetKey::new(&b.to_bytes(), &pb, &pa),
+        MeetKey::new(&c.to_bytes(), &pc, &pb),
+    )
+}
+
+const RENDEZVOUS: ([u8; 4], u16) = ([203, 0, 113, 30], 7000);
+
+fn host(ip: [u8; 4], port: u16) -> Candidate {
+    Candidate {
+        kind: Kind::Host,
+        addr: SocketAddr::from((ip, port)),
+    }
+}
+
+/// Two sides and a rendezvous on one network where `a_seen_as(dest, n)` says from which
+/// address A's `n`-th datagram to `dest` arrives (a NAT's mapping). Runs until both met or
+/// `limit_ms`; returns when each met, in ms.
+fn run(
+    mut a: Meeting,
+    mut b: Meeting,
+    a_seen_as: impl Fn(SocketAddr, usize) -> SocketAddr,
+    b_starts_ms: u64,
+    limit_ms: u64,
+) -> (Option<u64>, Option<u64>, Meeting, Meeting) {
+    let rdv_addr = SocketAddr::from(RENDEZVOUS);
+    let a_addr = a.local[0].addr;
+    let b_addr = b.local[0].addr;
+    let mut rdv = Rendezvous::new();
+    let mut sent_by_a: std::collections::HashMap<SocketAddr, usize> = Default::default();
+    let (mut a_met, mut b_met) = (None, None);
+    for ms in 0..limit_ms {
+        let now = Instant::from_millis(ms);
+        a.handle_timeout(now);
+        if ms >= b_starts_ms {
+            b.handle_timeout(now);
+        }
+        let mut moved = true;
+        while moved {
+            moved = false;
+            while let Some(o) = a.poll_transmit() {
+                moved = true;
+                let n = sent_by_a.entry(o.to).or_default();
+                *n += 1;
+                let from = a_seen_as(o.to, *n);
+                if o.to == rdv_addr {
+                    if let Some(reply) = rdv.handle(now, from, &o.bytes) {
+                        a.handle_datagram(now, rdv_addr, false, &reply);
+                    }
+                } else if o.to == b_addr && ms >= b_starts_ms {
+                    b.handle_datagram(now, from, false, &o.bytes);
+                }
+            }
+            while let Some(o) = b.poll_transmit() {
+                moved = true;
+                if o.to == rdv_addr {
+                    if let Some(reply) = rdv.handle(now, b_addr, &o.bytes) {
+                        b.handle_datagram(now, rdv_addr, false, &reply);
+                    }
+                } else if a_seen_as(b_addr, 0) == o.to || o.to == a_addr {
+                    a.handle_datagram(now, b_addr, false, &o.bytes);
+                }
+            }
+        }
+        while let Some(e) = a.poll_event() {
+            if matches!(e, MeetEvent::Met(_)) && a_met.is_none() {
+                a_met = Some(ms);
+            }
+        }
+        while let Some(e) = b.poll_event() {
+            if matches!(e, MeetEvent::Met(_)) && b_met.is_none() {
+                b_met = Some(ms);
+            }
+        }
+        if a_met.is_some() && b_met.is_some() {
+            break;
+        }
+    }
+    (a_met, b_met, a, b)
+}
+
+fn meeting(key: MeetKey, ip: [u8; 4], port: u16) -> Meeting {
+    let config = MeetConfig::new(SocketAddr::from(RENDEZVOUS));
+    Meeting::new(key, config, vec![host(ip, port)], Instant::from_millis(0))
+}
+
+#[test]
+fn two_sides_meet_through_the_rendezvous_directly() {
+    let (ka, kb, _) = keys();
+    let a = meeting(ka, [192, 0, 2, 1], 5000);
+    let b = meeting(kb, [198, 51, 100, 1], 6000);
+    let a_addr = SocketAddr::from(([192, 0, 2, 1], 5000));
+    let (a_met, b_met, a, b) = run(a, b, |_, _| a_addr, 0, 2000);
+    assert!(a_met.is_some() && b_met.is_some(), "{a_met:?} {b_met:?}");
+    assert!(a_met.unwrap() < 100 && b_met.unwrap() < 100);
+    assert_eq!(a.best().unwrap().remote, SocketAddr::from(([198, 51, 100, 1], 6000)));
+    assert_eq!(b.best().unwrap().remote, a_addr);
+    assert!(!a.best().unwrap().relayed);
+    assert_ne!(a.dials(), b.dials(), "exactly one side starts the handshake");
+}
+
+/// The conntrack case: A's checks to B leave from a port nobody announced (its NAT gave the
+/// flow a new port because B's check arrived first); B's triggered checks find it.
+#[test]
+fn a_port_nobody_announced_is_found_by_triggered_checks() {
+    let (ka, kb, _) = keys();
+    let a = meeting(ka, [192, 0, 2, 1], 5000);
+    let b = meeting(kb, [198, 51, 100, 1], 6000);
+    let announced = SocketAddr::from(([192, 0, 2, 1], 5000));
+    let b_addr = SocketAddr::from(([198, 51, 100, 1], 6000));
+    let renumbered = SocketAddr::from(([192, 0, 2, 1], 31000));
+    // Towards B, A is seen at another port (B's datagrams to A's announced port still reach A).
+    let seen = move |to: SocketAddr, _| if to == b_addr { renumbered } else { announced };
+    let (a_met, b_met, _, b) = run(a, b, seen, 700, 5000);
+    assert!(a_met.is_some() && b_met.is_some(), "{a_met:?} {b_met:?}");
+    assert_eq!(b.best().unwrap().remote, renumbered);
+}
+
+#[test]
+fn a_stranger_registered_under_the_id_is_ignored_and_forged_checks_are_refused() {
+    let (ka, kb, stranger) = keys();
+    let mut a = meeting(ka, [192, 0, 2, 1], 5000);
+    let rdv = SocketAddr::from(RENDEZVOUS);
+    // The stranger's introduction, sealed under a key that is not theirs.
+    let forged = Introduction {
+        run: 1,
+        candidates: vec![host([203, 0, 113, 66], 1)],
+    };
+    let blob = stranger.seal(&forged.emit());
+    let peers = rendezvous::emit_peers(SocketAddr::from(([192, 0, 2, 1], 5000)), &[&blob]);
+    let now = Instant::from_millis(0);
+    assert!(a.handle_datagram(now, rdv, false, &peers));
+    assert!(a.remotes.is_empty(), "nothing learnt from a blob it cannot open");
+    // A check sealed by the stranger, and one of A's own reflected back.
+    let stranger_check = {
+        let m = meeting(stranger, [203, 0, 113, 66], 1);
+        m.check_bytes(IS_CHECK, 9)
+    };
+    let mut b = meeting(kb, [198, 51, 100, 1], 6000);
+    let from = SocketAddr::from(([203, 0, 113, 66], 1));
+    b.handle_datagram(now, from, false, &stranger_check);
+    let own = a.check_bytes(IS_CHECK, 4);
+    a.handle_datagram(now, from, false, &own);
+    assert_eq!(a.poll_transmit(), None, "no answer to its own check");
+    assert_eq!(b.poll_transmit(), None, "no answer to a forged check");
+    assert_eq!(a.stats().refused + b.stats().refused, 2);
+    // An ack for a transaction never sent moves nothing.
+    let ack = b.check_bytes(IS_ACK, 12345);
+    a.handle_datagram(now, from, false, &ack);
+    assert_eq!(a.best(), None);
+}

@@ -17,6 +17,7 @@ mod keys;
 mod link;
 mod peer_cmd;
 mod recv;
+mod rendezvous_cmd;
 mod report_cmd;
 mod send;
 mod sim_cmd;
@@ -80,6 +81,9 @@ enum Command {
     Recv(recv::RecvArgs),
     /// A UDP relay between sender and receiver that applies an emulated link in real time.
     Link(Box<link::LinkArgs>),
+    /// The server two peers behind NATs meet through (`send`/`recv --via`): it introduces
+    /// them and nothing else (no keys, no media).
+    Rendezvous(rendezvous_cmd::RendezvousArgs),
     /// Encode and decode a clip with the functional codec, choosing between two qualities per
     /// frame as Salsify does, and print per-frame sizes and quality.
     CodecDemo(codec_demo::CodecDemoArgs),
@@ -145,6 +149,7 @@ fn run(cli: Cli) -> Result<()> {
         Some(Command::Recv(args)) => recv::run(&args),
         Some(Command::Keygen(args)) => keys::run(&args),
         Some(Command::Link(args)) => link::run(&args),
+        Some(Command::Rendezvous(args)) => rendezvous_cmd::run(&args),
         Some(Command::CodecDemo(args)) => codec_demo::run(&args),
         Some(Command::Sim(args)) => sim_cmd::run(&args),
         Some(Command::Eval(args)) => eval_cmd::run(&args),

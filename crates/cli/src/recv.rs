@@ -12,13 +12,14 @@ use crate::dashboard;
 use crate::flags::{plaintext_warning, read_params, KeyArgs};
 use crate::input::Size;
 use crate::runtime::display::DisplayConfig;
+use crate::runtime::meet_phase::{self, Via};
 use crate::runtime::receiver_loop::{self, ReceiverLoopConfig};
 use crate::runtime::{self, udp};
 use crate::window;
 
 /// Flags of `salsify recv`.
 #[derive(Args, Debug, Clone)]
-#[command(group(clap::ArgGroup::new("meet").required(true).args(["to", "listen"])))]
+#[command(group(clap::ArgGroup::new("meet").required(true).args(["to", "listen", "via"])))]
 pub struct RecvArgs {
     /// Where to listen, HOST:PORT (e.g. 127.0.0.1:9000, or 0.0.0.0:9000 for every interface),
     /// for a sender that dials (`salsify send --to`).
@@ -28,6 +29,10 @@ pub struct RecvArgs {
     /// a NAT, which can dial out but not be dialed. This side starts the handshake.
     #[arg(long)]
     pub to: Option<String>,
+    /// Meet the sender through the rendezvous at HOST:PORT (`salsify rendezvous`), both sides
+    /// possibly behind NATs. Needs --key and --peer-key.
+    #[arg(long)]
+    pub via: Option<String>,
     /// The sender's scheme (as `salsify send --scheme`). Default: learned from each session's
     /// first datagram. Given, datagrams of another scheme are ignored and counted (anyone can
     /// send one), with a note naming both schemes.
@@ -141,6 +146,15 @@ impl RecvArgs {
                 Some(to) => Some(udp::resolve_destination(to)?),
                 None => None,
             },
+            via: match &self.via {
+                Some(_) if self.keys.key.is_none() => {
+                    bail!("--via needs --key and --peer-key: the peers' introduction is sealed with them")
+                }
+                Some(via) => Some(Via {
+                    rendezvous: udp::resolve_destination(via)?,
+                }),
+                None => None,
+            },
         })
     }
 }
@@ -150,10 +164,11 @@ pub fn run(args: &RecvArgs) -> Result<()> {
     let config = args.loop_config()?;
     // The outputs are created before the socket is bound: a bad path fails at once.
     let display = runtime::display::Display::new(config.display.clone())?;
-    let socket = match (&args.listen, config.dial) {
-        (Some(listen), None) => receiver_loop::bind(udp::resolve(listen)?)?,
-        (None, Some(to)) => udp::bind_for(to)?,
-        _ => bail!("give exactly one of --listen HOST:PORT (wait for the sender) or --to HOST:PORT (dial it)"),
+    let socket = match (&args.listen, config.dial, config.via) {
+        (Some(listen), None, None) => receiver_loop::bind(udp::resolve(listen)?)?,
+        (None, Some(to), None) => udp::bind_for(to)?,
+        (None, None, Some(via)) => meet_phase::bind(&via)?,
+        _ => bail!("give exactly one of --listen HOST:PORT (wait for the sender), --to HOST:PORT (dial it) or --via HOST:PORT (meet it through a rendezvous)"),
     };
     let size = (config.source.width, config.source.height);
     let title = format!("salsify recv {}", socket.local_addr()?);
@@ -172,6 +187,10 @@ pub fn run(args: &RecvArgs) -> Result<()> {
             None => "plaintext".to_string(),
         };
         match config.dial {
+            None if config.via.is_some() => eprintln!(
+                "salsify recv: meeting the sender through {} for {scheme} ({how})",
+                args.via.as_deref().unwrap_or("")
+            ),
             Some(to) => eprintln!(
                 "salsify recv: dialing {to} from {} for {scheme} ({how})",
                 socket.local_addr()?

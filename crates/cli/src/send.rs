@@ -9,13 +9,14 @@ use salsify_time::Duration;
 
 use crate::dashboard;
 use crate::flags::{plaintext_warning, KeyArgs, SchemeArgs, SourceArgs};
+use crate::runtime::meet_phase::Via;
 use crate::runtime::peer_link::Connect;
 use crate::runtime::sender_loop::{self, SenderLoopConfig, DEFAULT_RESET_AFTER};
 use crate::runtime::{self, udp, CameraInput};
 
 /// Flags of `salsify send`.
 #[derive(Args, Debug, Clone)]
-#[command(group(clap::ArgGroup::new("meet").required(true).args(["to", "listen"])))]
+#[command(group(clap::ArgGroup::new("meet").required(true).args(["to", "listen", "via"])))]
 pub struct SendArgs {
     /// Dial the receiver (or `salsify link`) listening at HOST:PORT. This side starts the
     /// handshake.
@@ -26,6 +27,11 @@ pub struct SendArgs {
     /// until a receiver has dialed (and, with keys, completed the handshake).
     #[arg(long)]
     pub listen: Option<String>,
+    /// Meet the receiver through the rendezvous at HOST:PORT (`salsify rendezvous`), both
+    /// sides possibly behind NATs: candidates, hole punching, then the call on the pair that
+    /// works. Needs --key and --peer-key (the introduction is sealed with them).
+    #[arg(long)]
+    pub via: Option<String>,
     #[command(flatten)]
     pub source: SourceArgs,
     #[command(flatten)]
@@ -48,14 +54,26 @@ pub struct SendArgs {
 
 /// Runs `salsify send`.
 pub fn run(args: &SendArgs) -> Result<()> {
-    let connect = match (&args.to, &args.listen) {
-        (Some(to), None) => Connect::To(udp::resolve_destination(to)?),
-        (None, Some(listen)) => Connect::Listen(udp::resolve(listen)?),
-        _ => bail!("give exactly one of --to HOST:PORT (dial the receiver) or --listen HOST:PORT (wait for it to dial)"),
+    let connect = match (&args.to, &args.listen, &args.via) {
+        (Some(to), None, None) => Connect::To(udp::resolve_destination(to)?),
+        (None, Some(listen), None) => Connect::Listen(udp::resolve(listen)?),
+        (None, None, Some(via)) => {
+            if args.keys.key.is_none() {
+                bail!("--via needs --key and --peer-key: the peers' introduction is sealed with them");
+            }
+            Connect::Via(Via {
+                rendezvous: udp::resolve_destination(via)?,
+            })
+        }
+        _ => bail!("give exactly one of --to HOST:PORT (dial the receiver), --listen HOST:PORT (wait for it to dial) or --via HOST:PORT (meet it through a rendezvous)"),
     };
     let (to, place) = match connect {
         Connect::To(to) => (to, format!("to {to}")),
         Connect::Listen(at) => (at, format!("listening on {at}")),
+        Connect::Via(via) => (
+            via.rendezvous,
+            format!("meeting the receiver through {}", via.rendezvous),
+        ),
     };
     crate::paths::check_outputs(&[("--log", args.log.as_deref())])?;
     let config = SenderLoopConfig {
@@ -123,7 +141,7 @@ pub fn run(args: &SendArgs) -> Result<()> {
             totals.pictures
         );
     }
-    if args.keys.key.is_some() && !totals.keyed && args.listen.is_some() {
+    if args.keys.key.is_some() && !totals.keyed && args.to.is_none() {
         bail!("no receiver dialed {to} with matching keys: nothing was delivered");
     }
     if args.keys.key.is_some() && !totals.keyed {

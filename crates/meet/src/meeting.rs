@@ -231,13 +231,19 @@ impl Meeting {
                 .candidates
                 .iter()
                 .copied()
-                .filter(|c| !self.remotes.iter().any(|r| r.addr == c.addr && !r.via_relay))
+                .filter(|c| {
+                    !self
+                        .remotes
+                        .iter()
+                        .any(|r| r.addr == c.addr && !r.via_relay)
+                })
                 .collect();
             for c in &fresh {
                 self.add_remote(now, c.addr, c.kind, false);
             }
             if !fresh.is_empty() {
-                self.events.push_back(MeetEvent::Introduced(intro.candidates));
+                self.events
+                    .push_back(MeetEvent::Introduced(intro.candidates));
             }
         }
     }
@@ -308,7 +314,9 @@ impl Meeting {
                         .find(|r| r.addr == from && r.via_relay == via_relay)
                     {
                         r.next = now;
-                        r.sent = r.sent.min(self.config.checks_per_candidate.saturating_sub(5));
+                        r.sent = r
+                            .sent
+                            .min(self.config.checks_per_candidate.saturating_sub(5));
                     }
                 }
             }

@@ -93,8 +93,7 @@ pub fn emit_peers(observed: SocketAddr, blobs: &[&[u8]]) -> Vec<u8> {
 
 /// Parses a `peers` answer. Never panics.
 pub fn parse_peers(b: &[u8]) -> Option<Peers> {
-    if b.len() < 2 + ADDR_LEN + 1 || b.len() > REGISTER_LEN || b[0] != MEET_TAG || b[1] != PEERS
-    {
+    if b.len() < 2 + ADDR_LEN + 1 || b.len() > REGISTER_LEN || b[0] != MEET_TAG || b[1] != PEERS {
         return None;
     }
     let observed = addr::get(&b[2..])?;
@@ -247,16 +246,31 @@ mod tests {
         let mut r = Rendezvous::new();
         let t = Instant::from_millis(0);
         let id = [3u8; 32];
-        let first = r.handle(t, a(1), &emit_register(&id, b"blob one").unwrap()).unwrap();
-        assert_eq!(parse_peers(&first), Some(Peers { observed: a(1), blobs: vec![] }));
-        let second = r.handle(t, a(2), &emit_register(&id, b"blob two").unwrap()).unwrap();
+        let first = r
+            .handle(t, a(1), &emit_register(&id, b"blob one").unwrap())
+            .unwrap();
+        assert_eq!(
+            parse_peers(&first),
+            Some(Peers {
+                observed: a(1),
+                blobs: vec![]
+            })
+        );
+        let second = r
+            .handle(t, a(2), &emit_register(&id, b"blob two").unwrap())
+            .unwrap();
         assert!(second.len() <= REGISTER_LEN);
         assert_eq!(
             parse_peers(&second),
-            Some(Peers { observed: a(2), blobs: vec![b"blob one".to_vec()] })
+            Some(Peers {
+                observed: a(2),
+                blobs: vec![b"blob one".to_vec()]
+            })
         );
         // Another id sees neither.
-        let other = r.handle(t, a(3), &emit_register(&[4u8; 32], b"x").unwrap()).unwrap();
+        let other = r
+            .handle(t, a(3), &emit_register(&[4u8; 32], b"x").unwrap())
+            .unwrap();
         assert_eq!(parse_peers(&other).unwrap().blobs, Vec::<Vec<u8>>::new());
     }
 
@@ -276,7 +290,11 @@ mod tests {
         let mut r = Rendezvous::new();
         let t = Instant::from_millis(0);
         for i in 0..20u8 {
-            r.handle(t, a(u16::from(i) + 1), &emit_register(&[i; 32], b"b").unwrap());
+            r.handle(
+                t,
+                a(u16::from(i) + 1),
+                &emit_register(&[i; 32], b"b").unwrap(),
+            );
         }
         assert_eq!(r.len(), MAX_PER_IP);
         r.expire(t + IDLE_AFTER);
@@ -294,12 +312,21 @@ mod tests {
             // The peer registers once a second; strangers from many addresses in between.
             r.handle(t, a(1), &emit_register(&id, b"peer").unwrap());
             for i in 0..3 {
-                r.handle(t, stranger(round * 3 + i), &emit_register(&id, b"junk").unwrap());
+                r.handle(
+                    t,
+                    stranger(round * 3 + i),
+                    &emit_register(&id, b"junk").unwrap(),
+                );
             }
             t += Duration::from_secs(1);
         }
-        let answer = r.handle(t, a(2), &emit_register(&id, b"other peer").unwrap()).unwrap();
-        assert!(parse_peers(&answer).unwrap().blobs.contains(&b"peer".to_vec()));
+        let answer = r
+            .handle(t, a(2), &emit_register(&id, b"other peer").unwrap())
+            .unwrap();
+        assert!(parse_peers(&answer)
+            .unwrap()
+            .blobs
+            .contains(&b"peer".to_vec()));
     }
 
     proptest! {

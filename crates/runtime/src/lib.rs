@@ -47,6 +47,7 @@ pub mod encoder;
 pub mod feedback_watch;
 pub mod lateness;
 pub mod live_call;
+pub mod meet_phase;
 pub mod observe;
 pub mod peer_link;
 pub mod realtime;

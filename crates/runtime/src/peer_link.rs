@@ -11,10 +11,12 @@
 
 use std::net::{SocketAddr, UdpSocket};
 
+use salsify_meet::Meeting;
 use salsify_path::{wire as path_wire, Origin, Path, PathConfig, PathEvent, PeerChange, Role};
 use salsify_secure::{SecureChannel, SecureConfig};
 use salsify_time::Instant;
 
+use crate::meet_phase::Via;
 use crate::secure_io::{self, DropLog, Opened};
 use crate::udp::{self, Received};
 
@@ -26,6 +28,9 @@ pub enum Connect {
     To(SocketAddr),
     /// Listen here for the peer to dial.
     Listen(SocketAddr),
+    /// Meet the peer through a rendezvous (both may be behind NATs): see
+    /// [`crate::meet_phase`].
+    Via(Via),
 }
 
 impl Connect {
@@ -35,6 +40,7 @@ impl Connect {
         match *self {
             Connect::To(peer) => udp::bind_for(peer),
             Connect::Listen(addr) => udp::bind(addr),
+            Connect::Via(via) => crate::meet_phase::bind(&via),
         }
     }
 }
@@ -62,6 +68,8 @@ pub struct PeerLink {
     verbose: bool,
     /// A handshake completed at least once.
     keyed: bool,
+    /// The meeting that found the peer (`--via`): it keeps answering the peer's checks.
+    meeting: Option<Meeting>,
     /// Datagrams the scheme gave that were not sent (no keys yet, or held back).
     pub unsent: u64,
 }
@@ -117,7 +125,14 @@ impl PeerLink {
             verbose,
             keyed: false,
             unsent: 0,
+            meeting: None,
         }
+    }
+
+    /// Keeps answering the peer's connectivity checks with `meeting` (the peer may still be
+    /// looking for its side of the pair when this side has found its own).
+    pub fn keep_meeting(&mut self, meeting: Meeting) {
+        self.meeting = Some(meeting);
     }
 
     /// The socket (for a reader thread).
@@ -182,6 +197,16 @@ impl PeerLink {
     /// Takes a datagram: the scheme's datagram in it and the peer's address, or `None`
     /// (a handshake, a path message, another address's, or refused and logged).
     pub fn receive(&mut self, d: &Received) -> Option<(SocketAddr, Vec<u8>)> {
+        if salsify_meet::meeting::is_meet(&d.bytes) {
+            if let Some(meeting) = &mut self.meeting {
+                meeting.handle_datagram(d.at, d.from, false, &d.bytes);
+                while let Some(out) = meeting.poll_transmit() {
+                    udp::send(&self.socket, &out.bytes, out.to);
+                }
+                while meeting.poll_event().is_some() {}
+            }
+            return None;
+        }
         let (plain, origin) = match &mut self.secure {
             None => {
                 if salsify_secure::is_secure(&d.bytes) {
@@ -285,6 +310,16 @@ impl PeerLink {
         if now >= self.path.poll_timeout() {
             self.path.handle_timeout(now);
         }
+        if let Some(meeting) = &mut self.meeting {
+            if now >= meeting.poll_timeout() {
+                meeting.handle_timeout(now);
+            }
+            while let Some(out) = meeting.poll_transmit() {
+                udp::send(&self.socket, &out.bytes, out.to);
+                sent += out.bytes.len();
+            }
+            while meeting.poll_event().is_some() {}
+        }
         while let Some(t) = self.path.poll_transmit(now) {
             let datagram = match &mut self.secure {
                 Some(channel) => match channel.seal(now, &t.message) {
@@ -308,7 +343,11 @@ impl PeerLink {
             .secure
             .as_ref()
             .map_or(Instant::FAR_FUTURE, |c| c.poll_timeout());
-        secure.min(self.path.poll_timeout())
+        let meeting = self
+            .meeting
+            .as_ref()
+            .map_or(Instant::FAR_FUTURE, |m| m.poll_timeout());
+        secure.min(self.path.poll_timeout()).min(meeting)
     }
 
     fn report(&self, event: PathEvent) {

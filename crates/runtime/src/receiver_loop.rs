@@ -26,6 +26,7 @@ use salsify_time::{Duration, Instant};
 
 use crate::clock;
 use crate::display::{Display, DisplayConfig};
+use crate::meet_phase::{self, Via};
 use crate::observe::{Observation, Observer, STATE_EVERY};
 use crate::peer_link::{Contact, PeerLink};
 use crate::receiver_sessions::{Session, Sessions};
@@ -66,6 +67,8 @@ pub struct ReceiverLoopConfig {
     pub secure: Option<SecureConfig>,
     /// Dial a sender listening here (`salsify recv --to`) instead of waiting to be dialed.
     pub dial: Option<SocketAddr>,
+    /// Meet the sender through a rendezvous (`salsify recv --via`); needs keys.
+    pub via: Option<Via>,
 }
 
 impl Default for ReceiverLoopConfig {
@@ -85,6 +88,7 @@ impl Default for ReceiverLoopConfig {
             status: false,
             secure: None,
             dial: None,
+            via: None,
         }
     }
 }
@@ -157,6 +161,18 @@ pub fn run_with_display(
     observer: Observer,
 ) -> Result<ReceiverTotals> {
     display.set_view(config.display.view.clone());
+    // Met before the reader thread takes the socket.
+    let met = match (&config.via, &config.secure) {
+        (Some(via), Some(secure)) => Some(meet_phase::meet(
+            via,
+            &socket,
+            secure,
+            "salsify recv",
+            &stop,
+        )?),
+        (Some(_), None) => anyhow::bail!("meeting through a rendezvous (--via) needs keys"),
+        (None, _) => None,
+    };
     let (tx, rx) = mpsc::sync_channel::<Received>(udp::READER_BACKLOG);
     let _reader = udp::spawn_reader(&socket, stop.clone(), tx, |d| d)?;
     let sessions = Sessions::new(
@@ -166,12 +182,13 @@ pub fn run_with_display(
         config.session_timeout,
         config.takeover_after,
     );
-    let contact = match (config.dial, &config.secure) {
-        (Some(to), _) => Contact::Dial(to),
-        (None, Some(_)) => Contact::Listen,
-        (None, None) => Contact::Follow,
+    let contact = match (config.dial, &met, &config.secure) {
+        (Some(to), _, _) => Contact::Dial(to),
+        (None, Some(met), _) if met.dials => Contact::Dial(met.pair.remote),
+        (None, _, Some(_)) => Contact::Listen,
+        (None, _, None) => Contact::Follow,
     };
-    let link = PeerLink::new(
+    let mut link = PeerLink::new(
         socket,
         contact,
         config.secure.clone(),
@@ -179,6 +196,9 @@ pub fn run_with_display(
         config.status,
         clock::now(),
     );
+    if let Some(met) = met {
+        link.keep_meeting(met.meeting);
+    }
     let mut l = Loop {
         link,
         next_state: Instant::ZERO,

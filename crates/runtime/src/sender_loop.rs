@@ -24,7 +24,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use salsify_codec::Image;
 use salsify_endpoint::{EncodeFailed, EncodeRequest, SenderEndpoint, SenderOutput, SenderStats};
 use salsify_schemes::{Executor, SchemeConfig, SourceInfo};
@@ -37,6 +37,7 @@ use crate::clock;
 use crate::csv_log::SenderLog;
 use crate::encoder::{Encoded, EncoderThread};
 use crate::feedback_watch::FeedbackWatch;
+use crate::meet_phase;
 use crate::observe::{Observation, Observer, STATE_EVERY};
 use crate::peer_link::{Connect, Contact, PeerLink};
 use crate::status::SenderStatus;
@@ -187,6 +188,18 @@ pub fn run(
     let executor = Executor::new(width, height, info.fps, config.cpu_used, jobs)
         .context("cannot create the VP8 encoders")?;
     let socket = config.connect.bind()?;
+    // Met before the reader thread takes the socket.
+    let met = match (&config.connect, &config.secure) {
+        (Connect::Via(via), Some(secure)) => Some(meet_phase::meet(
+            via,
+            &socket,
+            secure,
+            "salsify send",
+            &stop,
+        )?),
+        (Connect::Via(_), None) => bail!("meeting through a rendezvous (--via) needs keys"),
+        _ => None,
+    };
     let log = match &config.log {
         Some(path) => Some(SenderLog::create(path)?),
         None => None,
@@ -198,11 +211,12 @@ pub fn run(
     })?;
     let _reader = udp::spawn_reader(&socket, stop.clone(), tx.clone(), Input::Datagram)?;
     let now = clock::now();
-    let contact = match config.connect {
-        Connect::To(peer) => Contact::Dial(peer),
-        Connect::Listen(_) => Contact::Listen,
+    let contact = match (config.connect, &met) {
+        (Connect::To(peer), _) => Contact::Dial(peer),
+        (_, Some(met)) if met.dials => Contact::Dial(met.pair.remote),
+        _ => Contact::Listen,
     };
-    let link = PeerLink::new(
+    let mut link = PeerLink::new(
         socket,
         contact,
         config.secure.clone(),
@@ -210,6 +224,9 @@ pub fn run(
         config.status,
         now,
     );
+    if let Some(met) = met {
+        link.keep_meeting(met.meeting);
+    }
     let camera_tx = tx;
     let camera = camera::start(source, stop.clone(), move |c| {
         camera_tx
@@ -398,7 +415,7 @@ impl Loop {
             Input::Picture(c) => {
                 self.captured += 1;
                 let now = clock::now();
-                if matches!(self.config.connect, Connect::Listen(_)) && !self.link.ready(now) {
+                if !matches!(self.config.connect, Connect::To(_)) && !self.link.ready(now) {
                     return; // nobody has dialed yet: nothing to send it to
                 }
                 if let Some(start) = &self.config.call_start {
@@ -559,6 +576,7 @@ impl Loop {
                         "salsify send: waiting for a receiver to dial {at} (salsify recv --to)"
                     )
                 }
+                Connect::Via(_) => eprintln!("salsify send: met the receiver, no handshake yet"),
             }
         }
     }

@@ -102,10 +102,17 @@ fn two_sides_meet_through_the_rendezvous_directly() {
     let (a_met, b_met, a, b) = run(a, b, |_, _| a_addr, 0, 2000);
     assert!(a_met.is_some() && b_met.is_some(), "{a_met:?} {b_met:?}");
     assert!(a_met.unwrap() < 100 && b_met.unwrap() < 100);
-    assert_eq!(a.best().unwrap().remote, SocketAddr::from(([198, 51, 100, 1], 6000)));
+    assert_eq!(
+        a.best().unwrap().remote,
+        SocketAddr::from(([198, 51, 100, 1], 6000))
+    );
     assert_eq!(b.best().unwrap().remote, a_addr);
     assert!(!a.best().unwrap().relayed);
-    assert_ne!(a.dials(), b.dials(), "exactly one side starts the handshake");
+    assert_ne!(
+        a.dials(),
+        b.dials(),
+        "exactly one side starts the handshake"
+    );
 }
 
 /// The conntrack case: A's checks to B leave from a port nobody announced (its NAT gave the
@@ -139,7 +146,10 @@ fn a_stranger_registered_under_the_id_is_ignored_and_forged_checks_are_refused()
     let peers = rendezvous::emit_peers(SocketAddr::from(([192, 0, 2, 1], 5000)), &[&blob]);
     let now = Instant::from_millis(0);
     assert!(a.handle_datagram(now, rdv, false, &peers));
-    assert!(a.remotes.is_empty(), "nothing learnt from a blob it cannot open");
+    assert!(
+        a.remotes.is_empty(),
+        "nothing learnt from a blob it cannot open"
+    );
     // A check sealed by the stranger, and one of A's own reflected back.
     let stranger_check = {
         let m = meeting(stranger, [203, 0, 113, 66], 1);

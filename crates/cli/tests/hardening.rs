@@ -349,8 +349,9 @@ fn help_is_complete_and_consistent() {
         top.contains("With no command") && top.contains("30 s"),
         "{top}"
     );
-    let commands: [&[&str]; 16] = [
+    let commands: [&[&str]; 17] = [
         &["demo"],
+        &["rendezvous"],
         &["send"],
         &["keygen"],
         &["recv"],

@@ -72,7 +72,8 @@ struct Outcome {
     sessions: u64,
     /// `moved to` lines of the receiver (roams).
     roams: usize,
-    /// `path MTU` lines of the sender after the mid-call event.
+    /// `path MTU` lines of the sender, in all and after the mid-call event (halfway).
+    mtu_lines: usize,
     mtu_lines_after: usize,
     send_ok: bool,
     recv_ok: bool,
@@ -94,10 +95,11 @@ impl Outcome {
     /// The figures line `scripts/nat-paths` collects.
     fn print(&self, name: &str, expected: f64, extra: &str) {
         println!(
-            "nat-paths: {name}: shown {} frames of {expected:.0}, sessions {}, roams {}, path-MTU lines {}, sender {}, receiver {}{extra}",
+            "nat-paths: {name}: shown {} frames of {expected:.0}, sessions {}, roams {}, path-MTU lines {} ({} after halfway), sender {}, receiver {}{extra}",
             self.shown,
             self.sessions,
             self.roams,
+            self.mtu_lines,
             self.mtu_lines_after,
             if self.send_ok { "ok" } else { "failed" },
             if self.recv_ok { "ok" } else { "failed" },
@@ -223,6 +225,7 @@ fn call(
         shown,
         sessions,
         roams: recv_err.lines().filter(|l| l.contains("moved to")).count(),
+        mtu_lines: send_err.lines().filter(|l| l.contains("path MTU")).count(),
         mtu_lines_after: send_after
             .lines()
             .filter(|l| l.contains("path MTU"))

@@ -9,17 +9,17 @@ use salsify_schemes::SourceInfo;
 use salsify_time::Duration;
 
 use crate::dashboard;
-use crate::flags::{plaintext_warning, read_params, KeyArgs};
+use crate::flags::{plaintext_warning, read_params, KeyArgs, MeetArgs};
 use crate::input::Size;
 use crate::runtime::display::DisplayConfig;
-use crate::runtime::meet_phase::{self, Via};
+use crate::runtime::meet_phase;
 use crate::runtime::receiver_loop::{self, ReceiverLoopConfig};
 use crate::runtime::{self, udp};
 use crate::window;
 
 /// Flags of `salsify recv`.
 #[derive(Args, Debug, Clone)]
-#[command(group(clap::ArgGroup::new("meet").required(true).args(["to", "listen", "via"])))]
+#[command(group(clap::ArgGroup::new("meeting").required(true).args(["to", "listen", "via"])))]
 pub struct RecvArgs {
     /// Where to listen, HOST:PORT (e.g. 127.0.0.1:9000, or 0.0.0.0:9000 for every interface),
     /// for a sender that dials (`salsify send --to`).
@@ -29,10 +29,8 @@ pub struct RecvArgs {
     /// a NAT, which can dial out but not be dialed. This side starts the handshake.
     #[arg(long)]
     pub to: Option<String>,
-    /// Meet the sender through the rendezvous at HOST:PORT (`salsify rendezvous`), both sides
-    /// possibly behind NATs. Needs --key and --peer-key.
-    #[arg(long)]
-    pub via: Option<String>,
+    #[command(flatten)]
+    pub meet: MeetArgs,
     /// The sender's scheme (as `salsify send --scheme`). Default: learned from each session's
     /// first datagram. Given, datagrams of another scheme are ignored and counted (anyone can
     /// send one), with a note naming both schemes.
@@ -146,15 +144,7 @@ impl RecvArgs {
                 Some(to) => Some(udp::resolve_destination(to)?),
                 None => None,
             },
-            via: match &self.via {
-                Some(_) if self.keys.key.is_none() => {
-                    bail!("--via needs --key and --peer-key: the peers' introduction is sealed with them")
-                }
-                Some(via) => Some(Via {
-                    rendezvous: udp::resolve_destination(via)?,
-                }),
-                None => None,
-            },
+            via: self.meet.via(self.keys.key.is_some())?,
         })
     }
 }
@@ -164,10 +154,10 @@ pub fn run(args: &RecvArgs) -> Result<()> {
     let config = args.loop_config()?;
     // The outputs are created before the socket is bound: a bad path fails at once.
     let display = runtime::display::Display::new(config.display.clone())?;
-    let socket = match (&args.listen, config.dial, config.via) {
+    let socket = match (&args.listen, config.dial, &config.via) {
         (Some(listen), None, None) => receiver_loop::bind(udp::resolve(listen)?)?,
         (None, Some(to), None) => udp::bind_for(to)?,
-        (None, None, Some(via)) => meet_phase::bind(&via)?,
+        (None, None, Some(via)) => meet_phase::bind(via)?,
         _ => bail!("give exactly one of --listen HOST:PORT (wait for the sender), --to HOST:PORT (dial it) or --via HOST:PORT (meet it through a rendezvous)"),
     };
     let size = (config.source.width, config.source.height);
@@ -189,7 +179,7 @@ pub fn run(args: &RecvArgs) -> Result<()> {
         match config.dial {
             None if config.via.is_some() => eprintln!(
                 "salsify recv: meeting the sender through {} for {scheme} ({how})",
-                args.via.as_deref().unwrap_or("")
+                args.meet.via.as_deref().unwrap_or("")
             ),
             Some(to) => eprintln!(
                 "salsify recv: dialing {to} from {} for {scheme} ({how})",

@@ -8,15 +8,14 @@ use clap::Args;
 use salsify_time::Duration;
 
 use crate::dashboard;
-use crate::flags::{plaintext_warning, KeyArgs, SchemeArgs, SourceArgs};
-use crate::runtime::meet_phase::Via;
+use crate::flags::{plaintext_warning, KeyArgs, MeetArgs, SchemeArgs, SourceArgs};
 use crate::runtime::peer_link::Connect;
 use crate::runtime::sender_loop::{self, SenderLoopConfig, DEFAULT_RESET_AFTER};
 use crate::runtime::{self, udp, CameraInput};
 
 /// Flags of `salsify send`.
 #[derive(Args, Debug, Clone)]
-#[command(group(clap::ArgGroup::new("meet").required(true).args(["to", "listen", "via"])))]
+#[command(group(clap::ArgGroup::new("meeting").required(true).args(["to", "listen", "via"])))]
 pub struct SendArgs {
     /// Dial the receiver (or `salsify link`) listening at HOST:PORT. This side starts the
     /// handshake.
@@ -27,11 +26,8 @@ pub struct SendArgs {
     /// until a receiver has dialed (and, with keys, completed the handshake).
     #[arg(long)]
     pub listen: Option<String>,
-    /// Meet the receiver through the rendezvous at HOST:PORT (`salsify rendezvous`), both
-    /// sides possibly behind NATs: candidates, hole punching, then the call on the pair that
-    /// works. Needs --key and --peer-key (the introduction is sealed with them).
-    #[arg(long)]
-    pub via: Option<String>,
+    #[command(flatten)]
+    pub meet: MeetArgs,
     #[command(flatten)]
     pub source: SourceArgs,
     #[command(flatten)]
@@ -54,22 +50,16 @@ pub struct SendArgs {
 
 /// Runs `salsify send`.
 pub fn run(args: &SendArgs) -> Result<()> {
-    let connect = match (&args.to, &args.listen, &args.via) {
+    let via = args.meet.via(args.keys.key.is_some())?;
+    let connect = match (&args.to, &args.listen, via) {
         (Some(to), None, None) => Connect::To(udp::resolve_destination(to)?),
         (None, Some(listen), None) => Connect::Listen(udp::resolve(listen)?),
-        (None, None, Some(via)) => {
-            if args.keys.key.is_none() {
-                bail!("--via needs --key and --peer-key: the peers' introduction is sealed with them");
-            }
-            Connect::Via(Via {
-                rendezvous: udp::resolve_destination(via)?,
-            })
-        }
+        (None, None, Some(via)) => Connect::Via(via),
         _ => bail!("give exactly one of --to HOST:PORT (dial the receiver), --listen HOST:PORT (wait for it to dial) or --via HOST:PORT (meet it through a rendezvous)"),
     };
-    let (to, place) = match connect {
-        Connect::To(to) => (to, format!("to {to}")),
-        Connect::Listen(at) => (at, format!("listening on {at}")),
+    let (to, place) = match &connect {
+        Connect::To(to) => (*to, format!("to {to}")),
+        Connect::Listen(at) => (*at, format!("listening on {at}")),
         Connect::Via(via) => (
             via.rendezvous,
             format!("meeting the receiver through {}", via.rendezvous),

@@ -639,6 +639,40 @@ fn meet_harness_works() {
                 ("203.0.113.18".to_string(), 5555)
             ]
         );
+        // The case of `conntrack_port_change_still_meets`: host A's datagram to host B's
+        // mapping arrives at NAT B before host B has sent anything to host A; NAT B tracks it
+        // as a flow of its own, so host B's datagram to host A (the reply tuple of that flow)
+        // leaves from a new port, which NAT A does not let in.
+        let first = meet.knock("knock-a", &host_a, 7001, NAT_B_OUTSIDE, 7002, 1.5);
+        std::thread::sleep(Duration::from_millis(300));
+        let second = meet.knock("knock-b", &host_b, 7002, NAT_A_OUTSIDE, 7001, 1.0);
+        meet.wait(&first, Duration::from_secs(5));
+        meet.wait(&second, Duration::from_secs(5));
+        let flows = meet.conntrack(&nat_b);
+        let peer_first = Flow {
+            src: "203.0.113.18:7001".into(),
+            dst: "203.0.113.34:7002".into(),
+            reply_src: "203.0.113.34:7002".into(),
+            reply_dst: "203.0.113.18:7001".into(),
+            unreplied: true,
+        };
+        assert!(flows.contains(&peer_first), "NAT B: {flows:#?}");
+        let moved = flows
+            .iter()
+            .find(|f| f.src == "198.51.100.10:7002" && f.dst == "203.0.113.18:7001")
+            .and_then(Flow::changed_port);
+        assert!(
+            moved.is_some_and(|(inside, _)| inside == 7002),
+            "NAT B kept host B's port: {flows:#?}"
+        );
+        for knock in [&first, &second] {
+            let heard = read(&knock.log);
+            assert!(!heard.contains("from "), "{}: {heard}", knock.label);
+        }
+        println!(
+            "nat-meet: {name}: the peer's datagram first: NAT B mapped host B's port 7002 to {}",
+            moved.unwrap().1
+        );
         // The stranger: host B (behind a full cone) knocks at the rendezvous's address; the
         // stranger, from the copy, replays the knock there and sends garbage to the knock's
         // outside port, whose socket answers each with 3 bytes, to the stranger. A STUN
@@ -646,7 +680,7 @@ fn meet_harness_works() {
         meet.full_cone(&nat_b);
         let before = meet.counts();
         let stranger = meet.stranger(30.0);
-        let knock = meet.knock(&host_b, 6666, RENDEZVOUS, RENDEZVOUS_PORT, 2.0);
+        let knock = meet.knock("knock", &host_b, 6666, RENDEZVOUS, RENDEZVOUS_PORT, 2.0);
         assert!(meet.stun(&host_a, 40003).is_some());
         meet.wait(&knock, Duration::from_secs(5));
         std::thread::sleep(Duration::from_millis(300));

@@ -156,6 +156,11 @@ impl PeerPath {
         }
     }
 
+    /// The peer is at `to` from now on (the driver validated it another way).
+    pub fn move_to(&mut self, now: Instant, to: SocketAddr) -> Option<PeerChange> {
+        self.follow(now, to)
+    }
+
     /// A plaintext listener that follows its driver's choice (a receiver whose session rules
     /// pick the sender): the peer is `to` from now on.
     pub fn follow(&mut self, now: Instant, to: SocketAddr) -> Option<PeerChange> {

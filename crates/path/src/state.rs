@@ -182,6 +182,14 @@ impl Path {
         ours
     }
 
+    /// The peer is at `to` from now on, as the driver found (a connectivity check proved the
+    /// path): no challenge, no new MTU search unless the address is another host's.
+    pub fn switch(&mut self, now: Instant, to: SocketAddr) {
+        if let Some(change) = self.peer.move_to(now, to) {
+            self.on_peer_change(now, change);
+        }
+    }
+
     /// The driver's session rules chose the peer at `to` ([`Role::Follower`] only).
     pub fn follow(&mut self, now: Instant, to: SocketAddr) {
         if self.role != Role::Follower {

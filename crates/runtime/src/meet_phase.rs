@@ -10,6 +10,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{bail, Context, Result};
+use salsify_meet::turn::{Retransmits, StunBinding, TurnClient, TurnConfig, TurnEvent};
 use salsify_meet::{Candidate, Kind, MeetConfig, MeetEvent, MeetKey, Meeting, Pair};
 use salsify_secure::{Keypair, SecureConfig};
 use salsify_time::{Duration, Instant};
@@ -24,10 +25,26 @@ pub const MEET_WITHIN: Duration = Duration::from_secs(30);
 const SETTLE_RELAYED: Duration = Duration::from_millis(300);
 
 /// Where the peers meet.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Via {
     /// The rendezvous server (`salsify rendezvous`).
     pub rendezvous: SocketAddr,
+    /// A STUN server for this side's reflexive address (`--stun`); the rendezvous's view of
+    /// it is a candidate too.
+    pub stun: Option<SocketAddr>,
+    /// A TURN server to relay through when no direct pair works (`--turn`).
+    pub turn: Option<TurnServer>,
+}
+
+/// A TURN server and this side's credentials on it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TurnServer {
+    /// Its UDP address.
+    pub server: SocketAddr,
+    /// The long-term credentials' user.
+    pub user: String,
+    /// And password.
+    pub password: String,
 }
 
 /// The outcome of a meeting.
@@ -39,6 +56,8 @@ pub struct Met {
     pub dials: bool,
     /// The meeting, to keep answering the peer's checks.
     pub meeting: Meeting,
+    /// The TURN allocation the pair goes through (this side relays), if it does.
+    pub relay: Option<TurnClient>,
     /// How long it took.
     pub took: Duration,
 }
@@ -80,6 +99,16 @@ pub fn meet(
         .collect();
     let start = clock::now();
     let mut meeting = Meeting::new(key, MeetConfig::new(via.rendezvous), host, start);
+    let mut helpers = Helpers {
+        stun: via
+            .stun
+            .map(|server| StunBinding::new(server, Retransmits::default(), start)),
+        turn: via.turn.as_ref().map(|t| {
+            let config = TurnConfig::new(t.server, t.user.clone(), t.password.clone());
+            TurnClient::new(config, start)
+        }),
+        who: who.to_string(),
+    };
     socket
         .set_read_timeout(Some(std::time::Duration::from_millis(5)))
         .context("cannot set the socket's read timeout")?;
@@ -99,12 +128,17 @@ pub fn meet(
             );
         }
         meeting.handle_timeout(now);
+        helpers.tick(now, socket, &mut meeting);
         while let Some(out) = meeting.poll_transmit() {
-            udp::send(socket, &out.bytes, out.to);
+            helpers.send(now, socket, out.to, out.via_relay, &out.bytes);
         }
         while let Some(event) = meeting.poll_event() {
-            if let MeetEvent::Met(_) = event {
-                met_at.get_or_insert(now);
+            match event {
+                MeetEvent::Met(_) => {
+                    met_at.get_or_insert(now);
+                }
+                MeetEvent::Introduced(candidates) => helpers.permit(now, &candidates),
+                MeetEvent::Observed(_) => {}
             }
         }
         if let (Some(pair), Some(at)) = (meeting.best(), met_at) {
@@ -117,20 +151,120 @@ pub fn meet(
                     took.as_secs_f64()
                 );
                 let dials = meeting.dials();
+                let relay = match helpers.turn.take() {
+                    Some(t) if pair.via_relay => Some(t),
+                    Some(mut t) => {
+                        // Not needed: give the allocation back.
+                        t.close(now);
+                        while let Some(d) = t.poll_transmit(now) {
+                            udp::send(socket, &d, t.server());
+                        }
+                        None
+                    }
+                    None => None,
+                };
                 return Ok(Met {
                     pair,
                     dials,
                     meeting,
+                    relay,
                     took,
                 });
             }
         }
         match udp::recv(socket, &mut buf) {
-            Ok(Some(d)) => {
-                meeting.handle_datagram(d.at, d.from, false, &d.bytes);
-            }
+            Ok(Some(d)) => helpers.receive(&d, &mut meeting),
             Ok(None) => {}
             Err(e) => return Err(e).context("receiving while meeting the peer"),
         }
+    }
+}
+
+/// The STUN binding and TURN allocation beside a meeting, on the same socket.
+struct Helpers {
+    stun: Option<StunBinding>,
+    turn: Option<TurnClient>,
+    who: String,
+}
+
+impl Helpers {
+    /// Their timers and requests, and the candidates they found.
+    fn tick(&mut self, now: Instant, socket: &UdpSocket, meeting: &mut Meeting) {
+        if let Some(b) = &mut self.stun {
+            if now >= b.poll_timeout() {
+                b.handle_timeout(now);
+            }
+            while let Some(d) = b.poll_transmit(now) {
+                udp::send(socket, &d, b.server());
+            }
+            if let Some(mapped) = b.mapped() {
+                meeting.add_local(now, Candidate { kind: Kind::Reflexive, addr: mapped });
+            }
+        }
+        let Some(t) = &mut self.turn else { return };
+        if now >= t.poll_timeout() {
+            t.handle_timeout(now);
+        }
+        while let Some(d) = t.poll_transmit(now) {
+            udp::send(socket, &d, t.server());
+        }
+        while let Some(event) = t.poll_event() {
+            match event {
+                TurnEvent::Allocated { relayed, mapped } => {
+                    meeting.add_local(now, Candidate { kind: Kind::Relayed, addr: relayed });
+                    if let Some(mapped) = mapped {
+                        meeting.add_local(now, Candidate { kind: Kind::Reflexive, addr: mapped });
+                    }
+                }
+                TurnEvent::Failed(why) => {
+                    eprintln!("{}: no TURN relay: {why}", self.who);
+                    self.turn = None;
+                    return;
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Lets the peer's candidates reach this side through the relay.
+    fn permit(&mut self, now: Instant, candidates: &[Candidate]) {
+        if let Some(t) = &mut self.turn {
+            for c in candidates.iter().filter(|c| c.kind != Kind::Relayed) {
+                t.permit(now, c.addr);
+            }
+        }
+    }
+
+    fn send(&mut self, now: Instant, socket: &UdpSocket, to: SocketAddr, via_relay: bool, bytes: &[u8]) {
+        match (&mut self.turn, via_relay) {
+            (Some(t), true) => {
+                if let Some(d) = t.wrap(now, to, bytes) {
+                    udp::send(socket, &d, t.server());
+                }
+            }
+            (_, true) => {}
+            (_, false) => {
+                udp::send(socket, bytes, to);
+            }
+        }
+    }
+
+    /// A datagram: the STUN server's answer, the relay's (a peer's datagram unwrapped), or a
+    /// meeting datagram straight from a peer or the rendezvous.
+    fn receive(&mut self, d: &udp::Received, meeting: &mut Meeting) {
+        if let Some(b) = &mut self.stun {
+            if d.from == b.server() && b.handle_datagram(d.at, &d.bytes) {
+                return;
+            }
+        }
+        if let Some(t) = &mut self.turn {
+            if d.from == t.server() && TurnClient::is_turn(&d.bytes) {
+                if let Some((peer, payload)) = t.handle_datagram(d.at, &d.bytes) {
+                    meeting.handle_datagram(d.at, peer, true, &payload);
+                }
+                return;
+            }
+        }
+        meeting.handle_datagram(d.at, d.from, false, &d.bytes);
     }
 }

@@ -11,7 +11,8 @@
 
 use std::net::{SocketAddr, UdpSocket};
 
-use salsify_meet::Meeting;
+use salsify_meet::turn::TurnClient;
+use salsify_meet::{MeetEvent, Meeting};
 use salsify_path::{wire as path_wire, Origin, Path, PathConfig, PathEvent, PeerChange, Role};
 use salsify_secure::{SecureChannel, SecureConfig};
 use salsify_time::Instant;
@@ -22,7 +23,7 @@ use crate::udp::{self, Received};
 
 /// How a side of a call meets its peer: each of `salsify send` and `salsify recv` either
 /// dials (`--to`) or listens (`--listen`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Connect {
     /// Dial the peer listening here; this side starts the handshake.
     To(SocketAddr),
@@ -37,10 +38,10 @@ impl Connect {
     /// A socket for this side: bound to the listening address, or to an ephemeral port of the
     /// local address that reaches the peer.
     pub fn bind(&self) -> anyhow::Result<UdpSocket> {
-        match *self {
-            Connect::To(peer) => udp::bind_for(peer),
-            Connect::Listen(addr) => udp::bind(addr),
-            Connect::Via(via) => crate::meet_phase::bind(&via),
+        match self {
+            Connect::To(peer) => udp::bind_for(*peer),
+            Connect::Listen(addr) => udp::bind(*addr),
+            Connect::Via(via) => crate::meet_phase::bind(via),
         }
     }
 }
@@ -70,6 +71,9 @@ pub struct PeerLink {
     keyed: bool,
     /// The meeting that found the peer (`--via`): it keeps answering the peer's checks.
     meeting: Option<Meeting>,
+    /// The TURN allocation everything to the peer goes through (a relayed call), until a
+    /// direct pair takes over.
+    relay: Option<TurnClient>,
     /// Datagrams the scheme gave that were not sent (no keys yet, or held back).
     pub unsent: u64,
 }
@@ -126,6 +130,27 @@ impl PeerLink {
             keyed: false,
             unsent: 0,
             meeting: None,
+            relay: None,
+        }
+    }
+
+    /// Sends everything to the peer through `relay` (a relayed call) until the meeting finds
+    /// a direct pair.
+    pub fn relay_through(&mut self, relay: TurnClient) {
+        self.relay = Some(relay);
+    }
+
+    /// Sends `datagram` to `to`, through the relay when the call is relayed.
+    fn send_raw(&mut self, now: Instant, datagram: &[u8], to: SocketAddr) {
+        match &mut self.relay {
+            Some(relay) => {
+                if let Some(wrapped) = relay.wrap(now, to, datagram) {
+                    udp::send(&self.socket, &wrapped, relay.server());
+                }
+            }
+            None => {
+                udp::send(&self.socket, datagram, to);
+            }
         }
     }
 
@@ -197,14 +222,29 @@ impl PeerLink {
     /// Takes a datagram: the scheme's datagram in it and the peer's address, or `None`
     /// (a handshake, a path message, another address's, or refused and logged).
     pub fn receive(&mut self, d: &Received) -> Option<(SocketAddr, Vec<u8>)> {
+        if let Some(relay) = &mut self.relay {
+            if d.from == relay.server() && TurnClient::is_turn(&d.bytes) {
+                // The relay's own messages are consumed; a peer's datagram comes out of it.
+                let (peer, payload) = relay.handle_datagram(d.at, &d.bytes)?;
+                let unwrapped = Received {
+                    from: peer,
+                    bytes: payload,
+                    ..d.clone()
+                };
+                return self.receive_direct(&unwrapped, true);
+            }
+        }
+        self.receive_direct(d, false)
+    }
+
+    /// [`PeerLink::receive`] of a datagram as the peer sent it (`via_relay`: it came out of the
+    /// relay).
+    fn receive_direct(&mut self, d: &Received, via_relay: bool) -> Option<(SocketAddr, Vec<u8>)> {
         if salsify_meet::meeting::is_meet(&d.bytes) {
             if let Some(meeting) = &mut self.meeting {
-                meeting.handle_datagram(d.at, d.from, false, &d.bytes);
-                while let Some(out) = meeting.poll_transmit() {
-                    udp::send(&self.socket, &out.bytes, out.to);
-                }
-                while meeting.poll_event().is_some() {}
+                meeting.handle_datagram(d.at, d.from, via_relay, &d.bytes);
             }
+            self.drive_meeting(d.at);
             return None;
         }
         let (plain, origin) = match &mut self.secure {
@@ -222,7 +262,7 @@ impl PeerLink {
                 }
                 Opened::Reply(reply) => {
                     // The same size as the init it answers: no amplification.
-                    udp::send(&self.socket, &reply, d.from);
+                    self.send_raw(d.at, &reply, d.from);
                     if self.verbose {
                         eprintln!("{}: handshake from {}", self.who, d.from);
                     }
@@ -282,7 +322,7 @@ impl PeerLink {
             self.unsent += 1;
             return 0;
         };
-        udp::send(&self.socket, &datagram, peer);
+        self.send_raw(now, &datagram, peer);
         self.path
             .on_sent(now, datagram.len(), sealed_counter(&datagram));
         datagram.len()
@@ -294,17 +334,21 @@ impl PeerLink {
         let mut sent = 0;
         let peer = self.path.peer();
         if let Some(channel) = &mut self.secure {
+            let mut due = vec![];
             while let Some(datagram) = channel.poll_transmit(now) {
+                due.push(datagram);
+            }
+            if channel.is_established(now) {
+                self.keyed = true;
+            }
+            for datagram in due {
                 if let Some(peer) = peer {
-                    udp::send(&self.socket, &datagram, peer);
+                    self.send_raw(now, &datagram, peer);
                     sent += datagram.len();
                     if let Some(counter) = sealed_counter(&datagram) {
                         self.path.on_sent(now, datagram.len(), Some(counter));
                     }
                 }
-            }
-            if channel.is_established(now) {
-                self.keyed = true;
             }
         }
         if now >= self.path.poll_timeout() {
@@ -314,11 +358,16 @@ impl PeerLink {
             if now >= meeting.poll_timeout() {
                 meeting.handle_timeout(now);
             }
-            while let Some(out) = meeting.poll_transmit() {
-                udp::send(&self.socket, &out.bytes, out.to);
-                sent += out.bytes.len();
+        }
+        sent += self.drive_meeting(now);
+        if let Some(relay) = &mut self.relay {
+            if now >= relay.poll_timeout() {
+                relay.handle_timeout(now);
             }
-            while meeting.poll_event().is_some() {}
+            while let Some(d) = relay.poll_transmit(now) {
+                udp::send(&self.socket, &d, relay.server());
+            }
+            while relay.poll_event().is_some() {}
         }
         while let Some(t) = self.path.poll_transmit(now) {
             let datagram = match &mut self.secure {
@@ -328,7 +377,7 @@ impl PeerLink {
                 },
                 None => t.message,
             };
-            udp::send(&self.socket, &datagram, t.to);
+            self.send_raw(now, &datagram, t.to);
             sent += datagram.len();
         }
         while let Some(event) = self.path.poll_event() {
@@ -347,7 +396,65 @@ impl PeerLink {
             .meeting
             .as_ref()
             .map_or(Instant::FAR_FUTURE, |m| m.poll_timeout());
-        secure.min(self.path.poll_timeout()).min(meeting)
+        let relay = self
+            .relay
+            .as_ref()
+            .map_or(Instant::FAR_FUTURE, |r| r.poll_timeout());
+        secure
+            .min(self.path.poll_timeout())
+            .min(meeting)
+            .min(relay)
+    }
+
+    /// Sends what the meeting has to send (checks, answers: through the relay where they
+    /// go that way), and takes a direct pair it finds during a relayed call: this side sends
+    /// there from now on (the check proved the path), and the peer, seeing authenticated
+    /// datagrams from here, validates and moves too.
+    fn drive_meeting(&mut self, now: Instant) -> usize {
+        let Some(meeting) = &mut self.meeting else {
+            return 0;
+        };
+        let mut out = vec![];
+        while let Some(o) = meeting.poll_transmit() {
+            out.push(o);
+        }
+        let mut direct = None;
+        while let Some(event) = meeting.poll_event() {
+            match event {
+                MeetEvent::Met(pair) if !pair.relayed => direct = Some(pair.remote),
+                MeetEvent::Introduced(candidates) => {
+                    if let Some(relay) = &mut self.relay {
+                        for c in &candidates {
+                            relay.permit(now, c.addr);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut sent = 0;
+        for o in out {
+            sent += o.bytes.len();
+            match (o.via_relay, &mut self.relay) {
+                (true, Some(relay)) => {
+                    if let Some(wrapped) = relay.wrap(now, o.to, &o.bytes) {
+                        udp::send(&self.socket, &wrapped, relay.server());
+                    }
+                }
+                (true, None) => {}
+                (false, _) => {
+                    udp::send(&self.socket, &o.bytes, o.to);
+                }
+            }
+        }
+        if let Some(to) = direct.filter(|_| self.relay.is_some()) {
+            self.relay = None;
+            self.path.switch(now, to);
+            if self.verbose {
+                eprintln!("{}: a direct path to the peer at {to} takes over from the relay", self.who);
+            }
+        }
+        sent
     }
 
     fn report(&self, event: PathEvent) {

@@ -198,6 +198,9 @@ pub fn run_with_display(
     );
     if let Some(met) = met {
         link.keep_meeting(met.meeting);
+        if let Some(relay) = met.relay {
+            link.relay_through(relay);
+        }
     }
     let mut l = Loop {
         link,

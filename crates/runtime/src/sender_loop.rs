@@ -211,8 +211,8 @@ pub fn run(
     })?;
     let _reader = udp::spawn_reader(&socket, stop.clone(), tx.clone(), Input::Datagram)?;
     let now = clock::now();
-    let contact = match (config.connect, &met) {
-        (Connect::To(peer), _) => Contact::Dial(peer),
+    let contact = match (&config.connect, &met) {
+        (Connect::To(peer), _) => Contact::Dial(*peer),
         (_, Some(met)) if met.dials => Contact::Dial(met.pair.remote),
         _ => Contact::Listen,
     };
@@ -226,6 +226,9 @@ pub fn run(
     );
     if let Some(met) = met {
         link.keep_meeting(met.meeting);
+        if let Some(relay) = met.relay {
+            link.relay_through(relay);
+        }
     }
     let camera_tx = tx;
     let camera = camera::start(source, stop.clone(), move |c| {
@@ -565,7 +568,7 @@ impl Loop {
             if !self.config.status {
                 return;
             }
-            match self.config.connect {
+            match &self.config.connect {
                 Connect::To(to) if self.config.secure.is_some() => eprintln!(
                     "salsify send: no handshake answer from {to} yet: is the receiver running, \
                      with --key/--peer-key matching ours?"

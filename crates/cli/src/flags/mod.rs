@@ -4,10 +4,12 @@
 
 pub mod keys;
 pub mod link;
+pub mod meet;
 pub mod scheme;
 pub mod source;
 
 pub use keys::{plaintext_warning, KeyArgs};
 pub use link::{link_path, LinkFlags};
+pub use meet::MeetArgs;
 pub use scheme::{read_params, SchemeArgs};
 pub use source::SourceArgs;

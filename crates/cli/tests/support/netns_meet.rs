@@ -679,15 +679,23 @@ impl Meet {
 
     /// Sends `knock` from `host` (bound to `port`) to `dst`:`dport`, then answers whatever
     /// reaches that socket for `seconds` (3 bytes each): runs in the background; its log has
-    /// a `from IP:PORT SIZE` line per datagram.
-    pub fn knock(&mut self, host: &Host, port: u16, dst: &str, dport: u16, seconds: f64) -> Proc {
+    /// a `from IP:PORT SIZE` line per datagram, in `LABEL.log`.
+    pub fn knock(
+        &mut self,
+        label: &str,
+        host: &Host,
+        port: u16,
+        dst: &str,
+        dport: u16,
+        seconds: f64,
+    ) -> Proc {
         let script = self.net.dir.join("meetprobe.py");
         let (port, dport, seconds) = (port.to_string(), dport.to_string(), seconds.to_string());
         let args = self.probe_args(
             script.to_str().unwrap(),
             &["knock", host.addr, &port, dst, &dport, &seconds],
         );
-        self.net.spawn(&host.ns, "knock", &args)
+        self.net.spawn(&host.ns, label, &args)
     }
 
     /// Two TURN clients of coturn, `echo` and `ping` (each a host, usually behind a NAT):

@@ -359,9 +359,9 @@ fn lost_requests_are_sent_again_on_rfc_timing() {
 }
 
 #[test]
-fn a_wrong_password_fails() {
+fn a_wrong_password_fails_at_once() {
     let mut net = Net::new("wrong");
-    net.run_for(Duration::from_secs(60));
+    net.run_for(Duration::from_millis(100));
     match net.failed() {
         Some(TurnError::AllocateFailed(Some(e))) => assert_eq!(e.code, 401),
         other => panic!("{other:?} in {:?}", net.events),
@@ -369,6 +369,45 @@ fn a_wrong_password_fails() {
     assert!(net.client.is_closed());
     assert_eq!(net.client.poll_timeout(), Instant::FAR_FUTURE);
     assert_eq!(net.client.relayed_address(), None);
+    // Nothing more is sent.
+    let n = net.sent.len();
+    net.run_for(Duration::from_secs(60));
+    assert_eq!(net.sent.len(), n);
+    assert_eq!(n, 2, "the challenged Allocate and the one with credentials");
+}
+
+#[test]
+fn a_forged_refusal_is_ignored() {
+    let mut net = Net::new(PASS);
+    // Before the server's answer to the Allocate with credentials, a 401 from "the server" with
+    // another transaction id: the client goes on and allocates.
+    let forged = {
+        use turn_client_proto::stun::types::attribute::ErrorCode;
+        use turn_client_proto::stun::types::message::MessageClass;
+        use turn_client_proto::stun::types::message::{
+            Message, MessageType, MessageWrite, MessageWriteExt, MessageWriteVec, TransactionId,
+        };
+        use turn_client_proto::types::message::ALLOCATE;
+        let mut m = Message::builder(
+            MessageType::from_class_method(MessageClass::Error, ALLOCATE),
+            TransactionId::generate(),
+            MessageWriteVec::new(),
+        );
+        m.add_attribute(
+            &ErrorCode::builder(401)
+                .reason("Unauthorized")
+                .build()
+                .unwrap(),
+        )
+        .unwrap();
+        m.finish()
+    };
+    net.drop_sent = Box::new(|n| n == 1);
+    net.run_for(Duration::from_millis(100));
+    assert_eq!(net.client.handle_datagram(net.now, &forged), None);
+    net.run_for(Duration::from_secs(1));
+    assert!(net.allocated().is_some(), "{:?}", net.events);
+    assert_eq!(net.failed(), None);
 }
 
 #[test]

@@ -11,6 +11,7 @@ use turn_client_proto::api::{
 };
 use turn_client_proto::prelude::TurnClientApi;
 use turn_client_proto::stun::agent::Transmit;
+use turn_client_proto::stun::types::message::TransactionId;
 use turn_client_proto::types::message::ALLOCATE;
 use turn_client_proto::types::{TransportType, TurnCredentials};
 use turn_client_proto::udp::TurnClientUdp;
@@ -67,8 +68,9 @@ pub struct TurnClient {
     /// The XOR-MAPPED-ADDRESS of the Allocate success response being handled.
     mapped_seen: Option<SocketAddr>,
     mapped: Option<SocketAddr>,
-    /// The first 401 is the server's challenge (it gives REALM and NONCE), not an error.
-    challenged: bool,
+    /// Allocate requests sent with credentials: a 401 to one of these is a refusal (a 401 to
+    /// the first, credential-less one is the server's challenge giving REALM and NONCE).
+    authenticated_allocates: Vec<TransactionId>,
     last_error: Option<ServerError>,
     /// Peers permitted before the allocation was made: permitted once it is.
     waiting: Vec<SocketAddr>,
@@ -90,7 +92,7 @@ impl TurnClient {
             relayed: None,
             mapped_seen: None,
             mapped: None,
-            challenged: false,
+            authenticated_allocates: Vec::new(),
             last_error: None,
             waiting: Vec::new(),
             next_timeout: now,
@@ -131,8 +133,9 @@ impl TurnClient {
     pub fn handle_datagram(&mut self, now: Instant, bytes: &[u8]) -> Option<(SocketAddr, Vec<u8>)> {
         // ChannelData changes no state: the data path skips the bookkeeping below.
         let channel_data = wire::is_channel_data(bytes);
-        if !channel_data {
-            self.note_response(bytes);
+        if !channel_data && self.note_response(bytes) {
+            self.end();
+            return None;
         }
         let transmit = Transmit::new(bytes, TransportType::Udp, self.server, LOCAL);
         let out = match self.proto.recv(transmit, to_stun(now)) {
@@ -148,8 +151,20 @@ impl TurnClient {
 
     /// The next datagram to send to the server (requests, their retransmits, refreshes).
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Vec<u8>> {
-        let transmit = self.proto.poll_transmit(to_stun(now));
-        let bytes = transmit.map(|t| t.data.to_vec());
+        if self.state == State::Closed {
+            return None;
+        }
+        let bytes = self
+            .proto
+            .poll_transmit(to_stun(now))
+            .map(|t| t.data.to_vec());
+        if let Some(bytes) = &bytes {
+            if self.state == State::Allocating {
+                if let Some(transaction) = wire::authenticated_allocate(bytes) {
+                    self.authenticated_allocates.push(transaction);
+                }
+            }
+        }
         self.update(now);
         bytes
     }
@@ -220,24 +235,31 @@ impl TurnClient {
     }
 
     /// Notes what a response says that the protocol crate does not pass on: the mapped address of
-    /// an Allocate success, the last error.
-    fn note_response(&mut self, bytes: &[u8]) {
+    /// an Allocate success, the last error. Returns whether it refuses the allocation: a 401 to
+    /// an Allocate sent with credentials (wrong user or password), which the crate would ignore
+    /// (it carries no MESSAGE-INTEGRITY) until its retransmits ran out. Its transaction id is
+    /// 96 random bits only the server has seen, so no one off the path can forge it.
+    fn note_response(&mut self, bytes: &[u8]) -> bool {
         let Some(response) = wire::peek_response(bytes) else {
-            return;
+            return false;
         };
         if response.success && response.method == ALLOCATE {
             self.mapped_seen = response.mapped;
         }
-        if let Some(error) = response.error {
-            match error.code {
-                // The challenge, and the stale nonce the crate answers by itself.
-                401 if !self.challenged && self.state == State::Allocating => {
-                    self.challenged = true
-                }
-                438 => {}
-                _ => self.last_error = Some(error),
-            }
+        let Some(error) = response.error else {
+            return false;
+        };
+        let refused = self.state == State::Allocating
+            && response.method == ALLOCATE
+            && self.authenticated_allocates.contains(&response.transaction);
+        match error.code {
+            // The stale nonce the crate answers by itself.
+            438 => {}
+            // The challenge.
+            401 if !refused && response.method == ALLOCATE => {}
+            _ => self.last_error = Some(error.clone()),
         }
+        refused && error.code == 401
     }
 
     fn request_permit(&mut self, now: Instant, peer: SocketAddr) {
@@ -301,6 +323,7 @@ impl TurnClient {
                     self.relayed = Some(relayed);
                     self.mapped = self.mapped_seen;
                     self.last_error = None;
+                    self.authenticated_allocates = Vec::new();
                     self.events.push_back(TurnEvent::Allocated {
                         relayed,
                         mapped: self.mapped,

@@ -5,9 +5,12 @@
 use std::net::{Ipv4Addr, SocketAddr};
 
 use salsify_time::Instant;
-use turn_client_proto::stun::types::attribute::{ErrorCode, XorMappedAddress};
+use turn_client_proto::stun::types::attribute::{
+    AttributeStaticType, ErrorCode, MessageIntegrity, MessageIntegritySha256, XorMappedAddress,
+};
 use turn_client_proto::stun::types::message::{Message, MessageClass, Method, TransactionId};
 use turn_client_proto::stun::Instant as StunInstant;
+use turn_client_proto::types::message::ALLOCATE;
 
 use super::error::ServerError;
 
@@ -83,6 +86,17 @@ pub(crate) fn peek_response(bytes: &[u8]) -> Option<Response> {
             .filter(|_| msg.has_class(MessageClass::Error))
             .map(|e| ServerError::new(e.code(), e.reason())),
     })
+}
+
+/// The transaction of an Allocate request that carries credentials (MESSAGE-INTEGRITY), as the
+/// client sends it.
+pub(crate) fn authenticated_allocate(bytes: &[u8]) -> Option<TransactionId> {
+    let msg = Message::from_bytes(bytes).ok()?;
+    (msg.has_class(MessageClass::Request)
+        && msg.has_method(ALLOCATE)
+        && (msg.has_attribute(MessageIntegrity::TYPE)
+            || msg.has_attribute(MessageIntegritySha256::TYPE)))
+    .then(|| msg.transaction_id())
 }
 
 /// The latest time handed to the protocol crates (about 73 years): they add server-chosen

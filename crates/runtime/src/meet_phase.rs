@@ -58,6 +58,8 @@ pub struct Met {
     pub meeting: Meeting,
     /// The TURN allocation the pair goes through (this side relays), if it does.
     pub relay: Option<TurnClient>,
+    /// The STUN and TURN servers used: their late answers are no one's datagrams.
+    pub servers: Vec<SocketAddr>,
     /// How long it took.
     pub took: Duration,
 }
@@ -163,11 +165,17 @@ pub fn meet(
                     }
                     None => None,
                 };
+                let servers = via
+                    .stun
+                    .into_iter()
+                    .chain(via.turn.as_ref().map(|t| t.server))
+                    .collect();
                 return Ok(Met {
                     pair,
                     dials,
                     meeting,
                     relay,
+                    servers,
                     took,
                 });
             }
@@ -198,7 +206,13 @@ impl Helpers {
                 udp::send(socket, &d, b.server());
             }
             if let Some(mapped) = b.mapped() {
-                meeting.add_local(now, Candidate { kind: Kind::Reflexive, addr: mapped });
+                meeting.add_local(
+                    now,
+                    Candidate {
+                        kind: Kind::Reflexive,
+                        addr: mapped,
+                    },
+                );
             }
         }
         let Some(t) = &mut self.turn else { return };
@@ -211,9 +225,21 @@ impl Helpers {
         while let Some(event) = t.poll_event() {
             match event {
                 TurnEvent::Allocated { relayed, mapped } => {
-                    meeting.add_local(now, Candidate { kind: Kind::Relayed, addr: relayed });
+                    meeting.add_local(
+                        now,
+                        Candidate {
+                            kind: Kind::Relayed,
+                            addr: relayed,
+                        },
+                    );
                     if let Some(mapped) = mapped {
-                        meeting.add_local(now, Candidate { kind: Kind::Reflexive, addr: mapped });
+                        meeting.add_local(
+                            now,
+                            Candidate {
+                                kind: Kind::Reflexive,
+                                addr: mapped,
+                            },
+                        );
                     }
                 }
                 TurnEvent::Failed(why) => {
@@ -235,7 +261,14 @@ impl Helpers {
         }
     }
 
-    fn send(&mut self, now: Instant, socket: &UdpSocket, to: SocketAddr, via_relay: bool, bytes: &[u8]) {
+    fn send(
+        &mut self,
+        now: Instant,
+        socket: &UdpSocket,
+        to: SocketAddr,
+        via_relay: bool,
+        bytes: &[u8],
+    ) {
         match (&mut self.turn, via_relay) {
             (Some(t), true) => {
                 if let Some(d) = t.wrap(now, to, bytes) {

@@ -74,6 +74,8 @@ pub struct PeerLink {
     /// The TURN allocation everything to the peer goes through (a relayed call), until a
     /// direct pair takes over.
     relay: Option<TurnClient>,
+    /// STUN and TURN servers the meeting used: what they send late is dropped quietly.
+    servers: Vec<SocketAddr>,
     /// Datagrams the scheme gave that were not sent (no keys yet, or held back).
     pub unsent: u64,
 }
@@ -131,6 +133,7 @@ impl PeerLink {
             unsent: 0,
             meeting: None,
             relay: None,
+            servers: Vec::new(),
         }
     }
 
@@ -156,8 +159,9 @@ impl PeerLink {
 
     /// Keeps answering the peer's connectivity checks with `meeting` (the peer may still be
     /// looking for its side of the pair when this side has found its own).
-    pub fn keep_meeting(&mut self, meeting: Meeting) {
+    pub fn keep_meeting(&mut self, meeting: Meeting, servers: Vec<SocketAddr>) {
         self.meeting = Some(meeting);
+        self.servers = servers;
     }
 
     /// The socket (for a reader thread).
@@ -233,6 +237,9 @@ impl PeerLink {
                 };
                 return self.receive_direct(&unwrapped, true);
             }
+        }
+        if self.servers.contains(&d.from) && TurnClient::is_turn(&d.bytes) {
+            return None; // a late answer of the meeting's STUN or TURN server
         }
         self.receive_direct(d, false)
     }
@@ -400,10 +407,7 @@ impl PeerLink {
             .relay
             .as_ref()
             .map_or(Instant::FAR_FUTURE, |r| r.poll_timeout());
-        secure
-            .min(self.path.poll_timeout())
-            .min(meeting)
-            .min(relay)
+        secure.min(self.path.poll_timeout()).min(meeting).min(relay)
     }
 
     /// Sends what the meeting has to send (checks, answers: through the relay where they
@@ -451,7 +455,10 @@ impl PeerLink {
             self.relay = None;
             self.path.switch(now, to);
             if self.verbose {
-                eprintln!("{}: a direct path to the peer at {to} takes over from the relay", self.who);
+                eprintln!(
+                    "{}: a direct path to the peer at {to} takes over from the relay",
+                    self.who
+                );
             }
         }
         sent

@@ -197,7 +197,7 @@ pub fn run_with_display(
         clock::now(),
     );
     if let Some(met) = met {
-        link.keep_meeting(met.meeting);
+        link.keep_meeting(met.meeting, met.servers);
         if let Some(relay) = met.relay {
             link.relay_through(relay);
         }

@@ -281,6 +281,13 @@ fn send_indications_before_the_channel_and_permits_wait_for_the_allocation() {
     assert!(!net.events.contains(&TurnEvent::ChannelBound(peer)));
     let wrapped = net.client_sends(b"via send").unwrap();
     assert_eq!(wrapped[0], 0x00, "a Send indication");
+    for len in [0, 1, 2, 3, 4, 1200, TurnClient::MAX_PAYLOAD] {
+        let wrapped = net.client.wrap(net.now, peer, &vec![7; len]).unwrap();
+        assert!(wrapped.len() <= len + TurnClient::SEND_OVERHEAD, "{len}");
+        assert!(wrapped.len() <= 65_507);
+    }
+    let too_big = vec![7; TurnClient::MAX_PAYLOAD + 1];
+    assert_eq!(net.client.wrap(net.now, peer, &too_big), None);
     assert_eq!(net.at_peer.last().unwrap().1, b"via send");
     net.peer_sends(b"via data");
     assert_eq!(net.unwrapped, [(peer, b"via data".to_vec())]);
@@ -288,6 +295,10 @@ fn send_indications_before_the_channel_and_permits_wait_for_the_allocation() {
     net.run_for(Duration::from_secs(1));
     assert!(net.events.contains(&TurnEvent::ChannelBound(peer)));
     assert_eq!(net.client_sends(b"via channel").unwrap()[0] & 0xC0, 0x40);
+    for len in [0, 1, 3, 1200, TurnClient::MAX_PAYLOAD] {
+        let wrapped = net.client.wrap(net.now, peer, &vec![7; len]).unwrap();
+        assert_eq!(wrapped.len(), len + TurnClient::CHANNEL_OVERHEAD);
+    }
 }
 
 #[test]

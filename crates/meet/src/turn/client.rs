@@ -78,6 +78,16 @@ pub struct TurnClient {
 }
 
 impl TurnClient {
+    /// Bytes a ChannelData header adds to a datagram (no padding over UDP): what the path's
+    /// datagram size loses once the channel is bound.
+    pub const CHANNEL_OVERHEAD: usize = 4;
+    /// Most bytes a Send indication adds: STUN header (20), XOR-PEER-ADDRESS of an IPv6 peer (24),
+    /// DATA header (4) and padding (3). What to leave room for until the channel is bound.
+    pub const SEND_OVERHEAD: usize = 20 + 24 + 4 + 3;
+    /// Largest payload [`Self::wrap`] takes: wrapped, it must fit one UDP datagram (65507 bytes)
+    /// and STUN's 16-bit length.
+    pub const MAX_PAYLOAD: usize = 65_507 - Self::SEND_OVERHEAD;
+
     /// A client that starts allocating at once (its first request is in [`Self::poll_transmit`]).
     pub fn new(config: TurnConfig, now: Instant) -> Self {
         let r = config.retransmits.clamped();
@@ -160,8 +170,12 @@ impl TurnClient {
             .map(|t| t.data.to_vec());
         if let Some(bytes) = &bytes {
             if self.state == State::Allocating {
-                if let Some(transaction) = wire::authenticated_allocate(bytes) {
-                    self.authenticated_allocates.push(transaction);
+                match wire::authenticated_allocate(bytes) {
+                    // A retransmit has the same transaction.
+                    Some(t) if !self.authenticated_allocates.contains(&t) => {
+                        self.authenticated_allocates.push(t)
+                    }
+                    _ => {}
                 }
             }
         }
@@ -204,9 +218,10 @@ impl TurnClient {
 
     /// Wraps a datagram for `peer` to send to the server: ChannelData once the channel is bound,
     /// a Send indication before. `None` if there is no allocation or no permission for the peer
-    /// yet (wait for [`TurnEvent::PermissionCreated`]).
+    /// yet (wait for [`TurnEvent::PermissionCreated`]), or the payload is over
+    /// [`Self::MAX_PAYLOAD`].
     pub fn wrap(&mut self, now: Instant, peer: SocketAddr, payload: &[u8]) -> Option<Vec<u8>> {
-        if self.state != State::Allocated {
+        if self.state != State::Allocated || payload.len() > Self::MAX_PAYLOAD {
             return None;
         }
         let build = self

@@ -49,8 +49,11 @@ pub fn run(args: &RendezvousArgs) -> Result<()> {
     while !stop.load(Ordering::Relaxed) {
         match udp::recv(&socket, &mut buf) {
             Ok(Some(d)) => {
-                if let Some(answer) = server.handle(d.at, d.from, &d.bytes) {
+                if let Some((answer, news)) = server.handle_and_tell(d.at, d.from, &d.bytes) {
                     udp::send(&socket, &answer, d.from);
+                    if let Some((to, news)) = news {
+                        udp::send(&socket, &news, to);
+                    }
                 }
             }
             Ok(None) => {}

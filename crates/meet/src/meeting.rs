@@ -12,6 +12,18 @@
 //! symmetric NAT is reached. The pair whose check is acknowledged first is met; a direct pair
 //! found later replaces a relayed one.
 //!
+//! **Openers.** A NAT that sees the peer's check arrive before its own host sent anything
+//! to the peer keeps that arrival as a flow; Linux conntrack then gives the host's own first
+//! packet to the peer a new port (the flow's reverse is taken), which the peer's NAT, open
+//! only towards the announced port, drops, and the two sides' retries keep the stale flows
+//! alive: neither ever hears the other. So each side first sends every new candidate an
+//! *opener*, a check with a small IP TTL ([`MeetConfig::opener_ttl`]) that opens its own
+//! NAT's mapping and dies on the way, before it reaches the peer's NAT; its checks proper
+//! follow [`MeetConfig::opener_lead`] later, when the peer's opener has opened the other NAT
+//! too. (RFC 5128 describes the technique; the rendezvous tells both sides of each other at
+//! once so their openers leave together.) A check that arrives is answered at once: its
+//! sender's NAT is open.
+//!
 //! ```text
 //! check   0 tag 0xD9 | 1 kind 3 | 2 sealed { 1 (check) or 2 (ack), transaction u64, run u64 }
 //! ```
@@ -44,6 +56,11 @@ pub struct MeetConfig {
     /// Checks sent to one candidate before it is given up (the peer's checks may still
     /// reach it later). Default 100 (5 s).
     pub checks_per_candidate: u32,
+    /// The IP TTL of an opener: enough to leave this host's NAT, too little to reach the
+    /// peer's. Default 2 (the host's NAT is its first hop).
+    pub opener_ttl: u32,
+    /// How long after its opener a candidate gets its first check. Default 200 ms.
+    pub opener_lead: Duration,
 }
 
 impl MeetConfig {
@@ -54,6 +71,8 @@ impl MeetConfig {
             register_every: Duration::from_millis(500),
             check_every: Duration::from_millis(50),
             checks_per_candidate: 100,
+            opener_ttl: 2,
+            opener_lead: Duration::from_millis(200),
         }
     }
 }
@@ -96,6 +115,8 @@ pub struct Outgoing {
     pub via_relay: bool,
     /// Its bytes.
     pub bytes: Vec<u8>,
+    /// Send it with this IP TTL (an opener), not the socket's.
+    pub ttl: Option<u32>,
 }
 
 #[derive(Debug, Clone)]
@@ -256,11 +277,26 @@ impl Meeting {
         {
             return;
         }
+        // Through a relay nothing needs opening; otherwise the opener goes first.
+        let next = match via_relay {
+            true => now,
+            false => {
+                let txid: u64 = rand::thread_rng().gen();
+                let bytes = self.check_bytes(IS_CHECK, txid);
+                self.out.push_back(Outgoing {
+                    to: addr,
+                    via_relay,
+                    bytes,
+                    ttl: Some(self.config.opener_ttl),
+                });
+                now + self.config.opener_lead
+            }
+        };
         self.remotes.push(Remote {
             addr,
             kind,
             via_relay,
-            next: now,
+            next,
             sent: 0,
         });
     }
@@ -303,6 +339,7 @@ impl Meeting {
                     to: from,
                     via_relay,
                     bytes: ack,
+                    ttl: None,
                 });
                 // A triggered check back the way it came (a peer-reflexive candidate if it
                 // is new: the NAT gave that packet a port nobody announced).
@@ -362,6 +399,7 @@ impl Meeting {
                     to: self.config.rendezvous,
                     via_relay: false,
                     bytes,
+                    ttl: None,
                 });
             }
         }
@@ -392,6 +430,7 @@ impl Meeting {
                 to,
                 via_relay,
                 bytes,
+                ttl: None,
             });
         }
     }

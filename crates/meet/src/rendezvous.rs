@@ -6,8 +6,11 @@
 //! the same id and the address it saw the request come from (a server-reflexive candidate).
 //! It holds no key: it can neither read nor forge an introduction, and a stranger who
 //! registers under the id (ids are not secret) only adds an entry the peers cannot open, so
-//! registering first wins nothing. Every request is padded to [`REGISTER_LEN`] bytes and no
-//! answer is longer, so a spoofed source cannot make it a flood; one address holds at most
+//! registering first wins nothing. The newest other registrant under the id is told of the
+//! registration at once (one datagram, no longer than the registration), so the two sides
+//! learn of each other together and their openers leave together (`crate::meeting`). Every
+//! request is padded to [`REGISTER_LEN`] bytes and no answer is longer, so a spoofed source
+//! cannot make it a flood; one address holds at most
 //! [`MAX_PER_IP`] entries, an id at most [`MAX_PER_ID`], and entries idle for
 //! [`IDLE_AFTER`] are forgotten.
 //!
@@ -157,6 +160,18 @@ impl Rendezvous {
 
     /// A datagram from `from`: the answer to send back, if any.
     pub fn handle(&mut self, now: Instant, from: SocketAddr, bytes: &[u8]) -> Option<Vec<u8>> {
+        self.handle_and_tell(now, from, bytes)
+            .map(|(answer, _)| answer)
+    }
+
+    /// As [`Rendezvous::handle`], and the news for the newest other registrant under the id:
+    /// (its address, a `peers` datagram with this registration's introduction).
+    pub fn handle_and_tell(
+        &mut self,
+        now: Instant,
+        from: SocketAddr,
+        bytes: &[u8],
+    ) -> Option<(Vec<u8>, Option<(SocketAddr, Vec<u8>)>)> {
         let Some((id, blob)) = parse_register(bytes) else {
             self.stats.refused += 1;
             return None;
@@ -200,7 +215,10 @@ impl Rendezvous {
         let mut others: Vec<&Entry> = list.iter().filter(|e| e.from != from).collect();
         others.sort_by_key(|e| std::cmp::Reverse(e.seen));
         let blobs: Vec<&[u8]> = others.iter().map(|e| e.blob.as_slice()).collect();
-        Some(emit_peers(from, &blobs))
+        let news = others
+            .first()
+            .map(|other| (other.from, emit_peers(other.from, &[blob])));
+        Some((emit_peers(from, &blobs), news))
     }
 
     /// Forgets entries idle for [`IDLE_AFTER`].
@@ -272,6 +290,29 @@ mod tests {
             .handle(t, a(3), &emit_register(&[4u8; 32], b"x").unwrap())
             .unwrap();
         assert_eq!(parse_peers(&other).unwrap().blobs, Vec::<Vec<u8>>::new());
+    }
+
+    #[test]
+    fn the_other_registrant_hears_of_a_registration_at_once() {
+        let mut r = Rendezvous::new();
+        let t = Instant::from_millis(0);
+        let id = [3u8; 32];
+        let (_, news) = r
+            .handle_and_tell(t, a(1), &emit_register(&id, b"one").unwrap())
+            .unwrap();
+        assert_eq!(news, None, "nobody to tell");
+        let request = emit_register(&id, b"two").unwrap();
+        let (_, news) = r.handle_and_tell(t, a(2), &request).unwrap();
+        let (to, bytes) = news.expect("news for the first");
+        assert_eq!(to, a(1));
+        assert!(bytes.len() <= request.len());
+        assert_eq!(
+            parse_peers(&bytes),
+            Some(Peers {
+                observed: a(1),
+                blobs: vec![b"two".to_vec()]
+            })
+        );
     }
 
     #[test]

@@ -132,7 +132,12 @@ pub fn meet(
         meeting.handle_timeout(now);
         helpers.tick(now, socket, &mut meeting);
         while let Some(out) = meeting.poll_transmit() {
-            helpers.send(now, socket, out.to, out.via_relay, &out.bytes);
+            match out.ttl {
+                Some(ttl) if !out.via_relay => {
+                    udp::send_with_ttl(socket, &out.bytes, out.to, ttl);
+                }
+                _ => helpers.send(now, socket, out.to, out.via_relay, &out.bytes),
+            }
         }
         while let Some(event) = meeting.poll_event() {
             match event {

@@ -447,7 +447,10 @@ impl PeerLink {
                 }
                 (true, None) => {}
                 (false, _) => {
-                    udp::send(&self.socket, &o.bytes, o.to);
+                    match o.ttl {
+                        Some(ttl) => udp::send_with_ttl(&self.socket, &o.bytes, o.to, ttl),
+                        None => udp::send(&self.socket, &o.bytes, o.to),
+                    };
                 }
             }
         }

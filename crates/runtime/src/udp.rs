@@ -225,6 +225,21 @@ pub fn send(socket: &UdpSocket, bytes: &[u8], to: SocketAddr) -> bool {
     socket.send_to(bytes, to).is_ok()
 }
 
+/// Sends `bytes` to `to` with IP TTL `ttl` (a hole-punching opener, meant to die on the way),
+/// then puts the socket's TTL back. IPv6 sockets send as usual.
+pub fn send_with_ttl(socket: &UdpSocket, bytes: &[u8], to: SocketAddr, ttl: u32) -> bool {
+    let before = match to {
+        SocketAddr::V4(_) => socket.ttl().ok(),
+        SocketAddr::V6(_) => None,
+    };
+    let Some(before) = before.filter(|_| socket.set_ttl(ttl).is_ok()) else {
+        return send(socket, bytes, to);
+    };
+    let sent = send(socket, bytes, to);
+    let _ = socket.set_ttl(before);
+    sent
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

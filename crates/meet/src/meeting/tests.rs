@@ -49,6 +49,9 @@ fn run(
             moved = false;
             while let Some(o) = a.poll_transmit() {
                 moved = true;
+                if o.ttl.is_some() {
+                    continue; // an opener dies on the way
+                }
                 let n = sent_by_a.entry(o.to).or_default();
                 *n += 1;
                 let from = a_seen_as(o.to, *n);
@@ -62,6 +65,9 @@ fn run(
             }
             while let Some(o) = b.poll_transmit() {
                 moved = true;
+                if o.ttl.is_some() {
+                    continue;
+                }
                 if o.to == rdv_addr {
                     if let Some(reply) = rdv.handle(now, b_addr, &o.bytes) {
                         b.handle_datagram(now, rdv_addr, false, &reply);
@@ -101,7 +107,7 @@ fn two_sides_meet_through_the_rendezvous_directly() {
     let a_addr = SocketAddr::from(([192, 0, 2, 1], 5000));
     let (a_met, b_met, a, b) = run(a, b, |_, _| a_addr, 0, 2000);
     assert!(a_met.is_some() && b_met.is_some(), "{a_met:?} {b_met:?}");
-    assert!(a_met.unwrap() < 100 && b_met.unwrap() < 100);
+    assert!(a_met.unwrap() < 500 && b_met.unwrap() < 500);
     assert_eq!(
         a.best().unwrap().remote,
         SocketAddr::from(([198, 51, 100, 1], 6000))
@@ -167,4 +173,35 @@ fn a_stranger_registered_under_the_id_is_ignored_and_forged_checks_are_refused()
     let ack = b.check_bytes(IS_ACK, 12345);
     a.handle_datagram(now, from, false, &ack);
     assert_eq!(a.best(), None);
+}
+
+#[test]
+fn every_new_candidate_gets_an_opener_first_and_checks_after_the_lead() {
+    let (ka, kb, _) = keys();
+    let mut a = meeting(ka, [192, 0, 2, 1], 5000);
+    let b_blob = {
+        let b = meeting(kb, [198, 51, 100, 1], 6000);
+        b.key.seal(
+            &Introduction {
+                run: 7,
+                candidates: b.local.clone(),
+            }
+            .emit(),
+        )
+    };
+    let rdv = SocketAddr::from(RENDEZVOUS);
+    let t0 = Instant::from_millis(0);
+    let peers = rendezvous::emit_peers(SocketAddr::from(([192, 0, 2, 1], 5000)), &[&b_blob]);
+    a.handle_datagram(t0, rdv, false, &peers);
+    let opener = a.poll_transmit().expect("an opener");
+    assert_eq!(opener.ttl, Some(2));
+    assert_eq!(opener.to, SocketAddr::from(([198, 51, 100, 1], 6000)));
+    a.handle_timeout(t0 + Duration::from_millis(100));
+    assert!(
+        std::iter::from_fn(|| a.poll_transmit()).all(|o| o.to == rdv),
+        "no check before the lead"
+    );
+    a.handle_timeout(t0 + Duration::from_millis(200));
+    let check = a.poll_transmit().expect("a check");
+    assert_eq!((check.ttl, check.to), (None, opener.to));
 }

@@ -78,12 +78,12 @@ enum Command {
     Keygen(keys::KeygenArgs),
     /// Receive, decode and display a stream of any scheme (learned from the first datagram,
     /// or fixed with --scheme): in a window (--display), to Y4M / IVF files or pipes, logs.
-    Recv(recv::RecvArgs),
+    Recv(Box<recv::RecvArgs>),
     /// A UDP relay between sender and receiver that applies an emulated link in real time.
     Link(Box<link::LinkArgs>),
     /// The server two peers behind NATs meet through (`send`/`recv --via`): it introduces
     /// them and nothing else (no keys, no media).
-    Rendezvous(rendezvous_cmd::RendezvousArgs),
+    Rendezvous(Box<rendezvous_cmd::RendezvousArgs>),
     /// Encode and decode a clip with the functional codec, choosing between two qualities per
     /// frame as Salsify does, and print per-frame sizes and quality.
     CodecDemo(codec_demo::CodecDemoArgs),

@@ -29,7 +29,7 @@ fn keygen(dir: &Path) {
     }
 }
 
-fn key_args<'a>(dir: &'a str, side: &str) -> Vec<String> {
+fn key_args(dir: &str, side: &str) -> Vec<String> {
     let peer = if side == "send" { "recv" } else { "send" };
     vec![
         "--key".into(),

@@ -111,6 +111,9 @@ pub fn parse_peers(b: &[u8]) -> Option<Peers> {
     (at == b.len()).then_some(Peers { observed, blobs })
 }
 
+/// A datagram for another registrant: where, and its bytes.
+pub type News = (SocketAddr, Vec<u8>);
+
 struct Entry {
     from: SocketAddr,
     blob: Vec<u8>,
@@ -171,7 +174,7 @@ impl Rendezvous {
         now: Instant,
         from: SocketAddr,
         bytes: &[u8],
-    ) -> Option<(Vec<u8>, Option<(SocketAddr, Vec<u8>)>)> {
+    ) -> Option<(Vec<u8>, Option<News>)> {
         let Some((id, blob)) = parse_register(bytes) else {
             self.stats.refused += 1;
             return None;

@@ -86,6 +86,9 @@ pub enum WireError {
     /// An unknown kind.
     #[error("unknown path message kind {0}")]
     UnknownKind(u8),
+    /// Padding that is not all zero bytes.
+    #[error("a path message padded with other than zero bytes")]
+    BadPadding,
     /// A length the kind does not allow.
     #[error("a path message of kind {kind} cannot be {len} bytes")]
     BadLength {
@@ -123,7 +126,13 @@ pub fn parse(datagram: &[u8]) -> Result<Message, WireError> {
         .get(1)
         .ok_or(WireError::BadLength { kind: 0, len })?;
     let bad = WireError::BadLength { kind, len };
+    let zeros_from = |at: usize| datagram[at.min(len)..].iter().all(|b| *b == 0);
     match kind {
+        PROBE | KEEPALIVE
+            if len >= 2 && !zeros_from(if kind == PROBE { PROBE_MIN_LEN } else { 2 }) =>
+        {
+            Err(WireError::BadPadding)
+        }
         PROBE if len >= PROBE_MIN_LEN => Ok(Message::Probe {
             id: u64_at(datagram, 2),
             len,
@@ -245,6 +254,17 @@ mod tests {
             })
         ));
         assert!(parse(&[PATH_TAG, KEEPALIVE]).is_ok());
+        assert_eq!(
+            parse(&[PATH_TAG, KEEPALIVE, 0, 1]),
+            Err(WireError::BadPadding)
+        );
+        let mut probe = emit(&Message::Probe { id: 1, len: 20 });
+        probe[19] = 5;
+        assert_eq!(
+            parse(&probe),
+            Err(WireError::BadPadding),
+            "padding found by the fuzzer"
+        );
         assert!(parse(&[0; KEEPALIVE_MAX_LEN + 1]).is_err());
         let mut long_keepalive = vec![0; KEEPALIVE_MAX_LEN + 1];
         long_keepalive[..2].copy_from_slice(&[PATH_TAG, KEEPALIVE]);

@@ -29,7 +29,8 @@ pub fn get(b: &[u8]) -> Option<SocketAddr> {
     let b = b.get(..ADDR_LEN)?;
     let port = u16::from_be_bytes([b[17], b[18]]);
     let ip = match b[0] {
-        4 => IpAddr::V4(Ipv4Addr::new(b[1], b[2], b[3], b[4])),
+        // The rest of an IPv4 address's 16 bytes must be zero: one address, one encoding.
+        4 if b[5..17].iter().all(|x| *x == 0) => IpAddr::V4(Ipv4Addr::new(b[1], b[2], b[3], b[4])),
         6 => {
             let mut o = [0u8; 16];
             o.copy_from_slice(&b[1..17]);
@@ -53,6 +54,15 @@ mod tests {
                 put(&mut b, a);
                 prop_assert_eq!(b.len(), ADDR_LEN);
                 prop_assert_eq!(get(&b), Some(a));
+            }
+        }
+
+        #[test]
+        fn an_address_has_one_encoding(b in proptest::collection::vec(any::<u8>(), ADDR_LEN)) {
+            if let Some(a) = get(&b) {
+                let mut again = vec![];
+                put(&mut again, a);
+                prop_assert_eq!(again, b);
             }
         }
 

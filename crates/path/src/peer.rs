@@ -95,6 +95,11 @@ impl PeerPath {
         self.current
     }
 
+    /// When the peer was last heard from at its current address.
+    pub fn last_heard(&self) -> Instant {
+        self.last_heard
+    }
+
     /// The address being validated, if any.
     pub fn candidate(&self) -> Option<SocketAddr> {
         self.candidate.map(|c| c.to)

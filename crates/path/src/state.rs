@@ -127,6 +127,11 @@ impl Path {
         self.peer.current()
     }
 
+    /// When the peer was last heard from (any datagram of its, at its current address).
+    pub fn last_heard(&self) -> Instant {
+        self.peer.last_heard()
+    }
+
     /// Counters so far.
     pub fn stats(&self) -> PathStats {
         self.stats

@@ -21,6 +21,11 @@ use crate::meet_phase::Via;
 use crate::secure_io::{self, DropLog, Opened};
 use crate::udp::{self, Received};
 
+/// Without a datagram from the peer for this long, media stop until it is heard again (RFC
+/// 7675's consent freshness: a peer that went away, or a path taken over, is not flooded);
+/// keep-alives go on, so a peer that is still there is heard within one keep-alive.
+pub const CONSENT_TIMEOUT: salsify_time::Duration = salsify_time::Duration::from_secs(30);
+
 /// How a side of a call meets its peer: each of `salsify send` and `salsify recv` either
 /// dials (`--to`) or listens (`--listen`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -313,6 +318,10 @@ impl PeerLink {
     /// other link sends where the path says the peer is). Returns the bytes sent (0: held
     /// for a handshake, or not sent and counted in [`PeerLink::unsent`]).
     pub fn send(&mut self, now: Instant, bytes: &[u8], to: Option<SocketAddr>) -> usize {
+        if self.keyed && now.saturating_duration_since(self.path.last_heard()) >= CONSENT_TIMEOUT {
+            self.unsent += 1;
+            return 0;
+        }
         let sealed = match &mut self.secure {
             Some(channel) => channel.seal(now, bytes),
             None => Some(bytes.to_vec()),

@@ -152,6 +152,9 @@ pub struct Meeting {
     peer_run: Option<u64>,
     remotes: Vec<Remote>,
     transactions: VecDeque<(u64, SocketAddr, bool)>,
+    /// Transactions of the peer's checks answered (newest last): a replayed check (a stranger
+    /// resending a check it saw) is answered no second time, and starts nothing.
+    answered: VecDeque<u64>,
     best: Option<Pair>,
     next_register: Instant,
     out: VecDeque<Outgoing>,
@@ -171,6 +174,7 @@ impl Meeting {
             peer_run: None,
             remotes: Vec::new(),
             transactions: VecDeque::new(),
+            answered: VecDeque::new(),
             best: None,
             next_register: now,
             out: VecDeque::new(),
@@ -334,6 +338,14 @@ impl Meeting {
     ) {
         match kind {
             IS_CHECK => {
+                if self.answered.contains(&txid) {
+                    self.stats.refused += 1;
+                    return;
+                }
+                if self.answered.len() == REMEMBERED {
+                    self.answered.pop_front();
+                }
+                self.answered.push_back(txid);
                 let ack = self.check_bytes(IS_ACK, txid);
                 self.out.push_back(Outgoing {
                     to: from,

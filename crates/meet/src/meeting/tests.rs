@@ -205,3 +205,21 @@ fn every_new_candidate_gets_an_opener_first_and_checks_after_the_lead() {
     let check = a.poll_transmit().expect("a check");
     assert_eq!((check.ttl, check.to), (None, opener.to));
 }
+
+/// A stranger resending a check it saw (from its own address) gets no answer and no checks:
+/// each check is answered once.
+#[test]
+fn a_replayed_check_is_answered_no_second_time() {
+    let (ka, kb, _) = keys();
+    let a = meeting(ka, [192, 0, 2, 1], 5000);
+    let mut b = meeting(kb, [198, 51, 100, 1], 6000);
+    let check = a.check_bytes(IS_CHECK, 42);
+    let now = Instant::from_millis(0);
+    let peer = SocketAddr::from(([192, 0, 2, 1], 5000));
+    b.handle_datagram(now, peer, false, &check);
+    assert!(std::iter::from_fn(|| b.poll_transmit()).any(|o| o.to == peer));
+    let stranger = SocketAddr::from(([203, 0, 113, 66], 9));
+    b.handle_datagram(now, stranger, false, &check);
+    b.handle_timeout(now + Duration::from_secs(1));
+    assert!(std::iter::from_fn(|| b.poll_transmit()).all(|o| o.to != stranger));
+}

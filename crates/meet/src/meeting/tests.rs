@@ -223,3 +223,51 @@ fn a_replayed_check_is_answered_no_second_time() {
     b.handle_timeout(now + Duration::from_secs(1));
     assert!(std::iter::from_fn(|| b.poll_transmit()).all(|o| o.to != stranger));
 }
+
+/// A relayed pair is met first; a direct pair acknowledged later is met again and replaces it
+/// (the link then stops relaying), while checks to the direct candidates go on until then.
+#[test]
+fn a_direct_pair_found_later_replaces_a_relayed_one() {
+    let (ka, kb, _) = keys();
+    let mut a = meeting(ka, [192, 0, 2, 1], 5000);
+    let b = meeting(kb, [198, 51, 100, 1], 6000);
+    let now = Instant::from_millis(0);
+    let relayed_peer = SocketAddr::from(([203, 0, 113, 100], 50000));
+    let direct_peer = SocketAddr::from(([198, 51, 100, 1], 6000));
+    // B's check arrives through A's relay: A answers and checks back through it.
+    a.handle_datagram(now, relayed_peer, true, &b.check_bytes(IS_CHECK, 1));
+    assert!(
+        std::iter::from_fn(|| a.poll_transmit())
+            .any(|o| o.via_relay && o.bytes[1] == CHECK && o.to == relayed_peer),
+        "an answer through the relay"
+    );
+    a.handle_timeout(now);
+    let (txid, _, _) = *a
+        .transactions
+        .iter()
+        .find(|(_, to, v)| *to == relayed_peer && *v)
+        .expect("a triggered check through the relay");
+    a.handle_datagram(now, relayed_peer, true, &b.check_bytes(IS_ACK, txid));
+    let relayed = a.best().expect("met through the relay");
+    assert!(relayed.relayed && relayed.via_relay);
+    // Later the direct candidate answers too.
+    a.add_remote(now, direct_peer, Kind::Reflexive, false);
+    let later = now + Duration::from_millis(300);
+    a.handle_timeout(later);
+    let (txid, _, _) = *a
+        .transactions
+        .iter()
+        .find(|(_, to, v)| *to == direct_peer && !*v)
+        .expect("checks to the direct candidate go on during the relayed call");
+    a.handle_datagram(later, direct_peer, false, &b.check_bytes(IS_ACK, txid));
+    let direct = a.best().unwrap();
+    assert_eq!((direct.remote, direct.relayed), (direct_peer, false));
+    let events: Vec<MeetEvent> = std::iter::from_fn(|| a.poll_event()).collect();
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| matches!(e, MeetEvent::Met(_)))
+            .count(),
+        2
+    );
+}

@@ -16,7 +16,6 @@
 //! table.
 
 use std::path::Path;
-use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 #[path = "support/netns.rs"]
@@ -25,31 +24,14 @@ mod netns;
 mod netns_meet;
 mod support;
 
-use netns::{Host, Proc, NAT_A_OUTSIDE, NAT_B_OUTSIDE, STRANGER};
+use netns::{seconds, serial, Host, Proc, FPS, NAT_A_OUTSIDE, NAT_B_OUTSIDE, STRANGER};
 use netns_meet::{
     Counts, Flow, Meet, RENDEZVOUS, RENDEZVOUS_PORT, TURN, TURN_PASSWORD, TURN_PORT, TURN_USER,
 };
 
-/// Frames a second of the synthetic source (`--input synthetic`'s default).
-const FPS: f64 = 30.0;
 /// What the rendezvous and the STUN server may carry in a direct call, both ways, in IP
 /// bytes: meeting and keep-alives, no media.
 const SERVER_BYTES_MAX: u64 = 300_000;
-
-/// One test at a time: the calls are real-time on a small machine.
-fn serial() -> MutexGuard<'static, ()> {
-    static SERIAL: Mutex<()> = Mutex::new(());
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// Seconds of each call: SALSIFY_NAT_SECONDS, default 8.
-fn seconds() -> f64 {
-    std::env::var("SALSIFY_NAT_SECONDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .filter(|s: &f64| *s >= 2.0)
-        .unwrap_or(8.0)
-}
 
 /// Frames a clean call of `seconds` would show.
 fn expected(seconds: f64) -> f64 {

@@ -13,34 +13,16 @@
 //! with its figures, which `scripts/nat-paths` collects into a table.
 
 use std::path::Path;
-use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 #[path = "support/netns.rs"]
 mod netns;
 mod support;
 
-use netns::{Host, Net, Proc, PUBLIC};
+use netns::{seconds, serial, Host, Net, Proc, FPS, PUBLIC};
 
 /// The port the listening side listens on, at the public host.
 const PORT: u16 = 9000;
-/// Frames a second of the synthetic source (`--input synthetic`'s default).
-const FPS: f64 = 30.0;
-
-/// One test at a time: the calls are real-time on a small machine.
-fn serial() -> MutexGuard<'static, ()> {
-    static SERIAL: Mutex<()> = Mutex::new(());
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// Seconds of each call: SALSIFY_NAT_SECONDS, default 8.
-fn seconds() -> f64 {
-    std::env::var("SALSIFY_NAT_SECONDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .filter(|s: &f64| *s >= 2.0)
-        .unwrap_or(8.0)
-}
 
 /// Runs `body` on a fresh net of namespaces for test `name` (one test at a time), or skips
 /// it (see [`netns::usable`]); then checks that none of the net's namespaces remain.

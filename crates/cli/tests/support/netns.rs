@@ -848,3 +848,21 @@ impl Drop for Net {
         }
     }
 }
+
+/// Frames a second of the synthetic source (`--input synthetic`'s default).
+pub const FPS: f64 = 30.0;
+
+/// One test at a time: the calls are real-time on a small machine.
+pub fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Seconds of each call: SALSIFY_NAT_SECONDS, default 8.
+pub fn seconds() -> f64 {
+    std::env::var("SALSIFY_NAT_SECONDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .filter(|s: &f64| *s >= 2.0)
+        .unwrap_or(8.0)
+}

@@ -416,10 +416,11 @@ fn help_is_complete_and_consistent() {
 fn out_of_range_settings_and_paths_are_refused_up_front() {
     let dir = temp_dir("beyond");
     let listen = free_addr();
-    fails(&dir, &["send", "--to", "127.0.0.1:0"], 1, "no destination");
-    fails(&dir, &["send", "--to", "0.0.0.0:9000"], 1, "no destination");
+    // Destinations that name no peer are bad usage (exit 2).
+    fails(&dir, &["send", "--to", "127.0.0.1:0"], 2, "no destination");
+    fails(&dir, &["send", "--to", "0.0.0.0:9000"], 2, "no destination");
     let args = ["link", "--listen", &listen, "--to", "127.0.0.1:0"];
-    fails(&dir, &args, 1, "no destination");
+    fails(&dir, &args, 2, "no destination");
     for flag in ["--log", "-o", "--ivf"] {
         let args = ["recv", "--listen", &listen, flag, "/tmp", "--duration", "5"];
         let stderr = fails(&dir, &args, 1, "is a folder");
@@ -679,4 +680,73 @@ fn a_file_cut_short_mid_run_fails() {
     let to = free_addr();
     let args = ["send", "--to", &to, "--input", "cut.y4m", "-q"];
     fails(&dir, &args, 1, "failed after 3 pictures");
+}
+
+/// Issue 45, item 7: a flag's value that can never work is bad usage, exit 2 as `--help`
+/// says (an unknown scheme or link name, a zero duration, a HOST:PORT without a port), with
+/// the closest known name suggested; nothing is left behind.
+#[test]
+fn bad_flag_values_exit_2_with_a_suggestion() {
+    let dir = temp_dir("usage");
+    let (listen, to) = (free_addr(), free_addr());
+    let args = ["sim", "--scheme", "salsfy-2c", "--out", "s"];
+    let said = "--scheme: unknown scheme 'salsfy-2c' (did you mean 'salsify-2c'?)";
+    fails(&dir, &args, 2, said);
+    let args = ["sim", "--link", "celular", "--out", "s"];
+    fails(
+        &dir,
+        &args,
+        2,
+        "unknown preset 'celular' (did you mean 'cellular'?)",
+    );
+    fails(
+        &dir,
+        &["sim", "--duration", "0", "--out", "s"],
+        2,
+        "--duration 0",
+    );
+    assert!(!dir.join("s").exists(), "sim output left");
+    let args = ["eval", "--dry-run", "--max-duration", "0"];
+    fails(&dir, &args, 2, "--max-duration 0");
+    fails(&dir, &["eval", "--dry-run", "--jobs", "0"], 2, "--jobs");
+    // Far from every name: the names are listed instead.
+    let stderr = fails(&dir, &["sim", "--scheme", "zzzzzz"], 2, "one of salsify-2c");
+    assert!(!stderr.contains("did you mean"), "{stderr}");
+
+    fails(&dir, &["send", "--to", "127.0.0.1"], 2, "has no port");
+    fails(
+        &dir,
+        &["send", "--to", "127.0.0.1:port"],
+        2,
+        "is not a port",
+    );
+    let args = ["send", "--to", &to, "--scheme", "conventinal"];
+    fails(&dir, &args, 2, "(did you mean 'conventional'?)");
+    let args = ["recv", "--listen", &listen, "--scheme", "salsify-2"];
+    fails(&dir, &args, 2, "unknown scheme 'salsify-2' (did you mean");
+    fails(&dir, &["recv", "--listen", "127.0.0.1"], 2, "has no port");
+    let args = ["link", "--listen", &listen, "--to", &to, "--link", "wiif"];
+    fails(
+        &dir,
+        &args,
+        2,
+        "--link: unknown preset 'wiif' (did you mean 'wifi'?)",
+    );
+    let args = [
+        "link",
+        "--listen",
+        &listen,
+        "--to",
+        &to,
+        "--ack-link",
+        "bogus",
+    ];
+    fails(&dir, &args, 2, "--ack-link: unknown preset 'bogus'");
+    // Exactly one of --to, --listen and --via, as before.
+    let args = ["send", "--to", &to, "--listen", &listen];
+    fails(&dir, &args, 2, "cannot be used with");
+    // Failures at run time stay 1: a port another socket holds.
+    let busy = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let busy = busy.local_addr().unwrap().to_string();
+    fails(&dir, &["link", "--listen", &busy, "--to", &to], 1, "busy");
 }

@@ -113,8 +113,9 @@ impl SimArgs {
         let mut e = match &self.config {
             Some(path) => {
                 let text = crate::paths::read_text("experiment file", path)?;
-                Experiment::from_toml(&text)
-                    .with_context(|| format!("in experiment file '{}'", path.display()))?
+                Experiment::from_toml(&text).map_err(|e| {
+                    anyhow::anyhow!("experiment file '{}', {}", path.display(), e.message)
+                })?
             }
             None => Experiment::default(),
         };

@@ -750,3 +750,24 @@ fn bad_flag_values_exit_2_with_a_suggestion() {
     let busy = busy.local_addr().unwrap().to_string();
     fails(&dir, &["link", "--listen", &busy, "--to", &to], 1, "busy");
 }
+
+/// Issue 45, item 7: a misspelt field of an experiment file is reported at its own line,
+/// once, without a doubled prefix.
+#[test]
+fn experiment_file_errors_name_their_line() {
+    let dir = temp_dir("toml-line");
+    std::fs::write(
+        dir.join("typo.toml"),
+        "scheme = \"salsify-2c\"\nduraton_s = 5\n",
+    )
+    .unwrap();
+    let args = ["sim", "--config", "typo.toml", "--out", "s"];
+    let stderr = fails(&dir, &args, 1, "line 2: unknown field `duraton_s`");
+    assert!(!stderr.contains("line 1"), "{stderr}");
+    assert_eq!(stderr.matches("typo.toml").count(), 1, "{stderr}");
+    assert!(!stderr.contains("file: "), "{stderr}");
+    std::fs::write(dir.join("link.toml"), "seed = 2\n\n[link]\ndely_ms = 5\n").unwrap();
+    let args = ["sim", "--config", "link.toml", "--out", "s"];
+    fails(&dir, &args, 1, "line 4: unknown field `dely_ms`");
+    assert!(!dir.join("s").exists(), "sim output left");
+}

@@ -771,3 +771,28 @@ fn experiment_file_errors_name_their_line() {
     fails(&dir, &args, 1, "line 4: unknown field `dely_ms`");
     assert!(!dir.join("s").exists(), "sim output left");
 }
+
+/// Issue 45, item 7: a public key given as the private one is named as such, before any
+/// advice about the file's permissions.
+#[test]
+fn a_public_key_given_as_the_private_one_says_so_first() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = temp_dir("swapped-key");
+    for name in ["recv", "send"] {
+        assert!(run_in(&dir, &["keygen", "-o", name]).status.success());
+    }
+    // As a public key is kept: readable by others.
+    std::fs::set_permissions(dir.join("recv.pub"), PermissionsExt::from_mode(0o644)).unwrap();
+    let args = [
+        "recv",
+        "--listen",
+        "127.0.0.1:0",
+        "--key",
+        "recv.pub",
+        "--peer-key",
+        "send.pub",
+    ];
+    let stderr = fails(&dir, &args, 1, "it is a public key");
+    assert!(stderr.contains("--key 'recv.pub'"), "{stderr}");
+    assert!(!stderr.contains("chmod"), "{stderr}");
+}

@@ -101,7 +101,9 @@ impl EvalArgs {
         }
         if let Some(cap) = self.max_duration {
             if !(cap.is_finite() && cap > 0.0) {
-                bail!("--max-duration {cap} is not a positive number of seconds");
+                return Err(crate::usage::usage(format!(
+                    "--max-duration {cap} is not a positive number of seconds"
+                )));
             }
             m.defaults.duration_s = m.defaults.duration_s.min(cap);
             for g in &mut m.groups {
@@ -115,7 +117,7 @@ impl EvalArgs {
 /// Runs the matrix.
 pub fn run(args: &EvalArgs) -> Result<()> {
     if args.jobs == 0 {
-        bail!("--jobs must be at least 1");
+        return Err(crate::usage::usage("--jobs must be at least 1"));
     }
     let matrix = args.matrix()?;
     if args.print_matrix {

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use clap::Args;
 use salsify_runtime::LinkPath;
 use salsify_time::Duration;
@@ -50,12 +50,12 @@ pub struct LinkArgs {
 
 /// Runs `salsify link`.
 pub fn run(args: &LinkArgs) -> Result<()> {
-    let to = udp::resolve_destination(&args.to)?;
+    let to = crate::usage::resolve_destination("--to", &args.to)?;
     // Checked (and the port taken) before the log folder is made.
     let path = LinkPath::try_from(&args.path)?;
-    let socket = udp::bind(udp::resolve(&args.listen)?)?;
+    let socket = udp::bind(crate::usage::resolve("--listen", &args.listen)?)?;
     let fixed = match &args.sender {
-        Some(spec) => Some(udp::resolve_destination(spec).context("--sender")?),
+        Some(spec) => Some(crate::usage::resolve_destination("--sender", spec)?),
         None => None,
     };
     let config = RelayConfig {

@@ -38,6 +38,7 @@ mod report_files;
 mod runtime;
 mod size;
 mod stamp;
+mod usage;
 mod window;
 
 use anyhow::Result;
@@ -124,7 +125,7 @@ fn main() {
     log_to_stderr_if_asked();
     if let Err(err) = run(cli) {
         eprintln!("salsify: error: {err:#}");
-        std::process::exit(1);
+        std::process::exit(usage::exit_code(&err));
     }
 }
 

@@ -94,7 +94,10 @@ impl RecvArgs {
     pub fn loop_config(&self) -> Result<ReceiverLoopConfig> {
         let params = read_params(self.scheme_params.as_deref())?;
         let scheme = match &self.scheme {
-            Some(name) => Some(SchemeChoice::new(name, params.clone()).build()?),
+            Some(name) => Some({
+                crate::usage::check_scheme("--scheme", name)?;
+                SchemeChoice::new(name, params.clone()).build()?
+            }),
             None => None,
         };
         let stdout = |p: &Option<PathBuf>| p.as_ref().is_some_and(|p| p.as_os_str() == "-");
@@ -141,7 +144,7 @@ impl RecvArgs {
             status: !self.quiet,
             secure: self.keys.secure_config()?,
             dial: match &self.to {
-                Some(to) => Some(udp::resolve_destination(to)?),
+                Some(to) => Some(crate::usage::resolve_destination("--to", to)?),
                 None => None,
             },
             via: self.meet.via(self.keys.key.is_some())?,
@@ -155,7 +158,7 @@ pub fn run(args: &RecvArgs) -> Result<()> {
     // The outputs are created before the socket is bound: a bad path fails at once.
     let display = runtime::display::Display::new(config.display.clone())?;
     let socket = match (&args.listen, config.dial, &config.via) {
-        (Some(listen), None, None) => receiver_loop::bind(udp::resolve(listen)?)?,
+        (Some(listen), None, None) => receiver_loop::bind(crate::usage::resolve("--listen", listen)?)?,
         (None, Some(to), None) => udp::bind_for(to)?,
         (None, None, Some(via)) => meet_phase::bind(via)?,
         _ => bail!("give exactly one of --listen HOST:PORT (wait for the sender), --to HOST:PORT (dial it) or --via HOST:PORT (meet it through a rendezvous)"),

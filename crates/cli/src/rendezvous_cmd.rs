@@ -30,7 +30,7 @@ pub struct RendezvousArgs {
 
 /// Runs `salsify rendezvous`.
 pub fn run(args: &RendezvousArgs) -> Result<()> {
-    let socket = udp::bind(udp::resolve(&args.listen)?)?;
+    let socket = udp::bind(crate::usage::resolve("--listen", &args.listen)?)?;
     socket
         .set_read_timeout(Some(std::time::Duration::from_millis(100)))
         .context("cannot set the socket's read timeout")?;

@@ -11,7 +11,7 @@ use crate::dashboard;
 use crate::flags::{plaintext_warning, KeyArgs, MeetArgs, SchemeArgs, SourceArgs};
 use crate::runtime::peer_link::Connect;
 use crate::runtime::sender_loop::{self, SenderLoopConfig, DEFAULT_RESET_AFTER};
-use crate::runtime::{self, udp, CameraInput};
+use crate::runtime::{self, CameraInput};
 
 /// Flags of `salsify send`.
 #[derive(Args, Debug, Clone)]
@@ -52,8 +52,8 @@ pub struct SendArgs {
 pub fn run(args: &SendArgs) -> Result<()> {
     let via = args.meet.via(args.keys.key.is_some())?;
     let connect = match (&args.to, &args.listen, via) {
-        (Some(to), None, None) => Connect::To(udp::resolve_destination(to)?),
-        (None, Some(listen), None) => Connect::Listen(udp::resolve(listen)?),
+        (Some(to), None, None) => Connect::To(crate::usage::resolve_destination("--to", to)?),
+        (None, Some(listen), None) => Connect::Listen(crate::usage::resolve("--listen", listen)?),
         (None, None, Some(via)) => Connect::Via(via),
         _ => bail!("give exactly one of --to HOST:PORT (dial the receiver), --listen HOST:PORT (wait for it to dial) or --via HOST:PORT (meet it through a rendezvous)"),
     };

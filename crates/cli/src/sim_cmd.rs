@@ -97,11 +97,25 @@ const ROW_HEADER: &str = "| run | SSIM dB p25 | SSIM dB mean | delay ms mean | d
 impl SimArgs {
     /// The experiment: the file's (or the defaults), with flags laid over it.
     fn experiment(&self) -> Result<Experiment> {
+        if let Some(name) = &self.scheme {
+            crate::usage::check_scheme("--scheme", name)?;
+        }
+        if let Some(preset) = &self.link {
+            crate::usage::check_link("--link", preset)?;
+        }
+        if let Some(d) = self.duration {
+            if !(d.is_finite() && d > 0.0 && d <= 86_400.0) {
+                return Err(crate::usage::usage(format!(
+                    "--duration {d}: give a positive number of seconds, at most 86400"
+                )));
+            }
+        }
         let mut e = match &self.config {
             Some(path) => {
                 let text = crate::paths::read_text("experiment file", path)?;
-                Experiment::from_toml(&text)
-                    .with_context(|| format!("in experiment file '{}'", path.display()))?
+                Experiment::from_toml(&text).map_err(|e| {
+                    anyhow::anyhow!("experiment file '{}', {}", path.display(), e.message)
+                })?
             }
             None => Experiment::default(),
         };

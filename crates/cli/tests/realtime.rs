@@ -383,13 +383,19 @@ fn a_restarted_sender_takes_over_after_the_old_one_falls_silent() {
 fn bad_addresses_busy_ports_and_missing_inputs_are_clear_errors() {
     let busy = UdpSocket::bind("127.0.0.1:0").unwrap();
     let busy_addr = busy.local_addr().unwrap().to_string();
-    let cases: [(&[&str], &str); 9] = [
-        (&["recv", "--listen", "nonsense"], "not a usable HOST:PORT"),
+    // Exit 2 for bad usage (a flag's value that can never work), 1 for the rest.
+    let cases: [(&[&str], i32, &str); 9] = [
+        (&["recv", "--listen", "nonsense"], 2, "has no port"),
         (
             &["recv", "--listen", "127.0.0.1:0", "-o", "-", "--ivf", "-"],
+            1,
             "both write to standard output",
         ),
-        (&["recv", "--listen", &busy_addr, "--duration", "1"], "busy"),
+        (
+            &["recv", "--listen", &busy_addr, "--duration", "1"],
+            1,
+            "busy",
+        ),
         (
             &[
                 "send",
@@ -398,6 +404,7 @@ fn bad_addresses_busy_ports_and_missing_inputs_are_clear_errors() {
                 "--input",
                 "/nonexistent/x.y4m",
             ],
+            1,
             "cannot open video",
         ),
         (
@@ -410,18 +417,22 @@ fn bad_addresses_busy_ports_and_missing_inputs_are_clear_errors() {
                 "--link",
                 "nope",
             ],
+            2,
             "preset",
         ),
         (
             &["send", "--to", "127.0.0.1:9", "--scheme", "oracle"],
+            1,
             "the oracle reads the link's future and runs only in the simulator",
         ),
         (
             &["recv", "--listen", "127.0.0.1:0", "--scheme", "oracle"],
+            1,
             "runs only in the simulator",
         ),
         (
             &["send", "--to", "127.0.0.1:9", "--scheme", "webrtc"],
+            2,
             "unknown scheme 'webrtc'",
         ),
         (
@@ -434,13 +445,14 @@ fn bad_addresses_busy_ports_and_missing_inputs_are_clear_errors() {
                 "--delay-target-ms",
                 "50",
             ],
+            1,
             "--delay-target-ms applies to the salsify schemes",
         ),
     ];
-    for (args, message) in cases {
+    for (args, code, message) in cases {
         let out = salsify(args).wait_with_output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {stderr}");
         assert!(stderr.contains(message), "{args:?}: {stderr}");
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
     }

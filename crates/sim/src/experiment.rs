@@ -284,7 +284,7 @@ fn fail<T>(field: &'static str, message: impl Into<String>) -> Result<T, Experim
 impl Experiment {
     /// Parses a TOML experiment file's text.
     pub fn from_toml(text: &str) -> Result<Experiment, ExperimentError> {
-        toml::from_str(text).or_else(|e| fail("file", e.to_string()))
+        toml::from_str(text).or_else(|e: toml::de::Error| fail("file", toml_error(text, &e)))
     }
 
     /// The scheme parameter tables given.
@@ -484,6 +484,49 @@ impl LinkSpec {
     }
 }
 
+/// A TOML error as "line N, column C: what". An unknown key is placed at its own line: the
+/// scheme tables are flattened into [`Experiment`], so the parser's span for it is the whole
+/// file (line 1, column 1).
+fn toml_error(text: &str, e: &toml::de::Error) -> String {
+    let message = e.message().trim_end().replace('\n', ": ");
+    let message = message.as_str();
+    let key = message
+        .strip_prefix("unknown field `")
+        .and_then(|rest| rest.split_once('`'))
+        .map(|(key, _)| key);
+    let at = key
+        .and_then(|key| key_line(text, key).map(|line| (line, 1)))
+        .or_else(|| {
+            e.span().map(|span| {
+                let before = &text[..span.start.min(text.len())];
+                let line = before.matches('\n').count() + 1;
+                let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+                (line, column)
+            })
+        });
+    match at {
+        Some((line, 1)) if key.is_some() => format!("line {line}: {message}"),
+        Some((line, column)) => format!("line {line}, column {column}: {message}"),
+        None => message.to_string(),
+    }
+}
+
+/// The first line (from 1) where `key` is written as a key: `key = ...`, `key.x = ...`, or
+/// a table header naming it (`[key]`, `[link.key]`).
+fn key_line(text: &str, key: &str) -> Option<usize> {
+    let names_key = |line: &str| {
+        let line = line.trim();
+        if let Some(header) = line.strip_prefix('[') {
+            let header = header.trim_start_matches('[');
+            let header = header.split(']').next().unwrap_or("");
+            return header.split('.').any(|part| part.trim() == key);
+        }
+        line.strip_prefix(key)
+            .is_some_and(|rest| matches!(rest.trim_start().chars().next(), Some('=' | '.')))
+    };
+    text.lines().position(names_key).map(|i| i + 1)
+}
+
 /// Links from a trace prefix (`PREFIX.down` / `PREFIX.up`) or a single trace file.
 fn trace_pair(prefix: &Path) -> Result<(LinkConfig, LinkConfig), ExperimentError> {
     let load = |path: &Path| {
@@ -597,6 +640,33 @@ mod tests {
                 .and_then(|e| e.sim_config())
                 .unwrap_err();
             assert_eq!(err.field, field, "{text}: {err}");
+        }
+    }
+
+    /// A TOML error names its own line: an unknown key (the parser's span is the whole
+    /// file, the scheme tables being flattened in) and a syntax error alike.
+    #[test]
+    fn toml_errors_name_their_line() {
+        let cases = [
+            (
+                "scheme = \"salsify-2c\"\nduraton_s = 5\n",
+                "line 2: unknown field `duraton_s`",
+            ),
+            (
+                "seed = 1\n\n[link]\ndely_ms = 5\n",
+                "line 4: unknown field `dely_ms`",
+            ),
+            (
+                "seed = 1\n[duraton]\nx = 1\n",
+                "line 2: unknown field `duraton`",
+            ),
+            ("seed = 1\nfps = = 3\n", "line 2, column"),
+        ];
+        for (text, says) in cases {
+            let err = Experiment::from_toml(text).unwrap_err();
+            assert_eq!(err.field, "file");
+            assert!(err.message.starts_with(says), "{text:?}: {}", err.message);
+            assert!(!err.message.contains("TOML parse error"), "{}", err.message);
         }
     }
 

@@ -30,8 +30,7 @@ impl KeyArgs {
         let (Some(key), Some(peer)) = (&self.key, &self.peer_key) else {
             return Ok(None);
         };
-        let local = PrivateKey::from_text(&read_private(key)?)
-            .with_context(|| format!("--key '{}'", key.display()))?;
+        let local = read_private(key)?;
         let peer_key = PublicKey::from_text(&read(peer)?)
             .with_context(|| format!("--peer-key '{}'", peer.display()))?;
         if local.public_key() == peer_key {
@@ -59,9 +58,12 @@ fn read(path: &Path) -> Result<String> {
     crate::paths::read_text("key file", path)
 }
 
-/// Reads a private key file, refusing one that others than its owner may read (as ssh
+/// Reads a private key file: one that is no private key (a public key given by mistake)
+/// is named as such first, then one that others than its owner may read is refused (as ssh
 /// does): the key would no longer be private.
-fn read_private(path: &Path) -> Result<String> {
+fn read_private(path: &Path) -> Result<PrivateKey> {
+    let key = PrivateKey::from_text(&read(path)?)
+        .with_context(|| format!("--key '{}'", path.display()))?;
     #[cfg(unix)]
     if let Ok(meta) = std::fs::metadata(path) {
         let mode = meta.permissions().mode() & 0o777;
@@ -75,7 +77,7 @@ fn read_private(path: &Path) -> Result<String> {
             );
         }
     }
-    read(path)
+    Ok(key)
 }
 
 #[cfg(test)]

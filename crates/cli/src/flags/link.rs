@@ -156,6 +156,9 @@ impl TryFrom<&LinkFlags> for LinkPath {
 impl LinkFlags {
     /// The path of `preset` with the other flags, named by flag `flag` in errors.
     fn path(&self, preset: &str, flag: &str) -> Result<LinkPath> {
+        if self.trace.is_none() {
+            crate::usage::check_link(flag, preset)?;
+        }
         let spec = LinkSpec {
             trace: self.trace.clone(),
             preset: preset.to_string(),
@@ -214,7 +217,9 @@ mod tests {
     /// rate says what is wrong with it.
     #[test]
     fn link_errors_name_the_flag() {
-        let err = build(&["--ack-link", "bogus"]).unwrap_err().to_string();
+        let err = build(&["--ack-link", "bogus"]).unwrap_err();
+        assert_eq!(crate::usage::exit_code(&err), 2, "{err:#}");
+        let err = format!("{err:#}");
         assert!(
             err.starts_with("--ack-link: unknown preset 'bogus'"),
             "{err}"

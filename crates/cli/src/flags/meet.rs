@@ -1,10 +1,9 @@
 //! How `send` and `recv` meet a peer when both may be behind NATs (`--via` and its helpers),
 //! converted into the runtime's [`Via`].
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use clap::Args;
 use salsify_runtime::meet_phase::{TurnServer, Via};
-use salsify_runtime::udp;
 
 /// Flags for meeting the peer through a rendezvous.
 #[derive(Args, Debug, Clone, Default)]
@@ -41,14 +40,14 @@ impl MeetArgs {
             bail!("--via needs --key and --peer-key: the peers' introduction is sealed with them");
         }
         let stun = match &self.stun {
-            Some(s) => Some(udp::resolve_destination(s).context("--stun")?),
+            Some(s) => Some(crate::usage::resolve_destination("--stun", s)?),
             None => None,
         };
         let turn = match &self.turn {
             Some(spec) => {
                 let host = spec.strip_prefix("turn:").unwrap_or(spec);
                 Some(TurnServer {
-                    server: udp::resolve_destination(host).context("--turn")?,
+                    server: crate::usage::resolve_destination("--turn", host)?,
                     user: self.turn_user.clone().unwrap_or_default(),
                     password: self.turn_password.clone().unwrap_or_default(),
                 })
@@ -56,7 +55,7 @@ impl MeetArgs {
             None => None,
         };
         Ok(Some(Via {
-            rendezvous: udp::resolve_destination(rendezvous).context("--via")?,
+            rendezvous: crate::usage::resolve_destination("--via", rendezvous)?,
             stun,
             turn,
         }))

@@ -102,6 +102,9 @@ impl SchemeArgs {
     /// The scheme these flags describe: its name and parameters, the Salsify flags applied.
     pub fn choice(&self) -> Result<SchemeChoice> {
         let mut params = read_params(self.scheme_params.as_deref())?;
+        if let Some(name) = &self.scheme {
+            crate::usage::check_scheme("--scheme", name)?;
+        }
         let name = self.scheme.as_deref().unwrap_or_else(|| self.shorthand());
         if salsify_schemes::families::salsify::FAMILY.owns(name) {
             let table = salsify_schemes::families::salsify::SENDER_TABLE;

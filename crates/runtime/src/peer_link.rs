@@ -51,6 +51,19 @@ impl Connect {
     }
 }
 
+/// How a loop reaches its peer, before any meeting.
+#[derive(Debug, Clone, Copy)]
+pub enum Reach<'a> {
+    /// It dials this address.
+    Dial(SocketAddr),
+    /// It listens (encrypted: the first to authenticate is the peer).
+    Listen,
+    /// It listens and its session rules pick the peer (a plaintext receiver).
+    Follow,
+    /// It meets the peer through a rendezvous first (needs keys).
+    Via(&'a Via),
+}
+
 /// How a loop found its peer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Contact {
@@ -142,12 +155,6 @@ impl PeerLink {
         }
     }
 
-    /// Sends everything to the peer through `relay` (a relayed call) until the meeting finds
-    /// a direct pair.
-    pub fn relay_through(&mut self, relay: TurnClient) {
-        self.relay = Some(relay);
-    }
-
     /// Sends `datagram` to `to`, through the relay when the call is relayed.
     fn send_raw(&mut self, now: Instant, datagram: &[u8], to: SocketAddr) {
         match &mut self.relay {
@@ -162,11 +169,39 @@ impl PeerLink {
         }
     }
 
-    /// Keeps answering the peer's connectivity checks with `meeting` (the peer may still be
-    /// looking for its side of the pair when this side has found its own).
-    pub fn keep_meeting(&mut self, meeting: Meeting, servers: Vec<SocketAddr>) {
-        self.meeting = Some(meeting);
-        self.servers = servers;
+    /// A link on `socket` that reaches its peer as `reach` says: for [`Reach::Via`] the peer is
+    /// met first (on this socket, so before a reader thread takes it), and the side whose key
+    /// sorts first dials the pair found; the meeting and any relay stay with the link.
+    pub fn connect(
+        socket: UdpSocket,
+        reach: Reach<'_>,
+        secure: Option<SecureConfig>,
+        who: &'static str,
+        verbose: bool,
+        stop: &std::sync::atomic::AtomicBool,
+    ) -> anyhow::Result<PeerLink> {
+        let met = match (reach, &secure) {
+            (Reach::Via(via), Some(keys)) => {
+                Some(crate::meet_phase::meet(via, &socket, keys, who, stop)?)
+            }
+            (Reach::Via(_), None) => {
+                anyhow::bail!("meeting through a rendezvous (--via) needs keys")
+            }
+            _ => None,
+        };
+        let contact = match (reach, &met) {
+            (Reach::Dial(to), _) => Contact::Dial(to),
+            (_, Some(met)) if met.dials => Contact::Dial(met.pair.remote),
+            (Reach::Follow, _) => Contact::Follow,
+            _ => Contact::Listen,
+        };
+        let mut link = PeerLink::new(socket, contact, secure, who, verbose, crate::clock::now());
+        if let Some(met) = met {
+            link.meeting = Some(met.meeting);
+            link.servers = met.servers;
+            link.relay = met.relay;
+        }
+        Ok(link)
     }
 
     /// The socket (for a reader thread).

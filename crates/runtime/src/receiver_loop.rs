@@ -26,9 +26,9 @@ use salsify_time::{Duration, Instant};
 
 use crate::clock;
 use crate::display::{Display, DisplayConfig};
-use crate::meet_phase::{self, Via};
+use crate::meet_phase::Via;
 use crate::observe::{Observation, Observer, STATE_EVERY};
-use crate::peer_link::{Contact, PeerLink};
+use crate::peer_link::{PeerLink, Reach};
 use crate::receiver_sessions::{Session, Sessions};
 use crate::status::ReceiverStatus;
 use crate::udp::{self, Received};
@@ -161,20 +161,23 @@ pub fn run_with_display(
     observer: Observer,
 ) -> Result<ReceiverTotals> {
     display.set_view(config.display.view.clone());
-    // Met before the reader thread takes the socket.
-    let met = match (&config.via, &config.secure) {
-        (Some(via), Some(secure)) => Some(meet_phase::meet(
-            via,
-            &socket,
-            secure,
-            "salsify recv",
-            &stop,
-        )?),
-        (Some(_), None) => anyhow::bail!("meeting through a rendezvous (--via) needs keys"),
-        (None, _) => None,
+    // Met (with --via) before the reader thread takes the socket.
+    let reach = match (config.dial, &config.via, &config.secure) {
+        (Some(to), _, _) => Reach::Dial(to),
+        (None, Some(via), _) => Reach::Via(via),
+        (None, None, Some(_)) => Reach::Listen,
+        (None, None, None) => Reach::Follow,
     };
+    let link = PeerLink::connect(
+        socket,
+        reach,
+        config.secure.clone(),
+        "salsify recv",
+        config.status,
+        &stop,
+    )?;
     let (tx, rx) = mpsc::sync_channel::<Received>(udp::READER_BACKLOG);
-    let _reader = udp::spawn_reader(&socket, stop.clone(), tx, |d| d)?;
+    let _reader = udp::spawn_reader(link.socket(), stop.clone(), tx, |d| d)?;
     let sessions = Sessions::new(
         config.scheme.clone(),
         config.params.clone(),
@@ -182,26 +185,6 @@ pub fn run_with_display(
         config.session_timeout,
         config.takeover_after,
     );
-    let contact = match (config.dial, &met, &config.secure) {
-        (Some(to), _, _) => Contact::Dial(to),
-        (None, Some(met), _) if met.dials => Contact::Dial(met.pair.remote),
-        (None, _, Some(_)) => Contact::Listen,
-        (None, _, None) => Contact::Follow,
-    };
-    let mut link = PeerLink::new(
-        socket,
-        contact,
-        config.secure.clone(),
-        "salsify recv",
-        config.status,
-        clock::now(),
-    );
-    if let Some(met) = met {
-        link.keep_meeting(met.meeting, met.servers);
-        if let Some(relay) = met.relay {
-            link.relay_through(relay);
-        }
-    }
     let mut l = Loop {
         link,
         next_state: Instant::ZERO,

@@ -24,7 +24,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use salsify_codec::Image;
 use salsify_endpoint::{EncodeFailed, EncodeRequest, SenderEndpoint, SenderOutput, SenderStats};
 use salsify_schemes::{Executor, SchemeConfig, SourceInfo};
@@ -37,9 +37,8 @@ use crate::clock;
 use crate::csv_log::SenderLog;
 use crate::encoder::{Encoded, EncoderThread};
 use crate::feedback_watch::FeedbackWatch;
-use crate::meet_phase;
 use crate::observe::{Observation, Observer, STATE_EVERY};
-use crate::peer_link::{Connect, Contact, PeerLink};
+use crate::peer_link::{Connect, PeerLink, Reach};
 use crate::status::SenderStatus;
 use crate::udp::{self, Received};
 
@@ -188,18 +187,20 @@ pub fn run(
     let executor = Executor::new(width, height, info.fps, config.cpu_used, jobs)
         .context("cannot create the VP8 encoders")?;
     let socket = config.connect.bind()?;
-    // Met before the reader thread takes the socket.
-    let met = match (&config.connect, &config.secure) {
-        (Connect::Via(via), Some(secure)) => Some(meet_phase::meet(
-            via,
-            &socket,
-            secure,
-            "salsify send",
-            &stop,
-        )?),
-        (Connect::Via(_), None) => bail!("meeting through a rendezvous (--via) needs keys"),
-        _ => None,
+    // Met (with --via) before the reader thread takes the socket.
+    let reach = match &config.connect {
+        Connect::To(peer) => Reach::Dial(*peer),
+        Connect::Listen(_) => Reach::Listen,
+        Connect::Via(via) => Reach::Via(via),
     };
+    let link = PeerLink::connect(
+        socket,
+        reach,
+        config.secure.clone(),
+        "salsify send",
+        config.status,
+        &stop,
+    )?;
     let log = match &config.log {
         Some(path) => Some(SenderLog::create(path)?),
         None => None,
@@ -209,27 +210,8 @@ pub fn run(
     let encoder = EncoderThread::start(executor, move |e| {
         encoded_tx.send(Input::Encoded(e)).is_ok()
     })?;
-    let _reader = udp::spawn_reader(&socket, stop.clone(), tx.clone(), Input::Datagram)?;
+    let _reader = udp::spawn_reader(link.socket(), stop.clone(), tx.clone(), Input::Datagram)?;
     let now = clock::now();
-    let contact = match (&config.connect, &met) {
-        (Connect::To(peer), _) => Contact::Dial(*peer),
-        (_, Some(met)) if met.dials => Contact::Dial(met.pair.remote),
-        _ => Contact::Listen,
-    };
-    let mut link = PeerLink::new(
-        socket,
-        contact,
-        config.secure.clone(),
-        "salsify send",
-        config.status,
-        now,
-    );
-    if let Some(met) = met {
-        link.keep_meeting(met.meeting, met.servers);
-        if let Some(relay) = met.relay {
-            link.relay_through(relay);
-        }
-    }
     let camera_tx = tx;
     let camera = camera::start(source, stop.clone(), move |c| {
         camera_tx

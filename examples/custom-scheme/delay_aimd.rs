@@ -18,7 +18,6 @@ use serde::{Deserialize, Serialize};
 use crate::error::{SchemeError, SourceInfo};
 use crate::family::{Family, Marker, Runs, Scheme, SchemeConfig, SchemeInfo, TableInfo, TableType};
 use crate::params::SchemeParams;
-use crate::sweep::{each, Sweep};
 
 /// The family, as registered.
 pub(crate) static FAMILY: DelayAimd = DelayAimd;
@@ -140,18 +139,6 @@ impl Family for DelayAimd {
 
     fn scheme_of_datagram(&self, datagram: &[u8]) -> Option<&'static str> {
         (salsify_baselines::scheme_of(datagram)? == Wire::Plugin(WIRE_NUMBER)).then_some(NAME)
-    }
-
-    /// The frontier sweep's delay targets are this controller's threshold.
-    fn sweep(&self, _name: &str, sweep: &Sweep, base: &SchemeParams) -> Vec<SchemeParams> {
-        each(&sweep.delay_target_ms, base, |p, &d| {
-            p.update(TABLE, |c: &mut DelayAimdConfig| c.threshold_ms = d);
-        })
-    }
-
-    fn setting(&self, _name: &str, params: &SchemeParams) -> String {
-        let c: DelayAimdConfig = params.get_or_default(TABLE).unwrap_or_default();
-        format!("threshold {} ms", c.threshold_ms)
     }
 }
 

@@ -45,7 +45,11 @@ pub fn run(call: &LiveCall) -> Result<Option<salsify_peer::Analysis>> {
     };
     let scheme = prepared.sender.scheme.name();
     let stop = runtime::stop_on_ctrl_c()?;
-    let dash_title = format!("salsify demo: {scheme} over {}", call.path.trace_name);
+    let dash_title = format!(
+        "salsify demo: {} over {}",
+        call.sender.scheme.run_name(),
+        call.path.trace_name
+    );
     let dash = dashboard::start::<Fact>(
         call.dashboard.as_deref(),
         &dash_title,

@@ -225,6 +225,27 @@ fn open_video(e: &Experiment) -> Result<Box<dyn VideoSource>> {
     Ok(Box::new(read_clip(&e.video, frames_needed(e))?))
 }
 
+/// The summary with the run's name first: its scheme and its setting (what its parameters
+/// change from the scheme's defaults, "default" for none), so two runs' summaries are never
+/// told apart only by their folders.
+#[derive(serde::Serialize)]
+struct NamedSummary<'a> {
+    scheme: &'a str,
+    setting: String,
+    #[serde(flatten)]
+    summary: &'a salsify_metrics::Summary,
+}
+
+impl<'a> NamedSummary<'a> {
+    fn new(e: &'a Experiment, summary: &'a salsify_metrics::Summary) -> NamedSummary<'a> {
+        NamedSummary {
+            scheme: &e.scheme,
+            setting: salsify_schemes::setting_or_default(&e.scheme, &e.params),
+            summary,
+        }
+    }
+}
+
 fn write_outputs(out: &Path, e: &Experiment, o: &SimOutput, queue: &QueueLimit) -> Result<()> {
     let create = |name: &str| -> Result<BufWriter<File>> {
         let path = out.join(name);
@@ -237,7 +258,7 @@ fn write_outputs(out: &Path, e: &Experiment, o: &SimOutput, queue: &QueueLimit) 
     write_frames_csv(&o.records, &mut csv)?;
     csv.flush()?;
     let mut json = create("summary.json")?;
-    serde_json::to_writer_pretty(&mut json, &o.summary)?;
+    serde_json::to_writer_pretty(&mut json, &NamedSummary::new(e, &o.summary))?;
     writeln!(json)?;
     json.flush()?;
     salsify_codec::output::write(&out.join("experiment.toml"), toml::to_string(e)?)?;

@@ -58,6 +58,12 @@ impl SchemeChoice {
         }
     }
 
+    /// The run's name: the scheme and what its parameters change from the defaults
+    /// (`salsify-2c [d 50 ms]`), for titles.
+    pub fn run_name(&self) -> String {
+        salsify_schemes::run_name(&self.name, &self.params)
+    }
+
     /// The scheme fully configured; it must run live.
     pub fn build(&self) -> Result<SchemeConfig> {
         // Only a family whose schemes encode two options has an encode mode to override.

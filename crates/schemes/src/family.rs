@@ -57,10 +57,19 @@ pub trait Family: Sync {
         let _ = (name, sweep);
         vec![base.clone()]
     }
-    /// A run's swept settings in words (`d 50 ms, forecast`), empty for no knobs.
-    fn setting(&self, name: &str, params: &SchemeParams) -> String {
-        let _ = (name, params);
-        String::new()
+    /// A changed field of one of its tables in the family's own words, for a run's setting
+    /// ([`crate::setting`]): e.g. Salsify's `delay_target_ms` 50 as `d 50 ms`. `field` is
+    /// the dotted path within `table` (`forecast.confidence`). Default (`None`): the field's
+    /// name and value (`threshold_ms 25`).
+    fn describe(
+        &self,
+        name: &str,
+        table: &str,
+        field: &str,
+        value: &toml::Value,
+    ) -> Option<String> {
+        let _ = (name, table, field, value);
+        None
     }
     /// The line a run is drawn on in a frontier chart (default: the scheme's name).
     fn series(&self, name: &str, params: &SchemeParams) -> String {
@@ -290,6 +299,29 @@ impl TableInfo {
     /// The table with every default.
     pub fn default_value(&self) -> toml::Value {
         (self.default)()
+    }
+
+    /// The defaults to compare `given` with: [`TableInfo::default_value`], plus the defaults of
+    /// each optional sub-table `given` names that the defaults leave out (Salsify's receiver
+    /// has a forecast only when given one).
+    pub fn defaults_for(&self, given: &toml::Value) -> toml::Value {
+        let mut defaults = self.default_value();
+        let (toml::Value::Table(d), Some(g)) = (&mut defaults, given.as_table()) else {
+            return defaults;
+        };
+        for (key, value) in g {
+            if d.contains_key(key) || !value.is_table() {
+                continue;
+            }
+            let mut only = toml::Table::new();
+            only.insert(key.clone(), toml::Value::Table(toml::Table::new()));
+            if let Ok(toml::Value::Table(filled)) = self.normalise(toml::Value::Table(only)) {
+                if let Some(sub) = filled.get(key) {
+                    d.insert(key.clone(), sub.clone());
+                }
+            }
+        }
+        defaults
     }
 }
 

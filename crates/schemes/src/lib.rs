@@ -23,7 +23,9 @@ pub mod families;
 mod family;
 mod params;
 pub mod registry;
+pub mod setting;
 mod sweep;
+mod table_sweep;
 
 pub use error::{SchemeError, SourceInfo};
 pub use executor::{BackgroundExecutor, Executed, Executor, Work};
@@ -33,4 +35,6 @@ pub use family::{
 };
 pub use params::SchemeParams;
 pub use salsify_baselines::LinkForecast;
-pub use sweep::{BudgetSource, Sweep};
+pub use setting::{run_name, setting, setting_or_default, DEFAULT_SETTING};
+pub use sweep::{BudgetSource, Sweep, TableField};
+pub use table_sweep::variants as sweep_variants;

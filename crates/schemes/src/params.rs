@@ -63,3 +63,17 @@ impl SchemeParams {
         self.tables.contains_key(name)
     }
 }
+
+/// A value as a person writes it: `50` not `50.0`, `ewma` not `"ewma"`.
+pub fn plain(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        toml::Value::Float(f) if f.fract() == 0.0 && f.abs() < 1e15 => format!("{}", *f as i64),
+        toml::Value::Float(f) => format!("{f}"),
+        toml::Value::Array(items) => {
+            let inner: Vec<String> = items.iter().map(plain).collect();
+            format!("[{}]", inner.join(" "))
+        }
+        other => other.to_string(),
+    }
+}

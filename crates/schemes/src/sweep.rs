@@ -8,14 +8,23 @@
 //! confidence = [0.5, 0.95]               # the forecast's confidence (Salsify with the
 //!                                        # forecast budget, and Sprout's video schemes)
 //! oracle_slack_frames = [0, 0.5, 2, 8]   # the oracle's quality slack
+//!
+//! [group.sweep.delay_aimd]               # any field of any scheme's parameter table
+//! threshold_ms = [25, 50]
 //! ```
+//!
+//! A table's sweep ([`Sweep::tables`]) applies to the schemes whose family reads that table;
+//! each field is checked against the table (an unknown one, or a value out of its range, is an
+//! error naming it).
 
 pub use salsify_transport::BudgetSource;
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 /// The knobs a group sweeps (see the module doc).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(default)]
 pub struct Sweep {
     /// Salsify's delay target in ms (`[salsify] delay_target_ms`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -30,6 +39,22 @@ pub struct Sweep {
     /// The oracle's quality slack in frame intervals (`[oracle] quality_slack_frames`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub oracle_slack_frames: Vec<f64>,
+    /// Fields of scheme parameter tables, by table (`[group.sweep.TABLE] FIELD = [...]`; a
+    /// nested field as `forecast.confidence = [...]`): each field's list of values. Any other
+    /// key lands here too and is refused by [`Sweep::check`].
+    #[serde(flatten)]
+    pub tables: BTreeMap<String, toml::Value>,
+}
+
+/// One swept field of a table: its dotted path and values.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TableField {
+    /// The table's name.
+    pub table: String,
+    /// The field's dotted path in the table.
+    pub field: String,
+    /// The values to run.
+    pub values: Vec<toml::Value>,
 }
 
 impl Sweep {
@@ -38,8 +63,9 @@ impl Sweep {
         *self == Sweep::default()
     }
 
-    /// Why the sweep is invalid, if it is.
-    pub fn check(&self) -> Result<(), String> {
+    /// Why a named knob's values are invalid, if they are ([`Sweep::check`] checks the
+    /// tables' fields too).
+    pub(crate) fn check_knobs(&self) -> Result<(), String> {
         if let Some(d) = self
             .delay_target_ms
             .iter()

@@ -45,8 +45,8 @@ fn frontier_sweep() -> Sweep {
             salsify_schemes::BudgetSource::Ewma,
             salsify_schemes::BudgetSource::Forecast,
         ],
-        confidence: vec![],
         oracle_slack_frames: vec![0.0, 0.5, 2.0, 8.0],
+        ..Sweep::default()
     }
 }
 

@@ -10,13 +10,9 @@ use salsify_schemes::registry;
 pub use salsify_schemes::Sweep;
 use salsify_sim::experiment::Experiment;
 
-/// `base` once per combination of the knobs that apply to its scheme.
+/// `base` once per combination of the knobs and table fields that apply to its scheme.
 pub fn variants(sweep: &Sweep, base: &Experiment) -> Vec<Experiment> {
-    let Some(family) = registry::family_of(&base.scheme) else {
-        return vec![base.clone()];
-    };
-    family
-        .sweep(&base.scheme, sweep, &base.params)
+    salsify_schemes::sweep_variants(&base.scheme, sweep, &base.params)
         .into_iter()
         .map(|params| Experiment {
             params,
@@ -25,10 +21,16 @@ pub fn variants(sweep: &Sweep, base: &Experiment) -> Vec<Experiment> {
         .collect()
 }
 
-/// A run's swept settings in words (`d 50 ms, forecast`, `slack 2`), for tables and
-/// legends; empty for a scheme without knobs.
+/// What a run's parameters change from its scheme's defaults, in words (`d 50 ms, ewma`,
+/// `slack 2`), for tables and legends; empty for the defaults.
 pub fn setting(e: &Experiment) -> String {
-    registry::family_of(&e.scheme).map_or_else(String::new, |f| f.setting(&e.scheme, &e.params))
+    salsify_schemes::setting(&e.scheme, &e.params)
+}
+
+/// A run's name in tables and legends: its scheme and, when it has one, its setting
+/// (`salsify-2c [d 50 ms]`).
+pub fn run_name(e: &Experiment) -> String {
+    salsify_schemes::run_name(&e.scheme, &e.params)
 }
 
 /// The line a run is drawn on in a frontier chart: its scheme, and whatever its family adds
@@ -63,11 +65,11 @@ mod tests {
         // ewma x 2 targets + forecast x 2 confidences x 2 targets.
         let salsify = variants(&s, &with_scheme("salsify-2c"));
         assert_eq!(salsify.len(), 2 + 4);
-        let forecast = salsify
+        let ewma = salsify
             .iter()
-            .filter(|e| setting(e).contains("forecast"))
+            .filter(|e| setting(e).contains("ewma"))
             .count();
-        assert_eq!(forecast, 4);
+        assert_eq!(ewma, 2);
         assert_eq!(variants(&s, &with_scheme("oracle")).len(), 3);
         assert_eq!(variants(&s, &with_scheme("sprout")).len(), 2);
         assert_eq!(variants(&s, &with_scheme("conventional")).len(), 1);
@@ -85,15 +87,23 @@ mod tests {
             .iter()
             .map(setting)
             .collect();
-        assert!(names.contains(&"d 25 ms, ewma".to_string()), "{names:?}");
-        assert!(
-            names.contains(&"d 100 ms, forecast 0.5".to_string()),
-            "{names:?}"
+        // Only what differs from the defaults (d 100 ms, the forecast at 0.95).
+        assert_eq!(
+            names,
+            [
+                "d 25 ms, ewma",
+                "ewma",
+                "d 25 ms, confidence 0.5",
+                "confidence 0.5",
+                "d 25 ms",
+                ""
+            ]
         );
-        assert!(
-            names.contains(&"d 100 ms, forecast".to_string()),
-            "{names:?}"
-        );
+        // Every run of the sweep has a name of its own.
+        let mut unique = names.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), names.len(), "{names:?}");
         let oracle: Vec<String> = variants(&s, &with_scheme("oracle"))
             .iter()
             .map(setting)
@@ -108,6 +118,7 @@ mod tests {
         assert!(bad.check().unwrap_err().contains("confidence"));
         let bad: Sweep = toml::from_str("delay_target_ms = [0]").unwrap();
         assert!(bad.check().unwrap_err().contains("delay_target_ms"));
-        assert!(toml::from_str::<Sweep>("knob = [1]").is_err());
+        let unknown: Sweep = toml::from_str("knob = [1]").unwrap();
+        assert!(unknown.check().unwrap_err().contains("sweep.knob"));
     }
 }

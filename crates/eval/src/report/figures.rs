@@ -2,7 +2,7 @@
 //! figure 6), time series (figures 7 and 8) and queue-size sensitivity (figure 9).
 
 use super::plot::{Axis, Chart, Series, Whiskers};
-use super::style::styled;
+use super::style::styled_run;
 use super::tables::Entry;
 
 /// A figure ready to write: file stem, caption and SVG text.
@@ -48,11 +48,11 @@ pub(super) fn scheme_color(scheme: &str) -> String {
     super::style::style(scheme).color.to_string()
 }
 
-/// A run's label in a legend: its scheme (and "(live)" for a live run), plus what else
-/// varies in the group.
+/// A run's label in a legend: its name (scheme and setting; "(live)" for a live run), plus
+/// what else varies in the group.
 fn label(r: &Entry, runs: &[&Entry]) -> String {
     let e = &r.plan.experiment;
-    let mut label = e.scheme.clone();
+    let mut label = r.name();
     if r.live() {
         label += " (live)";
     }
@@ -86,11 +86,11 @@ pub fn quality_delay(group: &str, runs: &[Entry]) -> Vec<Drawn> {
                 y: (s.ssim_db_p25.unwrap_or(mean_db), mean_db),
             };
             let name = label(r, &here);
-            chart.push(styled(
+            chart.push(styled_run(
                 Series::labelled_points(name.clone(), vec![(p95, mean_db)], vec![name])
                     .with_whiskers(vec![Some(whiskers)]),
-                r.scheme(),
-                r.live(),
+                r,
+                &here,
             ));
         }
         out.push(Drawn {
@@ -144,26 +144,18 @@ pub fn time_series(group: &str, runs: &[Entry]) -> Vec<Drawn> {
                 .iter()
                 .map(|b| (b.start_s, b.delivered_kbps / 1000.0))
                 .collect();
-            rates.push(styled(
-                Series::line(name.clone(), sent),
-                r.scheme(),
-                r.live(),
-            ));
+            rates.push(styled_run(Series::line(name.clone(), sent), r, &here));
             let delay = bins
                 .iter()
                 .filter_map(|b| b.delay_mean_ms.map(|d| (b.start_s, d)))
                 .collect();
-            delays.push(styled(
-                Series::line(name.clone(), delay),
-                r.scheme(),
-                r.live(),
-            ));
+            delays.push(styled_run(Series::line(name.clone(), delay), r, &here));
             let width_s = crate::campaign::store::BIN_WIDTH.as_secs_f64();
             let rate = bins
                 .iter()
                 .map(|b| (b.start_s, f64::from(b.frames_shown) / width_s))
                 .collect();
-            shown.push(styled(Series::line(name, rate), r.scheme(), r.live()));
+            shown.push(styled_run(Series::line(name, rate), r, &here));
         }
         let stem = format!("{group}-{}", slug(link));
         out.push(Drawn {
@@ -220,11 +212,7 @@ pub fn sprout(group: &str, runs: &[Entry]) -> Vec<Drawn> {
                 .iter()
                 .map(|b| (b.start_s, b.delivered_kbps / 1000.0))
                 .collect();
-            rates.push(styled(
-                Series::line(name.clone(), through),
-                r.scheme(),
-                r.live(),
-            ));
+            rates.push(styled_run(Series::line(name.clone(), through), r, &here));
             let propagation = r.plan.experiment.link.delay_ms as f64;
             let mut delay = Chart::new(
                 format!("{link}: {name}: per-packet delay"),
@@ -235,11 +223,7 @@ pub fn sprout(group: &str, runs: &[Entry]) -> Vec<Drawn> {
                 .iter()
                 .filter_map(|b| b.packet_delay_max_ms.map(|d| (b.start_s, d + propagation)))
                 .collect();
-            delay.push(styled(
-                Series::line(name.clone(), points),
-                r.scheme(),
-                r.live(),
-            ));
+            delay.push(styled_run(Series::line(name.clone(), points), r, &here));
             let stem = format!("{group}-{}-{}", slug(link), slug(&name));
             out.push(Drawn {
                 name: format!("{stem}-sprout-throughput"),
@@ -268,10 +252,12 @@ pub fn queue_size(group: &str, runs: &[Entry]) -> Vec<Drawn> {
     let mut out = Vec::new();
     for link in links(runs) {
         let here = on_link(runs, link);
-        let mut schemes: Vec<(&str, bool)> = Vec::new();
+        // One line per scheme, setting and kind of run (a sweep's points are lines of their own).
+        let line_of = |r: &Entry| (r.name(), r.live());
+        let mut lines: Vec<&Entry> = Vec::new();
         for r in &here {
-            if !schemes.contains(&(r.scheme(), r.live())) {
-                schemes.push((r.scheme(), r.live()));
+            if !lines.iter().any(|l| line_of(l) == line_of(r)) {
+                lines.push(r);
             }
         }
         let mut delay = Chart::new(
@@ -284,10 +270,10 @@ pub fn queue_size(group: &str, runs: &[Entry]) -> Vec<Drawn> {
             Axis::log("DropTail queue (packets, log scale)"),
             Axis::linear("SSIM (dB), mean"),
         );
-        for (scheme, live) in schemes {
+        for first in lines {
             let mut points: Vec<_> = here
                 .iter()
-                .filter(|r| r.scheme() == scheme && r.live() == live)
+                .filter(|r| line_of(r) == line_of(first))
                 .map(|r| (r.queue() as f64, &r.result.summary))
                 .collect();
             points.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -299,13 +285,13 @@ pub fn queue_size(group: &str, runs: &[Entry]) -> Vec<Drawn> {
                 .iter()
                 .filter_map(|(q, s)| s.ssim_db_mean.map(|v| (*q, v)))
                 .collect();
-            let name = if live {
-                format!("{scheme} (live)")
+            let name = if first.live() {
+                format!("{} (live)", first.name())
             } else {
-                scheme.to_string()
+                first.name()
             };
-            delay.push(styled(Series::line_with_points(&name, d), scheme, live));
-            quality.push(styled(Series::line_with_points(name, s), scheme, live));
+            delay.push(styled_run(Series::line_with_points(&name, d), first, &here));
+            quality.push(styled_run(Series::line_with_points(name, s), first, &here));
         }
         let stem = format!("{group}-{}", slug(link));
         out.push(Drawn {

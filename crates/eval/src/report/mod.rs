@@ -515,4 +515,94 @@ mod tests {
         let h = html(&sections, &one, &none, &c, "");
         assert!(h.contains("<h2>Salsify-2c against the conventional"), "{h}");
     }
+
+    /// The bar of issue 45: Salsify-2c swept over two delay targets beside the conventional
+    /// scheme. The headline's first row is the default point's (d 100 ms), and no two rows
+    /// of any table, nor two legend entries of a chart, carry the same labels.
+    #[test]
+    fn a_sweeps_points_are_named_everywhere_and_the_default_leads() {
+        use super::fixtures::runs;
+        let mut made = runs(&[
+            ("salsify-2c", "Verizon-LTE-short", 1, Some(49.0), Some(91.0)),
+            (
+                "salsify-2c",
+                "Verizon-LTE-short",
+                1,
+                Some(73.0),
+                Some(155.0),
+            ),
+            (
+                "conventional",
+                "Verizon-LTE-short",
+                1,
+                Some(34.0),
+                Some(74.0),
+            ),
+        ]);
+        let sweep: salsify_schemes::Sweep = toml::from_str("delay_target_ms = [50, 100]").unwrap();
+        for (i, d) in [(0, 50.0), (1, 100.0)] {
+            let e = &mut made[i].0.experiment;
+            let base = e.clone();
+            *e = crate::campaign::sweep::variants(&sweep, &base)
+                .into_iter()
+                .find(|v| crate::campaign::sweep::setting(v).contains("50") == (d == 50.0))
+                .unwrap();
+            made[i].0.id = format!("run-{i}");
+            made[i].1.meta.id = format!("run-{i}");
+        }
+        let group: crate::campaign::Group = toml::from_str(
+            "name = \"sweep\"\nschemes = [\"salsify-2c\", \"conventional\"]\n\
+             links = [\"trace:Verizon-LTE-short\"]\nfigures = [\"quality-delay\"]",
+        )
+        .unwrap();
+        let plan = Plan {
+            runs: made.iter().map(|(p, _)| p.clone()).collect(),
+            groups: vec![crate::campaign::PlannedGroup {
+                group,
+                runs: made.iter().map(|(p, _)| p.id.clone()).collect(),
+            }],
+        };
+        let results: BTreeMap<String, RunResult> = made
+            .iter()
+            .map(|(p, r)| (p.id.clone(), r.clone()))
+            .collect();
+        let report = build(&plan, &results, &Context::default());
+        let md = &report.markdown;
+        // The headline: the default point first, its p95 the first number.
+        let headline: Vec<&str> = md
+            .lines()
+            .skip_while(|l| !l.starts_with(&format!("## {COMPARISON_TITLE}")))
+            .filter(|l| l.starts_with("| Verizon"))
+            .collect();
+        assert!(
+            headline[0].starts_with("| Verizon-LTE-short | default | default | 155 | 74 |"),
+            "{md}"
+        );
+        assert!(headline[1].contains("| d 50 ms | default | 91 |"), "{md}");
+        // Every table's rows differ in their words (cells that are not numbers).
+        let mut table: Vec<Vec<String>> = Vec::new();
+        for line in md.lines().chain(std::iter::once("")) {
+            if line.starts_with('|') && !line.starts_with("| ---") {
+                let words: Vec<String> = line
+                    .split('|')
+                    .map(str::trim)
+                    .filter(|c| c.parse::<f64>().is_err() && !c.ends_with('x'))
+                    .map(String::from)
+                    .collect();
+                assert!(!table.contains(&words), "rows alike: {words:?}\n{md}");
+                table.push(words);
+            } else {
+                table.clear();
+            }
+        }
+        // Each legend names each point once.
+        let svg = &report.figures[0].svg;
+        for name in ["salsify-2c [d 50 ms]", "conventional"] {
+            assert!(svg.contains(name), "{name} not in the legend:\n{svg}");
+        }
+        assert_eq!(
+            svg.matches("salsify-2c [d 50 ms]").count(),
+            svg.matches(">salsify-2c [d 50").count()
+        );
+    }
 }

@@ -52,7 +52,7 @@ pub fn paper_table(runs: &[Entry]) -> Table {
             (false, Clip::LiveExcerpt) => 1,
             (true, _) => 2,
         };
-        here.sort_by_key(|r| (r.scheme(), rank(r)));
+        here.sort_by_key(|r| (r.scheme().to_string(), r.setting(), rank(r)));
         for r in here {
             if seen.contains(&r.result.meta.id.as_str()) {
                 continue;
@@ -61,7 +61,7 @@ pub fn paper_table(runs: &[Entry]) -> Table {
             let s = &r.result.summary;
             rows.push(vec![
                 link.to_string(),
-                r.scheme().to_string(),
+                r.name(),
                 r.how().to_string(),
                 num(s.ssim_db_p25, 2),
                 num(s.ssim_db_mean, 2),

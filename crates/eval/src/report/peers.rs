@@ -5,7 +5,6 @@
 
 use super::frontier::{Delay, Frontier};
 use super::tables::{num, Entry, Table};
-use crate::campaign::sweep::setting;
 use salsify_schemes::{registry, Role};
 
 /// The scheme whose frontier the peers are read against (the report's Salsify).
@@ -29,11 +28,7 @@ fn same_cell(a: &Entry, b: &Entry) -> bool {
 /// A peer as its row names it: the scheme, its setting where it has one, and the oracle
 /// marked as the bound it is rather than a peer.
 fn peer_name(r: &Entry) -> String {
-    let mut name = r.scheme().to_string();
-    let knob = setting(&r.plan.experiment);
-    if !knob.is_empty() {
-        name += &format!(", {knob}");
-    }
+    let mut name = r.name();
     if r.scheme() == registry::the(Role::Bound) {
         name += " (bound, not a peer)";
     }
@@ -78,7 +73,8 @@ fn range_cell(f: &Frontier) -> String {
 /// One row per peer run (every scheme not Salsify's) of a link where Salsify-2c ran: at the
 /// peer's p95 and mean, Salsify-2c's SSIM, and at the peer's SSIM, Salsify-2c's p95 and
 /// mean, each read linearly along Salsify-2c's efficient points; "beyond the sweep" where the
-/// peer's value is outside their range. `None` when no peer has such a link.
+/// peer's value is outside their range. `None` when no peer has a link where Salsify-2c ran
+/// at two or more points.
 pub fn peer_table(runs: &[Entry]) -> Option<Table> {
     let header = [
         "link",
@@ -104,7 +100,8 @@ pub fn peer_table(runs: &[Entry]) -> Option<Table> {
             .iter()
             .filter(|r| r.scheme() == salsify() && same_cell(peer, r))
             .collect();
-        if sweep.is_empty() {
+        // A frontier needs two points: one run of Salsify-2c is no sweep to read along.
+        if sweep.len() < 2 {
             continue;
         }
         let [p95, mean] = [Delay::P95, Delay::Mean].map(|delay| {
@@ -187,12 +184,13 @@ mod tests {
             assert_eq!(row[5..9], ["beyond the sweep"; 4], "{row:?}");
         }
         assert!(t.rows[2][1].starts_with("vidaptive"));
-        assert!(t.rows[3][1].starts_with("oracle, slack"));
+        assert!(t.rows[3][1].starts_with("oracle"));
         assert!(t.rows[3][1].ends_with("(bound, not a peer)"));
         // The oracle's SSIM is inside the sweep, its delays below it.
         assert_eq!(t.rows[3][5], "beyond the sweep");
         assert_eq!(t.rows[3][6], "200 (3.33x)");
-        // No Salsify-2c, no table.
+        // No Salsify-2c, no table; one point of it is no frontier either.
         assert!(peer_table(&entries[3..]).is_none());
+        assert!(peer_table(&entries[2..]).is_none());
     }
 }

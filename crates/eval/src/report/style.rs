@@ -4,6 +4,7 @@
 //! scheme (dashed lines, outlined markers, "(live)" in the legend).
 
 use super::plot::{Marker, Series};
+use super::tables::Entry;
 use salsify_schemes::registry;
 
 /// A system's colour and marker.
@@ -60,6 +61,64 @@ pub fn styled(series: Series, system: &str, live: bool) -> Series {
     }
 }
 
+/// A series styled as run `r`'s among `runs` (the runs of its chart): its scheme's colour and
+/// marker for the scheme's default setting (or its first, if the default did not run), and for
+/// each further setting of the scheme a shade of that colour and the next marker shape, so
+/// every point of a sweep is told apart in the legend.
+pub fn styled_run(series: Series, r: &Entry, runs: &[&Entry]) -> Series {
+    let mut settings: Vec<String> = Vec::new();
+    for o in runs.iter().filter(|o| o.scheme() == r.scheme()) {
+        if !settings.contains(&o.setting()) {
+            settings.push(o.setting());
+        }
+    }
+    if let Some(i) = settings.iter().position(String::is_empty) {
+        let default = settings.remove(i);
+        settings.insert(0, default);
+    }
+    let k = settings.iter().position(|s| *s == r.setting()).unwrap_or(0);
+    let series = styled(series, r.scheme(), r.live());
+    if k == 0 {
+        return series;
+    }
+    let base = style(r.scheme());
+    series
+        .with_color(shade(base.color, k))
+        .with_marker(next_marker(base.marker, k))
+}
+
+/// The `k`th shade of `color` (`#rrggbb`): alternately darker and lighter, further each pair.
+pub fn shade(color: &str, k: usize) -> String {
+    let hex = color.trim_start_matches('#');
+    let channel =
+        |i: usize| u8::from_str_radix(hex.get(i..i + 2).unwrap_or("7f"), 16).unwrap_or(127);
+    let amount = 0.3 + 0.2 * ((k.div_ceil(2) - 1) % 3) as f64;
+    let towards: f64 = if k % 2 == 1 { 0.0 } else { 255.0 };
+    let mix = |c: u8| (f64::from(c) + (towards - f64::from(c)) * amount).round() as u8;
+    format!(
+        "#{:02X}{:02X}{:02X}",
+        mix(channel(0)),
+        mix(channel(2)),
+        mix(channel(4))
+    )
+}
+
+/// The marker `k` shapes after `m`.
+fn next_marker(m: Marker, k: usize) -> Marker {
+    const ORDER: [Marker; 8] = [
+        Marker::Circle,
+        Marker::Square,
+        Marker::TriangleUp,
+        Marker::TriangleDown,
+        Marker::Diamond,
+        Marker::Star,
+        Marker::Plus,
+        Marker::Cross,
+    ];
+    let at = ORDER.iter().position(|x| *x == m).unwrap_or(0);
+    ORDER[(at + k) % ORDER.len()]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -82,6 +141,16 @@ mod tests {
         main.extend(registry::peer_names());
         let shapes: HashSet<Marker> = main.iter().map(|m| style(m).marker).collect();
         assert_eq!(shapes.len(), main.len());
+    }
+
+    #[test]
+    fn shades_differ_from_the_colour_and_each_other() {
+        let base = "#1F77B4";
+        let shades: HashSet<String> = (1..=6).map(|k| shade(base, k)).collect();
+        assert_eq!(shades.len(), 6);
+        assert!(!shades.contains(base));
+        assert_eq!(shade("#000000", 2), "#4D4D4D");
+        assert_ne!(next_marker(Marker::Circle, 1), Marker::Circle);
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! next to the paper's numbers, and the check that no scheme beats the oracle's delay.
 
 use super::published;
-use crate::campaign::sweep::setting;
+use crate::campaign::sweep::{run_name, setting};
 use crate::campaign::{PlannedRun, RunResult};
 use crate::experiment::Clip;
 use salsify_schemes::{registry, Role};
@@ -72,6 +72,16 @@ impl Entry<'_> {
     pub fn scheme(&self) -> &str {
         &self.plan.experiment.scheme
     }
+    /// What the run's parameters change from its scheme's defaults (`d 50 ms`), empty for
+    /// the defaults.
+    pub fn setting(&self) -> String {
+        setting(&self.plan.experiment)
+    }
+    /// The run's name in tables and legends: its scheme and its setting, if any
+    /// (`salsify-2c [d 50 ms]`).
+    pub fn name(&self) -> String {
+        run_name(&self.plan.experiment)
+    }
     /// The run's link name.
     pub fn link(&self) -> &str {
         &self.plan.link
@@ -132,7 +142,7 @@ pub fn twin_table(runs: &[Entry]) -> Option<Table> {
         };
         rows.push(vec![
             live.link().to_string(),
-            live.scheme().to_string(),
+            live.name(),
             pair(t.ssim_db_mean, l.ssim_db_mean, 2),
             difference,
             pair(t.delay_mean_ms, l.delay_mean_ms, 0),
@@ -141,6 +151,14 @@ pub fn twin_table(runs: &[Entry]) -> Option<Table> {
         ]);
     }
     (!rows.is_empty()).then_some(Table { header, rows })
+}
+
+/// A run's setting as a table cell: "default" for the scheme's defaults.
+pub(crate) fn setting_cell(r: &Entry) -> String {
+    match r.setting() {
+        s if s.is_empty() => salsify_schemes::DEFAULT_SETTING.to_string(),
+        s => s,
+    }
 }
 
 /// Whether the group varies queue, delay or seed (then those columns are shown).
@@ -160,9 +178,8 @@ pub fn group_table(runs: &[Entry]) -> Table {
     let show_seed = varies(runs, |r| params(r).2.to_string());
     // Only where one scheme ran at several settings (a sweep).
     let show_setting = runs.iter().any(|a| {
-        runs.iter().any(|b| {
-            a.scheme() == b.scheme() && setting(&a.plan.experiment) != setting(&b.plan.experiment)
-        })
+        runs.iter()
+            .any(|b| a.scheme() == b.scheme() && a.setting() != b.setting())
     });
     let mut header: Vec<String> = vec!["link".into(), "scheme".into(), "run".into()];
     for (show, name) in [
@@ -204,7 +221,7 @@ pub fn group_table(runs: &[Entry]) -> Table {
                 r.how().to_string(),
             ];
             for (show, value) in [
-                (show_setting, setting(&r.plan.experiment)),
+                (show_setting, setting_cell(r)),
                 (show_queue, queue.to_string()),
                 (show_delay, delay.to_string()),
                 (show_seed, seed.to_string()),
@@ -279,7 +296,7 @@ pub fn network_table(runs: &[Entry]) -> Option<Table> {
             let v = |x: Option<f64>, d| if video { num(x, d) } else { "-".into() };
             vec![
                 r.link().to_string(),
-                r.scheme().to_string(),
+                r.name(),
                 format!("{:.0}", n.scored_from_s),
                 format!("{:.0}", n.throughput_kbps),
                 format!("{:.0}", n.capacity_kbps),
@@ -360,7 +377,7 @@ pub fn bound_violations(runs: &[Entry]) -> Vec<String> {
                     let bound = bound.map_or("(nothing shown)".into(), |b| format!("{b:.0} ms"));
                     out.push(format!(
                         "bound violated: {} {what} {} ms < oracle {bound} ({at})",
-                        r.scheme(),
+                        r.name(),
                         num(theirs, 0),
                     ));
                 }
@@ -405,11 +422,49 @@ fn paper_numbers(r: &Entry) -> Option<PaperResult> {
     })
 }
 
+/// One scheme's runs on a link for the headline comparison: simulated ones when there are
+/// any (else live), of one experiment cell (queue, propagation delay, seed, direction: those of
+/// the first), the scheme's default point first (or, where the sweep left it out, its first
+/// point, which the row names).
+fn headline_points<'a, 'b>(runs: &'b [Entry<'a>], link: &str, scheme: &str) -> Vec<&'b Entry<'a>> {
+    let mine: Vec<&Entry> = runs
+        .iter()
+        .filter(|r| r.link() == link && r.scheme() == scheme)
+        .collect();
+    let simulated: Vec<&Entry> = mine.iter().copied().filter(|r| !r.live()).collect();
+    let pool = if simulated.is_empty() {
+        mine
+    } else {
+        simulated
+    };
+    let cell = |r: &Entry| {
+        let e = &r.plan.experiment;
+        (e.link.queue_packets, e.link.delay_ms, e.seed, e.link.uplink)
+    };
+    let Some(first) = pool.first() else {
+        return Vec::new();
+    };
+    let mut points: Vec<&Entry> = pool
+        .iter()
+        .copied()
+        .filter(|r| cell(r) == cell(first))
+        .collect();
+    if let Some(i) = points.iter().position(|r| r.setting().is_empty()) {
+        let default = points.remove(i);
+        points.insert(0, default);
+    }
+    points
+}
+
 /// Salsify-2c against the conventional scheme per link: p95 delay ratio and SSIM
-/// difference, beside the paper's where the trace is one the paper used.
+/// difference, beside the paper's where the trace is one the paper used. A link's first row
+/// sets each scheme's default point against the other's; swept points follow, each against
+/// the other scheme's default; the setting columns say which point each row shows.
 pub fn comparison_table(runs: &[Entry]) -> Table {
     let header = [
         "link",
+        "Salsify-2c setting",
+        "conventional setting",
         "Salsify-2c p95 ms",
         "conventional p95 ms",
         "p95 ratio (conv / Salsify)",
@@ -427,52 +482,59 @@ pub fn comparison_table(runs: &[Entry]) -> Table {
             links.push(r.link());
         }
     }
-    let find = |link: &str, scheme: &str| {
-        runs.iter()
-            .find(|r| r.link() == link && r.scheme() == scheme)
-    };
     let mut rows = Vec::new();
     for link in links {
-        let (Some(s), Some(c)) = (
-            find(link, registry::the(Role::Salsify)),
-            find(link, registry::the(Role::Webrtc)),
-        ) else {
+        let salsify = headline_points(runs, link, registry::the(Role::Salsify));
+        let conventional = headline_points(runs, link, registry::the(Role::Webrtc));
+        let (Some(&s0), Some(&c0)) = (salsify.first(), conventional.first()) else {
             continue;
         };
-        let paper = paper_numbers(s);
-        let (s, c) = (&s.result.summary, &c.result.summary);
-        let ratio = match (s.delay_p95_ms, c.delay_p95_ms) {
-            (Some(a), Some(b)) if a > 0.0 => Some(b / a),
-            _ => None,
-        };
-        let diff = match (s.ssim_db_mean, c.ssim_db_mean) {
-            (Some(a), Some(b)) => Some(a - b),
-            _ => None,
-        };
-        let (paper_delay, paper_ssim) = match paper {
-            Some(PaperResult {
-                trace,
-                salsify: (sd, ss),
-                webrtc: (wd, ws),
-            }) => (
-                format!("{trace}: {sd:.0} / {wd:.0}, {:.1}x", wd / sd),
-                format!("{ss:.1} / {ws:.1}, {:+.1}", ss - ws),
-            ),
-            None => ("-".into(), "-".into()),
-        };
-        rows.push(vec![
-            link.to_string(),
-            num(s.delay_p95_ms, 0),
-            num(c.delay_p95_ms, 0),
-            ratio.map_or("-".into(), |r| format!("{r:.2}x")),
-            num(s.ssim_db_mean, 2),
-            num(c.ssim_db_mean, 2),
-            diff.map_or("-".into(), |d| format!("{d:+.2}")),
-            paper_delay,
-            paper_ssim,
-        ]);
+        let pairs = std::iter::once((s0, c0))
+            .chain(salsify[1..].iter().map(|&s| (s, c0)))
+            .chain(conventional[1..].iter().map(|&c| (s0, c)));
+        for (s, c) in pairs {
+            rows.push(comparison_row(link, s, c));
+        }
     }
     Table { header, rows }
+}
+
+/// One row of [`comparison_table`].
+fn comparison_row(link: &str, s_run: &Entry, c_run: &Entry) -> Vec<String> {
+    let paper = paper_numbers(s_run);
+    let (s, c) = (&s_run.result.summary, &c_run.result.summary);
+    let ratio = match (s.delay_p95_ms, c.delay_p95_ms) {
+        (Some(a), Some(b)) if a > 0.0 => Some(b / a),
+        _ => None,
+    };
+    let diff = match (s.ssim_db_mean, c.ssim_db_mean) {
+        (Some(a), Some(b)) => Some(a - b),
+        _ => None,
+    };
+    let (paper_delay, paper_ssim) = match paper {
+        Some(PaperResult {
+            trace,
+            salsify: (sd, ss),
+            webrtc: (wd, ws),
+        }) => (
+            format!("{trace}: {sd:.0} / {wd:.0}, {:.1}x", wd / sd),
+            format!("{ss:.1} / {ws:.1}, {:+.1}", ss - ws),
+        ),
+        None => ("-".into(), "-".into()),
+    };
+    vec![
+        link.to_string(),
+        setting_cell(s_run),
+        setting_cell(c_run),
+        num(s.delay_p95_ms, 0),
+        num(c.delay_p95_ms, 0),
+        ratio.map_or("-".into(), |r| format!("{r:.2}x")),
+        num(s.ssim_db_mean, 2),
+        num(c.ssim_db_mean, 2),
+        diff.map_or("-".into(), |d| format!("{d:+.2}")),
+        paper_delay,
+        paper_ssim,
+    ]
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use crate::error::{SchemeError, SourceInfo};
 use crate::family::{
     Family, Marker, Role, Runs, Scheme, SchemeConfig, SchemeInfo, Simulated, TableInfo, TableType,
 };
-use crate::params::SchemeParams;
+use crate::params::{plain, SchemeParams};
 use crate::sweep::{each, Sweep};
 
 impl TableType for ConventionalConfig {
@@ -198,16 +198,15 @@ impl Family for Baseline {
         }
     }
 
-    fn setting(&self, _name: &str, params: &SchemeParams) -> String {
-        match self.kind {
-            Kind::Oracle => {
-                let o: OracleConfig = params
-                    .get_or_default(self.tables()[0].name)
-                    .unwrap_or_default();
-                format!("slack {}", o.quality_slack_frames)
-            }
-            _ => String::new(),
-        }
+    fn describe(
+        &self,
+        _name: &str,
+        _table: &str,
+        field: &str,
+        value: &toml::Value,
+    ) -> Option<String> {
+        (self.kind == Kind::Oracle && field == "quality_slack_frames")
+            .then(|| format!("slack {}", plain(value)))
     }
 }
 

@@ -13,7 +13,7 @@ use crate::error::{SchemeError, SourceInfo};
 use crate::family::{
     Family, Marker, Role, Runs, Scheme, SchemeConfig, SchemeInfo, TableInfo, TableType,
 };
-use crate::params::SchemeParams;
+use crate::params::{plain, SchemeParams};
 use crate::sweep::{each, Sweep};
 
 /// The family.
@@ -352,25 +352,19 @@ impl Family for Salsify {
         out
     }
 
-    fn setting(&self, _name: &str, params: &SchemeParams) -> String {
-        let sender: SenderConfig = params.get_or_default(SENDER).unwrap_or_default();
-        let mut out = format!(
-            "d {} ms, {}",
-            sender.delay_target.as_secs_f64() * 1000.0,
-            match sender.budget {
-                BudgetSource::Forecast => "forecast",
-                _ => "ewma",
-            }
-        );
-        let confidence = params
-            .get::<ReceiverConfig>(RECEIVER)
-            .ok()
-            .flatten()
-            .map_or(0.95, |r| r.forecast.confidence);
-        if sender.budget == BudgetSource::Forecast && confidence != 0.95 {
-            out += &format!(" {confidence}");
+    fn describe(
+        &self,
+        _name: &str,
+        table: &str,
+        field: &str,
+        value: &toml::Value,
+    ) -> Option<String> {
+        match (table, field) {
+            (SENDER, "delay_target_ms") => Some(format!("d {} ms", plain(value))),
+            (SENDER, "budget") => Some(plain(value)),
+            (RECEIVER, "forecast.confidence") => Some(format!("confidence {}", plain(value))),
+            _ => None,
         }
-        out
     }
 
     fn series(&self, name: &str, params: &SchemeParams) -> String {

@@ -11,7 +11,7 @@ use crate::error::{SchemeError, SourceInfo};
 use crate::family::{
     Family, Marker, Role, Runs, Scheme, SchemeConfig, SchemeInfo, TableInfo, TableType,
 };
-use crate::params::SchemeParams;
+use crate::params::{plain, SchemeParams};
 use crate::sweep::{each, Sweep};
 
 /// The family.
@@ -150,12 +150,14 @@ impl Family for Sprout {
         })
     }
 
-    fn setting(&self, name: &str, params: &SchemeParams) -> String {
-        if !SCHEMES.iter().any(|s| s.name == name && s.sends_video) {
-            return String::new();
-        }
-        let c: SproutConfig = params.get_or_default(TABLE).unwrap_or_default();
-        format!("confidence {}", c.forecast.confidence)
+    fn describe(
+        &self,
+        _name: &str,
+        _table: &str,
+        field: &str,
+        value: &toml::Value,
+    ) -> Option<String> {
+        (field == "forecast.confidence").then(|| format!("confidence {}", plain(value)))
     }
 }
 

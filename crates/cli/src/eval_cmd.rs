@@ -45,7 +45,9 @@ pub struct EvalArgs {
     /// `salsify report` at all shards' folders (or one shared folder) afterwards.
     #[arg(long)]
     shard: Option<Shard>,
-    /// Cap every run's simulated seconds (a quick look; changes the runs' ids).
+    /// Cap every run's simulated seconds (a quick look; changes the runs' ids). A group whose
+    /// link exists to show an event (dropout, cliff, ramp, fade, ACK stall) keeps 5 s past its
+    /// first one; each shortened group's title says how much of it ran and why.
     #[arg(long)]
     max_duration: Option<f64>,
     /// Synthetic video size for every run (default 1280x720, the paper's).
@@ -105,9 +107,11 @@ impl EvalArgs {
                     "--max-duration {cap} is not a positive number of seconds"
                 )));
             }
-            m.defaults.duration_s = m.defaults.duration_s.min(cap);
-            for g in &mut m.groups {
-                g.duration_s = Some(g.duration_s.unwrap_or(cap).min(cap));
+            for line in m
+                .cap_durations(cap)
+                .map_err(|e| anyhow::anyhow!("bad matrix: {e}"))?
+            {
+                eprintln!("--max-duration {cap}: {line}");
             }
         }
         Ok(m)

@@ -234,6 +234,57 @@ pub fn vidaptive_fig1() -> Result<LinkConfig, GeneratorError> {
     ])?))
 }
 
+/// The first thing a preset link is built to show (an outage, a fade, a fall in capacity):
+/// what it is and when it starts and ends, from the link's start. A shortened run must
+/// reach past `end` to show it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LinkEvent {
+    /// In words ("the dropout").
+    pub what: &'static str,
+    /// When it starts.
+    pub start: Duration,
+    /// When it is over (the link back to what it was, or the step made).
+    pub end: Duration,
+}
+
+/// The first event of preset `preset` with this seed (and the dropout's start `dropout_at`),
+/// or `None` for a link that has none to keep (a steady or randomly varying link, a trace).
+pub fn first_event(preset: &str, seed: u64, dropout_at: Duration) -> Option<LinkEvent> {
+    let event = |what, start, end| Some(LinkEvent { what, start, end });
+    match preset {
+        "dropout" => event(
+            "the dropout",
+            dropout_at,
+            dropout_at + Duration::from_secs(1),
+        ),
+        "cliff" => event(
+            "the cliff",
+            CLIFF_HIGH_TIME,
+            CLIFF_HIGH_TIME + CLIFF_LOW_TIME,
+        ),
+        "ramp" => {
+            let r = RampParams::default();
+            event(
+                "the ramp to zero and back",
+                r.hold_high,
+                r.hold_high + r.ramp_down + r.hold_zero + r.ramp_up,
+            )
+        }
+        "fade" => fade_schedule(seed).first().and_then(|f| {
+            event(
+                "the first fade",
+                f.start,
+                f.start + FADE_EDGE + f.hold + FADE_EDGE,
+            )
+        }),
+        "ack-stall" => ack_stall_outages(seed)
+            .first()
+            .and_then(|o| event("the first ACK stall", o.start, o.start + o.duration)),
+        "vidaptive-fig1" => event("the step down to 500 kb/s", FIG1_HOLD, FIG1_HOLD),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 #[path = "presets_tests.rs"]
 mod tests;

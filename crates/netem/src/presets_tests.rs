@@ -230,3 +230,31 @@ fn ack_stall_stalls_only_the_ack_direction() {
     let stalled = lost.iter().filter(|&&l| l).count();
     assert!(stalled >= 2 * 200, "{stalled} ACKs lost in 60 s");
 }
+
+/// Each preset built to show an event names it inside the link's first cycle, where its
+/// own schedule puts it; steady and random links have none.
+#[test]
+fn presets_name_their_first_event() {
+    let at = Duration::from_secs(10);
+    let dropout = first_event("dropout", 1, at).unwrap();
+    assert_eq!((dropout.start, dropout.end), (at, Duration::from_secs(11)));
+    let cliff = first_event("cliff", 1, at).unwrap();
+    assert_eq!(cliff.start, CLIFF_HIGH_TIME);
+    let fade = first_event("fade", 4, at).unwrap();
+    assert_eq!(fade.start, fade_schedule(4)[0].start);
+    assert!(fade.end > fade.start);
+    let stall = first_event("ack-stall", 3, at).unwrap();
+    assert_eq!(stall.start, ack_stall_outages(3)[0].start);
+    let ramp = first_event("ramp", 1, at).unwrap();
+    assert!(ramp.start < ramp.end && ramp.end <= Duration::from_secs(20));
+    for steady in [
+        "cellular",
+        "wifi",
+        "3g",
+        "intermittent",
+        "constant:500",
+        "none",
+    ] {
+        assert_eq!(first_event(steady, 1, at), None, "{steady}");
+    }
+}

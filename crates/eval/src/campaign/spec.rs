@@ -158,6 +158,9 @@ pub struct PlannedGroup {
     pub runs: Vec<String>,
 }
 
+/// Seconds a quick look keeps past the end of a link's event, to show the recovery.
+pub const EVENT_MARGIN_S: f64 = 5.0;
+
 /// The expanded matrix.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
@@ -236,6 +239,61 @@ impl Matrix {
         }
         runs.sort_by(|a, b| a.id.cmp(&b.id));
         Ok(Plan { runs, groups })
+    }
+
+    /// Caps every group's simulated seconds at `cap` (a quick look), but never so short that
+    /// a group's link loses the event it is built to show (`dropout`'s outage, `cliff`'s
+    /// fall, a fade): such a group keeps [`EVENT_MARGIN_S`] past the event's end, up to its
+    /// own length. Each group's title then says how much of it runs and why; the lines
+    /// returned say the same for the terminal.
+    pub fn cap_durations(&mut self, cap: f64) -> Result<Vec<String>, MatrixError> {
+        let default = self.defaults.duration_s;
+        let mut said = Vec::new();
+        let mut groups = std::mem::take(&mut self.groups);
+        for g in &mut groups {
+            let full = g.duration_s.unwrap_or(default);
+            let mut keep = cap.min(full);
+            let mut kept_for = None;
+            for run in self.expand(g)? {
+                let e = &run.experiment;
+                if e.link.trace.is_some() {
+                    continue;
+                }
+                let at = salsify_time::Duration::from_secs_f64(e.link.dropout_at_s);
+                let Some(event) = salsify_netem::presets::first_event(&e.link.preset, e.seed, at)
+                else {
+                    continue;
+                };
+                let needed = (event.end.as_secs_f64() + EVENT_MARGIN_S).min(full);
+                if needed > keep {
+                    keep = needed;
+                    kept_for = Some(event);
+                }
+            }
+            g.duration_s = Some(keep);
+            if keep >= full {
+                continue;
+            }
+            let why = match kept_for {
+                Some(ev) => format!(
+                    "{keep:.0} s of {full:.0} s, to keep {} ({:.0}-{:.0} s)",
+                    ev.what,
+                    ev.start.as_secs_f64(),
+                    ev.end.as_secs_f64()
+                ),
+                None => format!("the first {keep:.0} s of {full:.0} s"),
+            };
+            let title = if g.title.is_empty() {
+                g.name.clone()
+            } else {
+                g.title.clone()
+            };
+            g.title = format!("{title} (quick look: {why})");
+            said.push(format!("group '{}': {why}", g.name));
+        }
+        self.groups = groups;
+        self.defaults.duration_s = default.min(cap);
+        Ok(said)
     }
 
     fn expand(&self, group: &Group) -> Result<Vec<PlannedRun>, MatrixError> {
@@ -573,6 +631,39 @@ mod tests {
             "[defaults]\nsize = \"64x48\"\nduration_s = 2\n{groups}"
         ))
         .unwrap()
+    }
+
+    /// A quick look keeps each link's event: the dropout group runs past its outage, the
+    /// cliff group past its fall, a steady link's group is cut to the cap; titles say so.
+    #[test]
+    fn a_quick_look_keeps_each_links_event() {
+        let mut m = Matrix::from_toml(
+            "[defaults]\nduration_s = 60\n\
+             [[group]]\nname = \"dropout\"\nschemes = [\"salsify-2c\"]\nlinks = [\"dropout\"]\nduration_s = 20\n\
+             [[group]]\nname = \"cliff\"\ntitle = \"Cliff\"\nschemes = [\"salsify-2c\"]\nlinks = [\"cliff\"]\n\
+             [[group]]\nname = \"wifi\"\nschemes = [\"salsify-2c\"]\nlinks = [\"wifi\"]\n\
+             [[group]]\nname = \"short\"\nschemes = [\"salsify-2c\"]\nlinks = [\"dropout\"]\nduration_s = 8\n",
+        )
+        .unwrap();
+        let said = m.cap_durations(10.0).unwrap();
+        let seconds: Vec<f64> = m.groups.iter().map(|g| g.duration_s.unwrap()).collect();
+        // Dropout at 10-11 s: 16 s; cliff 20-30 s: 35 s; wifi: the cap; a group shorter
+        // than the cap keeps its own length.
+        assert_eq!(seconds, [16.0, 35.0, 10.0, 8.0]);
+        assert_eq!(
+            m.groups[0].title,
+            "dropout (quick look: 16 s of 20 s, to keep the dropout (10-11 s))"
+        );
+        assert_eq!(
+            m.groups[1].title,
+            "Cliff (quick look: 35 s of 60 s, to keep the cliff (20-30 s))"
+        );
+        assert_eq!(
+            m.groups[2].title,
+            "wifi (quick look: the first 10 s of 60 s)"
+        );
+        assert_eq!(m.groups[3].title, "");
+        assert_eq!(said.len(), 3, "{said:?}");
     }
 
     /// A seed TOML cannot hold is refused (it was a panic when the run's id was made).

@@ -40,8 +40,11 @@ struct Section {
     /// measurement of the runs, live cells beside their twins, each peer against
     /// Salsify-2c's frontier, where the group has them.
     extras: Vec<Extra>,
-    /// Schemes whose delay is below the oracle's ([`tables::bound_violations`]).
+    /// Schemes whose delay is below the oracle's at its quality or better
+    /// ([`tables::below_the_bound`]).
     violations: Vec<String>,
+    /// Schemes below the oracle's delay at lower quality, each with why that is no violation.
+    bound_notes: Vec<String>,
     figures: Vec<Drawn>,
     missing: Vec<String>,
 }
@@ -111,6 +114,7 @@ pub fn build(plan: &Plan, results: &BTreeMap<String, RunResult>, context: &Conte
                 Figure::Frontier => frontier::frontier(&g.group.name, &runs, &genies),
             });
         }
+        let below = tables::below_the_bound(&runs);
         sections.push(Section {
             title: if g.group.title.is_empty() {
                 g.group.name.clone()
@@ -126,7 +130,8 @@ pub fn build(plan: &Plan, results: &BTreeMap<String, RunResult>, context: &Conte
             .into_iter()
             .flatten()
             .collect(),
-            violations: tables::bound_violations(&runs),
+            violations: below.violations,
+            bound_notes: below.notes,
             figures: drawn,
             missing: g
                 .runs
@@ -261,6 +266,9 @@ fn markdown(
                 md += &format!("> **⚠ {v}**  \n");
             }
         }
+        for n in &s.bound_notes {
+            md += &format!("\nBelow the oracle's delay: {n}.\n");
+        }
         if !s.missing.is_empty() {
             md += &format!("\nNot finished: {}\n", s.missing.join(", "));
         }
@@ -321,6 +329,9 @@ fn html(
         }
         for v in &s.violations {
             h += &format!("<p class=\"violation\">&#9888; {}</p>\n", escape(v));
+        }
+        for n in &s.bound_notes {
+            h += &format!("<p>Below the oracle's delay: {}.</p>\n", escape(n));
         }
         if !s.missing.is_empty() {
             h += &format!("<p>Not finished: {}</p>\n", escape(&s.missing.join(", ")));
@@ -399,6 +410,7 @@ mod tests {
             table: Table::default(),
             extras: vec![],
             violations: vec![],
+            bound_notes: vec![],
             figures: vec![
                 figure("a-quality-delay", chart("Verizon", 10.0)),
                 figure("b-quality-delay", chart("TMobile", 12.0)),
@@ -463,6 +475,7 @@ mod tests {
                 ),
             ],
             violations: vec![flag.into()],
+            bound_notes: vec![],
             figures: vec![],
             missing: vec![],
         }];

@@ -100,23 +100,27 @@ pub const PUBLISHED: [Published; 15] = [
     point("Wi-Fi 0.57 Mb/s", "WebRTC", Some(10.0), 10.2, 315.0, 721.0),
 ];
 
-/// The paper's name of the link a run's link name stands for, if the paper measured it.
+/// Which link stands for which of the paper's: each Mahimahi trace file (by its name, without
+/// `.down`) that is the drive the paper measured, and the synthetic links that emulate its
+/// experiments 2 and 3. Exact names only: another drive on the same network
+/// (`ATT-LTE-driving-2016`, `TMobile-LTE-driving`) is not the paper's link.
+pub const PAPER_LINKS: [(&str, &str); 6] = [
+    // Mahimahi's 140 s excerpt of the Verizon LTE drive (the paper ran 10 minutes of it).
+    ("Verizon-LTE-short", "Verizon LTE"),
+    ("Verizon-LTE-driving", "Verizon LTE"),
+    ("ATT-LTE-driving", "AT&T LTE"),
+    ("TMobile-UMTS-driving", "T-Mobile UMTS"),
+    ("intermittent", "Intermittent"),
+    ("wifi", "Wi-Fi 0.57 Mb/s"),
+];
+
+/// The paper's name of the link a run's link name stands for, if the paper measured it
+/// ([`PAPER_LINKS`]).
 pub fn paper_trace(link: &str) -> Option<&'static str> {
-    let l = link.to_ascii_lowercase();
-    let trace = if l.contains("verizon-lte") || l.contains("verizon lte") {
-        "Verizon LTE"
-    } else if l.contains("att-lte") || l.contains("at&t") {
-        "AT&T LTE"
-    } else if l.contains("tmobile-umts") {
-        "T-Mobile UMTS"
-    } else if l == "intermittent" {
-        "Intermittent"
-    } else if l == "wifi" {
-        "Wi-Fi 0.57 Mb/s"
-    } else {
-        return None;
-    };
-    Some(trace)
+    PAPER_LINKS
+        .iter()
+        .find(|(name, _)| *name == link)
+        .map(|(_, paper)| *paper)
 }
 
 /// The published point of `system` on the paper's `trace`.

@@ -81,8 +81,17 @@ impl EvalArgs {
         let mut m = match &self.matrix {
             Some(path) => {
                 let text = crate::paths::read_text("matrix file", path)?;
-                let mut m = Matrix::from_toml(&text)
-                    .with_context(|| format!("in matrix file '{}'", path.display()))?;
+                let mut m = Matrix::from_toml(&text).map_err(|e| {
+                    let why = match e {
+                        salsify_eval::campaign::MatrixError::Parse(why) => why,
+                        other => other.to_string(),
+                    };
+                    anyhow::anyhow!(
+                        "in matrix file '{}': {}",
+                        path.display(),
+                        crate::usage::with_suggestion(&why)
+                    )
+                })?;
                 if let Some(dir) = &self.traces {
                     m.traces = Some(dir.clone());
                 }

@@ -95,17 +95,21 @@ impl RecvArgs {
         let params = read_params(self.scheme_params.as_deref())?;
         let scheme = match &self.scheme {
             Some(name) => Some({
-                crate::usage::check_scheme("--scheme", name)?;
+                crate::usage::check_live_scheme("--scheme", name)?;
                 SchemeChoice::new(name, params.clone()).build()?
             }),
             None => None,
         };
         let stdout = |p: &Option<PathBuf>| p.as_ref().is_some_and(|p| p.as_os_str() == "-");
         if stdout(&self.output) && stdout(&self.ivf) {
-            bail!("-o - and --ivf - would both write to standard output: give one a file");
+            return Err(crate::usage::usage(
+                "-o - and --ivf - would both write to standard output: give one a file",
+            ));
         }
         if self.log.as_ref().is_some_and(|p| p.as_os_str() == "-") {
-            bail!("--log -: the log needs a file (standard output carries video with -o - or --ivf -)");
+            return Err(crate::usage::usage(
+                "--log -: the log needs a file (standard output carries video with -o - or --ivf -)",
+            ));
         }
         crate::paths::check_outputs(&[
             ("-o", self.output.as_deref()),

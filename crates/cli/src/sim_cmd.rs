@@ -114,7 +114,11 @@ impl SimArgs {
             Some(path) => {
                 let text = crate::paths::read_text("experiment file", path)?;
                 Experiment::from_toml(&text).map_err(|e| {
-                    anyhow::anyhow!("experiment file '{}', {}", path.display(), e.message)
+                    anyhow::anyhow!(
+                        "experiment file '{}', {}",
+                        path.display(),
+                        crate::usage::with_suggestion_among(&e.message, &experiment_fields())
+                    )
                 })?
             }
             None => Experiment::default(),
@@ -223,6 +227,17 @@ fn open_video(e: &Experiment) -> Result<Box<dyn VideoSource>> {
         return synthetic_video(e);
     }
     Ok(Box::new(read_clip(&e.video, frames_needed(e))?))
+}
+
+/// Every top-level name an experiment file takes: its fields and the scheme tables.
+fn experiment_fields() -> Vec<String> {
+    let mut names: Vec<String> = toml::to_string(&Experiment::default())
+        .ok()
+        .and_then(|t| t.parse::<toml::Table>().ok())
+        .map(|t| t.keys().cloned().collect())
+        .unwrap_or_default();
+    names.extend(salsify_schemes::registry::tables().map(|t| t.name.to_string()));
+    names
 }
 
 /// The summary with the run's name first: its scheme and its setting (what its parameters

@@ -25,7 +25,9 @@ pub fn stamp_video(
     quiet: bool,
 ) -> Result<u64> {
     if frames == Some(0) {
-        bail!("--frames 0: nothing to write (give at least 1)");
+        return Err(crate::usage::usage(
+            "--frames 0: nothing to write (give at least 1)",
+        ));
     }
     crate::paths::check_output("--out", out)?;
     let existed = out.exists();
@@ -110,7 +112,9 @@ pub fn stamp_frames(
     mut each: impl FnMut(&Y4mHeader, Image) -> Result<()>,
 ) -> Result<Stamped> {
     if frames == Some(0) {
-        bail!("--frames 0: nothing to write (give at least 1)");
+        return Err(crate::usage::usage(
+            "--frames 0: nothing to write (give at least 1)",
+        ));
     }
     let default_size = Size {
         width: 640,

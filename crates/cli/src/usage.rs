@@ -84,6 +84,47 @@ pub fn unknown_name(what: &str, name: &str, known: &[&str]) -> anyhow::Error {
     }
 }
 
+/// A file's error message with a suggestion added where serde refused a name it lists the
+/// choices for ("unknown variant `frontir`, expected one of `quality-delay`, ..., `frontier`"
+/// or "unknown field `duraton_s`, expected one of ..."): "(did you mean 'frontier'?)".
+pub fn with_suggestion(message: &str) -> String {
+    with_suggestion_among(message, &[])
+}
+
+/// [`with_suggestion`], and for an unknown field whose message lists no choices, the closest
+/// of `known`.
+pub fn with_suggestion_among(message: &str, known_fields: &[String]) -> String {
+    let message = message.trim_end();
+    let quoted = |text: &str| -> Vec<String> {
+        text.split('`')
+            .skip(1)
+            .step_by(2)
+            .map(String::from)
+            .collect()
+    };
+    for marker in ["unknown variant `", "unknown field `"] {
+        let Some(at) = message.find(marker) else {
+            continue;
+        };
+        let rest = &message[at + marker.len()..];
+        let Some(end) = rest.find('`') else { continue };
+        let given = &rest[..end];
+        let known = match rest.find("expected one of ") {
+            Some(list_at) => {
+                let line_end = rest[list_at..]
+                    .find('\n')
+                    .map_or(rest.len(), |i| list_at + i);
+                quoted(&rest[list_at..line_end])
+            }
+            None => known_fields.to_vec(),
+        };
+        if let Some(near) = closest(given, known.iter().map(String::as_str)) {
+            return format!("{message} (did you mean '{near}'?)");
+        }
+    }
+    message.to_string()
+}
+
 /// Refuses a scheme name no family registers (`flag` names the flag in the message).
 pub fn check_scheme(flag: &str, name: &str) -> Result<()> {
     let known = salsify_schemes::registry::scheme_names();
@@ -91,6 +132,22 @@ pub fn check_scheme(flag: &str, name: &str) -> Result<()> {
         return Ok(());
     }
     Err(unknown_name("scheme", name, &known).context(flag.to_string()))
+}
+
+/// Refuses a scheme name that is unknown or cannot run live (the oracle reads the link's
+/// future; a browser peer runs only under `salsify peer`).
+pub fn check_live_scheme(flag: &str, name: &str) -> Result<()> {
+    check_scheme(flag, name)?;
+    match salsify_schemes::registry::scheme(name).map(|s| s.runs) {
+        Some(salsify_schemes::Runs::SimulatorOnly) => Err(usage(format!(
+            "{flag} {name}: {name} reads the link's future and runs only in the simulator \
+             (salsify sim / eval)"
+        ))),
+        Some(salsify_schemes::Runs::Peer(_)) => Err(usage(format!(
+            "{flag} {name}: {name} is a browser peer (salsify peer, or a live group of salsify eval)"
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// Refuses a link preset that is not one of the list (`constant:...` is left to the link's
@@ -162,6 +219,19 @@ mod tests {
         assert_eq!(closest("salsfy-2c", known), Some("salsify-2c"));
         assert_eq!(closest("conventinal", known), Some("conventional"));
         assert_eq!(closest("zzz", known), None);
+    }
+
+    #[test]
+    fn serdes_lists_of_names_get_a_suggestion() {
+        let figure = "TOML parse error at line 5, column 10\n  |\n5 | figures=[\"frontir\"]\n\
+                      unknown variant `frontir`, expected one of `quality-delay`, `frontier`\n";
+        assert!(with_suggestion(figure).ends_with("(did you mean 'frontier'?)"));
+        let field = "unknown field `duraton_s`, expected one of `scheme`, `duration_s`";
+        assert!(with_suggestion(field).ends_with("(did you mean 'duration_s'?)"));
+        // Nothing close, or nothing listed: the message as it was.
+        let far = "unknown variant `zzz`, expected one of `quality-delay`, `frontier`";
+        assert_eq!(with_suggestion(far), far);
+        assert_eq!(with_suggestion("no such thing"), "no such thing");
     }
 
     #[test]

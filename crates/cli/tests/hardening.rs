@@ -299,7 +299,7 @@ fn errors_are_clear_and_leave_nothing_behind() {
     fails(
         &dir,
         &["barcode", "--frames", "0", "-o", "b.y4m"],
-        1,
+        2,
         "--frames 0",
     );
     assert!(!dir.join("b.y4m").exists());
@@ -763,13 +763,25 @@ fn experiment_file_errors_name_their_line() {
     .unwrap();
     let args = ["sim", "--config", "typo.toml", "--out", "s"];
     let stderr = fails(&dir, &args, 1, "line 2: unknown field `duraton_s`");
+    assert!(stderr.contains("(did you mean 'duration_s'?)"), "{stderr}");
     assert!(!stderr.contains("line 1"), "{stderr}");
     assert_eq!(stderr.matches("typo.toml").count(), 1, "{stderr}");
     assert!(!stderr.contains("file: "), "{stderr}");
     std::fs::write(dir.join("link.toml"), "seed = 2\n\n[link]\ndely_ms = 5\n").unwrap();
     let args = ["sim", "--config", "link.toml", "--out", "s"];
-    fails(&dir, &args, 1, "line 4: unknown field `dely_ms`");
+    let stderr = fails(&dir, &args, 1, "line 4: unknown field `dely_ms`");
+    assert!(stderr.contains("(did you mean 'delay_ms'?)"), "{stderr}");
     assert!(!dir.join("s").exists(), "sim output left");
+    // A figure's name in a matrix file, with its one prefix.
+    std::fs::write(
+        dir.join("m.toml"),
+        "[[group]]\nname = \"g\"\nschemes = [\"salsify-2c\"]\nlinks = [\"wifi\"]\nfigures = [\"frontir\"]\n",
+    )
+    .unwrap();
+    let args = ["eval", "--matrix", "m.toml", "--dry-run", "--out", "e"];
+    let stderr = fails(&dir, &args, 1, "line 5");
+    assert!(stderr.contains("(did you mean 'frontier'?)"), "{stderr}");
+    assert_eq!(stderr.matches("matrix file").count(), 1, "{stderr}");
 }
 
 /// Issue 45, item 7: a public key given as the private one is named as such, before any

@@ -388,7 +388,7 @@ fn bad_addresses_busy_ports_and_missing_inputs_are_clear_errors() {
         (&["recv", "--listen", "nonsense"], 2, "has no port"),
         (
             &["recv", "--listen", "127.0.0.1:0", "-o", "-", "--ivf", "-"],
-            1,
+            2,
             "both write to standard output",
         ),
         (
@@ -422,12 +422,12 @@ fn bad_addresses_busy_ports_and_missing_inputs_are_clear_errors() {
         ),
         (
             &["send", "--to", "127.0.0.1:9", "--scheme", "oracle"],
-            1,
-            "the oracle reads the link's future and runs only in the simulator",
+            2,
+            "oracle reads the link's future and runs only in the simulator",
         ),
         (
             &["recv", "--listen", "127.0.0.1:0", "--scheme", "oracle"],
-            1,
+            2,
             "runs only in the simulator",
         ),
         (
@@ -445,7 +445,7 @@ fn bad_addresses_busy_ports_and_missing_inputs_are_clear_errors() {
                 "--delay-target-ms",
                 "50",
             ],
-            1,
+            2,
             "--delay-target-ms applies to the salsify schemes",
         ),
     ];

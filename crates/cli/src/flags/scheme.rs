@@ -91,8 +91,10 @@ impl SchemeArgs {
     /// after `reset_default` of silence (`None`: never).
     pub fn sender(&self, reset_default: Option<Duration>) -> Result<SenderSide> {
         SenderSide::check_cpu_used(self.cpu_used)?;
+        let scheme = self.choice()?;
+        crate::usage::check_live_scheme("--scheme", &scheme.name)?;
         Ok(SenderSide {
-            scheme: self.choice()?,
+            scheme,
             cpu_used: self.cpu_used,
             connection_id: self.connection_id,
             reset_after: self.reset_after.or(reset_default),
@@ -111,7 +113,9 @@ impl SchemeArgs {
             let base = params.get_or_default(table).map_err(|e| anyhow!("{e}"))?;
             params.set(table, &self.salsify_sender(base)?);
         } else if let Some(flag) = self.salsify_flags().first() {
-            bail!("{flag} applies to the salsify schemes, not {name}");
+            return Err(crate::usage::usage(format!(
+                "{flag} applies to the salsify schemes, not {name}"
+            )));
         }
         Ok(SchemeChoice {
             name: name.to_string(),

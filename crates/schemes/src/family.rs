@@ -145,6 +145,8 @@ pub enum PeerCodec {
     Vp9Svc,
     /// AV1.
     Av1,
+    /// H.264 (Debian's Chromium offers it for WebRTC).
+    H264,
 }
 
 /// The VP9 scalability mode of the VP9-SVC peer: three spatial and three temporal layers,
@@ -162,6 +164,7 @@ impl PeerCodec {
             PeerCodec::Vp8 => "video/VP8",
             PeerCodec::Vp9Svc => "video/VP9",
             PeerCodec::Av1 => "video/AV1",
+            PeerCodec::H264 => "video/H264",
         }
     }
 

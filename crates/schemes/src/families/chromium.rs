@@ -11,7 +11,7 @@ pub(crate) static FAMILY: Chromium = Chromium;
 /// Chromium's family.
 pub struct Chromium;
 
-static SCHEMES: [SchemeInfo; 3] = [
+static SCHEMES: [SchemeInfo; 4] = [
     SchemeInfo {
         name: "chromium-vp8",
         about: "headless Chromium's WebRTC with VP8 (live cells only)",
@@ -37,6 +37,15 @@ static SCHEMES: [SchemeInfo; 3] = [
         sends_video: true,
         color: "#8C564B",
         marker: Marker::Cross,
+        roles: &[],
+    },
+    SchemeInfo {
+        name: "chromium-h264",
+        about: "headless Chromium's WebRTC with H.264 (live cells only)",
+        runs: Runs::Peer(PeerCodec::H264),
+        sends_video: true,
+        color: "#17BECF",
+        marker: Marker::Diamond,
         roles: &[],
     },
 ];

@@ -189,6 +189,7 @@ pub enum Marker {
     Star,
     Plus,
     Cross,
+    Hexagon,
 }
 
 /// A part a scheme plays in the built-in evaluation. Group roles carry a rank (lists are

@@ -297,7 +297,7 @@ mod tests {
         m.traces = Some(traces);
         m.defaults.video = video.to_string_lossy().into_owned();
         let plan = m.plan().unwrap();
-        assert_eq!(plan.runs.iter().filter(|r| r.live).count(), 12);
+        assert_eq!(plan.runs.iter().filter(|r| r.live).count(), 18);
         // 44 of the paper's experiments, and the six live cells of ours simulated as played.
         assert_eq!(plan.runs.iter().filter(|r| !r.live).count(), 50);
         let ours = plan

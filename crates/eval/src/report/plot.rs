@@ -143,11 +143,13 @@ pub enum Marker {
     Plus,
     /// A five-pointed star.
     Star,
+    /// A hexagon.
+    Hexagon,
 }
 
 impl Marker {
     /// Every shape, in the order systems are given them.
-    pub const ALL: [Marker; 8] = [
+    pub const ALL: [Marker; 9] = [
         Marker::Circle,
         Marker::Square,
         Marker::Diamond,
@@ -156,6 +158,7 @@ impl Marker {
         Marker::Cross,
         Marker::Plus,
         Marker::Star,
+        Marker::Hexagon,
     ];
 
     /// The SVG element of this marker centred on (`x`, `y`), about 8 px across. Crosses are
@@ -180,6 +183,14 @@ impl Marker {
             Marker::Diamond => polygon(&[(0.0, -5.0), (5.0, 0.0), (0.0, 5.0), (-5.0, 0.0)]),
             Marker::TriangleUp => polygon(&[(0.0, -5.0), (4.6, 3.5), (-4.6, 3.5)]),
             Marker::TriangleDown => polygon(&[(0.0, 5.0), (4.6, -3.5), (-4.6, -3.5)]),
+            Marker::Hexagon => polygon(&[
+                (-2.6, -4.5),
+                (2.6, -4.5),
+                (5.0, 0.0),
+                (2.6, 4.5),
+                (-2.6, 4.5),
+                (-5.0, 0.0),
+            ]),
             Marker::Star => {
                 let points: Vec<(f64, f64)> = (0..10)
                     .map(|i| {

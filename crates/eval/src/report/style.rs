@@ -47,6 +47,7 @@ fn marker(m: salsify_schemes::Marker) -> Marker {
         M::Star => Marker::Star,
         M::Plus => Marker::Plus,
         M::Cross => Marker::Cross,
+        M::Hexagon => Marker::Hexagon,
     }
 }
 
@@ -105,18 +106,9 @@ pub fn shade(color: &str, k: usize) -> String {
 
 /// The marker `k` shapes after `m`.
 fn next_marker(m: Marker, k: usize) -> Marker {
-    const ORDER: [Marker; 8] = [
-        Marker::Circle,
-        Marker::Square,
-        Marker::TriangleUp,
-        Marker::TriangleDown,
-        Marker::Diamond,
-        Marker::Star,
-        Marker::Plus,
-        Marker::Cross,
-    ];
-    let at = ORDER.iter().position(|x| *x == m).unwrap_or(0);
-    ORDER[(at + k) % ORDER.len()]
+    let all = Marker::ALL;
+    let at = all.iter().position(|x| *x == m).unwrap_or(0);
+    all[(at + k) % all.len()]
 }
 
 #[cfg(test)]

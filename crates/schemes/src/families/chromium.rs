@@ -45,7 +45,7 @@ static SCHEMES: [SchemeInfo; 4] = [
         runs: Runs::Peer(PeerCodec::H264),
         sends_video: true,
         color: "#17BECF",
-        marker: Marker::Diamond,
+        marker: Marker::Hexagon,
         roles: &[],
     },
 ];

@@ -119,8 +119,19 @@ pub fn finish<T: Send + 'static>(live: Option<Live<T>>) {
     let dropped = live.feed().dropped();
     for report in live.finish() {
         let shown = report["totals"]["recv.shown"].as_str().unwrap_or("-");
+        let blank: Vec<&str> = report["values"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter(|(_, v)| v.as_str() == Some("-"))
+            .map(|(k, _)| k.as_str())
+            .collect();
+        let legends = match blank.is_empty() {
+            true => "a value in every legend".to_string(),
+            false => format!("no value in {}", blank.join(" ")),
+        };
         eprintln!(
-            "dashboard: a page saw the end: frames shown {shown}, {} samples",
+            "dashboard: a page saw the end: frames shown {shown}, {} samples, {legends}",
             report["samples"]
         );
     }

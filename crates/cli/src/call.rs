@@ -62,7 +62,9 @@ pub fn run(
     let (prepared, stop) = match started {
         Ok(s) => s,
         Err(e) => {
-            folder.map(out_dir::Taken::abandon);
+            if let Some(folder) = folder {
+                folder.abandon();
+            }
             return Err(e);
         }
     };

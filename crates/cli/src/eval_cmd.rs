@@ -36,12 +36,12 @@ pub struct EvalArgs {
     #[arg(long)]
     video: Option<String>,
     /// Output folder: runs/, matrix.toml, report.html, report.md, figures/. An evaluation
-    /// of the same runs resumes in it (shards may share it); a folder holding another
-    /// evaluation or another command's run is refused.
+    /// resumes in it (shards may share it; finished runs of the same experiments are
+    /// reused); a folder holding another command's run is refused.
     #[arg(long, default_value = "salsify-eval-out")]
     out: PathBuf,
-    /// Empty the output folder first when it holds another evaluation or another run
-    /// (its finished runs are lost).
+    /// Empty the output folder first (its finished runs are lost), also when it holds
+    /// another command's run.
     #[arg(long)]
     force: bool,
     /// Runs at once (each Salsify-2c run itself keeps about two cores busy).

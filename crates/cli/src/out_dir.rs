@@ -3,9 +3,11 @@
 //! ran, a line about it); a folder that holds a run of another command or another
 //! experiment is refused (bad usage, exit 2: the folder named is the wrong one for this run,
 //! and another `--out` or `--force` is the remedy) or, with `--force`, emptied first. The
-//! same experiment again replaces the earlier run (`eval` resumes it instead), and a
-//! command's default folder (`salsify-demo-out`, `salsify-sim-out`) is replaced with a line
-//! that says so. A folder of files that are no run's is never emptied.
+//! same experiment again replaces the earlier run, and a command's default folder
+//! (`salsify-demo-out`, `salsify-sim-out`) is replaced with a line that says so. `eval`
+//! resumes instead: its folder keeps each run under its experiment's id and reports only
+//! its plan's, so another evaluation's folder is taken (with a line), reusing the runs of
+//! the same experiments. A folder of files that are no run's is never emptied.
 //!
 //! What to do is decided ([`plan`]) before anything runs, and done ([`Plan::take`]) only when
 //! the run is about to write, so a failed start or an interrupted simulation leaves no empty
@@ -179,8 +181,8 @@ pub fn refuse_marked_runs(dir: &Path, flag: &str) -> Result<()> {
 enum Action {
     /// It does not exist: make it.
     Make,
-    /// It exists and is empty, or holds this very experiment and the command resumes it.
-    Use,
+    /// It exists and is empty, or holds a run the command resumes (`note`: what to say).
+    Use { note: Option<String> },
     /// Empty it first (what it holds, said when `say`).
     Replace { what: String, say: bool },
 }
@@ -207,7 +209,7 @@ pub fn plan(path: &Path, flag: &str, mark: RunMark, reuse: Reuse, resumes: bool)
         )));
     }
     let action = match holds(path)? {
-        Holds::Nothing if path.is_dir() => Action::Use,
+        Holds::Nothing if path.is_dir() => Action::Use { note: None },
         Holds::Nothing => {
             can_make(path).with_context(|| flag.to_string())?;
             Action::Make
@@ -225,14 +227,29 @@ pub fn plan(path: &Path, flag: &str, mark: RunMark, reuse: Reuse, resumes: bool)
         } => {
             let same_command = command == mark.command;
             let same = same_command && experiment.as_deref() == Some(mark.experiment.as_str());
-            if same && resumes {
-                Action::Use
+            if reuse.force {
+                Action::Replace {
+                    what: about,
+                    say: true,
+                }
+            } else if same && resumes {
+                Action::Use { note: None }
+            } else if same_command && resumes {
+                // Its runs are kept by experiment: the same experiments are reused, and the
+                // others are in no plan or report of this one.
+                Action::Use {
+                    note: Some(format!(
+                        "'{shown}' holds {about}, not all of them this plan's: finished runs \
+                         of the same experiments are reused; the others stay in runs/, outside \
+                         this plan and its report"
+                    )),
+                }
             } else if same {
                 Action::Replace {
                     what: format!("the earlier run of the same experiment ({about})"),
                     say: true,
                 }
-            } else if reuse.force || (same_command && reuse.default_folder) {
+            } else if same_command && reuse.default_folder {
                 Action::Replace {
                     what: about,
                     say: true,
@@ -243,8 +260,8 @@ pub fn plan(path: &Path, flag: &str, mark: RunMark, reuse: Reuse, resumes: bool)
                     false => "another command",
                 };
                 return Err(usage(format!(
-                    "{flag} '{shown}' holds {about}, {other}'s: runs are not mixed in one \
-                     folder; give another {flag}, or --force to empty it first"
+                    "{flag} '{shown}' holds a run of {other} ({about}): runs are not mixed in \
+                     one folder; give another {flag}, or --force to empty it first"
                 )));
             }
         }
@@ -299,6 +316,9 @@ impl Plan {
     /// as `command`), and marks it as this run's.
     pub fn take(self) -> Result<Taken> {
         let made = missing_folders(&self.path);
+        if let Action::Use { note: Some(note) } = &self.action {
+            eprintln!("salsify {}: {note}", self.mark.command);
+        }
         if let Action::Replace { what, say } = &self.action {
             if *say {
                 eprintln!(
@@ -481,7 +501,8 @@ mod tests {
         let _ = fs::remove_dir_all(&dir);
     }
 
-    /// An evaluation from before marks resumes: its plan's runs are its key.
+    /// An evaluation from before marks resumes: its plan's runs are its key; an evaluation
+    /// of other runs is taken too (its runs are kept by experiment), with a note.
     #[test]
     fn an_old_evaluation_resumes() {
         let dir = temp("eval");

@@ -197,7 +197,10 @@ fn a_running_demos_page_follows_the_call() {
         .next()
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("no count: {end}"));
-    assert_eq!(page_shown, summary_shown, "the ended page against the summary");
+    assert_eq!(
+        page_shown, summary_shown,
+        "the ended page against the summary"
+    );
     assert!(end.ends_with("a value in every legend"), "{end}");
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -267,7 +270,10 @@ fn view_shows_a_simulated_runs_summary() {
     let values = seen["values"].as_object().unwrap();
     assert!(values.len() >= 10, "{values:?}");
     for (series, v) in values {
-        assert!(v.as_str() != Some("-"), "no value for {series} at the end: {seen}");
+        assert!(
+            v.as_str() != Some("-"),
+            "no value for {series} at the end: {seen}"
+        );
     }
     // The rate at the end is a whole last second's (a 320x180 sim shows its 60 fps).
     let fps = shown_number(&seen["values"]["recv.shown"]);

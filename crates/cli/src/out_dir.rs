@@ -514,15 +514,11 @@ mod tests {
         .unwrap();
         let mark = |ids: &[&str]| RunMark::with_key("eval", eval_key(ids.iter().copied()), "x");
         let same = plan(&dir, "--out", mark(&["a", "b"]), Reuse::default(), true).unwrap();
-        assert!(same.replaces().is_none());
-        let err = refused(plan(
-            &dir,
-            "--out",
-            mark(&["a", "c"]),
-            Reuse::default(),
-            true,
-        ));
-        assert!(err.contains("another experiment"), "{err}");
+        assert_eq!(same.action, Action::Use { note: None });
+        let other = plan(&dir, "--out", mark(&["a", "c"]), Reuse::default(), true).unwrap();
+        assert!(matches!(other.action, Action::Use { note: Some(_) }));
+        let demo = RunMark::new("demo", "d", "a demo");
+        refused(plan(&dir, "--out", demo, Reuse::default(), true));
         let _ = fs::remove_dir_all(&dir);
     }
 

@@ -91,14 +91,12 @@ function niceTicks(lo, hi) {
   const first = Math.floor(lo / step + 1e-9) * step, last = Math.ceil(hi / step - 1e-9) * step;
   const ticks = [];
   for (let v = first; v <= last + step / 2; v += step) ticks.push(Math.abs(v) < step / 1e6 ? 0 : v);
-  const decimals = Math.max(0, -Math.floor(Math.log10(step) + 1e-9));
-  return { lo: first, hi: last, ticks, label: (v) => tickLabel(v, decimals) };
-}
-
-// A tick's label: thousands as "k" (11 000 as "11k"), else as many decimals as the step has.
-function tickLabel(v, decimals) {
-  if (Math.abs(v) >= 10000) return `${(v / 1000).toFixed(Math.max(0, decimals - 3))}k`;
-  return v.toFixed(Math.min(decimals, 3));
+  const places = (unit) => Math.max(0, -Math.floor(Math.log10(step / unit) + 1e-9));
+  // An axis reaching 10 000 is marked in thousands ("k") throughout.
+  const thousands = Math.max(Math.abs(first), Math.abs(last)) >= 10000;
+  const label = (v) => v === 0 ? "0"
+    : thousands ? `${(v / 1000).toFixed(places(1000))}k` : v.toFixed(Math.min(places(1), 3));
+  return { lo: first, hi: last, ticks, label };
 }
 
 // A scheme's gauge carries its unit in its name (`srtt_ms`, `cwnd_packets`: the schemes'

@@ -280,6 +280,8 @@ impl Worker {
     }
 
     fn take<T>(&mut self, item: T, t: &mut impl Translate<T>) {
+        // The call may have marked its start or end while this thread waited for the item.
+        self.follow_bounds();
         let mut sink = Sink {
             origin: self.origin,
             board: &mut self.board,
@@ -343,6 +345,39 @@ mod tests {
         fn translate(&mut self, image: Arc<Image>, sink: &mut Sink<'_>) {
             sink.picture(image, Some(7));
         }
+    }
+
+    /// Each item is one event at its instant.
+    struct Events;
+    impl Translate<Instant> for Events {
+        fn translate(&mut self, at: Instant, sink: &mut Sink<'_>) {
+            sink.value(at, "n", Agg::Rate, 1.0);
+        }
+    }
+
+    /// The page's axis runs from the call's start to its end, as the call marks them; an
+    /// event reported after the end counts in the last point.
+    #[test]
+    fn the_call_marks_its_start_and_end() {
+        let listen = Listen::new("127.0.0.1:0".parse().unwrap());
+        let live = Live::start(&listen, Value::Null, now, Events).unwrap();
+        let feed = live.feed();
+        let start = now() + Duration::from_millis(50);
+        feed.mark_start(start);
+        feed.offer(start + Duration::from_millis(100));
+        feed.mark_end(start + Duration::from_millis(500));
+        feed.offer(start + Duration::from_millis(900));
+        let shared = live.shared.clone();
+        let _ = live.finish();
+        let samples: Vec<Value> = shared
+            .lock()
+            .samples
+            .iter()
+            .map(|s| serde_json::from_str(s).unwrap())
+            .collect();
+        let last = samples.last().unwrap();
+        assert_eq!(last["t"], 0.5, "{samples:?}");
+        assert_eq!(last["tot"]["n"], 2.0, "{samples:?}");
     }
 
     /// Pictures become JPEGs only while a page is open (an open event stream).

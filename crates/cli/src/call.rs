@@ -15,11 +15,19 @@ use salsify_time::Duration;
 use crate::blackbox::BlackBoxRecorder;
 use crate::dashboard::{self, Fact};
 use crate::monitor::{DemoSummary, Monitor, MonitorConfig};
+use crate::out_dir;
 use crate::runtime::{self, clock, CameraInput};
 use crate::window;
 
 /// Runs the call; when it is barcoded, also returns the black-box analysis it wrote.
-pub fn run(call: &LiveCall) -> Result<Option<salsify_peer::Analysis>> {
+/// `folder`: the output folder, checked; taken (made or emptied) only once the dashboard's
+/// port is bound and the window open, and given up again if the call cannot start, so a
+/// failed start leaves no empty folder. Without it (an evaluation's live cell), the folder
+/// is the caller's.
+pub fn run(
+    call: &LiveCall,
+    folder: Option<out_dir::Plan>,
+) -> Result<Option<salsify_peer::Analysis>> {
     if call.barcoded && !std::path::Path::new(&call.camera.input).is_file() {
         anyhow::bail!(
             "--barcoded needs a barcoded Y4M file as --input (from `salsify barcode`), not '{}'",
@@ -30,21 +38,10 @@ pub fn run(call: &LiveCall) -> Result<Option<salsify_peer::Analysis>> {
     // created.
     let source = CameraInput::open(&call.camera)?;
     let (width, height) = source.size();
-    let title = format!("salsify demo: {}", call.sender.scheme.build()?.name());
+    let scheme = call.sender.scheme.build()?.name().to_string();
+    let title = format!("salsify demo: {scheme}");
     let window = window::open(call.receiver.display, &title, (width, height), false)?;
     let receiver_fps = source.fps();
-    let prepared = call.prepare(SourceInfo {
-        width,
-        height,
-        fps: source.fps(),
-    })?;
-    let monitor = MonitorConfig {
-        ssim: call.receiver.ssim,
-        link: prepared.relay.video.link.clone(),
-        outage_at: call.path.outage_at,
-    };
-    let scheme = prepared.sender.scheme.name();
-    let stop = runtime::stop_on_ctrl_c()?;
     let dash_title = format!(
         "salsify demo: {} over {}",
         call.sender.scheme.run_name(),
@@ -53,9 +50,34 @@ pub fn run(call: &LiveCall) -> Result<Option<salsify_peer::Analysis>> {
     let dash = dashboard::start::<Fact>(
         call.dashboard.as_deref(),
         &dash_title,
-        Some(scheme),
+        Some(&scheme),
         dashboard::Role::Demo,
     )?;
+    let folder = folder.map(out_dir::Plan::take).transpose()?;
+    let started = (|| {
+        let prepared = call.prepare(SourceInfo {
+            width,
+            height,
+            fps: source.fps(),
+        })?;
+        let stop = runtime::stop_on_ctrl_c()?;
+        Ok((prepared, stop))
+    })();
+    let (prepared, stop) = match started {
+        Ok(s) => s,
+        Err(e) => {
+            if let Some(folder) = folder {
+                folder.abandon();
+            }
+            return Err(e);
+        }
+    };
+    let monitor = MonitorConfig {
+        ssim: call.receiver.ssim,
+        link: prepared.relay.video.link.clone(),
+        outage_at: call.path.outage_at,
+    };
+    let scheme = prepared.sender.scheme.name();
     let feed = dash.as_ref().map(|d| d.feed());
     let (tx, rx) = mpsc::channel();
     let view = window.as_ref().map(|w| w.view());
@@ -78,6 +100,9 @@ pub fn run(call: &LiveCall) -> Result<Option<salsify_peer::Analysis>> {
     dashboard::finish(dash);
     let (summary, blackbox) = watched?;
     let failed = running.join();
+    if let Some(folder) = &folder {
+        folder.record_length(summary.seconds)?;
+    }
     print_summary(&summary, call);
     if summary.shown == 0 {
         return Err(match failed {
@@ -104,10 +129,21 @@ fn watch(
     let start = clock::now();
     let end = start + call.duration;
     let mut monitor = Monitor::new(config, start);
+    if let Some(f) = &feed {
+        f.mark_start(start);
+    }
+    let mut ended = false;
     loop {
         let now = clock::now();
         if now >= end {
             stop.store(true, Ordering::SeqCst);
+        }
+        // The page's last point is where the summary's time ends.
+        if !ended && stop.load(Ordering::Relaxed) {
+            ended = true;
+            if let Some(f) = &feed {
+                f.mark_end(now.min(end));
+            }
         }
         if let Some(line) = monitor.tick(now).filter(|_| !call.quiet) {
             println!("{line}");

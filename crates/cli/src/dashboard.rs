@@ -61,12 +61,13 @@ pub enum Role {
 pub enum Fact {
     /// An observation of a loop.
     Observed(Observation),
-    /// A shown frame's capture-to-display delay and SSIM (where the demo scores it).
+    /// A frame the demo counted as shown (its summary's count), its capture-to-display
+    /// delay and SSIM (where the demo scores it).
     Scored {
         /// When it was shown.
         at: Instant,
-        /// Capture to display.
-        delay: Duration,
+        /// Capture to display, where the capture is known.
+        delay: Option<Duration>,
         /// Its SSIM against the source.
         ssim: Option<f64>,
     },
@@ -118,8 +119,19 @@ pub fn finish<T: Send + 'static>(live: Option<Live<T>>) {
     let dropped = live.feed().dropped();
     for report in live.finish() {
         let shown = report["totals"]["recv.shown"].as_str().unwrap_or("-");
+        let blank: Vec<&str> = report["values"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter(|(_, v)| v.as_str() == Some("-"))
+            .map(|(k, _)| k.as_str())
+            .collect();
+        let legends = match blank.is_empty() {
+            true => "a value in every legend".to_string(),
+            false => format!("no value in {}", blank.join(" ")),
+        };
         eprintln!(
-            "dashboard: a page saw the end: frames shown {shown}, {} samples",
+            "dashboard: a page saw the end: frames shown {shown}, {} samples, {legends}",
             report["samples"]
         );
     }
@@ -259,20 +271,29 @@ impl CallView {
 impl Translate<Observation> for CallView {
     fn translate(&mut self, o: Observation, s: &mut Sink<'_>) {
         match o {
-            Observation::Captured { image, .. } if self.role == Role::Send => s.picture(image),
+            Observation::Captured { image, picture, .. } if self.role == Role::Send => {
+                s.picture(image, Some(picture))
+            }
             Observation::Captured { .. } => {}
             Observation::Sent(f) => self.sent(s, &f),
             Observation::SenderSession { .. } => {}
             Observation::Shown {
-                at, image, sent_at, ..
+                at,
+                image,
+                sent_at,
+                frame,
+                ..
             } => {
-                s.value(at, "recv.shown", Agg::Rate, 1.0);
+                // The demo counts shown frames as its summary does (Fact::Scored).
+                if self.role != Role::Demo {
+                    s.value(at, "recv.shown", Agg::Rate, 1.0);
+                }
                 s.value(at, "recv.height", Agg::Last, f64::from(image.height()));
                 if let Some(sent) = sent_at {
                     let ms = at.saturating_duration_since(sent).as_secs_f64() * 1e3;
                     s.value(at, "recv.net_delay_ms", Agg::Mean, ms);
                 }
-                s.picture(image);
+                s.picture(image, Some(u64::from(frame)));
             }
             Observation::LinkStarted { .. } => {}
             Observation::SenderState {
@@ -301,9 +322,12 @@ impl Translate<Fact> for CallView {
         match f {
             Fact::Observed(o) => Translate::<Observation>::translate(self, o, s),
             Fact::Scored { at, delay, ssim } => {
-                let ms = delay.as_secs_f64() * 1e3;
-                s.value(at, "recv.delay_ms", Agg::Mean, ms);
-                s.value(at, "recv.delay_max_ms", Agg::Max, ms);
+                s.value(at, "recv.shown", Agg::Rate, 1.0);
+                if let Some(delay) = delay {
+                    let ms = delay.as_secs_f64() * 1e3;
+                    s.value(at, "recv.delay_ms", Agg::Mean, ms);
+                    s.value(at, "recv.delay_max_ms", Agg::Max, ms);
+                }
                 if let Some(v) = ssim {
                     s.value(
                         at,

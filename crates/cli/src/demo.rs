@@ -11,7 +11,11 @@ use salsify_time::Duration;
 
 use crate::dashboard::DashboardArgs;
 use crate::flags::{LinkFlags, SchemeArgs, SourceArgs};
+use crate::out_dir::{self, Reuse, RunMark};
 use crate::runtime;
+
+/// The output folder when none is given.
+pub const DEFAULT_OUT: &str = "salsify-demo-out";
 
 /// Flags of `salsify demo`.
 #[derive(Args, Debug, Clone)]
@@ -20,8 +24,14 @@ pub struct DemoArgs {
     #[arg(long, default_value = "30", value_parser = runtime::parse_seconds)]
     pub duration: Duration,
     /// Folder for the received video (received.ivf; received.y4m with --y4m) and the logs.
-    #[arg(long, default_value = "salsify-demo-out")]
+    /// One run's: a folder holding another command's or another experiment's run is
+    /// refused; the same experiment again, and an earlier demo in the default folder, are
+    /// replaced (with a line that says so).
+    #[arg(long, default_value = DEFAULT_OUT)]
     pub out: PathBuf,
+    /// Empty the output folder first when it holds another run.
+    #[arg(long)]
+    pub force: bool,
     /// Also write every shown picture to OUT/received.y4m (large: about 10 MB/s at 640x360).
     #[arg(long)]
     pub y4m: bool,
@@ -99,7 +109,43 @@ impl TryFrom<&DemoArgs> for LiveCall {
 
 /// Runs the demo.
 pub fn run(args: &DemoArgs) -> Result<()> {
-    crate::call::run(&LiveCall::try_from(args)?).map(drop)
+    let call = LiveCall::try_from(args)?;
+    let folder = out_dir::plan(
+        &args.out,
+        "--out",
+        run_mark(args, &call),
+        Reuse {
+            force: args.force,
+            default_folder: args.out == std::path::Path::new(DEFAULT_OUT),
+        },
+        false,
+    )?;
+    crate::call::run(&call, Some(folder)).map(drop)
+}
+
+/// What marks the demo's folder: every flag that changes what runs (not where its files go
+/// or what is printed and shown meanwhile).
+fn run_mark(args: &DemoArgs, call: &LiveCall) -> RunMark {
+    let what = format!(
+        "{:?}",
+        (
+            args.duration,
+            args.y4m,
+            args.no_ssim,
+            args.plaintext,
+            args.barcoded,
+            &args.source,
+            &args.scheme,
+            &args.path
+        )
+    );
+    let about = format!(
+        "a demo of {} over {}, {:.0} s",
+        call.sender.scheme.name,
+        call.path.trace_name,
+        args.duration.as_secs_f64()
+    );
+    RunMark::new("demo", &what, about)
 }
 
 #[cfg(test)]

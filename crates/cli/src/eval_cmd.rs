@@ -35,9 +35,15 @@ pub struct EvalArgs {
     /// FourPeople_1280x720_60.mp4. Default: the built-in synthetic source.
     #[arg(long)]
     video: Option<String>,
-    /// Output folder: runs/, matrix.toml, report.html, report.md, figures/.
+    /// Output folder: runs/, matrix.toml, report.html, report.md, figures/. An evaluation
+    /// resumes in it (shards may share it; finished runs of the same experiments are
+    /// reused); a folder holding another command's run is refused.
     #[arg(long, default_value = "salsify-eval-out")]
     out: PathBuf,
+    /// Empty the output folder first (its finished runs are lost), also when it holds
+    /// another command's run.
+    #[arg(long)]
+    force: bool,
     /// Runs at once (each Salsify-2c run itself keeps about two cores busy).
     #[arg(long, default_value_t = default_jobs())]
     jobs: usize,
@@ -140,13 +146,26 @@ pub fn run(args: &EvalArgs) -> Result<()> {
     let plan = matrix.plan().context("bad matrix")?;
     check_videos(&plan)?;
     let shard = args.shard.unwrap_or(Shard::ALL);
+    // Checked before anything is written (and --dry-run writes nothing).
+    let about = format!("an evaluation of {} runs", plan.runs.len());
+    let key = crate::out_dir::eval_key(plan.runs.iter().map(|r| r.id.as_str()));
+    let mark = crate::out_dir::RunMark::with_key("eval", key, about);
+    let reuse = crate::out_dir::Reuse {
+        force: args.force,
+        default_folder: false,
+    };
+    let folder = crate::out_dir::plan(&args.out, "--out", mark, reuse, true)?;
+    // A folder about to be emptied has no finished run.
+    let replacing = folder.replaces().is_some();
     // Looked up without the store, which --dry-run must not create.
     let done = |id: &str| {
-        args.out
-            .join("runs")
-            .join(id)
-            .join("summary.json")
-            .is_file()
+        !replacing
+            && args
+                .out
+                .join("runs")
+                .join(id)
+                .join("summary.json")
+                .is_file()
     };
     let mine: Vec<&PlannedRun> = plan
         .runs
@@ -175,6 +194,7 @@ pub fn run(args: &EvalArgs) -> Result<()> {
         return Ok(());
     }
     check_live_systems(&todo)?;
+    folder.take()?;
     let store = Store::create(&args.out)
         .with_context(|| format!("cannot use output folder '{}'", args.out.display()))?;
     store.write_matrix(&matrix)?;

@@ -58,7 +58,8 @@ pub fn run_live(store: &Store, run: &PlannedRun) -> Result<()> {
         }
         LiveSystem::Scheme(name) => {
             let call = live_call(e, &name, &source, &work)?;
-            let analysis = crate::call::run(&call)?.context("the demo was not scored black-box")?;
+            let analysis =
+                crate::call::run(&call, None)?.context("the demo was not scored black-box")?;
             (analysis, name, None)
         }
     };

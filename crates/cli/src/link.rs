@@ -9,6 +9,7 @@ use salsify_runtime::LinkPath;
 use salsify_time::Duration;
 
 use crate::flags::LinkFlags;
+use crate::out_dir;
 use crate::runtime::relay::{self, RelayConfig};
 use crate::runtime::relay_sender::SenderRule;
 use crate::runtime::{self, udp};
@@ -27,6 +28,8 @@ pub struct LinkArgs {
     /// Write per-packet logs in Mahimahi's mm-link format here: video.log (sender to
     /// receiver) and ack.log (back); `mm-delay-graph video.log` plots them. relay.csv says how
     /// late the relay itself forwarded datagrams, and whether it ran in real time.
+    /// The folder may hold other logs of the call (`send`'s, `recv`'s), but not another
+    /// command's run (`sim`, `demo`, `eval`: their video.log would be mixed with this one).
     #[arg(long)]
     pub log_dir: Option<PathBuf>,
     /// The sender's address, HOST:PORT: video is taken from it alone and the receiver's
@@ -58,6 +61,20 @@ pub fn run(args: &LinkArgs) -> Result<()> {
         Some(spec) => Some(crate::usage::resolve_destination("--sender", spec)?),
         None => None,
     };
+    if let Some(dir) = &args.log_dir {
+        out_dir::refuse_marked_runs(dir, "--log-dir")?;
+    }
+    let stop = runtime::stop_on_ctrl_c()?;
+    runtime::stop_after(&stop, args.duration);
+    let title = format!("salsify link: {}", args.path.trace_name());
+    let dash = crate::dashboard::start(
+        args.dashboard.dashboard.as_deref(),
+        &title,
+        None,
+        crate::dashboard::Role::Link,
+    )?;
+    // The log folder is made only now that the dashboard's port is bound: a failed start
+    // leaves no folder.
     let config = RelayConfig {
         sender: SenderRule {
             fixed,
@@ -66,8 +83,6 @@ pub fn run(args: &LinkArgs) -> Result<()> {
         },
         ..path.relay_config(to, args.log_dir.as_deref(), None)?
     };
-    let stop = runtime::stop_on_ctrl_c()?;
-    runtime::stop_after(&stop, args.duration);
     if !args.quiet {
         eprintln!(
             "salsify link: {} -> {to}, link {}",
@@ -75,13 +90,6 @@ pub fn run(args: &LinkArgs) -> Result<()> {
             args.path.trace_name()
         );
     }
-    let title = format!("salsify link: {}", args.path.trace_name());
-    let dash = crate::dashboard::start(
-        args.dashboard.dashboard.as_deref(),
-        &title,
-        None,
-        crate::dashboard::Role::Link,
-    )?;
     let totals = relay::run(config, socket, stop, crate::dashboard::observer(&dash));
     crate::dashboard::finish(dash);
     let totals = totals?;

@@ -33,6 +33,7 @@ mod flags;
 mod input;
 mod live_input;
 mod monitor;
+mod out_dir;
 mod paths;
 mod report_files;
 mod runtime;

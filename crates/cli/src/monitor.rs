@@ -34,6 +34,9 @@ pub struct MonitorConfig {
     pub outage_at: Option<Duration>,
 }
 
+/// A shown frame the summary counts: when, its capture-to-display delay, its SSIM.
+pub type Scored = (Instant, Option<Duration>, Option<f64>);
+
 /// One shown frame.
 #[derive(Debug, Clone, Copy)]
 struct ShownRecord {
@@ -102,9 +105,10 @@ impl Monitor {
         }
     }
 
-    /// Takes one observation in; a shown frame of this run comes back scored: when it was
-    /// shown, its capture-to-display delay and its SSIM (when scored).
-    pub fn observe(&mut self, o: Observation) -> Option<(Instant, Duration, Option<f64>)> {
+    /// Takes one observation in; a shown frame of this run (one the summary counts) comes
+    /// back scored: when it was shown, its capture-to-display delay (when its capture is
+    /// known) and its SSIM (when scored).
+    pub fn observe(&mut self, o: Observation) -> Option<Scored> {
         match o {
             Observation::Captured { picture, at, image } => {
                 if picture as usize == self.captures.len() {
@@ -138,12 +142,7 @@ impl Monitor {
         None
     }
 
-    fn on_shown(
-        &mut self,
-        frame: u32,
-        at: Instant,
-        image: &Image,
-    ) -> Option<(Instant, Duration, Option<f64>)> {
+    fn on_shown(&mut self, frame: u32, at: Instant, image: &Image) -> Option<Scored> {
         // A frame of a session this run did not send is not scored.
         let picture = self.sent.remove(&frame)?;
         let ssim = self.images.get(&picture).and_then(|src| score(src, image));
@@ -158,7 +157,7 @@ impl Monitor {
         self.window.shown += 1;
         self.window.ssims.extend(ssim);
         self.shown.push(ShownRecord { picture, at, ssim });
-        delay.map(|d| (at, d, ssim))
+        Some((at, delay, ssim))
     }
 
     /// The live line, once a second.

@@ -5,7 +5,7 @@
 //! `packets.log` (the video link in Mahimahi's mm-link log format) and `experiment.toml`
 //! (the experiment as run, flags merged in) to the output folder.
 
-use std::fs::{self, File};
+use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
@@ -19,6 +19,7 @@ use salsify_time::Instant;
 
 use crate::clips::{frames_needed, live_excerpt, read_clip, synthetic_video};
 use crate::input::Size;
+use crate::out_dir::{self, Reuse, RunMark};
 
 /// Options of `salsify sim`. Flags override the experiment file's values.
 #[derive(clap::Args, Debug)]
@@ -77,9 +78,14 @@ pub struct SimArgs {
     /// Seed of every random choice [default: 1].
     #[arg(long)]
     seed: Option<u64>,
-    /// Output folder.
-    #[arg(long, default_value = "salsify-sim-out")]
+    /// Output folder. One run's: a folder holding another command's or another
+    /// experiment's run is refused (the same experiment is replaced, and so is an earlier sim
+    /// in the default folder).
+    #[arg(long, default_value = DEFAULT_OUT)]
     out: PathBuf,
+    /// Empty the output folder first when it holds another run.
+    #[arg(long)]
+    force: bool,
     /// No progress bar.
     #[arg(long, short)]
     quiet: bool,
@@ -90,6 +96,9 @@ pub struct SimArgs {
     #[arg(long)]
     row_header: bool,
 }
+
+/// The output folder when none is given.
+const DEFAULT_OUT: &str = "salsify-sim-out";
 
 /// Columns of `--row`.
 const ROW_HEADER: &str = "| run | SSIM dB p25 | SSIM dB mean | delay ms mean | delay ms p95 | frames/s shown | kbit/s | utilisation | better/worse/skip % |\n|---|---|---|---|---|---|---|---|---|";
@@ -158,11 +167,20 @@ pub fn run(args: &SimArgs) -> Result<()> {
     let mut config = experiment.sim_config().context("bad experiment")?;
     config.record_packets = true;
     let mut video = open_video(&experiment)?;
-    // Made now, so a bad folder fails before the simulation; removed again (if this run
-    // made it and it is still empty) should the simulation fail.
-    let made = !args.out.exists();
-    fs::create_dir_all(&args.out)
-        .with_context(|| format!("cannot create output folder '{}'", args.out.display()))?;
+    // Checked now, so a bad folder fails before the simulation; made (or emptied) only once
+    // it succeeded, so a failed or interrupted one leaves nothing behind.
+    let about = format!(
+        "a sim of {} over {}, {} s",
+        experiment.scheme,
+        link_name(&experiment),
+        experiment.duration_s
+    );
+    let mark = RunMark::new("sim", &toml::to_string(&experiment)?, about);
+    let reuse = Reuse {
+        force: args.force,
+        default_folder: args.out == Path::new(DEFAULT_OUT),
+    };
+    let folder = out_dir::plan(&args.out, "--out", mark, reuse, false)?;
     eprintln!(
         "simulating {} s of {} over {} with {}",
         experiment.duration_s,
@@ -175,16 +193,10 @@ pub fn run(args: &SimArgs) -> Result<()> {
         bar.set_position(t.as_millis() as u64)
     });
     bar.finish_and_clear();
-    let output = match output {
-        Ok(output) => output,
-        Err(e) => {
-            if made {
-                let _ = fs::remove_dir(&args.out);
-            }
-            return Err(e.into());
-        }
-    };
+    let output = output?;
+    let folder = folder.take()?;
     write_outputs(&args.out, &experiment, &output, &config.data_link.queue)?;
+    folder.record_length(experiment.duration_s)?;
     print_summary(&output);
     if let Some(label) = &args.row {
         print_row(label, &output);

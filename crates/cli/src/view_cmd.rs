@@ -21,6 +21,7 @@ use salsify_time::Duration;
 use serde_json::{json, Map, Value};
 
 use crate::dashboard::parse_listen;
+use crate::out_dir;
 use crate::runtime;
 
 /// Flags of `salsify view`.
@@ -126,23 +127,79 @@ pub fn read_run(dir: &Path) -> Result<RecordedRun> {
         }
     }
     points.sort_by_key(|p| p.0);
+    let last = points.last().map_or(0, |p| p.0.max(0) as u64);
+    // The run's length where it says (its mark, a simulation's experiment), else its last
+    // event: the last point is the run's end, not the end of a bin past it.
+    let end = run_seconds(dir)
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .map_or(Duration::from_micros(last), Duration::from_secs_f64);
     let mut board = Board::new(salsify_dashboard::live::BIN);
+    board.set_end(end);
     for (at, name, agg, value) in points {
         board.add(Duration::from_micros(at.max(0) as u64), name, agg, value);
     }
-    let samples = board.finish();
+    let samples = board.finish(end);
+    if let Some(mixed) = mixed_runs(dir) {
+        notes.push(mixed);
+    }
     let summary = read_summary(&dir.join("summary.json"))?;
+    let mark = out_dir::read_mark(dir);
+    let about = mark
+        .as_ref()
+        .and_then(|m| m.get("about"))
+        .and_then(Value::as_str)
+        .map_or(String::new(), |a| format!(": {a}"));
     let meta = json!({
         "mode": "replay",
-        "title": format!("{} (recorded)", dir.display()),
+        "title": format!("{} (recorded){about}", dir.display()),
         "summary": summary,
-        "picture_note": "a recorded run keeps no pictures for the page (play received.ivf)",
+        "picture_note": picture_note(dir),
         "notes": notes,
     });
     Ok(RecordedRun {
         meta,
         samples,
         notes,
+    })
+}
+
+/// The run's length in seconds: what its folder's mark recorded, or a simulation's
+/// `duration_s` from its `experiment.toml`.
+fn run_seconds(dir: &Path) -> Option<f64> {
+    if let Some(s) = out_dir::recorded_seconds(dir) {
+        return Some(s);
+    }
+    let text = std::fs::read_to_string(dir.join("experiment.toml")).ok()?;
+    let value: toml::Value = toml::from_str(&text).ok()?;
+    value.get("duration_s")?.as_float()
+}
+
+/// What the page says instead of a picture: the video file the run wrote, if it wrote one.
+fn picture_note(dir: &Path) -> String {
+    let video = ["received.ivf", "received.y4m", "live/received.ivf"]
+        .into_iter()
+        .find(|f| dir.join(f).is_file());
+    match video {
+        Some(f) => format!(
+            "a recorded run keeps no pictures for the page (play {})",
+            dir.join(f).display()
+        ),
+        None => "this run wrote no video: no pictures to show".to_string(),
+    }
+}
+
+/// A folder from before runs marked their folders, holding the files of a simulation and
+/// of a live call at once: said, since the charts then mix the two.
+fn mixed_runs(dir: &Path) -> Option<String> {
+    if out_dir::read_mark(dir).is_some() {
+        return None;
+    }
+    let sim = dir.join("packets.log").is_file();
+    let live = ["received.ivf", "sender.csv", "video.log"]
+        .iter()
+        .any(|f| dir.join(f).is_file());
+    (sim && live).then(|| {
+        "this folder holds a simulation's files (packets.log) and a live call's (received.ivf, sender.csv, video.log): two runs mixed".to_string()
     })
 }
 

@@ -3,6 +3,10 @@
 //!
 //! A live call and a recorded run feed the same board (the call as things happen, the replay
 //! from its files in time order), so both pages show the same series computed the same way.
+//!
+//! The run's end closes the last bin where the run ended, not where the bin would have: a
+//! rate is divided by the seconds its bins really cover, so the last point of a run that ends
+//! mid-bin does not dip, and the time axis is as long as the run.
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -75,8 +79,10 @@ pub struct Board {
     open: u64,
     kinds: BTreeMap<String, Agg>,
     acc: BTreeMap<String, Acc>,
-    /// Per rate series, the sums of the last `window` bins.
-    recent: BTreeMap<String, VecDeque<f64>>,
+    /// Per rate series, the sums of the last `window` bins and the seconds each covered.
+    recent: BTreeMap<String, VecDeque<(f64, f64)>>,
+    /// Where the run ends, once known: later values count in the last bin, which ends there.
+    end: Option<Duration>,
     totals: BTreeMap<String, f64>,
     /// Closed bins not yet polled.
     pending: VecDeque<Sample>,
@@ -94,8 +100,28 @@ impl Board {
             kinds: BTreeMap::new(),
             acc: BTreeMap::new(),
             recent: BTreeMap::new(),
+            end: None,
             totals: BTreeMap::new(),
             pending: VecDeque::new(),
+        }
+    }
+
+    /// Says where the run ends (from its origin): no bin is closed past it, and values
+    /// reported at or after it count in the last bin. Bins already closed stay as they are.
+    pub fn set_end(&mut self, end: Duration) {
+        self.end = Some(end);
+    }
+
+    /// Start of the open bin.
+    fn open_start(&self) -> Duration {
+        self.bin * self.open as u32
+    }
+
+    /// `at` moved into the run: before its end (when known).
+    fn within(&self, at: Duration) -> Duration {
+        match self.end {
+            Some(end) => at.min(end.saturating_sub(Duration::from_micros(1))),
+            None => at,
         }
     }
 
@@ -105,7 +131,7 @@ impl Board {
         if !value.is_finite() {
             return;
         }
-        self.advance(at);
+        self.advance(self.within(at));
         if !self.kinds.contains_key(name) {
             self.kinds.insert(name.to_string(), agg);
         }
@@ -119,16 +145,25 @@ impl Board {
         }
     }
 
-    /// Closes every bin that ends by `now` and returns the closed bins not yet returned.
+    /// Closes every bin that ends by `now` (and before the run's end) and returns the closed
+    /// bins not yet returned.
     pub fn poll(&mut self, now: Duration) -> Vec<Sample> {
-        self.advance(now);
+        self.advance(self.within(now));
         self.pending.drain(..).collect()
     }
 
-    /// Closes the open bin whatever the time (the run ended) and returns what is left.
-    pub fn finish(&mut self) -> Vec<Sample> {
-        let sample = self.close_open();
-        self.pending.push_back(sample);
+    /// Ends the run at `end` (from its origin; [`Board::set_end`]'s if that came first and
+    /// is earlier): closes the bins up to it, the last one where the run ended, and returns
+    /// what is left. A last bin of no length is left out unless values came in it.
+    pub fn finish(&mut self, end: Duration) -> Vec<Sample> {
+        let end = self.end.map_or(end, |e| e.min(end));
+        self.set_end(end);
+        self.advance(self.within(end));
+        let end = end.max(self.open_start());
+        if end > self.open_start() || !self.acc.is_empty() {
+            let sample = self.close_at(end);
+            self.pending.push_back(sample);
+        }
         self.pending.drain(..).collect()
     }
 
@@ -136,13 +171,15 @@ impl Board {
     fn advance(&mut self, now: Duration) {
         let index = (now.as_micros() / self.bin.as_micros()) as u64;
         while self.open < index {
-            let sample = self.close_open();
+            let end = self.open_start() + self.bin;
+            let sample = self.close_at(end);
             self.pending.push_back(sample);
         }
     }
 
-    /// Turns the open bin into a sample and opens the next one.
-    fn close_open(&mut self) -> Sample {
+    /// Turns the open bin, ending at `end`, into a sample and opens the next one.
+    fn close_at(&mut self, end: Duration) -> Sample {
+        let covered = end.saturating_sub(self.open_start()).as_secs_f64();
         let mut values = BTreeMap::new();
         let acc = std::mem::take(&mut self.acc);
         for (name, agg) in &self.kinds {
@@ -153,9 +190,9 @@ impl Board {
                     if recent.len() == self.window {
                         recent.pop_front();
                     }
-                    recent.push_back(a.sum);
-                    let span = recent.len() as f64 * self.bin.as_secs_f64();
-                    Some(recent.iter().sum::<f64>() / span)
+                    recent.push_back((a.sum, covered));
+                    let span: f64 = recent.iter().map(|r| r.1).sum();
+                    (span > 0.0).then(|| recent.iter().map(|r| r.0).sum::<f64>() / span)
                 }
                 _ if a.n == 0 => None,
                 Agg::Mean => Some(a.sum / f64::from(a.n)),
@@ -168,7 +205,7 @@ impl Board {
         }
         self.open += 1;
         Sample {
-            t: self.bin * self.open as u32,
+            t: end,
             values,
             totals: self.totals.clone(),
         }
@@ -208,10 +245,52 @@ mod tests {
         // A gauge reported in no bin has no point there.
         assert!(!samples[0].values.contains_key("q"));
         b.add(ms(100), "sent", Agg::Rate, 5.0);
-        let end = b.finish();
-        assert_eq!(end.len(), 1);
+        let end = b.finish(ms(1000));
+        assert_eq!(end.len(), 1, "a late value still counts: {end:?}");
         assert_eq!(end[0].totals["sent"], 305.0);
-        assert!(end[0].values["sent"] < 300.0, "the second's sum fell");
+        assert_eq!(end[0].t, ms(1000), "no bin past the end");
+    }
+
+    /// A run that ends mid-bin: the last point is where it ended and its rate is the rate
+    /// over the seconds its bins covered (no dip); the time axis is as long as the run.
+    #[test]
+    fn the_last_bin_ends_with_the_run() {
+        let mut b = Board::new(ms(250));
+        let mut samples = Vec::new();
+        // 30 events a second for 1.1 s, a gauge at 7 throughout.
+        for i in 0..33u64 {
+            let at = ms(i * 1000 / 30);
+            b.add(at, "shown", Agg::Rate, 1.0);
+            b.add(at, "q", Agg::Last, 7.0);
+            samples.extend(b.poll(at));
+        }
+        samples.extend(b.finish(ms(1100)));
+        let last = samples.last().unwrap();
+        assert_eq!(last.t, ms(1100));
+        assert_eq!(samples.len(), 5, "four whole bins and the last part");
+        let rate = last.values["shown"];
+        assert!((rate - 30.0).abs() < 1.5, "the rate at the end: {rate}");
+        assert_eq!(last.values["q"], 7.0);
+        assert_eq!(last.totals["shown"], 33.0);
+    }
+
+    /// Once the end is known, no bin is closed past it and what comes later counts in the
+    /// last bin (and in the totals).
+    #[test]
+    fn values_after_the_end_count_in_the_last_bin() {
+        let mut b = Board::new(ms(250));
+        b.add(ms(100), "shown", Agg::Rate, 1.0);
+        b.set_end(ms(500));
+        let closed = b.poll(ms(2000));
+        assert_eq!(closed.iter().map(|s| s.t).collect::<Vec<_>>(), [ms(250)]);
+        b.add(ms(900), "shown", Agg::Rate, 1.0);
+        b.add(ms(950), "delay", Agg::Mean, 40.0);
+        let end = b.finish(ms(3000));
+        assert_eq!(end.len(), 1);
+        assert_eq!(end[0].t, ms(500));
+        assert_eq!(end[0].totals["shown"], 2.0);
+        assert_eq!(end[0].values["delay"], 40.0);
+        assert!((end[0].values["shown"] - 4.0).abs() < 1e-9, "2 in 0.5 s");
     }
 
     /// Bins with nothing in them still close, so the page's time axis keeps moving.

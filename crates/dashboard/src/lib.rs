@@ -37,7 +37,7 @@ use serde_json::Value;
 
 pub use board::{Agg, Board, Sample};
 pub use live::{Feed, Live, Sink, Translate};
-pub use server::{HttpServer, Listen, Shared};
+pub use server::{HttpServer, Listen, Picture, Shared};
 
 /// Serves a finished run's samples (a replay: the page gets them all at once, then `end`).
 pub fn serve_recorded(

@@ -3,6 +3,11 @@
 //! own turns each item into board values through the caller's [`Translate`], closes bins four
 //! times a second, and, while a page is open, makes a JPEG of the newest picture twice a
 //! second.
+//!
+//! The page's time 0 is the call's start and its last point the call's end, when the call
+//! says when those were ([`Feed::mark_start`], [`Feed::mark_end`]): the dashboard starts
+//! before the call (its port is taken first), and the call's threads take a moment to stop
+//! after it ends.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, SyncSender, TrySendError};
@@ -16,7 +21,7 @@ use serde_json::Value;
 
 use crate::board::{Agg, Board};
 use crate::picture;
-use crate::server::{HttpServer, Listen, Shared};
+use crate::server::{HttpServer, Listen, Picture, Shared};
 
 /// Width of a bin: four points a second.
 pub const BIN: Duration = Duration::from_millis(250);
@@ -35,7 +40,7 @@ const END_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 pub struct Sink<'a> {
     origin: Instant,
     board: &'a mut Board,
-    picture: &'a mut Option<Arc<Image>>,
+    picture: &'a mut Option<(Arc<Image>, Option<u64>)>,
 }
 
 impl Sink<'_> {
@@ -50,9 +55,10 @@ impl Sink<'_> {
         self.board.add(t, name, agg, value);
     }
 
-    /// Offers the newest picture (made into a JPEG when one is due and a page is open).
-    pub fn picture(&mut self, image: Arc<Image>) {
-        *self.picture = Some(image);
+    /// Offers the newest picture, with the number of the frame it is where there is one
+    /// (made into a JPEG when one is due and a page is open; the page names it by `frame`).
+    pub fn picture(&mut self, image: Arc<Image>, frame: Option<u64>) {
+        *self.picture = Some((image, frame));
     }
 }
 
@@ -62,11 +68,31 @@ pub trait Translate<T>: Send {
     fn translate(&mut self, item: T, sink: &mut Sink<'_>);
 }
 
+/// The call's start and end on its clock (µs; [`NOT_YET`] until said).
+#[derive(Debug)]
+struct Bounds {
+    start: AtomicU64,
+    end: AtomicU64,
+}
+
+/// A bound not said yet.
+const NOT_YET: u64 = u64::MAX;
+
+impl Bounds {
+    fn get(v: &AtomicU64) -> Option<Instant> {
+        match v.load(Ordering::SeqCst) {
+            NOT_YET => None,
+            us => Some(Instant::from_micros(us)),
+        }
+    }
+}
+
 /// The feeding side of a live dashboard (cheap to clone into the call's threads).
 #[derive(Debug)]
 pub struct Feed<T> {
     tx: SyncSender<T>,
     dropped: Arc<AtomicU64>,
+    bounds: Arc<Bounds>,
 }
 
 impl<T> Clone for Feed<T> {
@@ -74,6 +100,7 @@ impl<T> Clone for Feed<T> {
         Feed {
             tx: self.tx.clone(),
             dropped: self.dropped.clone(),
+            bounds: self.bounds.clone(),
         }
     }
 }
@@ -95,6 +122,18 @@ impl<T> Feed<T> {
     /// Items dropped so far.
     pub fn dropped(&self) -> u64 {
         self.dropped.load(Ordering::Relaxed)
+    }
+
+    /// The call started at `at`: the page's time 0 (what was reported before counts at 0).
+    /// Said before the first item, else the time axis jumps.
+    pub fn mark_start(&self, at: Instant) {
+        self.bounds.start.store(at.as_micros(), Ordering::SeqCst);
+    }
+
+    /// The call ended at `at`: the page's last point is there, and what is reported later
+    /// (the call's threads stopping) counts in it.
+    pub fn mark_end(&self, at: Instant) {
+        self.bounds.end.store(at.as_micros(), Ordering::SeqCst);
     }
 }
 
@@ -120,9 +159,14 @@ impl<T: Send + 'static> Live<T> {
         let server = HttpServer::start(listen, shared.clone())?;
         let (tx, rx) = mpsc::sync_channel(CAPACITY);
         let dropped = Arc::new(AtomicU64::new(0));
+        let bounds = Arc::new(Bounds {
+            start: AtomicU64::new(NOT_YET),
+            end: AtomicU64::new(NOT_YET),
+        });
         let stop = Arc::new(AtomicBool::new(false));
         let worker = Worker {
             origin: now(),
+            bounds: bounds.clone(),
             now,
             board: Board::new(BIN),
             picture: None,
@@ -139,7 +183,11 @@ impl<T: Send + 'static> Live<T> {
             })
             .context("cannot start the dashboard's thread")?;
         Ok(Live {
-            feed: Feed { tx, dropped },
+            feed: Feed {
+                tx,
+                dropped,
+                bounds,
+            },
             shared,
             server,
             stop,
@@ -176,9 +224,10 @@ impl<T: Send + 'static> Live<T> {
 /// The dashboard's thread.
 struct Worker {
     origin: Instant,
+    bounds: Arc<Bounds>,
     now: fn() -> Instant,
     board: Board,
-    picture: Option<Arc<Image>>,
+    picture: Option<(Arc<Image>, Option<u64>)>,
     picture_seq: u64,
     next_picture: Instant,
     shared: Arc<Shared>,
@@ -190,6 +239,7 @@ impl Worker {
         crate::priority::lower_this_thread();
         let mut next_poll = self.origin + BIN;
         loop {
+            self.follow_bounds();
             let now = (self.now)();
             if now >= next_poll {
                 next_poll += BIN;
@@ -200,7 +250,11 @@ impl Worker {
                 while let Ok(item) = rx.try_recv() {
                     self.take(item, &mut t);
                 }
-                let samples = self.board.finish();
+                self.follow_bounds();
+                let end = Bounds::get(&self.bounds.end).unwrap_or_else(self.now);
+                let samples = self
+                    .board
+                    .finish(end.saturating_duration_since(self.origin));
                 self.push(&samples);
                 return;
             }
@@ -214,7 +268,20 @@ impl Worker {
         }
     }
 
+    /// Takes the call's start as the origin (once) and its end as the board's.
+    fn follow_bounds(&mut self) {
+        if let Some(start) = Bounds::get(&self.bounds.start) {
+            self.origin = start;
+        }
+        if let Some(end) = Bounds::get(&self.bounds.end) {
+            self.board
+                .set_end(end.saturating_duration_since(self.origin));
+        }
+    }
+
     fn take<T>(&mut self, item: T, t: &mut impl Translate<T>) {
+        // The call may have marked its start or end while this thread waited for the item.
+        self.follow_bounds();
         let mut sink = Sink {
             origin: self.origin,
             board: &mut self.board,
@@ -234,16 +301,19 @@ impl Worker {
         if now < self.next_picture || self.shared.lock().streams == 0 {
             return;
         }
-        let Some(image) = self.picture.take() else {
+        let Some((image, frame)) = self.picture.take() else {
             return;
         };
         self.next_picture = now + PICTURE_EVERY;
         match picture::encode_jpeg(&image) {
             Ok(jpeg) => {
                 self.picture_seq += 1;
-                let seq = self.picture_seq;
-                self.shared
-                    .update(|s| s.picture = Some((seq, Arc::new(jpeg))));
+                let picture = Picture {
+                    seq: self.picture_seq,
+                    frame,
+                    jpeg: Arc::new(jpeg),
+                };
+                self.shared.update(|s| s.picture = Some(picture));
             }
             Err(e) => eprintln!("dashboard: {e:#}"),
         }
@@ -273,8 +343,41 @@ mod tests {
     struct Pictures;
     impl Translate<Arc<Image>> for Pictures {
         fn translate(&mut self, image: Arc<Image>, sink: &mut Sink<'_>) {
-            sink.picture(image);
+            sink.picture(image, Some(7));
         }
+    }
+
+    /// Each item is one event at its instant.
+    struct Events;
+    impl Translate<Instant> for Events {
+        fn translate(&mut self, at: Instant, sink: &mut Sink<'_>) {
+            sink.value(at, "n", Agg::Rate, 1.0);
+        }
+    }
+
+    /// The page's axis runs from the call's start to its end, as the call marks them; an
+    /// event reported after the end counts in the last point.
+    #[test]
+    fn the_call_marks_its_start_and_end() {
+        let listen = Listen::new("127.0.0.1:0".parse().unwrap());
+        let live = Live::start(&listen, Value::Null, now, Events).unwrap();
+        let feed = live.feed();
+        let start = now() + Duration::from_millis(50);
+        feed.mark_start(start);
+        feed.offer(start + Duration::from_millis(100));
+        feed.mark_end(start + Duration::from_millis(500));
+        feed.offer(start + Duration::from_millis(900));
+        let shared = live.shared.clone();
+        let _ = live.finish();
+        let samples: Vec<Value> = shared
+            .lock()
+            .samples
+            .iter()
+            .map(|s| serde_json::from_str(s).unwrap())
+            .collect();
+        let last = samples.last().unwrap();
+        assert_eq!(last["t"], 0.5, "{samples:?}");
+        assert_eq!(last["tot"]["n"], 2.0, "{samples:?}");
     }
 
     /// Pictures become JPEGs only while a page is open (an open event stream).
@@ -294,8 +397,17 @@ mod tests {
         while live.shared.lock().picture.is_none() && std::time::Instant::now() < deadline {
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
-        let seq = live.shared.lock().picture.as_ref().map(|p| p.0);
-        assert_eq!(seq, Some(1), "the waiting picture, once a page is open");
+        let seq = live
+            .shared
+            .lock()
+            .picture
+            .as_ref()
+            .map(|p| (p.seq, p.frame));
+        assert_eq!(
+            seq,
+            Some((1, Some(7))),
+            "the waiting picture, once a page is open"
+        );
         live.shared.update(|s| s.streams -= 1);
         let _ = live.finish();
     }

@@ -40,8 +40,8 @@ pub struct State {
     pub meta: Value,
     /// Every sample so far, as JSON text.
     pub samples: Vec<String>,
-    /// The last picture: a number that grows with each new one, and its JPEG.
-    pub picture: Option<(u64, Arc<Vec<u8>>)>,
+    /// The last picture.
+    pub picture: Option<Picture>,
     /// No more samples will come.
     pub ended: bool,
     /// Event streams open now.
@@ -52,6 +52,18 @@ pub struct State {
     pub end_reports: Vec<Value>,
     /// The last reports pages sent.
     pub probes: VecDeque<Value>,
+}
+
+/// A picture for the page.
+#[derive(Debug, Clone)]
+pub struct Picture {
+    /// Grows with each new picture (what the page fetches by).
+    pub seq: u64,
+    /// The number of the frame it is (shown frame at a receiver, captured picture at a
+    /// sender), which the page names it by; none where the call does not say.
+    pub frame: Option<u64>,
+    /// The JPEG.
+    pub jpeg: Arc<Vec<u8>>,
 }
 
 /// [`State`] behind a lock, with a condition variable that wakes the event streams.
@@ -238,7 +250,7 @@ fn route(mut request: Request, path: &str, shared: &Arc<Shared>) {
             text(Value::Array(probes).to_string(), "application/json")
         }
         (Method::Get, "/picture.jpg") => match shared.lock().picture.clone() {
-            Some((_, jpeg)) => Response::from_data(jpeg.as_slice())
+            Some(Picture { jpeg, .. }) => Response::from_data(jpeg.as_slice())
                 .with_header(header("Content-Type", "image/jpeg"))
                 .with_header(header("Cache-Control", "no-store")),
             None => text("no picture yet".into(), "text/plain").with_status_code(404),
@@ -360,7 +372,7 @@ fn stream(w: &mut dyn Write, shared: &Shared) -> std::io::Result<()> {
 fn nothing_new(s: &State, sent: &Sent) -> bool {
     s.samples.len() == sent.samples
         && !s.ended
-        && s.picture.as_ref().map_or(0, |p| p.0) == sent.picture
+        && s.picture.as_ref().map_or(0, |p| p.seq) == sent.picture
 }
 
 /// The events `sent` has not had yet (samples batched, at most [`BATCH`] a batch).
@@ -373,10 +385,14 @@ fn events_due(s: &State, sent: &mut Sent) -> String {
         out.push_str("]\n\n");
         sent.samples = end;
     }
-    if let Some((seq, _)) = &s.picture {
-        if *seq != sent.picture {
-            sent.picture = *seq;
-            out.push_str(&format!("event: picture\ndata: {seq}\n\n"));
+    if let Some(p) = &s.picture {
+        if p.seq != sent.picture {
+            sent.picture = p.seq;
+            let frame = p.frame.map_or("null".to_string(), |f| f.to_string());
+            out.push_str(&format!(
+                "event: picture\ndata: {{\"seq\":{},\"frame\":{frame}}}\n\n",
+                p.seq
+            ));
         }
     }
     out
@@ -398,11 +414,15 @@ mod tests {
         assert_eq!(first.matches("event: samples").count(), 3);
         assert!(events_due(&s, &mut sent).is_empty());
         s.samples.push("{\"t\":450}".into());
-        s.picture = Some((1, Arc::new(vec![1])));
+        s.picture = Some(Picture {
+            seq: 1,
+            frame: Some(812),
+            jpeg: Arc::new(vec![1]),
+        });
         let next = events_due(&s, &mut sent);
         assert_eq!(
             next,
-            "event: samples\ndata: [{\"t\":450}]\n\nevent: picture\ndata: 1\n\n"
+            "event: samples\ndata: [{\"t\":450}]\n\nevent: picture\ndata: {\"seq\":1,\"frame\":812}\n\n"
         );
     }
 

@@ -39,7 +39,7 @@ const probing = new URLSearchParams(location.search).has("probe");
 const q = (path) => token ? `${path}${path.includes("?") ? "&" : "?"}token=${token}` : path;
 const $ = (id) => document.getElementById(id);
 
-const data = { t: [], v: {}, tot: [], meta: {}, ended: false, picture: 0 };
+const data = { t: [], v: {}, tot: [], meta: {}, ended: false, picture: 0, frame: null };
 let dirty = true;
 
 function addSamples(list) {
@@ -72,12 +72,51 @@ function fmt(x) {
   return a >= 100 ? x.toFixed(0) : a >= 10 ? x.toFixed(1) : x.toFixed(2);
 }
 
+// The value of series `k` at sample `at`, or its last one before (a mean or a gauge has no
+// point in a bin where nothing was reported; the legend keeps the last one).
+function valueAt(k, at) {
+  const v = data.v[k];
+  for (let i = at; i >= 0; i--) if (v[i] !== undefined) return v[i];
+  return undefined;
+}
+
+// Axis ticks: round numbers ("nice": 1, 2 or 5 times a power of ten apart) covering
+// [lo, hi], about four of them; a constant series gets a span around its value.
+function niceTicks(lo, hi) {
+  if (!(hi >= lo)) { lo = 0; hi = 1; }
+  if (hi === lo) { const pad = Math.abs(lo) > 0 ? Math.abs(lo) * 0.1 : 1; lo -= lo === 0 ? 0 : pad; hi += pad; }
+  const raw = (hi - lo) / 3;
+  const power = Math.pow(10, Math.floor(Math.log10(raw)));
+  const step = [1, 2, 5, 10].map((m) => m * power).find((s) => s >= raw * 0.999);
+  const first = Math.floor(lo / step + 1e-9) * step, last = Math.ceil(hi / step - 1e-9) * step;
+  const ticks = [];
+  for (let v = first; v <= last + step / 2; v += step) ticks.push(Math.abs(v) < step / 1e6 ? 0 : v);
+  const places = (unit) => Math.max(0, -Math.floor(Math.log10(step / unit) + 1e-9));
+  // An axis reaching 10 000 is marked in thousands ("k") throughout.
+  const thousands = Math.max(Math.abs(first), Math.abs(last)) >= 10000;
+  const label = (v) => v === 0 ? "0"
+    : thousands ? `${(v / 1000).toFixed(places(1000))}k` : v.toFixed(Math.min(places(1), 3));
+  return { lo: first, hi: last, ticks, label };
+}
+
+// A scheme's gauge carries its unit in its name (`srtt_ms`, `cwnd_packets`: the schemes'
+// convention); names without one are counts, an index or a factor.
+function gaugeUnit(name) {
+  const suffixes = [["_ms", "ms"], ["_kbps", "kb/s"], ["_bytes", "bytes"], ["_packets", "packets"],
+    ["_frames", "frames"], ["_kB", "kB"], ["_s", "s"]];
+  for (const [end, unit] of suffixes) if (name.endsWith(end)) return unit;
+  if (name === "quality" || name === "quality_floor") return "quantizer index";
+  if (name === "fragments_in_flight") return "fragments";
+  if (name === "alpha") return "factor";
+  return "count";
+}
+
 // Scheme gauges are not known in advance: one chart per `scheme.` series seen.
 function chartList() {
   const scheme = Object.keys(data.v).filter((k) => k.startsWith("scheme.")).sort();
   return CHARTS.concat(scheme.map((k) => ({
     id: "s-" + k.slice(7), title: `${data.meta.scheme || "scheme"}: ${k.slice(7)}`,
-    unit: "", zero: false, series: [[k, k.slice(7)]] })));
+    unit: gaugeUnit(k.slice(7)), zero: false, series: [[k, k.slice(7)]] })));
 }
 
 // What each chart holds: its box, canvas, legend values, and what it drew last.
@@ -93,7 +132,7 @@ function chartBox(spec, present) {
     box.innerHTML = `<h2>${spec.title} <small>${spec.unit}</small></h2><canvas></canvas><div class="legend"></div>`;
     $("charts").appendChild(box);
     c = { box, canvas: box.querySelector("canvas"), legend: box.querySelector(".legend"),
-      keys: "", items: new Map(), drawn: "", points: 0 };
+      keys: "", items: new Map(), drawn: "", points: 0, ticks: [] };
     charts.set(spec.id, c);
   }
   // The legend is remade only when a series appears; its values are set in place.
@@ -116,7 +155,7 @@ function chartBox(spec, present) {
 function drawChart(spec, c, w, h, from, to, at) {
   const i0 = Math.max(0, indexAt(from)), i1 = indexAt(to);
   for (const [k, b] of c.items) {
-    const text = fmt(at >= 0 ? data.v[k][at] : undefined);
+    const text = fmt(at >= 0 ? valueAt(k, at) : undefined);
     if (b.textContent !== text) b.textContent = text;
   }
   const key = `${c.keys}|${i0}|${i1}|${from}|${to}|${w}|${h}`;
@@ -131,26 +170,28 @@ function drawChart(spec, c, w, h, from, to, at) {
   g.setTransform(ratio, 0, 0, ratio, 0, 0);
   g.clearRect(0, 0, w, h);
   const [left, bottom] = [34, 14];
-  let lo = spec.zero ? 0 : Infinity, hi = -Infinity;
+  let low = spec.zero ? 0 : Infinity, high = -Infinity;
   for (const k of c.items.keys())
     for (let i = i0; i <= i1; i++) {
       const x = data.v[k][i];
-      if (x !== undefined) { lo = Math.min(lo, x); hi = Math.max(hi, x); }
+      if (x !== undefined) { low = Math.min(low, x); high = Math.max(high, x); }
     }
-  if (!(hi >= lo)) { lo = 0; hi = 1; }
-  if (hi === lo) hi = lo + 1;
+  const axis = niceTicks(low, high);
+  const [lo, hi] = [axis.lo, axis.hi];
   const X = (t) => left + (w - left - 2) * (t - from) / Math.max(1e-9, to - from);
   const Y = (v) => 9 + (h - bottom - 11) * (1 - (v - lo) / (hi - lo));
   g.lineWidth = 1; g.strokeStyle = "#ccc"; g.fillStyle = "#777"; g.font = "10px system-ui, sans-serif";
   g.beginPath(); g.moveTo(left, h - bottom + .5); g.lineTo(w, h - bottom + .5); g.stroke();
   g.globalAlpha = .4;
   g.beginPath();
-  for (const v of [lo, (lo + hi) / 2, hi]) { g.moveTo(left, Math.round(Y(v)) + .5); g.lineTo(w, Math.round(Y(v)) + .5); }
+  for (const v of axis.ticks) { g.moveTo(left, Math.round(Y(v)) + .5); g.lineTo(w, Math.round(Y(v)) + .5); }
   g.stroke();
   g.globalAlpha = 1;
-  for (const v of [lo, (lo + hi) / 2, hi]) g.fillText(fmt(v), 2, Y(v) + 3);
+  for (const v of axis.ticks) g.fillText(axis.label(v), 2, Y(v) + 3);
+  g.fillText(spec.unit, left + 3, 8);
+  c.ticks = axis.ticks.map(axis.label);
   g.fillText(`${from.toFixed(0)} s`, left, h - 2);
-  g.textAlign = "right"; g.fillText(`${to.toFixed(0)} s`, w - 2, h - 2); g.textAlign = "left";
+  g.textAlign = "right"; g.fillText(`${secondsLabel(to)} s`, w - 2, h - 2); g.textAlign = "left";
   // The number of points of the longest line drawn (the probe counts charts with a line).
   let most = 0;
   g.lineWidth = 1.5; g.lineJoin = "round";
@@ -171,6 +212,11 @@ function drawChart(spec, c, w, h, from, to, at) {
   g.lineWidth = 1; g.strokeStyle = "#c33"; g.setLineDash([3, 2]);
   g.beginPath(); g.moveTo(X(to) - .5, 0); g.lineTo(X(to) - .5, h - bottom); g.stroke();
   g.setLineDash([]);
+}
+
+// Seconds on the time axis: whole, or to a tenth when the run ended between two.
+function secondsLabel(t) {
+  return Math.abs(t - Math.round(t)) < 0.05 ? t.toFixed(0) : t.toFixed(1);
 }
 
 // Sets a text (or a property) only when it changes: an unchanged page is not laid out again.
@@ -227,16 +273,23 @@ function showMeta(meta) {
   $("summary").innerHTML = rows.length ? "<caption>summary.json</caption>" + rows.map(([k, v]) =>
     `<tr><td>${k}</td><td data-summary="${k}">${Number.isInteger(v) ? v : v.toFixed(2)}</td></tr>`).join("") : "";
   if (meta.mode === "replay") {
-    $("picture").style.display = "none";
+    $("picture-frame").style.display = "none";
     $("picture-caption").textContent = meta.picture_note || "no pictures in a recorded run";
   }
   dirty = true;
 }
 
-function showPicture(seq) {
+// A picture: shown once loaded (the image stays hidden until the first, so nothing shows
+// broken before it), captioned with the frame number the call gave it.
+function showPicture(p) {
   const img = $("picture");
-  img.onload = () => { data.picture = seq; $("picture-caption").textContent = `last shown picture (#${seq})`; };
-  img.src = q(`picture.jpg?seq=${seq}`);
+  img.onload = () => {
+    data.picture = p.seq; data.frame = p.frame;
+    img.classList.add("loaded");
+    const what = data.meta.picture_note || "last shown picture";
+    setText("picture-caption", p.frame === null || p.frame === undefined ? what : `${what}: frame ${p.frame}`);
+  };
+  img.src = q(`picture.jpg?seq=${p.seq}`);
 }
 
 // What the page shows, read back from its own DOM, for tests and scripts (`?probe`).
@@ -249,7 +302,14 @@ function probe(ended) {
   document.querySelectorAll("[data-summary]").forEach((d) => { summary[d.dataset.summary] = d.textContent; });
   // Charts whose last drawing has a line of at least two points (counted as it was drawn).
   const drawn = [...charts.values()].filter((c) => c.points >= 2).length;
+  const ticks = {};
+  for (const [id, c] of charts) ticks[id] = c.ticks;
+  const units = {};
+  document.querySelectorAll(".chart").forEach((b) => { units[b.id.slice(6)] = b.querySelector("h2 small").textContent; });
+  const img = $("picture");
   const report = { ended, charts: drawn, values, totals, summary, picture: data.picture,
+    frame: data.frame, caption: $("picture-caption").textContent, ticks, units,
+    picture_broken: img.classList.contains("loaded") ? !(img.complete && img.naturalWidth > 0) : getComputedStyle(img).display !== "none",
     cursor: $("cursor-time").textContent, samples: data.t.length };
   fetch(q("probe"), { method: "POST", body: JSON.stringify(report) }).catch(() => {});
 }
@@ -263,7 +323,7 @@ function connect() {
     // in a headless screenshot), else by the next tick.
     render(false);
   });
-  events.addEventListener("picture", (e) => showPicture(Number(e.data)));
+  events.addEventListener("picture", (e) => showPicture(JSON.parse(e.data)));
   events.addEventListener("end", () => {
     events.close();
     data.ended = true;

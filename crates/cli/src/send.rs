@@ -66,15 +66,14 @@ pub fn run(args: &SendArgs) -> Result<()> {
         ),
     };
     crate::paths::check_outputs(&[("--log", args.log.as_deref())])?;
+    let side = args.scheme.sender(Some(DEFAULT_RESET_AFTER))?;
+    let run_name = side.scheme.run_name();
     let config = SenderLoopConfig {
         connect,
         log: args.log.clone(),
         status: !args.quiet,
         secure: args.keys.secure_config()?,
-        ..args
-            .scheme
-            .sender(Some(DEFAULT_RESET_AFTER))?
-            .loop_config(to)?
+        ..side.loop_config(to)?
     };
     let source = CameraInput::open(&(&args.source).into())?;
     let stop = runtime::stop_on_ctrl_c()?;
@@ -84,12 +83,12 @@ pub fn run(args: &SendArgs) -> Result<()> {
             Some(c) => format!("encrypted, peer key {}", c.peer.fingerprint()),
             None => "plaintext".to_string(),
         };
-        eprintln!("salsify send: {} {place} ({how})", config.scheme.name());
+        eprintln!("salsify send: {run_name} {place} ({how})");
     }
     if config.secure.is_none() {
         eprintln!("{}", plaintext_warning("salsify send"));
     }
-    let title = format!("salsify send: {} {place}", config.scheme.name());
+    let title = format!("salsify send: {run_name} {place}");
     let scheme = Some(config.scheme.name());
     let dash = dashboard::start(
         args.dashboard.dashboard.as_deref(),

@@ -89,3 +89,26 @@ proptest! {
         let _ = decoder.decode(&frames().0.target, &bytes);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    /// The OBU parser on its own: any bytes, or a real frame with a damaged OBU walk, give an
+    /// answer without panicking, and a keyframe it accepts has a size an `Image` can take.
+    #[test]
+    fn obu_parser_answers_anything(
+        bytes in prop::collection::vec(any::<u8>(), 0..300),
+        damage in damage(),
+        inter in any::<bool>(),
+    ) {
+        let _ = salsify_codec::av1::parse_av1_frame(&bytes);
+        let (key, inter_frame) = frames();
+        let mut real = if inter { inter_frame.bytes.clone() } else { key.bytes.clone() };
+        apply(&mut real, &damage);
+        if let Ok(info) = salsify_codec::av1::parse_av1_frame(&real) {
+            if let Some((w, h)) = info.header.keyframe_size {
+                prop_assert!(salsify_codec::image::check_size(w, h).is_ok());
+            }
+        }
+    }
+}

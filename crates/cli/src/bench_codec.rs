@@ -241,8 +241,8 @@ impl BenchConfig {
 
     fn encoder(&self) -> Result<BenchEncoder> {
         Ok(match self {
-            BenchConfig::Vp8(c) => BenchEncoder::Vp8(Encoder::with_config(*c)?),
-            BenchConfig::Av1(c) => BenchEncoder::Av1(Av1Encoder::with_config(*c)?),
+            BenchConfig::Vp8(c) => BenchEncoder::Vp8(Box::new(Encoder::with_config(*c)?)),
+            BenchConfig::Av1(c) => BenchEncoder::Av1(Box::new(Av1Encoder::with_config(*c)?)),
         })
     }
 
@@ -272,8 +272,9 @@ struct BenchFrame {
 
 /// Either codec's functional encoder.
 enum BenchEncoder {
-    Vp8(Encoder),
-    Av1(Av1Encoder),
+    // Boxed: both hold their library's config struct (libaom's is 904 bytes).
+    Vp8(Box<Encoder>),
+    Av1(Box<Av1Encoder>),
 }
 
 impl BenchEncoder {
@@ -357,7 +358,7 @@ fn side_by_side(vp8: &[(BenchConfig, Vec<QualityRow>)], av1: &[(BenchConfig, Vec
             let (min, max) = ssim_range(rows);
             (lo.max(min), hi.min(max))
         });
-    if !(lo <= hi) {
+    if lo.is_nan() || hi.is_nan() || lo > hi {
         println!("(no SSIM range that every table reaches)\n");
         return;
     }

@@ -34,6 +34,14 @@ pub enum CodecError {
         /// libvpx's own error text.
         message: String,
     },
+    /// libaom reported an error.
+    #[error("libaom {call}: {message}")]
+    Aom {
+        /// The libaom function or control that failed.
+        call: &'static str,
+        /// libaom's own error text.
+        message: String,
+    },
     /// A Y4M or IVF file is malformed; the message names the field or position.
     #[error("{format}: {message}")]
     Format {

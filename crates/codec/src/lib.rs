@@ -1,4 +1,4 @@
-//! A functional VP8 codec on libvpx: the decoder's state is an explicit value.
+//! Functional VP8 (libvpx) and AV1 (libaom) codecs: the decoder's state is an explicit value.
 //!
 //! `Encoder::encode(&State, &Image, Quality)` and `Decoder::decode(&State, &[u8])` behave as
 //! pure functions as far as decodability goes: the decoder's picture and state hash equal the
@@ -8,6 +8,7 @@
 //! Layer 0 of the workspace (README, "Layout"): it depends on no other Salsify crate; the endpoint
 //! shape, the schemes, the metrics, the barcodes and the window build on it.
 
+pub mod av1;
 pub mod cbr;
 mod codec;
 pub mod error;
@@ -24,6 +25,7 @@ pub mod synthetic;
 mod vpx;
 pub mod y4m;
 
+pub use av1::{Av1Decoder, Av1Encoder, Av1EncoderConfig, Av1Frame, Av1Quality};
 pub use cbr::{CbrConfig, CbrEncoder, CbrFrame, PlainDecoder};
 pub use codec::{Decoder, Encoder, EncoderConfig};
 pub use error::CodecError;

@@ -1,4 +1,5 @@
-//! The only `unsafe` in the project: thin owners of libvpx's VP8 encoder and decoder contexts.
+//! Thin owners of libvpx's VP8 encoder and decoder contexts (with `av1::context` and `av1::sys`
+//! for libaom, the only `unsafe` in the project).
 //!
 //! Settings follow DESIGN.md's measured recipe for an explicit-state stream: error resilient
 //! (no probability carry-over), LAST-only references, a fixed quantizer per encode, no

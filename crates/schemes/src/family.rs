@@ -58,7 +58,7 @@ pub trait Family: Sync {
         vec![base.clone()]
     }
     /// A changed field of one of its tables in the family's own words, for a run's setting
-    /// ([`crate::setting`]): e.g. Salsify's `delay_target_ms` 50 as `d 50 ms`. `field` is
+    /// ([`crate::setting()`]): e.g. Salsify's `delay_target_ms` 50 as `d 50 ms`. `field` is
     /// the dotted path within `table` (`forecast.confidence`). Default (`None`): the field's
     /// name and value (`threshold_ms 25`).
     fn describe(

@@ -11,19 +11,30 @@ pub struct JitterConfig {
     /// The share of packets that may arrive after their playout time (and be concealed).
     /// Default 0.01 (1%).
     pub late_target: f64,
-    /// Packets whose delay the buffer remembers. Default 150 (3 s of 20 ms frames).
+    /// Packets whose delay the buffer remembers. Default 75 (1.5 s of 20 ms frames): long
+    /// enough to learn the jitter, short enough that one outage's burst of late packets
+    /// does not hold the delay up for long after the link has recovered.
     pub window: usize,
     /// Added to the chosen delay for the time a packet takes from arrival to the sound
     /// card. Default 2 ms.
     pub margin: Duration,
+    /// After a loss (a gap in the packets' sequence numbers), wait one frame more for this
+    /// long, so the next packet is there to rebuild a lost one from its in-band FEC.
+    /// Default 5 s.
+    pub fec_hold: Duration,
+    /// The delay shrinks by a frame at most this often (a skipped frame, as NetEQ's
+    /// accelerate), so it does not flap. Default 60 ms.
+    pub shrink_every: Duration,
 }
 
 impl Default for JitterConfig {
     fn default() -> Self {
         JitterConfig {
             late_target: 0.01,
-            window: 150,
+            window: 75,
             margin: Duration::from_millis(2),
+            fec_hold: Duration::from_secs(5),
+            shrink_every: Duration::from_millis(60),
         }
     }
 }

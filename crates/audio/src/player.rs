@@ -23,9 +23,6 @@ pub struct PlayerConfig {
     pub sync: SyncConfig,
 }
 
-/// The playout delay moves by whole frames: a frame inserted to grow it, one skipped to
-/// shrink it. Shrinking waits this long after any change, so the delay does not flap.
-const SHRINK_AFTER: Duration = Duration::from_millis(200);
 /// Packets more than this far ahead of playout are refused (the buffer stays bounded).
 const MAX_AHEAD_FRAMES: u64 = 500;
 
@@ -45,6 +42,9 @@ pub struct AudioPlayer {
     /// The next stream frame to play, and when.
     next: Option<(u64, Instant)>,
     last_change: Instant,
+    /// The newest sequence number received, and when a gap in them was last seen.
+    newest_seq: Option<u32>,
+    last_loss: Option<Instant>,
     arrivals: Vec<Arrival>,
     played: Vec<PlayedFrame>,
     /// Datagrams refused.
@@ -62,6 +62,8 @@ impl AudioPlayer {
             epoch: None,
             next: None,
             last_change: Instant::ZERO,
+            newest_seq: None,
+            last_loss: None,
             arrivals: Vec::new(),
             played: Vec::new(),
             bad_datagrams: 0,
@@ -87,6 +89,15 @@ impl AudioPlayer {
                 .checked_sub(self.config.frame.duration() * packet.frame)
                 .unwrap_or(Instant::ZERO)
         });
+        if self
+            .newest_seq
+            .is_some_and(|s| packet.seq.wrapping_sub(s) > 1 && packet.seq.wrapping_sub(s) < 1 << 31)
+        {
+            self.last_loss = Some(now);
+        }
+        if self.newest_seq.is_none_or(|s| packet.seq.wrapping_sub(s) < 1 << 31) {
+            self.newest_seq = Some(packet.seq);
+        }
         self.arrivals.push(Arrival {
             frame,
             seq: packet.seq,
@@ -95,7 +106,7 @@ impl AudioPlayer {
         self.delays
             .push(now.saturating_duration_since(self.captured(epoch, frame)));
         if self.next.is_none() {
-            let delay = self.target_delay();
+            let delay = self.target_delay(now);
             self.next = Some((frame, self.captured(epoch, frame) + delay));
             self.last_change = now;
         }
@@ -111,10 +122,17 @@ impl AudioPlayer {
         self.video.on_shown(now, captured);
     }
 
-    /// The playout delay wanted now: the jitter buffer's least delay, held back to the
-    /// video's under lip sync.
-    pub fn target_delay(&self) -> Duration {
-        let own = self.delays.playout_delay().unwrap_or(Duration::ZERO);
+    /// The playout delay wanted at `now`: the jitter buffer's least delay (a frame more
+    /// for a while after a loss, for FEC), held back to the video's under lip sync.
+    pub fn target_delay(&self, now: Instant) -> Duration {
+        let mut own = self.delays.playout_delay().unwrap_or(Duration::ZERO);
+        let hold = self.config.jitter.fec_hold;
+        if self
+            .last_loss
+            .is_some_and(|at| now.saturating_duration_since(at) < hold)
+        {
+            own += self.frame_len();
+        }
         self.video.target(own)
     }
 
@@ -129,8 +147,9 @@ impl AudioPlayer {
         let epoch = self.epoch?;
         let step = self.frame_len();
         let current = at.saturating_duration_since(self.captured(epoch, frame));
-        let target = self.target_delay();
-        let settled = now.saturating_duration_since(self.last_change) >= SHRINK_AFTER;
+        let target = self.target_delay(now);
+        let settled =
+            now.saturating_duration_since(self.last_change) >= self.config.jitter.shrink_every;
         if target > current + step / 2 {
             // Grow: play a concealment frame and let the stream wait one frame.
             self.last_change = now;

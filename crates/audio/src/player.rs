@@ -95,7 +95,10 @@ impl AudioPlayer {
         {
             self.last_loss = Some(now);
         }
-        if self.newest_seq.is_none_or(|s| packet.seq.wrapping_sub(s) < 1 << 31) {
+        if self
+            .newest_seq
+            .is_none_or(|s| packet.seq.wrapping_sub(s) < 1 << 31)
+        {
             self.newest_seq = Some(packet.seq);
         }
         self.arrivals.push(Arrival {

@@ -43,6 +43,10 @@ pub struct SyncConfig {
     pub bias: Duration,
     /// Shown pictures whose delay the estimate looks at. Default 500 ms of them.
     pub span: Duration,
+    /// The most the audio's delay may exceed the video's under sync, even when its own
+    /// least delay is longer (packets later than that are concealed): inside BT.1359's
+    /// 125 ms with room for the video's jitter. Default 100 ms.
+    pub max_lag: Duration,
 }
 
 impl Default for SyncConfig {
@@ -51,6 +55,7 @@ impl Default for SyncConfig {
             mode: SyncMode::Video,
             bias: (MAX_BEHIND - MAX_AHEAD) / 2,
             span: Duration::from_millis(500),
+            max_lag: Duration::from_millis(100),
         }
     }
 }
@@ -86,15 +91,19 @@ impl VideoDelay {
     }
 
     /// The audio playout delay to aim for, given the audio's own least delay `own`: `own`
-    /// without sync or before any picture; else at least the median recent video delay plus
-    /// the bias.
+    /// without sync or before any picture; else the median recent video delay plus the
+    /// bias when `own` is shorter, and `own` up to the video's plus `max_lag` when longer.
     pub fn target(&self, own: Duration) -> Duration {
         if self.config.mode == SyncMode::None || self.recent.is_empty() {
             return own;
         }
         let mut delays: Vec<Duration> = self.recent.iter().map(|(_, d)| *d).collect();
         delays.sort_unstable();
-        own.max(delays[delays.len() / 2] + self.config.bias)
+        let video = delays[delays.len() / 2];
+        own.clamp(
+            video + self.config.bias,
+            video + self.config.max_lag.max(self.config.bias),
+        )
     }
 }
 
@@ -122,7 +131,8 @@ mod tests {
             video.on_shown(at(1000 + i * 33), at(1000 + i * 33 - 150));
         }
         assert_eq!(video.target(ms(30)), ms(190));
-        assert_eq!(video.target(ms(300)), ms(300));
+        // Longer than the video's plus 100 ms: held to that (inside the window).
+        assert_eq!(video.target(ms(300)), ms(250));
         let none = VideoDelay::new(SyncConfig {
             mode: SyncMode::None,
             ..SyncConfig::default()

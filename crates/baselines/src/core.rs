@@ -9,9 +9,8 @@ use std::collections::VecDeque;
 
 use salsify_codec::{CbrFrame, Quality};
 use salsify_endpoint::{
-    AudioMeter,
-    CbrJob, CbrSettings, DropReason, EncodeFailed, EncodeJob, EncodeOutcome, EncodeRequest,
-    InputError, SenderEvent, SenderOutput, SentFrame,
+    AudioMeter, CbrJob, CbrSettings, DropReason, EncodeFailed, EncodeJob, EncodeOutcome,
+    EncodeRequest, InputError, SenderEvent, SenderOutput, SentFrame,
 };
 use salsify_time::{Bitrate, Duration, Instant};
 
@@ -512,13 +511,25 @@ mod audio_tests {
     fn the_audio_rate_comes_off_a_target_down_to_its_floor() {
         let mut core = Core::new(Scheme::Conventional);
         let t = Instant::from_millis(1000);
-        assert_eq!(core.less_audio(t, Bitrate::kbps(500), Bitrate::kbps(50)), Bitrate::kbps(500));
+        assert_eq!(
+            core.less_audio(t, Bitrate::kbps(500), Bitrate::kbps(50)),
+            Bitrate::kbps(500)
+        );
         for i in 0..50 {
             core.audio.on_sent(Instant::from_millis(20 + i * 20), 100);
         }
-        assert_eq!(core.less_audio(t, Bitrate::kbps(500), Bitrate::kbps(50)), Bitrate::kbps(460));
-        assert_eq!(core.less_audio(t, Bitrate::kbps(60), Bitrate::kbps(50)), Bitrate::kbps(50));
+        assert_eq!(
+            core.less_audio(t, Bitrate::kbps(500), Bitrate::kbps(50)),
+            Bitrate::kbps(460)
+        );
+        assert_eq!(
+            core.less_audio(t, Bitrate::kbps(60), Bitrate::kbps(50)),
+            Bitrate::kbps(50)
+        );
         // A floor above the target does not raise it.
-        assert_eq!(core.less_audio(t, Bitrate::kbps(30), Bitrate::kbps(50)), Bitrate::kbps(30));
+        assert_eq!(
+            core.less_audio(t, Bitrate::kbps(30), Bitrate::kbps(50)),
+            Bitrate::kbps(30)
+        );
     }
 }

@@ -12,11 +12,13 @@ use crate::usage::usage;
 
 /// Flags of `salsify audio-marks`.
 #[derive(Args, Debug, Clone)]
-#[command(after_help = "Reads: one line per mark read, `NUMBER SECONDS` (the mark's number, \
+#[command(
+    after_help = "Reads: one line per mark read, `NUMBER SECONDS` (the mark's number, \
                         then when its sync tone starts, in seconds from the file's start); a \
                         count on standard error. Marks whose check bits fail are left out. \
                         The file must be 48 kHz (channels are averaged).\n\
-                        Writes (--write): the synthetic voice, mark k at second k.")]
+                        Writes (--write): the synthetic voice, mark k at second k."
+)]
 pub struct AudioMarksArgs {
     /// WAV file to read the marks of.
     #[arg(required_unless_present = "write", conflicts_with = "write")]

@@ -14,10 +14,21 @@ fn temp_dir(name: &str) -> PathBuf {
 #[test]
 fn written_voice_reads_back_one_line_per_mark() {
     let dir = temp_dir("voice");
-    let out = run_in(&dir, &["audio-marks", "--write", "voice.wav", "--seconds", "5"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = run_in(
+        &dir,
+        &["audio-marks", "--write", "voice.wav", "--seconds", "5"],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let out = run_in(&dir, &["audio-marks", "voice.wav"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let lines: Vec<(u32, f64)> = String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(|l| {
@@ -25,7 +36,10 @@ fn written_voice_reads_back_one_line_per_mark() {
             (n.parse().unwrap(), t.parse().unwrap())
         })
         .collect();
-    assert_eq!(lines.iter().map(|l| l.0).collect::<Vec<_>>(), [0, 1, 2, 3, 4]);
+    assert_eq!(
+        lines.iter().map(|l| l.0).collect::<Vec<_>>(),
+        [0, 1, 2, 3, 4]
+    );
     for (n, t) in lines {
         assert!((t - f64::from(n)).abs() < 0.003, "mark {n} at {t}");
     }
@@ -42,5 +56,8 @@ fn a_missing_or_foreign_file_is_a_clear_error() {
     let out = run_in(&dir, &["audio-marks", "text.wav"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("text.wav") && !stderr.contains("panicked"), "{stderr}");
+    assert!(
+        stderr.contains("text.wav") && !stderr.contains("panicked"),
+        "{stderr}"
+    );
 }

@@ -7,8 +7,8 @@ use std::io::{self, Write};
 use std::sync::Arc;
 
 use salsify_audio::{
-    summarize_audio, AudioPlayer, AudioSender, AudioSource, LoopedSamples, OpusConfig,
-    PlayedFrame, PlayedKind, PlayerConfig, SyntheticSpeech,
+    summarize_audio, AudioPlayer, AudioSender, AudioSource, LoopedSamples, OpusConfig, PlayedFrame,
+    PlayedKind, PlayerConfig, SyntheticSpeech,
 };
 use salsify_metrics::AudioFigures;
 use salsify_time::{Duration, Instant};
@@ -108,11 +108,15 @@ impl AudioRun {
     /// The earliest time either end has something to do.
     pub fn next_event(&self) -> Instant {
         let shown = self.pending_shown.front().map(|(_, at)| *at);
-        [Some(self.sender.next_at()), Some(self.player.next_at()), shown]
-            .into_iter()
-            .flatten()
-            .min()
-            .unwrap_or(Instant::FAR_FUTURE)
+        [
+            Some(self.sender.next_at()),
+            Some(self.player.next_at()),
+            shown,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+        .unwrap_or(Instant::FAR_FUTURE)
     }
 
     /// The datagrams due at `now`, to send.

@@ -391,7 +391,8 @@ impl Experiment {
 
     /// The run's audio from `audio` and `sync` (a WAV file is read now).
     fn audio_config(&self) -> Result<Option<crate::SimAudio>, ExperimentError> {
-        let sync: salsify_audio::SyncMode = self.sync.parse().or_else(|e: String| fail("sync", e))?;
+        let sync: salsify_audio::SyncMode =
+            self.sync.parse().or_else(|e: String| fail("sync", e))?;
         let input = match self.audio.as_str() {
             "none" => return Ok(None),
             "synthetic" => crate::AudioInput::Synthetic,

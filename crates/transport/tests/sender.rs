@@ -890,7 +890,11 @@ fn audio_in_flight_is_taken_from_the_budget_until_an_ack_covers_it() {
     assert_eq!(s.budget_now(t), Some(1400 * 100 - 230));
     let (_, events, mut datagrams) = offer(&mut s, &enc, 1, t);
     let frame = sent(&events).expect("the frame fits");
-    assert_eq!(frame.budget, Some(1400 * 100 - 230), "sized after the audio");
+    assert_eq!(
+        frame.budget,
+        Some(1400 * 100 - 230),
+        "sized after the audio"
+    );
     datagrams.extend(flush_pacer(&mut s, t).0);
     s.handle_audio_sent(Instant::from_millis(80), 100);
     let t = Instant::from_millis(81);
@@ -898,7 +902,8 @@ fn audio_in_flight_is_taken_from_the_budget_until_an_ack_covers_it() {
 
     // An ACK of the frame's last fragment covers the audio sent before it, not after.
     let last = fragment_id(datagrams.last().unwrap());
-    s.handle_datagram(t, &ack(1, last, Some(1000), 0, &[])).unwrap();
+    s.handle_datagram(t, &ack(1, last, Some(1000), 0, &[]))
+        .unwrap();
     assert_eq!(s.audio_in_flight(t), 100);
     // Audio older than the delay target (100 ms) is no longer counted.
     assert_eq!(s.audio_in_flight(Instant::from_millis(181)), 0);

@@ -4,9 +4,9 @@ use std::collections::VecDeque;
 
 use salsify_codec::{EncodedFrame, Quality, State, StateHash};
 use salsify_endpoint::{
-    AudioMeter,
-    Choice, DatagramError, Diagnostic, DropReason, EncodeFailed, EncodeJob, EncodeOutcome,
-    EncodeRequest, InputError, SenderEndpoint, SenderEvent, SenderOutput, SenderStats, SentFrame,
+    AudioMeter, Choice, DatagramError, Diagnostic, DropReason, EncodeFailed, EncodeJob,
+    EncodeOutcome, EncodeRequest, InputError, SenderEndpoint, SenderEvent, SenderOutput,
+    SenderStats, SentFrame,
 };
 use salsify_sprout_model::{ForecasterKind, SendLog, SenderWindow};
 use salsify_time::{Duration, Instant};

@@ -427,7 +427,10 @@ fn the_audio_rate_is_taken_from_the_encoder_target() {
         s.handle_timeout(t);
         s.handle_picture(t, 0, t);
     }
-    let (without, with) = (quiet.encoder_target().as_bps(), talking.encoder_target().as_bps());
+    let (without, with) = (
+        quiet.encoder_target().as_bps(),
+        talking.encoder_target().as_bps(),
+    );
     // Taken from the allocation, which the header share and the bitrate adjuster then scale
     // (by about 0.8 here) as they scale the rest.
     let taken = without as f64 - with as f64;

@@ -416,7 +416,7 @@ fn the_bitrate_adjuster_assumes_20_percent_overshoot_then_measures() {
 #[test]
 fn the_audio_rate_is_taken_from_the_encoder_target() {
     let config = ConventionalConfig::default();
-    let mut quiet = WebrtcSender::new(config.clone(), (640, 360)).unwrap();
+    let mut quiet = WebrtcSender::new(config, (640, 360)).unwrap();
     let mut talking = WebrtcSender::new(config, (640, 360)).unwrap();
     // 100 bytes every 20 ms: 49 packets in the second before t, 39.2 kb/s.
     for i in 0..100 {

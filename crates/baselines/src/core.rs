@@ -9,8 +9,8 @@ use std::collections::VecDeque;
 
 use salsify_codec::{CbrFrame, Quality};
 use salsify_endpoint::{
-    CbrJob, CbrSettings, DropReason, EncodeFailed, EncodeJob, EncodeOutcome, EncodeRequest,
-    InputError, SenderEvent, SenderOutput, SentFrame,
+    AudioMeter, CbrJob, CbrSettings, DropReason, EncodeFailed, EncodeJob, EncodeOutcome,
+    EncodeRequest, InputError, SenderEvent, SenderOutput, SentFrame,
 };
 use salsify_time::{Bitrate, Duration, Instant};
 
@@ -132,6 +132,8 @@ pub(crate) struct Core {
     /// Payload bytes per fragment now: [`FRAGMENT_PAYLOAD`] until the path is said to carry
     /// less.
     payload: usize,
+    /// The call's audio, sent by the driver on the same path.
+    pub audio: AudioMeter,
 }
 
 impl Core {
@@ -152,7 +154,19 @@ impl Core {
             srtt: None,
             stats: SenderCounters::default(),
             payload: FRAGMENT_PAYLOAD,
+            audio: AudioMeter::default(),
         }
+    }
+
+    /// The video's share of a rate target: `target` less the audio's send rate over the
+    /// last second, `floor` at least, as libwebrtc allocates its estimate to the audio first.
+    /// Without audio, `target` as it is.
+    pub fn less_audio(&self, now: Instant, target: Bitrate, floor: Bitrate) -> Bitrate {
+        if self.audio.total() == 0 {
+            return target;
+        }
+        let audio = self.audio.rate(now).as_bps();
+        Bitrate::bps(target.as_bps().saturating_sub(audio)).max(floor.min(target))
     }
 
     /// Payload bytes per fragment now.
@@ -486,5 +500,36 @@ mod tests {
         assert!(deadband_passes(Bitrate::bps(12_000), Bitrate::kbps(10)));
         assert!(deadband_passes(Bitrate::kbps(1), Bitrate::ZERO));
         assert!(!deadband_passes(Bitrate::bps(999), Bitrate::ZERO));
+    }
+}
+
+#[cfg(test)]
+mod audio_tests {
+    use super::*;
+
+    #[test]
+    fn the_audio_rate_comes_off_a_target_down_to_its_floor() {
+        let mut core = Core::new(Scheme::Conventional);
+        let t = Instant::from_millis(1000);
+        assert_eq!(
+            core.less_audio(t, Bitrate::kbps(500), Bitrate::kbps(50)),
+            Bitrate::kbps(500)
+        );
+        for i in 0..50 {
+            core.audio.on_sent(Instant::from_millis(20 + i * 20), 100);
+        }
+        assert_eq!(
+            core.less_audio(t, Bitrate::kbps(500), Bitrate::kbps(50)),
+            Bitrate::kbps(460)
+        );
+        assert_eq!(
+            core.less_audio(t, Bitrate::kbps(60), Bitrate::kbps(50)),
+            Bitrate::kbps(50)
+        );
+        // A floor above the target does not raise it.
+        assert_eq!(
+            core.less_audio(t, Bitrate::kbps(30), Bitrate::kbps(50)),
+            Bitrate::kbps(30)
+        );
     }
 }

@@ -853,6 +853,13 @@ impl SenderEndpoint for OracleSender {
 
     fn handle_timeout(&mut self, _now: Instant) {}
 
+    /// The audio takes the link's opportunities as it goes: booked in the oracle's model
+    /// as its own datagrams are, so frames are sized for what is left.
+    fn handle_audio_sent(&mut self, now: Instant, bytes: usize) {
+        let at = self.cursor_at(now);
+        self.cursor = self.serve(at, bytes).0;
+    }
+
     /// Fragments of at most the size the path carries from now on (its model of the link
     /// counts them). After a decrease, a frame with a datagram held for its send time that no
     /// longer fits loses all its held datagrams, never sent, and the next search starts from

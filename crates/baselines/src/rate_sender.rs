@@ -14,6 +14,9 @@ use crate::error::datagram_error;
 use crate::history::PacketResult;
 use crate::scheme::Scheme;
 
+/// The least a controller's target leaves the video once the audio's rate is taken from it.
+const MIN_VIDEO: Bitrate = Bitrate::kbps(30);
+
 /// A congestion controller that sets the video's target rate from transport feedback.
 pub trait RateController: Send + std::fmt::Debug {
     /// The scheme's name (as in experiment files).
@@ -69,7 +72,8 @@ impl<C: RateController> RateSender<C> {
         let Some(p) = self.waiting.take() else {
             return;
         };
-        let target = self.controller.target(now);
+        let wanted = self.controller.target(now);
+        let target = self.core.less_audio(now, wanted, MIN_VIDEO);
         if target != self.core.stats.target {
             self.core.stats.target = target;
             let pacing = target.mul_f64(self.controller.pacing_factor());
@@ -134,6 +138,10 @@ impl<C: RateController> SenderEndpoint for RateSender<C> {
             Incoming::Bad(e) => Err(datagram_error(e)),
             _ => Ok(()),
         }
+    }
+
+    fn handle_audio_sent(&mut self, now: Instant, bytes: usize) {
+        self.core.audio.on_sent(now, bytes);
     }
 
     fn handle_timeout(&mut self, now: Instant) {

@@ -99,6 +99,10 @@ impl SenderEndpoint for BaselineSender {
         self.endpoint_mut().handle_timeout(now)
     }
 
+    fn handle_audio_sent(&mut self, now: Instant, bytes: usize) {
+        self.endpoint_mut().handle_audio_sent(now, bytes)
+    }
+
     fn set_max_datagram(&mut self, now: Instant, bytes: usize) {
         self.endpoint_mut().set_max_datagram(now, bytes)
     }

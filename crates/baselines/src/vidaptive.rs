@@ -394,9 +394,10 @@ impl VidaptiveSender {
             }
         }
         let alpha = self.alpha.update(now);
+        let rate = self.cc_rate().mul_f64(alpha);
         let target = self
-            .cc_rate()
-            .mul_f64(alpha)
+            .core
+            .less_audio(now, rate, self.config.min_target)
             .clamp_to(self.config.min_target, self.config.max_rate);
         if target != self.core.stats.target {
             self.core.stats.target = target;
@@ -613,6 +614,10 @@ impl SenderEndpoint for VidaptiveSender {
 
     fn handle_timeout(&mut self, now: Instant) {
         self.maybe_encode(now);
+    }
+
+    fn handle_audio_sent(&mut self, now: Instant, bytes: usize) {
+        self.core.audio.on_sent(now, bytes);
     }
 
     /// The shared core's: fragments and padding of at most the size the path carries, and

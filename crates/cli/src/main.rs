@@ -6,6 +6,7 @@
 
 // The commands: each parses its flags and runs, using the library modules below; none
 // imports another.
+mod audio_marks_cmd;
 mod barcode_cmd;
 mod bench_codec;
 mod bench_secure;
@@ -102,6 +103,9 @@ enum Command {
     Barcode(barcode_cmd::BarcodeArgs),
     /// Unmodified systems as peers (headless Chromium's WebRTC), measured black-box through
     /// the link relay by barcodes and scored as simulated runs are.
+    /// Read the audio barcode of a WAV file: one line per mark, its number then its time in
+    /// seconds (or --write the synthetic voice that carries them).
+    AudioMarks(audio_marks_cmd::AudioMarksArgs),
     #[command(subcommand)]
     Peer(peer_cmd::PeerCommand),
     /// A finished run's folder (demo, sim, a run of eval, a Chromium peer run) on the live
@@ -157,6 +161,7 @@ fn run(cli: Cli) -> Result<()> {
         Some(Command::Eval(args)) => eval_cmd::run(&args),
         Some(Command::Report(args)) => report_cmd::run(&args),
         Some(Command::Barcode(args)) => barcode_cmd::run(&args),
+        Some(Command::AudioMarks(args)) => audio_marks_cmd::run(&args),
         Some(Command::Peer(command)) => peer_cmd::run(&command),
         Some(Command::View(args)) => view_cmd::run(&args),
         Some(Command::Bench(BenchCommand::Codec(args))) => bench_codec::run(&args),

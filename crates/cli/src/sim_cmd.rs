@@ -78,6 +78,16 @@ pub struct SimArgs {
     /// Seed of every random choice [default: 1].
     #[arg(long)]
     seed: Option<u64>,
+    /// The call's audio beside the video: `synthetic` (a voice with a timing mark each
+    /// second), a 48 kHz .wav file, or `none`: real Opus packets in the link's queue beside
+    /// the video's, the scheme's controller counting them; writes audio.csv and the audio
+    /// figures in summary.json [default: none].
+    #[arg(long)]
+    audio: Option<String>,
+    /// Lip sync: `video` (the audio is held back to the delay of the pictures shown) or
+    /// `none` (the audio plays at its own least delay) [default: video].
+    #[arg(long, value_parser = ["video", "none"])]
+    sync: Option<String>,
     /// Output folder. One run's: a folder holding another command's or another
     /// experiment's run is refused (the same experiment is replaced, and so is an earlier sim
     /// in the default folder).
@@ -145,6 +155,8 @@ impl SimArgs {
         set!(self.fps => e.fps);
         set!(self.duration => e.duration_s);
         set!(self.seed => e.seed);
+        set!(self.audio => e.audio);
+        set!(self.sync => e.sync);
         set!(self.link => e.link.preset);
         set!(self.queue => e.link.queue_packets);
         set!(self.delay_ms => e.link.delay_ms);
@@ -202,7 +214,12 @@ pub fn run(args: &SimArgs) -> Result<()> {
         print_row(label, &output);
     }
     println!(
-        "wrote frames.csv, summary.json, rates.csv, packets.log, experiment.toml to {}",
+        "wrote frames.csv, summary.json, rates.csv, packets.log, experiment.toml{} to {}",
+        if output.audio.is_some() {
+            ", audio.csv"
+        } else {
+            ""
+        },
         args.out.display()
     );
     Ok(())
@@ -306,6 +323,11 @@ fn write_outputs(out: &Path, e: &Experiment, o: &SimOutput, queue: &QueueLimit) 
         log.write_event(event)?;
     }
     log.finish()?.flush()?;
+    if let Some(audio) = &o.audio {
+        let mut csv = create("audio.csv")?;
+        salsify_eval::sim::write_audio_csv(&audio.played, &mut csv)?;
+        csv.flush()?;
+    }
     Ok(())
 }
 
@@ -341,6 +363,17 @@ fn print_summary(o: &SimOutput) {
             f(n.delay_p95_ms),
             f(n.omniscient_delay_p95_ms),
             f(n.self_inflicted_delay_ms),
+        );
+    }
+    if let Some(a) = &s.audio {
+        println!(
+            "audio: delay ms mean {:.1} p95 {:.1} | concealed {:.2}% (FEC-recovered {:.2}%) | A/V skew in BT.1359 window {}",
+            a.audio_delay_mean_ms,
+            a.audio_delay_p95_ms,
+            a.audio_concealed_fraction * 100.0,
+            a.audio_fec_fraction * 100.0,
+            a.av_skew_in_window_fraction
+                .map_or("-".to_string(), |f| format!("{:.1}% of pictures", f * 100.0)),
         );
     }
     // A bulk sender (no video: every picture ignored) shows no frame by design.

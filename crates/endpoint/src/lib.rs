@@ -4,6 +4,7 @@
 //! ```text
 //!            handle_picture / handle_encoded / handle_datagram / handle_timeout
 //!            set_max_datagram (the path's datagram size, from path MTU discovery)
+//!            handle_audio_sent (the call's audio, sent by the driver on the same path)
 //!   driver ────────────────────────────────────────────────────────────────▶ SenderEndpoint
 //!   (simulator     ◀── poll_output(now): Encode(job) | Transmit(bytes) | Event | Timeout(t)
 //!    or runtime)
@@ -26,10 +27,12 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod audio;
 mod encode;
 mod receiver;
 mod sender;
 
+pub use audio::AudioMeter;
 pub use encode::{
     CbrJob, CbrSettings, EncodeFailed, EncodeJob, EncodeKind, EncodeOutcome, EncodeRequest,
 };

@@ -44,6 +44,14 @@ pub trait SenderEndpoint: Send + std::fmt::Debug {
     /// goes out, and recover from that frame as from a loss (Salsify encodes from an
     /// acknowledged state, the baselines send a keyframe).
     fn set_max_datagram(&mut self, now: Instant, bytes: usize);
+    /// The driver sent `bytes` of the call's audio at `now` (as the scheme's own datagrams
+    /// are counted: before any sealing) on the same path as this sender's datagrams. The
+    /// audio is never held back for the video: a scheme's controller makes room for it, as
+    /// one session with one budget. Salsify counts what audio may still be in flight before
+    /// sizing a frame; the rate-based baselines subtract the audio's rate from their target,
+    /// as libwebrtc allocates the estimate to audio first. [`crate::AudioMeter`] keeps the
+    /// count. A run without audio never calls it.
+    fn handle_audio_sent(&mut self, now: Instant, bytes: usize);
     /// The next thing to do; ends with [`SenderOutput::Timeout`].
     fn poll_output(&mut self, now: Instant) -> SenderOutput;
     /// A snapshot of the counters.

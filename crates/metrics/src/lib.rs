@@ -40,4 +40,6 @@ pub use qoe::QoeModel;
 pub use record::{FrameOutcome, FrameRecord};
 pub use ssim::{ssim_luma, ssim_plane, ssim_to_db, PlaneView, SSIM_DB_CAP};
 pub use stats::{mean, percentile};
-pub use summary::{record_delays, summarize, LinkUsage, OutcomeCounts, RunInfo, Summary};
+pub use summary::{
+    record_delays, summarize, AudioFigures, LinkUsage, OutcomeCounts, RunInfo, Summary,
+};

@@ -115,6 +115,30 @@ pub struct Summary {
     /// seen (simulated runs). Absent in summaries written before it existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network: Option<crate::SproutMeasure>,
+    /// The call's audio, measured like the video, in runs that carried audio (absent
+    /// otherwise, so a run without audio writes the summary it always did).
+    #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
+    pub audio: Option<AudioFigures>,
+}
+
+/// The audio's figures in a run's summary: from what the receiver played and showed.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AudioFigures {
+    /// Mean mouth-to-ear delay (capture to playout, any lip-sync hold included), ms.
+    pub audio_delay_mean_ms: f64,
+    /// Its 95th percentile, ms.
+    pub audio_delay_p95_ms: f64,
+    /// Share of the audio frames played that were lost or late and concealed.
+    pub audio_concealed_fraction: f64,
+    /// Share of the pictures shown while audio played whose audio was within ITU-R
+    /// BT.1359's window (at most 45 ms ahead, 125 ms behind); `None` if none was shown.
+    pub av_skew_in_window_fraction: Option<f64>,
+    /// Share of the audio frames played that were rebuilt from in-band FEC.
+    pub audio_fec_fraction: f64,
+    /// Frames the jitter buffer inserted to grow its delay, per audio frame played.
+    pub audio_stretch_fraction: f64,
+    /// Audio frames played.
+    pub audio_frames_played: u64,
 }
 
 /// The paper's delay of every record (see [`display_delays`]), in record order: `None` for
@@ -220,6 +244,7 @@ pub fn summarize(records: &[FrameRecord], run: &RunInfo) -> Result<Summary, Metr
         qoe_video_call: qoe(QoeModel::VideoCall),
         qoe_driving: qoe(QoeModel::Driving),
         network: None,
+        audio: None,
     })
 }
 

@@ -38,6 +38,9 @@ pub struct SimConfig {
     /// (`salsify_barcode::ssim_outside_band`): for a barcoded clip, whose flat band would
     /// otherwise lift every score. Default false: the whole picture.
     pub score_below_band: bool,
+    /// The call's audio beside the video: real Opus packets on the data link, played by a
+    /// jitter buffer lip-synced to the pictures shown. Default `None`: video only.
+    pub audio: Option<crate::SimAudio>,
 }
 
 impl Default for SimConfig {
@@ -57,6 +60,7 @@ impl Default for SimConfig {
             datagram_overhead: 0,
             network_skip: Duration::ZERO,
             score_below_band: false,
+            audio: None,
         }
     }
 }

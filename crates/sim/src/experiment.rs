@@ -12,6 +12,9 @@
 //! fps = 60                       # synthetic source only
 //! duration_s = 30
 //! seed = 1
+//! # audio = "synthetic"          # the call's audio: none (default), synthetic (a voice with
+//! #                              # timing marks) or a 48 kHz WAV file
+//! # sync = "none"                # audio at its own least delay, not held to the video's
 //!
 //! [link]
 //! trace = "../shared/traces/Verizon-LTE-short"   # PREFIX: video over PREFIX.down, ACKs over PREFIX.up
@@ -153,6 +156,15 @@ pub struct Experiment {
     /// as they were).
     #[serde(skip_serializing_if = "is_zero_f64")]
     pub network_skip_s: f64,
+    /// The call's audio beside the video: `none` (default; then not written out, so run ids
+    /// stay as they were), `synthetic` (a voice with a timing mark each second) or a WAV
+    /// file at 48 kHz.
+    #[serde(skip_serializing_if = "is_no_audio")]
+    pub audio: String,
+    /// Lip sync: `video` (default: the audio is held back to the video's delay; not written
+    /// out) or `none` (the audio plays at its own least delay).
+    #[serde(skip_serializing_if = "is_video_sync")]
+    pub sync: String,
     /// The network.
     pub link: LinkSpec,
     /// The scheme parameter tables given (`[salsify]`, `[conventional]`, ... : one table per
@@ -175,6 +187,8 @@ impl Default for Experiment {
             cost: CostModel::default(),
             clip: Clip::Whole,
             network_skip_s: 0.0,
+            audio: "none".into(),
+            sync: "video".into(),
             link: LinkSpec::default(),
             params: SchemeParams::default(),
         }
@@ -247,6 +261,14 @@ fn is_zero(n: &u32) -> bool {
 
 fn is_zero_f64(x: &f64) -> bool {
     *x == 0.0
+}
+
+fn is_no_audio(audio: &str) -> bool {
+    audio == "none"
+}
+
+fn is_video_sync(sync: &str) -> bool {
+    sync == "video"
 }
 
 impl Default for LinkSpec {
@@ -350,6 +372,7 @@ impl Experiment {
             }
         })?;
         let (data_link, feedback_link) = self.link.build(self.seed)?;
+        let audio = self.audio_config()?;
         Ok(SimConfig {
             scheme,
             data_link,
@@ -361,8 +384,36 @@ impl Experiment {
             network_skip: Duration::from_secs_f64(self.network_skip_s),
             // A live excerpt is barcoded: scored as its live run is, below the band.
             score_below_band: self.clip == Clip::LiveExcerpt,
+            audio,
             ..SimConfig::default()
         })
+    }
+
+    /// The run's audio from `audio` and `sync` (a WAV file is read now).
+    fn audio_config(&self) -> Result<Option<crate::SimAudio>, ExperimentError> {
+        let sync: salsify_audio::SyncMode =
+            self.sync.parse().or_else(|e: String| fail("sync", e))?;
+        let input = match self.audio.as_str() {
+            "none" => return Ok(None),
+            "synthetic" => crate::AudioInput::Synthetic,
+            path if path.ends_with(".wav") || path.ends_with(".WAV") => {
+                let samples = salsify_audio::read_wav(Path::new(path))
+                    .or_else(|e| fail("audio", e.to_string()))?;
+                crate::AudioInput::Samples(std::sync::Arc::new(samples))
+            }
+            other => {
+                return fail(
+                    "audio",
+                    format!(
+                        "'{other}': none, synthetic or a .wav file (48 kHz; \
+                         ffmpeg -i IN -ac 1 -ar 48000 OUT.wav converts any other)"
+                    ),
+                )
+            }
+        };
+        let mut audio = crate::SimAudio::new(input);
+        audio.player.sync.mode = sync;
+        Ok(Some(audio))
     }
 }
 

@@ -57,7 +57,7 @@ impl<'a> Harness<'a> {
 
     /// When the camera supplies picture `index` (computed from the index, so no rounding
     /// error accumulates over a long run).
-    fn capture_time(&self, index: u64) -> Instant {
+    pub fn capture_time(&self, index: u64) -> Instant {
         Instant::from_micros((index as f64 * 1e6 / self.fps).round() as u64)
     }
 

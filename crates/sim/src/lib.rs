@@ -13,6 +13,7 @@
 //! `salsify-metrics`, the virtual-time twin of `salsify-runtime`; the evaluation (`salsify-eval`)
 //! and the black-box peers run it.
 
+mod audio;
 pub mod bounds;
 mod config;
 mod cost;
@@ -21,6 +22,7 @@ mod harness;
 mod log;
 mod video;
 
+pub use audio::{write_audio_csv, AudioInput, AudioOutput, SimAudio, AUDIO_CSV_HEADER};
 pub use config::{SimConfig, SimError};
 pub use cost::{CostError, CostModel, LATE_ONE_IN};
 pub use log::{write_frames_csv, FrameLog};
@@ -37,6 +39,7 @@ use salsify_netem::{LinkEvent, LinkStats};
 use salsify_schemes::{BackgroundExecutor, Executor, Simulated, SourceInfo};
 use salsify_time::{Duration, Instant};
 
+use audio::AudioRun;
 use harness::Harness;
 
 pub use salsify_metrics::FrameRecord;
@@ -62,6 +65,8 @@ pub struct SimOutput {
     pub data_link: LinkStats,
     /// Every event of the data link, if [`SimConfig::record_packets`] was set.
     pub packet_events: Vec<LinkEvent>,
+    /// The audio's log and figures, if the run carried audio.
+    pub audio: Option<AudioOutput>,
 }
 
 /// Runs one simulation; `progress` is called now and then with the virtual time reached.
@@ -99,6 +104,8 @@ struct Sim<'a> {
     late: VecDeque<(Instant, Vec<u8>)>,
     /// Datagrams the link delivered so far (each one's draw of lateness).
     delivered: u64,
+    /// The call's audio, if the run carries it.
+    audio: Option<AudioRun>,
 }
 
 /// An encode under way in virtual time.
@@ -132,6 +139,7 @@ impl<'a> Sim<'a> {
         let sender = config.scheme.build_simulated_sender(&source, &sim)?;
         let receiver = config.scheme.build_receiver(&source)?;
         let jobs = config.scheme.encode_jobs();
+        let audio = config.audio.as_ref().map(AudioRun::new).transpose()?;
         let executor = Executor::new(width, height, h.fps, config.cpu_used, jobs)?;
         Ok(Sim {
             sender,
@@ -142,14 +150,16 @@ impl<'a> Sim<'a> {
             shown_sizes: Vec::new(),
             late: VecDeque::new(),
             delivered: 0,
+            audio,
             h,
         })
     }
 
     fn next_event(&self) -> Option<Instant> {
         let late = self.late.front().map(|(at, _)| *at);
+        let audio = self.audio.as_ref().map(AudioRun::next_event);
         let next = self.h.next_event(self.encoding.map(|e| e.done));
-        next.into_iter().chain(late).min()
+        next.into_iter().chain(late).chain(audio).min()
     }
 
     /// Handles everything due at `now`, then drains both endpoints.
@@ -174,6 +184,7 @@ impl<'a> Sim<'a> {
         if let Some((index, at)) = self.h.capture(now) {
             self.sender.handle_picture(now, index, at);
         }
+        self.send_audio(now)?;
         while let Some(d) = self.h.data_link.poll_delivery(now) {
             self.h.packets.push(salsify_metrics::PacketTiming {
                 sent: d.enqueued_at,
@@ -183,8 +194,7 @@ impl<'a> Sim<'a> {
             let lateness = self.h.config.cost.receive_lateness(self.delivered);
             self.delivered += 1;
             if lateness.is_zero() && self.late.is_empty() {
-                // Bad datagrams are counted by the receiver; the run goes on.
-                let _ = self.receiver.handle_datagram(now, &d.payload);
+                self.receive(now, &d.payload);
             } else {
                 let behind = self.late.back().map_or(Instant::ZERO, |(at, _)| *at);
                 self.late
@@ -193,7 +203,7 @@ impl<'a> Sim<'a> {
         }
         while self.late.front().is_some_and(|(at, _)| *at <= now) {
             if let Some((_, payload)) = self.late.pop_front() {
-                let _ = self.receiver.handle_datagram(now, &payload);
+                self.receive(now, &payload);
             }
         }
         while let Some(d) = self.h.feedback_link.poll_delivery(now) {
@@ -207,7 +217,38 @@ impl<'a> Sim<'a> {
         }
         self.drain_sender(now)?;
         self.drain_receiver(now)?;
+        if let Some(audio) = &mut self.audio {
+            audio.play(now);
+        }
         self.h.record_events();
+        Ok(())
+    }
+
+    /// A datagram reaches the receiving side: audio to the audio player, the rest to the
+    /// scheme's receiver (bad datagrams are counted there; the run goes on).
+    fn receive(&mut self, now: Instant, payload: &[u8]) {
+        match &mut self.audio {
+            Some(audio) if salsify_audio::AudioPacket::is_audio(payload) => {
+                audio.deliver(now, payload)
+            }
+            _ => {
+                let _ = self.receiver.handle_datagram(now, payload);
+            }
+        }
+    }
+
+    /// The audio frames due: onto the data link beside the video, and the scheme told of
+    /// each before it sizes another frame. Audio is never held back for the video.
+    fn send_audio(&mut self, now: Instant) -> Result<(), SimError> {
+        let Some(audio) = &mut self.audio else {
+            return Ok(());
+        };
+        for datagram in audio.poll_send(now)? {
+            self.sender.handle_audio_sent(now, datagram.len());
+            let len = datagram.len() + self.h.config.datagram_overhead;
+            // Refused (too large for the link) is lost like a dropped packet.
+            let _ = self.h.data_link.handle_packet(now, datagram, len);
+        }
         Ok(())
     }
 
@@ -303,12 +344,16 @@ impl<'a> Sim<'a> {
         let start = shown.at.max(self.h.decoder_free);
         let at = start + self.h.config.cost.decode(w, h);
         self.h.decoder_free = at;
+        let frame = shown.frame;
         let picture: Image = if (w, h) == self.h.size {
             shown.picture
         } else {
             scale(&shown.picture, self.h.size.0, self.h.size.1)?
         };
-        self.h.log.on_display(shown.frame, at, picture);
+        let index = self.h.log.on_display(frame, at, picture);
+        if let (Some(audio), Some(index)) = (&mut self.audio, index) {
+            audio.on_shown(self.h.capture_time(index), at);
+        }
         Ok(())
     }
 
@@ -333,6 +378,8 @@ impl<'a> Sim<'a> {
         };
         let mut summary = summarize(&records, &run)?;
         summary.network = Some(network);
+        let audio = self.audio.map(AudioRun::finish);
+        summary.audio = audio.as_ref().map(|a| a.figures);
         Ok(SimOutput {
             records,
             summary,
@@ -343,6 +390,7 @@ impl<'a> Sim<'a> {
             shown_sizes: self.shown_sizes,
             data_link: link,
             packet_events: self.h.packet_events,
+            audio,
         })
     }
 }

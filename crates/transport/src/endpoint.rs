@@ -97,6 +97,10 @@ impl ep::SenderEndpoint for SalsifySender {
         Sender::handle_timeout(self, now);
     }
 
+    fn handle_audio_sent(&mut self, now: Instant, bytes: usize) {
+        Sender::handle_audio_sent(self, now, bytes);
+    }
+
     fn set_max_datagram(&mut self, now: Instant, bytes: usize) {
         Sender::set_max_datagram(self, now, bytes);
     }

@@ -40,7 +40,7 @@ use std::collections::{HashMap, VecDeque};
 
 use salsify_codec::{Quality, StateHash};
 use salsify_endpoint::{
-    Choice, DropReason, EncodeJob, EncodeRequest, SenderEvent, SenderOutput, SentFrame,
+    AudioMeter, Choice, DropReason, EncodeJob, EncodeRequest, SenderEvent, SenderOutput, SentFrame,
 };
 use salsify_time::{Duration, Instant};
 
@@ -68,6 +68,8 @@ pub use types::SalsifySenderStats;
 
 /// Sent-frame records kept to map ACKed fragments to sequence numbers.
 const MAX_FRAME_RECORDS: usize = 4096;
+/// Fragments whose send time is kept for the audio count (a bound, as for frame records).
+const MAX_EMITTED_KEPT: usize = 4096;
 
 /// One fragment waiting in the pacer.
 #[derive(Debug)]
@@ -165,6 +167,14 @@ pub struct Sender<F: SendableFrame> {
     /// Frames sent in a row that took a small share of the budget (see
     /// [`crate::EncodeTimeConfig::single_encode_after`]).
     roomy_frames: u32,
+    /// The call's audio sent beside the video on the same path.
+    audio: AudioMeter,
+    /// While there is audio: when each fragment went out, until the receiver reports it, so
+    /// an ACK tells which audio (sent before the fragment it reports, on a first-in
+    /// first-out path) has arrived.
+    emitted: VecDeque<(FragmentId, Instant)>,
+    /// When the newest fragment the receiver reported went out (while there is audio).
+    acked_emitted_at: Option<Instant>,
     stats: SalsifySenderStats,
 }
 
@@ -202,6 +212,9 @@ impl<F: SendableFrame> Sender<F> {
             interval_quality: IntervalQualityController::new(interval, config.start_quality),
             encode_time: EncodeTimeControl::new(config.encode_time),
             roomy_frames: 0,
+            audio: AudioMeter::default(),
+            emitted: VecDeque::new(),
+            acked_emitted_at: None,
             parallel: false,
             stats: SalsifySenderStats {
                 pictures: 0,
@@ -364,8 +377,29 @@ impl<F: SendableFrame> Sender<F> {
 
     /// The budget the sender would decide with at `now`, in bytes: [`Sender::budget`] as the
     /// configured budget source amends it (see [`crate::rules::budget`]).
-    pub fn budget_now(&self, _now: Instant) -> Option<usize> {
-        self.rules.budget.budget(&self.link())
+    pub fn budget_now(&self, now: Instant) -> Option<usize> {
+        let budget = self.rules.budget.budget(&self.link());
+        budget.map(|b| b.saturating_sub(self.audio_in_flight(now)))
+    }
+
+    /// The call's audio sent `bytes` at `now` on the same path: counted in flight (taken from
+    /// the budget) until an ACK reports a fragment sent after it, or for the delay target at
+    /// most (audio that old has arrived if the link keeps to the target, and if it does not,
+    /// the video in flight says so).
+    pub fn handle_audio_sent(&mut self, now: Instant, bytes: usize) {
+        self.audio.on_sent(now, bytes);
+    }
+
+    /// Audio bytes that may still be in flight at `now` (see [`Sender::handle_audio_sent`]).
+    pub fn audio_in_flight(&self, now: Instant) -> usize {
+        if self.audio.total() == 0 {
+            return 0;
+        }
+        let horizon = now
+            .checked_sub(self.config.delay_target)
+            .unwrap_or(Instant::ZERO);
+        let since = self.acked_emitted_at.map_or(horizon, |t| t.max(horizon));
+        self.audio.bytes_since(since)
     }
 
     /// What the rules are told of the link.
@@ -858,6 +892,16 @@ impl<F: SendableFrame> Sender<F> {
     }
 
     fn emit_fragment(&mut self, now: Instant, f: QueuedFragment, grace: Duration) -> Vec<u8> {
+        if self.audio.total() > 0 {
+            let id = FragmentId {
+                frame: f.frame,
+                index: f.index,
+            };
+            self.emitted.push_back((id, now));
+            if self.emitted.len() > MAX_EMITTED_KEPT {
+                self.emitted.pop_front();
+            }
+        }
         let in_flight = self.fragments_in_flight();
         self.rules.outage.on_fragment_sent(now, in_flight);
         let fragment = DataFragment {
@@ -901,6 +945,10 @@ impl<F: SendableFrame> Sender<F> {
         let seq = first + u64::from(highest.index);
         if self.view.highest_seq.is_none_or(|s| seq > s) {
             self.view.highest_seq = Some(seq);
+            if let Some(pos) = self.emitted.iter().position(|(id, _)| *id == highest) {
+                self.acked_emitted_at = Some(self.emitted[pos].1);
+                self.emitted.drain(..=pos);
+            }
             while self
                 .frame_records
                 .front()

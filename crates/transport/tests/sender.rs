@@ -865,3 +865,46 @@ proptest::proptest! {
         }
     }
 }
+
+// The call's audio on the same path (`handle_audio_sent`): one session, one budget.
+
+#[test]
+fn audio_in_flight_is_taken_from_the_budget_until_an_ack_covers_it() {
+    let enc = FakeEncoder::default();
+    let config = SenderConfig {
+        budget: BudgetSource::Ewma,
+        ..SenderConfig::default()
+    };
+    let mut s = new_sender(config);
+    let (_, _, datagrams) = offer(&mut s, &enc, 0, Instant::ZERO);
+    let t = Instant::from_millis(50);
+    ack_everything(&mut s, datagrams, 0, t, Some(1000));
+    assert_eq!(s.budget_now(t), Some(1400 * 100));
+    assert_eq!(s.audio_in_flight(t), 0);
+
+    // Two audio packets go out before the next frame, one after it.
+    s.handle_audio_sent(Instant::from_millis(55), 120);
+    s.handle_audio_sent(Instant::from_millis(60), 110);
+    let t = Instant::from_millis(61);
+    assert_eq!(s.audio_in_flight(t), 230);
+    assert_eq!(s.budget_now(t), Some(1400 * 100 - 230));
+    let (_, events, mut datagrams) = offer(&mut s, &enc, 1, t);
+    let frame = sent(&events).expect("the frame fits");
+    assert_eq!(
+        frame.budget,
+        Some(1400 * 100 - 230),
+        "sized after the audio"
+    );
+    datagrams.extend(flush_pacer(&mut s, t).0);
+    s.handle_audio_sent(Instant::from_millis(80), 100);
+    let t = Instant::from_millis(81);
+    assert_eq!(s.audio_in_flight(t), 330);
+
+    // An ACK of the frame's last fragment covers the audio sent before it, not after.
+    let last = fragment_id(datagrams.last().unwrap());
+    s.handle_datagram(t, &ack(1, last, Some(1000), 0, &[]))
+        .unwrap();
+    assert_eq!(s.audio_in_flight(t), 100);
+    // Audio older than the delay target (100 ms) is no longer counted.
+    assert_eq!(s.audio_in_flight(Instant::from_millis(181)), 0);
+}

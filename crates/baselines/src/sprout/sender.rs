@@ -4,8 +4,9 @@ use std::collections::VecDeque;
 
 use salsify_codec::{EncodedFrame, Quality, State, StateHash};
 use salsify_endpoint::{
-    Choice, DatagramError, Diagnostic, DropReason, EncodeFailed, EncodeJob, EncodeOutcome,
-    EncodeRequest, InputError, SenderEndpoint, SenderEvent, SenderOutput, SenderStats, SentFrame,
+    AudioMeter, Choice, DatagramError, Diagnostic, DropReason, EncodeFailed, EncodeJob,
+    EncodeOutcome, EncodeRequest, InputError, SenderEndpoint, SenderEvent, SenderOutput,
+    SenderStats, SentFrame,
 };
 use salsify_sprout_model::{ForecasterKind, SendLog, SenderWindow};
 use salsify_time::{Duration, Instant};
@@ -18,6 +19,9 @@ use crate::error::ConfigError;
 const MAX_FRAGMENTS: usize = 4096;
 /// Sent states kept for recovery (frames not yet known decoded or lost).
 const MAX_SENT_STATES: usize = 64;
+/// Audio sent this recently is taken as still queued ahead of a new frame: Sprout's delay
+/// target, the time within which its window means its bytes to arrive.
+const AUDIO_HORIZON: Duration = Duration::from_millis(100);
 
 /// The Sprout sender (video or bulk), on the one endpoint shape.
 #[derive(Debug)]
@@ -50,6 +54,8 @@ pub struct SproutSender {
     /// Payload bytes per datagram now: `config.fragment_payload` until the path is said to
     /// carry less ([`SenderEndpoint::set_max_datagram`]).
     payload: usize,
+    /// The call's audio, sent by the driver on the same path.
+    audio: AudioMeter,
 }
 
 impl SproutSender {
@@ -71,6 +77,7 @@ impl SproutSender {
             Instant::ZERO,
         );
         Ok(SproutSender {
+            audio: AudioMeter::default(),
             payload: config.fragment_payload,
             config,
             kind,
@@ -100,9 +107,17 @@ impl SproutSender {
     }
 
     /// Bytes the window allows now, less what waits to be sent.
+    /// The window less what waits to be handed out and the audio that may still be ahead
+    /// of a new frame in the queue (sent within Sprout's 100 ms delay target).
     fn room(&mut self, now: Instant) -> usize {
         let queued: usize = self.out.iter().map(Vec::len).sum();
-        self.window.window(now).saturating_sub(queued)
+        let audio = match self.audio.total() {
+            0 => 0,
+            _ => self
+                .audio
+                .bytes_since(now.checked_sub(AUDIO_HORIZON).unwrap_or(Instant::ZERO)),
+        };
+        self.window.window(now).saturating_sub(queued + audio)
     }
 
     fn header(&self, payload: Payload, frame: u32, fragment: u16, fragments: u16) -> DataHeader {
@@ -376,6 +391,10 @@ impl SenderEndpoint for SproutSender {
     }
 
     fn handle_timeout(&mut self, _now: Instant) {}
+
+    fn handle_audio_sent(&mut self, now: Instant, bytes: usize) {
+        self.audio.on_sent(now, bytes);
+    }
 
     /// Datagrams of at most `fragment_payload` or what the path carries, whichever is less
     /// (one payload byte at least), from now on: frames are cut and the window's room turned

@@ -443,7 +443,11 @@ impl WebrtcSender {
     fn compute_encoder_target(&mut self, now: Instant) -> Bitrate {
         let (w, h) = self.resolution.size();
         let max = self.config.encoder_max_for(w, h);
-        let allocation = self.target.min(max).max(self.config.min);
+        let allocation = self
+            .core
+            .less_audio(now, self.target, self.config.min)
+            .min(max)
+            .max(self.config.min);
         let fragment = self.core.payload();
         let payload_share = fragment as f64 / (fragment + MEDIA_HEADER_LEN) as f64;
         let payload = allocation.mul_f64(payload_share);
@@ -761,6 +765,10 @@ impl SenderEndpoint for WebrtcSender {
     fn handle_timeout(&mut self, now: Instant) {
         self.ensure_started(now);
         self.run_timers(now);
+    }
+
+    fn handle_audio_sent(&mut self, now: Instant, bytes: usize) {
+        self.core.audio.on_sent(now, bytes);
     }
 
     /// The shared core's: fragments (and padding) of at most the size the path carries, and

@@ -410,3 +410,32 @@ fn the_bitrate_adjuster_assumes_20_percent_overshoot_then_measures() {
         "{a:.0} vs {b:.0} kb/s at 3.9 s"
     );
 }
+
+/// One session, one budget: the audio's send rate over the last second is allocated first,
+/// and the encoder gets the rest (libwebrtc's allocation).
+#[test]
+fn the_audio_rate_is_taken_from_the_encoder_target() {
+    let config = ConventionalConfig::default();
+    let mut quiet = WebrtcSender::new(config, (640, 360)).unwrap();
+    let mut talking = WebrtcSender::new(config, (640, 360)).unwrap();
+    // 100 bytes every 20 ms: 49 packets in the second before t, 39.2 kb/s.
+    for i in 0..100 {
+        talking.handle_audio_sent(Instant::from_millis(i * 20), 100);
+    }
+    let t = Instant::from_millis(2000);
+    for s in [&mut quiet, &mut talking] {
+        s.handle_timeout(t);
+        s.handle_picture(t, 0, t);
+    }
+    let (without, with) = (
+        quiet.encoder_target().as_bps(),
+        talking.encoder_target().as_bps(),
+    );
+    // Taken from the allocation, which the header share and the bitrate adjuster then scale
+    // (by about 0.8 here) as they scale the rest.
+    let taken = without as f64 - with as f64;
+    assert!(
+        (0.7 * 39_200.0..=39_200.0).contains(&taken),
+        "without audio {without} b/s, with {with} b/s"
+    );
+}

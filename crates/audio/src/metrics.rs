@@ -1,0 +1,136 @@
+//! The audio's figures, measured like the video's: mouth-to-ear delay (capture to playout,
+//! any sync hold included), the concealed share and the A/V skew of every shown picture, all
+//! from what the receiver actually played and showed.
+
+use std::collections::BTreeMap;
+
+use salsify_time::{Duration, Instant};
+
+use crate::record::{Arrival, PlayedFrame, PlayedKind};
+
+/// The audio figures of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct AudioSummary {
+    /// Stream frames played.
+    pub frames_played: u64,
+    /// Mean mouth-to-ear delay, ms.
+    pub delay_mean_ms: f64,
+    /// 95th percentile of the mouth-to-ear delay, ms.
+    pub delay_p95_ms: f64,
+    /// Share of played frames whose audio was lost or late and not recovered by FEC.
+    pub concealed_fraction: f64,
+    /// Share of played frames rebuilt from FEC.
+    pub fec_fraction: f64,
+    /// Frames inserted to grow the playout delay, per stream frame played.
+    pub stretch_fraction: f64,
+    /// Share of pictures shown while audio played whose audio was inside BT.1359's window.
+    pub av_skew_in_window_fraction: f64,
+    /// Pictures that share is over.
+    pub pictures_scored: u64,
+}
+
+/// The audio lead (positive: heard before seen) at each picture shown while audio played:
+/// (shown at, lead). `shown`: (captured, shown at) of every picture, in order of showing.
+pub fn skews(
+    played: &[PlayedFrame],
+    shown: &[(Instant, Instant)],
+    frame: Duration,
+) -> Vec<(Instant, f64)> {
+    shown
+        .iter()
+        .filter_map(|&(seen, at)| {
+            let heard = heard_at(played, at, frame)?;
+            Some((
+                at,
+                (heard.as_micros() as f64 - seen.as_micros() as f64) / 1000.0,
+            ))
+        })
+        .collect()
+}
+
+/// Frames played without audio that was sent: missing frames whose packet came late, and,
+/// between two packets that did arrive, as many missing frames as sequence numbers are
+/// missing there (the rest of such a gap is DTX's silence). A missing frame after the last
+/// packet counts as concealed (nothing says it was silence).
+pub fn concealed_frames(played: &[PlayedFrame], arrivals: &[Arrival]) -> u64 {
+    let by_frame: BTreeMap<u64, u32> = arrivals.iter().map(|a| (a.frame, a.seq)).collect();
+    // Missing frames per gap (keyed by the arrived frame before it) and the gap's lost count.
+    let mut gaps: BTreeMap<Option<u64>, (u64, u64)> = BTreeMap::new();
+    let mut concealed = 0;
+    for p in played.iter().filter(|p| p.kind == PlayedKind::Missing) {
+        let Some(f) = p.frame else { continue };
+        if by_frame.contains_key(&f) {
+            concealed += 1;
+            continue;
+        }
+        let before = by_frame.range(..f).next_back();
+        let after = by_frame.range(f + 1..).next();
+        let lost = match (before, after) {
+            (Some((_, &a)), Some((_, &b))) => u64::from(b.wrapping_sub(a).saturating_sub(1)),
+            (None, Some((_, &b))) => u64::from(b),
+            (_, None) => u64::MAX,
+        };
+        let entry = gaps.entry(before.map(|(f, _)| *f)).or_insert((0, lost));
+        entry.0 += 1;
+    }
+    concealed
+        + gaps
+            .values()
+            .map(|&(missing, lost)| missing.min(lost))
+            .sum::<u64>()
+}
+
+/// The run's audio figures. `shown`: (captured, shown at) of every picture shown.
+pub fn summarize_audio(
+    played: &[PlayedFrame],
+    arrivals: &[Arrival],
+    shown: &[(Instant, Instant)],
+    frame: Duration,
+) -> AudioSummary {
+    let stream: Vec<&PlayedFrame> = played.iter().filter(|p| p.frame.is_some()).collect();
+    let n = stream.len() as u64;
+    if n == 0 {
+        return AudioSummary::default();
+    }
+    let mut delays: Vec<f64> = stream
+        .iter()
+        .map(|p| p.at.saturating_duration_since(p.captured).as_secs_f64() * 1000.0)
+        .collect();
+    delays.sort_by(f64::total_cmp);
+    let mean = delays.iter().sum::<f64>() / n as f64;
+    let p95 = delays[((0.95 * n as f64).ceil() as usize).clamp(1, delays.len()) - 1];
+    let fec = stream.iter().filter(|p| p.kind == PlayedKind::Fec).count() as f64;
+    let stretch = (played.len() - stream.len()) as f64;
+    let skews = skews(played, shown, frame);
+    let ahead = crate::sync::MAX_AHEAD.as_secs_f64() * 1000.0;
+    let behind = crate::sync::MAX_BEHIND.as_secs_f64() * 1000.0;
+    let inside = skews
+        .iter()
+        .filter(|(_, lead)| (-behind..=ahead).contains(lead))
+        .count();
+    AudioSummary {
+        frames_played: n,
+        delay_mean_ms: mean,
+        delay_p95_ms: p95,
+        concealed_fraction: concealed_frames(played, arrivals) as f64 / n as f64,
+        fec_fraction: fec / n as f64,
+        stretch_fraction: stretch / n as f64,
+        av_skew_in_window_fraction: if skews.is_empty() {
+            0.0
+        } else {
+            inside as f64 / skews.len() as f64
+        },
+        pictures_scored: skews.len() as u64,
+    }
+}
+
+/// The capture time of the audio playing at `at`, if audio was playing then.
+fn heard_at(played: &[PlayedFrame], at: Instant, frame: Duration) -> Option<Instant> {
+    let i = played.partition_point(|p| p.at <= at).checked_sub(1)?;
+    let p = &played[i];
+    let into = at - p.at;
+    (into <= frame).then(|| match p.kind {
+        PlayedKind::Stretch => p.captured,
+        _ => p.captured + into,
+    })
+}

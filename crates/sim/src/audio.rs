@@ -1,0 +1,210 @@
+//! The call's audio in a simulated run: real Opus packets from a sender polled at its frame
+//! times, into the data link's queue beside the video's (the scheme's controller told of each
+//! one), out to a receiver's jitter buffer that plays them, lip-synced to the pictures shown.
+
+use std::collections::VecDeque;
+use std::io::{self, Write};
+use std::sync::Arc;
+
+use salsify_audio::{
+    summarize_audio, AudioPlayer, AudioSender, AudioSource, LoopedSamples, OpusConfig, PlayedFrame,
+    PlayedKind, PlayerConfig, SyntheticSpeech,
+};
+use salsify_metrics::AudioFigures;
+use salsify_time::{Duration, Instant};
+
+use crate::SimError;
+
+/// Where a run's audio comes from.
+#[derive(Clone, Debug)]
+pub enum AudioInput {
+    /// The synthetic voice with a timing mark each second.
+    Synthetic,
+    /// Samples (48 kHz mono) played in a loop.
+    Samples(Arc<Vec<i16>>),
+}
+
+/// A run's audio: its source and the settings of both ends.
+#[derive(Clone, Debug)]
+pub struct SimAudio {
+    /// The source.
+    pub input: AudioInput,
+    /// The encoder.
+    pub opus: OpusConfig,
+    /// The receiver: jitter buffer and lip sync.
+    pub player: PlayerConfig,
+    /// Keep every sample played (for a WAV file of what the receiver heard).
+    pub keep_samples: bool,
+}
+
+impl SimAudio {
+    /// `input` with the default encoder and receiver.
+    pub fn new(input: AudioInput) -> Self {
+        SimAudio {
+            input,
+            opus: OpusConfig::default(),
+            player: PlayerConfig::default(),
+            keep_samples: false,
+        }
+    }
+}
+
+/// What the audio of a run did.
+#[derive(Clone, Debug)]
+pub struct AudioOutput {
+    /// The figures (also in the run's summary).
+    pub figures: AudioFigures,
+    /// Every frame the receiver played.
+    pub played: Vec<PlayedFrame>,
+    /// The audio lead at each picture shown while audio played: (shown at, lead in ms;
+    /// positive: heard before seen).
+    pub skews: Vec<(Instant, f64)>,
+    /// Every sample played, if [`SimAudio::keep_samples`].
+    pub samples: Vec<i16>,
+    /// Every audio packet the receiver got.
+    pub arrivals: Vec<salsify_audio::Arrival>,
+    /// Audio packets sent, and their bytes (before any session overhead).
+    pub packets_sent: u64,
+    /// Audio bytes sent.
+    pub bytes_sent: u64,
+}
+
+/// Both ends of the audio while a run goes on.
+pub(crate) struct AudioRun {
+    sender: AudioSender,
+    player: AudioPlayer,
+    frame: Duration,
+    /// Pictures shown (captured, shown at) not yet told to the player (shown later than now).
+    pending_shown: VecDeque<(Instant, Instant)>,
+    shown: Vec<(Instant, Instant)>,
+    keep_samples: bool,
+    samples: Vec<i16>,
+    bytes_sent: u64,
+}
+
+impl AudioRun {
+    pub fn new(spec: &SimAudio) -> Result<Self, SimError> {
+        let source: Box<dyn AudioSource> = match &spec.input {
+            AudioInput::Synthetic => Box::new(SyntheticSpeech::new(0)),
+            AudioInput::Samples(s) => Box::new(LoopedSamples::new(s.to_vec())),
+        };
+        let audio_error = |e: salsify_audio::AudioError| SimError::Config(e.to_string());
+        let player = PlayerConfig {
+            frame: spec.opus.frame,
+            ..spec.player
+        };
+        Ok(AudioRun {
+            sender: AudioSender::new(&spec.opus, source, Instant::ZERO).map_err(audio_error)?,
+            player: AudioPlayer::new(player).map_err(audio_error)?,
+            frame: spec.opus.frame.duration(),
+            pending_shown: VecDeque::new(),
+            shown: Vec::new(),
+            keep_samples: spec.keep_samples,
+            samples: Vec::new(),
+            bytes_sent: 0,
+        })
+    }
+
+    /// The earliest time either end has something to do.
+    pub fn next_event(&self) -> Instant {
+        let shown = self.pending_shown.front().map(|(_, at)| *at);
+        [
+            Some(self.sender.next_at()),
+            Some(self.player.next_at()),
+            shown,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+        .unwrap_or(Instant::FAR_FUTURE)
+    }
+
+    /// The datagrams due at `now`, to send.
+    pub fn poll_send(&mut self, now: Instant) -> Result<Vec<Vec<u8>>, SimError> {
+        let mut out = Vec::new();
+        while let Some(p) = self
+            .sender
+            .poll(now)
+            .map_err(|e| SimError::Config(e.to_string()))?
+        {
+            let bytes = p.encode();
+            self.bytes_sent += bytes.len() as u64;
+            out.push(bytes);
+        }
+        Ok(out)
+    }
+
+    /// An audio datagram reached the receiver (a bad one is counted there).
+    pub fn deliver(&mut self, now: Instant, datagram: &[u8]) {
+        let _ = self.player.handle_datagram(now, datagram);
+    }
+
+    /// A picture captured at `captured` is shown at `at` (now or, once decoded, later).
+    pub fn on_shown(&mut self, captured: Instant, at: Instant) {
+        self.pending_shown.push_back((captured, at));
+    }
+
+    /// Tells the player what has been shown by `now` and plays what is due.
+    pub fn play(&mut self, now: Instant) {
+        while let Some(&(captured, at)) = self.pending_shown.front().filter(|(_, at)| *at <= now) {
+            self.pending_shown.pop_front();
+            self.player.handle_video_shown(at, captured);
+            self.shown.push((captured, at));
+        }
+        while let Some((samples, _)) = self.player.poll_frame(now) {
+            if self.keep_samples {
+                self.samples.extend(samples);
+            }
+        }
+    }
+
+    pub fn finish(self) -> AudioOutput {
+        let played = self.player.played().to_vec();
+        let s = summarize_audio(&played, self.player.arrivals(), &self.shown, self.frame);
+        let skews = salsify_audio::metrics::skews(&played, &self.shown, self.frame);
+        AudioOutput {
+            figures: AudioFigures {
+                audio_delay_mean_ms: s.delay_mean_ms,
+                audio_delay_p95_ms: s.delay_p95_ms,
+                audio_concealed_fraction: s.concealed_fraction,
+                av_skew_in_window_fraction: (s.pictures_scored > 0)
+                    .then_some(s.av_skew_in_window_fraction),
+                audio_fec_fraction: s.fec_fraction,
+                audio_stretch_fraction: s.stretch_fraction,
+                audio_frames_played: s.frames_played,
+            },
+            played,
+            skews,
+            samples: self.samples,
+            arrivals: self.player.arrivals().to_vec(),
+            packets_sent: self.sender.packets,
+            bytes_sent: self.bytes_sent,
+        }
+    }
+}
+
+/// Columns of [`write_audio_csv`].
+pub const AUDIO_CSV_HEADER: &str = "played_ms,frame,captured_ms,delay_ms,kind";
+
+/// The per-frame audio log: one line per frame played (a stretch frame has no frame number).
+pub fn write_audio_csv(played: &[PlayedFrame], mut out: impl Write) -> io::Result<()> {
+    writeln!(out, "{AUDIO_CSV_HEADER}")?;
+    let ms = |t: Instant| t.as_micros() as f64 / 1000.0;
+    for p in played {
+        let kind = match p.kind {
+            PlayedKind::Packet => "packet",
+            PlayedKind::Fec => "fec",
+            PlayedKind::Missing => "missing",
+            PlayedKind::Stretch => "stretch",
+        };
+        let frame = p.frame.map_or(String::new(), |f| f.to_string());
+        writeln!(
+            out,
+            "{:.3},{frame},{:.3},{:.3},{kind}",
+            ms(p.at),
+            ms(p.captured),
+            ms(p.at) - ms(p.captured),
+        )?;
+    }
+    Ok(())
+}

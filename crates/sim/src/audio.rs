@@ -4,50 +4,15 @@
 
 use std::collections::VecDeque;
 use std::io::{self, Write};
-use std::sync::Arc;
 
 use salsify_audio::{
-    summarize_audio, AudioPlayer, AudioSender, AudioSource, LoopedSamples, OpusConfig, PlayedFrame,
-    PlayedKind, PlayerConfig, SyntheticSpeech,
+    summarize_audio, AudioPlayer, AudioSender, AudioSource, LoopedSamples, PlayedFrame, PlayedKind,
+    PlayerConfig, SyntheticSpeech,
 };
 use salsify_metrics::AudioFigures;
 use salsify_time::{Duration, Instant};
 
-use crate::SimError;
-
-/// Where a run's audio comes from.
-#[derive(Clone, Debug)]
-pub enum AudioInput {
-    /// The synthetic voice with a timing mark each second.
-    Synthetic,
-    /// Samples (48 kHz mono) played in a loop.
-    Samples(Arc<Vec<i16>>),
-}
-
-/// A run's audio: its source and the settings of both ends.
-#[derive(Clone, Debug)]
-pub struct SimAudio {
-    /// The source.
-    pub input: AudioInput,
-    /// The encoder.
-    pub opus: OpusConfig,
-    /// The receiver: jitter buffer and lip sync.
-    pub player: PlayerConfig,
-    /// Keep every sample played (for a WAV file of what the receiver heard).
-    pub keep_samples: bool,
-}
-
-impl SimAudio {
-    /// `input` with the default encoder and receiver.
-    pub fn new(input: AudioInput) -> Self {
-        SimAudio {
-            input,
-            opus: OpusConfig::default(),
-            player: PlayerConfig::default(),
-            keep_samples: false,
-        }
-    }
-}
+use crate::config::{AudioInput, SimAudio, SimError};
 
 /// What the audio of a run did.
 #[derive(Clone, Debug)]

@@ -5,6 +5,9 @@ use salsify_codec::CodecError;
 use salsify_metrics::MetricsError;
 use salsify_netem::LinkConfig;
 use salsify_schemes::{SchemeConfig, SchemeError};
+use std::sync::Arc;
+
+use salsify_audio::{OpusConfig, PlayerConfig};
 use salsify_time::Duration;
 
 use crate::cost::CostModel;
@@ -40,7 +43,7 @@ pub struct SimConfig {
     pub score_below_band: bool,
     /// The call's audio beside the video: real Opus packets on the data link, played by a
     /// jitter buffer lip-synced to the pictures shown. Default `None`: video only.
-    pub audio: Option<crate::SimAudio>,
+    pub audio: Option<SimAudio>,
 }
 
 impl Default for SimConfig {
@@ -96,5 +99,39 @@ impl From<CodecError> for SimError {
 impl From<MetricsError> for SimError {
     fn from(e: MetricsError) -> Self {
         SimError::Metrics(e)
+    }
+}
+
+/// Where a run's audio comes from.
+#[derive(Clone, Debug)]
+pub enum AudioInput {
+    /// The synthetic voice with a timing mark each second.
+    Synthetic,
+    /// Samples (48 kHz mono) played in a loop.
+    Samples(Arc<Vec<i16>>),
+}
+
+/// A run's audio: its source and the settings of both ends.
+#[derive(Clone, Debug)]
+pub struct SimAudio {
+    /// The source.
+    pub input: AudioInput,
+    /// The encoder.
+    pub opus: OpusConfig,
+    /// The receiver: jitter buffer and lip sync.
+    pub player: PlayerConfig,
+    /// Keep every sample played (for a WAV file of what the receiver heard).
+    pub keep_samples: bool,
+}
+
+impl SimAudio {
+    /// `input` with the default encoder and receiver.
+    pub fn new(input: AudioInput) -> Self {
+        SimAudio {
+            input,
+            opus: OpusConfig::default(),
+            player: PlayerConfig::default(),
+            keep_samples: false,
+        }
     }
 }

@@ -22,8 +22,8 @@ mod harness;
 mod log;
 mod video;
 
-pub use audio::{write_audio_csv, AudioInput, AudioOutput, SimAudio, AUDIO_CSV_HEADER};
-pub use config::{SimConfig, SimError};
+pub use audio::{write_audio_csv, AudioOutput, AUDIO_CSV_HEADER};
+pub use config::{AudioInput, SimAudio, SimConfig, SimError};
 pub use cost::{CostError, CostModel, LATE_ONE_IN};
 pub use log::{write_frames_csv, FrameLog};
 pub use video::{ClipError, LoopedClip, SyntheticVideo, VideoSource};

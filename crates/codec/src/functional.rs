@@ -93,9 +93,9 @@ impl FunctionalEncoder {
                 cpu_used: vp8_cpu_used,
                 ..EncoderConfig::new(width, height)
             })?),
-            FunctionalCodec::Av1 => {
-                FunctionalEncoder::Av1(Av1Encoder::with_config(Av1EncoderConfig::new(width, height))?)
-            }
+            FunctionalCodec::Av1 => FunctionalEncoder::Av1(Av1Encoder::with_config(
+                Av1EncoderConfig::new(width, height),
+            )?),
         })
     }
 
@@ -187,7 +187,11 @@ mod tests {
     fn one_decoder_follows_either_codec() {
         let source = SyntheticSource::new(96, 64, 30, 3).unwrap();
         let mut decoder = FunctionalDecoder::new().unwrap();
-        for codec in [FunctionalCodec::Av1, FunctionalCodec::Vp8, FunctionalCodec::Av1] {
+        for codec in [
+            FunctionalCodec::Av1,
+            FunctionalCodec::Vp8,
+            FunctionalCodec::Av1,
+        ] {
             let mut encoder = FunctionalEncoder::new(codec, 96, 64, -8).unwrap();
             assert_eq!(encoder.codec(), codec);
             let (mut sent, mut shown) = (State::initial(), State::initial());

@@ -1,0 +1,115 @@
+//! Which functional codec the sender asks for, and AV1's own quality options.
+//!
+//! The quality fields at the top of `[salsify]` (`start_quality`, `better_step`, ...) are on
+//! VP8's scale, as every result before issue 47 was run. AV1's quantizer runs 0..=63 (libaom's
+//! scale) and its bytes change about three times as fast per step, so a call on AV1 takes its
+//! options from `[salsify.av1]` instead; [`SenderConfig::for_codec`] puts them in place.
+
+use salsify_codec::{FunctionalCodec, Quality};
+use serde::{de::Error, Deserialize, Deserializer, Serialize, Serializer};
+
+use super::SenderConfig;
+use crate::error::{invalid, ConfigError};
+use crate::serde_units::quality;
+
+/// The sender's quality options on AV1's quantizer scale (0..=63), measured with
+/// `salsify bench codec --av1-cpu-used 10` (results/av1/README.md): the steps move the
+/// bytes of a frame by about the factors VP8's 17 and 23 index steps do (x1.6 finer, x0.57
+/// coarser), AV1's bytes changing by a factor of about 1.08 a quantizer step in the middle
+/// of its range where VP8's change by 1.027.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Av1Options {
+    /// Quality of the first frame. Default 36 (the bytes of VP8's 64).
+    #[serde(with = "quality")]
+    pub start_quality: Quality,
+    /// The better option is `last - better_step`. Default 6.
+    pub better_step: u8,
+    /// The worse option is `last + worse_step`. Default 7.
+    pub worse_step: u8,
+    /// Finest quantizer ever asked for. Default 1 (0 is lossless).
+    #[serde(with = "quality")]
+    pub min_quality: Quality,
+    /// Coarsest quantizer ever asked for. Default 63.
+    #[serde(with = "quality")]
+    pub max_quality: Quality,
+    /// Quantizer steps the encode-time floor moves coarser by (VP8's is
+    /// `encode_time.step`). Default 1.
+    pub encode_time_step: u8,
+}
+
+impl Default for Av1Options {
+    fn default() -> Self {
+        let q = |i| Quality::new(i).expect("constant below 64");
+        Av1Options {
+            start_quality: q(36),
+            better_step: 6,
+            worse_step: 7,
+            min_quality: q(1),
+            max_quality: q(63),
+            encode_time_step: 1,
+        }
+    }
+}
+
+impl Av1Options {
+    /// Left out of a written `[salsify]` table when at its defaults.
+    pub(super) fn is_default(&self) -> bool {
+        *self == Av1Options::default()
+    }
+
+    pub(super) fn validate(&self) -> Result<(), ConfigError> {
+        let top = FunctionalCodec::Av1.worst_quality();
+        if self.max_quality > top {
+            return invalid("av1.max_quality", "above 63, AV1's coarsest quantizer");
+        }
+        if self.min_quality > self.max_quality {
+            return invalid("av1.min_quality", "above av1.max_quality");
+        }
+        if self.start_quality < self.min_quality || self.start_quality > self.max_quality {
+            return invalid(
+                "av1.start_quality",
+                "outside av1.min_quality..=av1.max_quality",
+            );
+        }
+        Ok(())
+    }
+}
+
+impl SenderConfig {
+    /// This configuration with the quality options of its codec in the top-level fields the
+    /// sender reads: unchanged for VP8, `[salsify.av1]`'s for AV1.
+    pub fn for_codec(&self) -> SenderConfig {
+        let mut config = self.clone();
+        if self.codec == FunctionalCodec::Av1 {
+            let a = self.av1;
+            config.start_quality = a.start_quality;
+            config.better_step = a.better_step;
+            config.worse_step = a.worse_step;
+            config.min_quality = a.min_quality;
+            config.max_quality = a.max_quality;
+            config.encode_time.step = a.encode_time_step;
+        }
+        config
+    }
+}
+
+/// `codec = "vp8" | "av1"`.
+pub(super) mod codec_name {
+    use super::*;
+
+    /// Left out when VP8, so experiments from before issue 47 are written as they were.
+    pub fn is_vp8(codec: &FunctionalCodec) -> bool {
+        *codec == FunctionalCodec::Vp8
+    }
+
+    pub fn serialize<S: Serializer>(codec: &FunctionalCodec, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(codec.name())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<FunctionalCodec, D::Error> {
+        let name = String::deserialize(d)?;
+        FunctionalCodec::from_name(&name)
+            .ok_or_else(|| D::Error::custom(format!("unknown codec {name:?}: vp8 or av1")))
+    }
+}

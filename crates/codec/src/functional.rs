@@ -74,9 +74,9 @@ impl fmt::Display for FunctionalCodec {
 /// A functional encoder of either codec for one frame size.
 pub enum FunctionalEncoder {
     /// VP8.
-    Vp8(Encoder),
+    Vp8(Box<Encoder>),
     /// AV1.
-    Av1(Av1Encoder),
+    Av1(Box<Av1Encoder>),
 }
 
 impl FunctionalEncoder {
@@ -89,13 +89,15 @@ impl FunctionalEncoder {
         vp8_cpu_used: i32,
     ) -> Result<Self, CodecError> {
         Ok(match codec {
-            FunctionalCodec::Vp8 => FunctionalEncoder::Vp8(Encoder::with_config(EncoderConfig {
-                cpu_used: vp8_cpu_used,
-                ..EncoderConfig::new(width, height)
-            })?),
-            FunctionalCodec::Av1 => FunctionalEncoder::Av1(Av1Encoder::with_config(
+            FunctionalCodec::Vp8 => {
+                FunctionalEncoder::Vp8(Box::new(Encoder::with_config(EncoderConfig {
+                    cpu_used: vp8_cpu_used,
+                    ..EncoderConfig::new(width, height)
+                })?))
+            }
+            FunctionalCodec::Av1 => FunctionalEncoder::Av1(Box::new(Av1Encoder::with_config(
                 Av1EncoderConfig::new(width, height),
-            )?),
+            )?)),
         })
     }
 

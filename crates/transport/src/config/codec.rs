@@ -13,10 +13,11 @@ use crate::error::{invalid, ConfigError};
 use crate::serde_units::quality;
 
 /// The sender's quality options on AV1's quantizer scale (0..=63), measured with
-/// `salsify bench codec --av1-cpu-used 10` (results/av1/README.md): the steps move the
-/// bytes of a frame by about the factors VP8's 17 and 23 index steps do (x1.6 finer, x0.57
-/// coarser), AV1's bytes changing by a factor of about 1.08 a quantizer step in the middle
-/// of its range where VP8's change by 1.027.
+/// `salsify bench codec --av1-cpu-used 10` on two clips (results/av1/README.md): each
+/// matches VP8's default in the bytes of a frame. In the middle of the scales AV1's bytes
+/// change by a factor of 1.065-1.08 a quantizer step where VP8's change by 1.024-1.027, so
+/// VP8's steps of 17 and 23 (x1.5-1.6 finer, x0.55-0.6 coarser) are AV1's 6 and 8; VP8's
+/// start 64 codes the bytes of AV1's 36 and its finest, 3, about those of AV1's 8.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Av1Options {
@@ -25,9 +26,10 @@ pub struct Av1Options {
     pub start_quality: Quality,
     /// The better option is `last - better_step`. Default 6.
     pub better_step: u8,
-    /// The worse option is `last + worse_step`. Default 7.
+    /// The worse option is `last + worse_step`. Default 8.
     pub worse_step: u8,
-    /// Finest quantizer ever asked for. Default 1 (0 is lossless).
+    /// Finest quantizer ever asked for. Default 8 (the bytes of VP8's finest, 3: a finer
+    /// floor spends a link's spare capacity on frames that take longer to cross it).
     #[serde(with = "quality")]
     pub min_quality: Quality,
     /// Coarsest quantizer ever asked for. Default 63.
@@ -44,8 +46,8 @@ impl Default for Av1Options {
         Av1Options {
             start_quality: q(36),
             better_step: 6,
-            worse_step: 7,
-            min_quality: q(1),
+            worse_step: 8,
+            min_quality: q(8),
             max_quality: q(63),
             encode_time_step: 1,
         }

@@ -22,7 +22,9 @@ mod log;
 mod video;
 
 pub use config::{SimConfig, SimError};
-pub use cost::{CostError, CostModel, LATE_ONE_IN};
+pub use cost::{
+    CostError, CostModel, AV1_DECODE_US_PER_MEGAPIXEL, AV1_ENCODE_US_PER_MEGAPIXEL, LATE_ONE_IN,
+};
 pub use log::{write_frames_csv, FrameLog};
 pub use video::{ClipError, LoopedClip, SyntheticVideo, VideoSource};
 

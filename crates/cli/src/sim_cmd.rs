@@ -75,7 +75,7 @@ pub struct SimArgs {
     /// The functional codec of a Salsify scheme: vp8 or av1 (`[salsify] codec`; AV1's
     /// quality options are `[salsify.av1]`'s) [default: vp8, or the experiment file's]. The
     /// other schemes run on VP8 only.
-    #[arg(long, value_parser = parse_codec)]
+    #[arg(long, value_parser = crate::flags::scheme::parse_codec)]
     codec: Option<FunctionalCodec>,
     /// Simulated seconds [default: 30].
     #[arg(long)]
@@ -343,11 +343,6 @@ fn print_row(label: &str, o: &SimOutput) {
         s.worse_share * 100.0,
         s.skip_share * 100.0,
     );
-}
-
-/// `--codec`'s value: `vp8` or `av1`.
-fn parse_codec(name: &str) -> std::result::Result<FunctionalCodec, String> {
-    FunctionalCodec::from_name(name).ok_or_else(|| format!("unknown codec {name:?}: vp8 or av1"))
 }
 
 #[cfg(test)]

@@ -184,8 +184,9 @@ pub fn run(
     };
     let session = new_session(&config, &info, 1, config.connection_id)?;
     let jobs = config.scheme.encode_jobs();
-    let executor = Executor::new(width, height, info.fps, config.cpu_used, jobs)
-        .context("cannot create the VP8 encoders")?;
+    let codec = config.scheme.codec();
+    let executor = Executor::for_codec(codec, width, height, info.fps, config.cpu_used, jobs)
+        .with_context(|| format!("cannot create the {codec} encoders"))?;
     let socket = config.connect.bind()?;
     // Met (with --via) before the reader thread takes the socket.
     let reach = match &config.connect {

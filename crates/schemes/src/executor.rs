@@ -10,8 +10,8 @@ use std::sync::mpsc;
 use std::sync::Arc;
 
 use salsify_codec::{
-    halved_size, scale, search, CbrConfig, CbrEncoder, CodecError, Encoder, EncoderConfig, Image,
-    PlaneId, Quality, State,
+    halved_size, scale, search, CbrConfig, CbrEncoder, CodecError, Encoder, EncoderConfig,
+    FunctionalCodec, FunctionalEncoder, Image, PlaneId, Quality, State,
 };
 use salsify_endpoint::{CbrJob, EncodeJob, EncodeKind, EncodeOutcome, EncodeRequest};
 
@@ -55,10 +55,12 @@ pub struct Executor {
     size: (u32, u32),
     fps: f64,
     cpu_used: i32,
+    /// The functional codec of the functional pairs.
+    codec: FunctionalCodec,
     /// The kinds of job the scheme declared; any other is refused.
     jobs: Vec<EncodeKind>,
     /// The functional pair at the source size, opened when a declared kind needs it.
-    functional: Option<[Encoder; 2]>,
+    functional: Option<[FunctionalEncoder; 2]>,
     /// The functional pair for a smaller picture size (a resolution step), opened on the
     /// first job at that size and re-opened when the size changes.
     halved: Option<HalvedEncoders>,
@@ -70,7 +72,7 @@ pub struct Executor {
 /// coarsest-quality re-encode of a picture needs it again).
 struct HalvedEncoders {
     size: (u32, u32),
-    encoders: [Encoder; 2],
+    encoders: [FunctionalEncoder; 2],
     scaled: Option<(u64, Image)>,
 }
 
@@ -92,18 +94,30 @@ impl Executor {
         cpu_used: i32,
         jobs: &[EncodeKind],
     ) -> Result<Self, CodecError> {
-        let config = EncoderConfig {
-            cpu_used,
-            ..EncoderConfig::new(width, height)
-        };
+        Self::for_codec(FunctionalCodec::Vp8, width, height, fps, cpu_used, jobs)
+    }
+
+    /// [`Executor::new`] with the functional pairs on `codec` (the scheme's
+    /// [`crate::Scheme::codec`]); `cpu_used` stays libvpx's, for VP8 and the CBR encoder.
+    /// The size-target prediction and the quantizer search are VP8's only.
+    pub fn for_codec(
+        codec: FunctionalCodec,
+        width: u32,
+        height: u32,
+        fps: f64,
+        cpu_used: i32,
+        jobs: &[EncodeKind],
+    ) -> Result<Self, CodecError> {
+        let open = || FunctionalEncoder::new(codec, width, height, cpu_used);
         let functional = match jobs.iter().any(|k| k.is_functional()) {
-            true => Some([Encoder::with_config(config)?, Encoder::with_config(config)?]),
+            true => Some([open()?, open()?]),
             false => None,
         };
         Ok(Executor {
             size: (width, height),
             fps,
             cpu_used,
+            codec,
             jobs: jobs.to_vec(),
             functional,
             halved: None,
@@ -210,7 +224,7 @@ impl Executor {
                 };
                 let (quality, trials) = predictor.predict(image, *bytes, *hint)?;
                 let [e0, _] = self.functional.as_mut().ok_or_else(undeclared)?;
-                let frame = e0.encode(source, image, quality)?;
+                let frame = vp8_only(e0)?.encode(source, image, quality)?;
                 Ok(Executed {
                     outcome: EncodeOutcome::Functional(vec![frame]),
                     // Each trial codes 1/16 of the picture.
@@ -230,10 +244,10 @@ impl Executor {
                 let (width, height) = halved_size(width, height, *halvings);
                 let frame = if (width, height) == self.size {
                     let [e0, _] = functional.ok_or_else(undeclared)?;
-                    search::finest_fitting(e0, source, image, *bytes, *start)?
+                    search::finest_fitting(vp8_only(e0)?, source, image, *bytes, *start)?
                 } else {
                     let ([e0, _], picture) = self.halved(request, (width, height), image)?;
-                    search::finest_fitting(e0, source, picture, *bytes, *start)?
+                    search::finest_fitting(vp8_only(e0)?, source, picture, *bytes, *start)?
                 };
                 Ok(Executed {
                     outcome: EncodeOutcome::Functional(frame.into_iter().collect()),
@@ -284,15 +298,12 @@ impl Executor {
         request: &EncodeRequest,
         size: (u32, u32),
         image: &Image,
-    ) -> Result<(&mut [Encoder; 2], &Image), CodecError> {
+    ) -> Result<(&mut [FunctionalEncoder; 2], &Image), CodecError> {
         if self.halved.as_ref().is_none_or(|h| h.size != size) {
-            let config = EncoderConfig {
-                cpu_used: self.cpu_used,
-                ..EncoderConfig::new(size.0, size.1)
-            };
+            let open = || FunctionalEncoder::new(self.codec, size.0, size.1, self.cpu_used);
             self.halved = Some(HalvedEncoders {
                 size,
-                encoders: [Encoder::with_config(config)?, Encoder::with_config(config)?],
+                encoders: [open()?, open()?],
                 scaled: None,
             });
         }
@@ -355,11 +366,21 @@ impl Executor {
     }
 }
 
+/// The VP8 encoder of a pair, for the jobs only VP8 does.
+fn vp8_only(encoder: &mut FunctionalEncoder) -> Result<&mut Encoder, CodecError> {
+    let codec = encoder.codec();
+    encoder.vp8().ok_or_else(|| {
+        CodecError::InvalidInput(format!(
+            "this encode job runs on VP8 only, not on the call's codec {codec}"
+        ))
+    })
+}
+
 /// One frame per quality. Two options go to two encoder instances, one each, whether they
 /// run at once on two threads (`parallel`) or one after the other, so each instance sees
 /// the same calls in the same order and the frames do not depend on the threads.
 fn encode_qualities(
-    [e0, e1]: [&mut Encoder; 2],
+    [e0, e1]: [&mut FunctionalEncoder; 2],
     source: &State,
     image: &Image,
     qualities: &[Quality],
@@ -737,6 +758,42 @@ mod tests {
             hint: Quality::new(40).unwrap(),
         });
         assert!(ex.run(&target, &image).is_err());
+    }
+
+    /// On AV1 the functional pair codes AV1 frames at the quantizers asked for (AV1's
+    /// scale), at the source size and a step down; the VP8-only jobs are refused.
+    #[test]
+    fn an_av1_executor_codes_av1_frames() {
+        let image = SyntheticSource::new(160, 96, 30, 5).unwrap().frame(0);
+        let jobs = [EncodeKind::Qualities, EncodeKind::SizeTarget];
+        let mut ex = Executor::for_codec(FunctionalCodec::Av1, 160, 96, 30.0, -8, &jobs).unwrap();
+        for halvings in [0, 1] {
+            let job = request(EncodeJob::Qualities {
+                source: State::initial(),
+                qualities: vec![Quality::new(20).unwrap(), Quality::new(40).unwrap()],
+                parallel: true,
+                halvings,
+            });
+            let EncodeOutcome::Functional(frames) = ex.run(&job, &image).unwrap().outcome else {
+                panic!("functional job")
+            };
+            for (frame, q) in frames.iter().zip([20, 40]) {
+                assert_eq!(
+                    FunctionalCodec::of_frame(&frame.bytes),
+                    FunctionalCodec::Av1
+                );
+                assert_eq!(frame.quality.index(), q);
+                assert_eq!(frame.target.size(), Some(halved_size(160, 96, halvings)));
+            }
+            assert!(frames[0].len() > frames[1].len(), "finer codes more");
+        }
+        let target = request(EncodeJob::SizeTarget {
+            source: State::initial(),
+            bytes: 1000,
+            hint: Quality::new(40).unwrap(),
+        });
+        let err = ex.run(&target, &image).unwrap_err().to_string();
+        assert!(err.contains("VP8 only"), "{err}");
     }
 
     #[test]

@@ -8,6 +8,7 @@
 use std::fmt::Debug;
 use std::sync::Arc;
 
+use salsify_codec::FunctionalCodec;
 use salsify_endpoint::{EncodeKind, ReceiverEndpoint, SenderEndpoint};
 use salsify_time::Duration;
 use serde::de::DeserializeOwned;
@@ -88,6 +89,11 @@ pub trait Scheme: Debug + Send + Sync {
     /// False for a scheme that runs only in the simulator.
     fn runs_live(&self) -> bool {
         true
+    }
+    /// The functional codec its functional encode jobs run on (default VP8; Salsify's
+    /// `[salsify] codec`). CBR jobs are VP8's whatever this says.
+    fn codec(&self) -> FunctionalCodec {
+        FunctionalCodec::Vp8
     }
     /// The sender, for a session numbered `connection_id`.
     fn build_sender(
@@ -352,6 +358,11 @@ impl SchemeConfig {
     /// False for a scheme that runs only in the simulator.
     pub fn runs_live(&self) -> bool {
         self.0.runs_live()
+    }
+
+    /// The functional codec its encode jobs run on ([`Scheme::codec`]).
+    pub fn codec(&self) -> FunctionalCodec {
+        self.0.codec()
     }
 
     /// The kinds of encode job its sender asks for ([`Scheme::encode_jobs`]).

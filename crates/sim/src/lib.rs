@@ -24,7 +24,9 @@ mod video;
 
 pub use audio::{write_audio_csv, AudioOutput, AUDIO_CSV_HEADER};
 pub use config::{AudioInput, SimAudio, SimConfig, SimError};
-pub use cost::{CostError, CostModel, LATE_ONE_IN};
+pub use cost::{
+    CostError, CostModel, AV1_DECODE_US_PER_MEGAPIXEL, AV1_ENCODE_US_PER_MEGAPIXEL, LATE_ONE_IN,
+};
 pub use log::{write_frames_csv, FrameLog};
 pub use video::{ClipError, LoopedClip, SyntheticVideo, VideoSource};
 
@@ -95,6 +97,8 @@ struct Sim<'a> {
     sender: Box<dyn SenderEndpoint>,
     receiver: Box<dyn ReceiverEndpoint>,
     encoder: BackgroundExecutor,
+    /// The cost model for the scheme's codec ([`CostModel::for_codec`]).
+    cost: CostModel,
     /// An encode under way. Its result comes from [`BackgroundExecutor::wait`].
     encoding: Option<Encoding>,
     rates: Vec<(Instant, Bitrate, Bitrate)>,
@@ -130,21 +134,24 @@ impl<'a> Sim<'a> {
             fps: h.fps,
         };
         let (w, h2) = halved_size(width, height, 1);
+        let codec = config.scheme.codec();
+        let cost = config.cost.for_codec(codec);
         let forecast = || h.data_link_forecast();
         let sim = Simulated {
             link_forecast: &forecast,
-            encode_time: config.cost.encode(width, height),
-            halved_encode_time: config.cost.encode(w, h2),
+            encode_time: cost.encode(width, height),
+            halved_encode_time: cost.encode(w, h2),
         };
         let sender = config.scheme.build_simulated_sender(&source, &sim)?;
         let receiver = config.scheme.build_receiver(&source)?;
         let jobs = config.scheme.encode_jobs();
         let audio = config.audio.as_ref().map(AudioRun::new).transpose()?;
-        let executor = Executor::new(width, height, h.fps, config.cpu_used, jobs)?;
+        let executor = Executor::for_codec(codec, width, height, h.fps, config.cpu_used, jobs)?;
         Ok(Sim {
             sender,
             receiver,
             encoder: BackgroundExecutor::new(executor),
+            cost,
             encoding: None,
             rates: Vec::new(),
             shown_sizes: Vec::new(),
@@ -291,7 +298,7 @@ impl<'a> Sim<'a> {
         let id = request.id;
         let jitter = self.h.config.cost.encode_jitter(request.picture);
         let (w, h) = self.h.size;
-        let cost = &self.h.config.cost;
+        let cost = &self.cost;
         let (busy, bytes_charged) = match salsify_schemes::Executor::work_for(&request.job, w, h) {
             Some(work) => {
                 self.encoder.submit(request, image);
@@ -342,7 +349,7 @@ impl<'a> Sim<'a> {
             _ => self.shown_sizes.push((w, h, 1)),
         }
         let start = shown.at.max(self.h.decoder_free);
-        let at = start + self.h.config.cost.decode(w, h);
+        let at = start + self.cost.decode(w, h);
         self.h.decoder_free = at;
         let frame = shown.frame;
         let picture: Image = if (w, h) == self.h.size {

@@ -6,7 +6,8 @@
 //! Experiment files set them as TOML tables (`[salsify]`, `[salsify_receiver]`): every field
 //! may be left out (it keeps its default), an unknown field is an error, durations are
 //! milliseconds in fields named `*_ms` (floats: `min_gap_ms = 0.5` is 500 µs) and qualities
-//! are VP8 quantizer indices 0..=127. A `[salsify]` table with its defaults spelled out:
+//! are VP8 quantizer indices 0..=127 (AV1's, 0..=63, in `[salsify.av1]`: see `config/codec.rs`).
+//! A `[salsify]` table with its defaults spelled out:
 //!
 //! ```toml
 //! connection_id = 1337
@@ -63,13 +64,14 @@
 //! One file per concern: `config/mode.rs` ([`SenderMode`]: Salsify or an ablation),
 //! `config/slow_link.rs` ([`SenderRules`] and their parameters), `config/receiver.rs`
 //! ([`ReceiverConfig`]), and here the sender's table ([`SenderConfig`]).
+mod codec;
 mod mode;
 mod receiver;
 mod slow_link;
 #[cfg(test)]
 mod tests;
 
-use salsify_codec::Quality;
+use salsify_codec::{FunctionalCodec, Quality};
 use salsify_time::Duration;
 use serde::{Deserialize, Serialize};
 
@@ -80,6 +82,7 @@ pub use crate::error::ConfigError;
 use crate::serde_units::{millis, quality};
 use crate::wire::MAX_PAYLOAD;
 
+pub use codec::Av1Options;
 pub use mode::SenderMode;
 pub use receiver::ReceiverConfig;
 pub use slow_link::{ResolutionStepConfig, SenderRules, SlowLinkConfig};
@@ -194,6 +197,17 @@ pub struct SenderConfig {
     /// with the EWMA's lower `d` on T-Mobile. Always written out (the default changed: an
     /// experiment file says which it ran).
     pub budget: BudgetSource,
+    /// The functional codec: `"vp8"` (default, left out when written) or `"av1"`. On AV1 the
+    /// quality options are `av1`'s, on AV1's quantizer scale.
+    #[serde(
+        with = "codec::codec_name",
+        skip_serializing_if = "codec::codec_name::is_vp8"
+    )]
+    pub codec: FunctionalCodec,
+    /// The quality options of a call on AV1 (`[salsify.av1]`; left out when at their
+    /// defaults).
+    #[serde(skip_serializing_if = "Av1Options::is_default")]
+    pub av1: Av1Options,
 }
 
 impl Default for SenderConfig {
@@ -220,6 +234,8 @@ impl Default for SenderConfig {
             encode_time: EncodeTimeConfig::default(),
             mode: SenderMode::Salsify,
             budget: BudgetSource::Forecast,
+            codec: FunctionalCodec::Vp8,
+            av1: Av1Options::default(),
         }
     }
 }
@@ -270,11 +286,33 @@ impl SenderConfig {
             return invalid("slow_link.resolution.step_up_margin", "must be at least 1");
         }
         self.encode_time.validate()?;
+        self.av1.validate()?;
+        if self.codec != FunctionalCodec::Vp8 && self.mode == SenderMode::ConventionalCodec {
+            return invalid("codec", "the conventional-codec ablation runs on VP8 only");
+        }
         if let SenderMode::ConventionalTransport { update_interval } = self.mode {
             if update_interval.is_zero() {
                 return invalid("mode.update_interval_ms", "must be positive");
             }
         }
         Ok(())
+    }
+}
+
+impl SenderConfig {
+    /// This configuration with the quality options of its codec in the top-level fields the
+    /// sender reads: unchanged for VP8, `[salsify.av1]`'s for AV1.
+    pub fn for_codec(&self) -> SenderConfig {
+        let mut config = self.clone();
+        if self.codec == FunctionalCodec::Av1 {
+            let a = self.av1;
+            config.start_quality = a.start_quality;
+            config.better_step = a.better_step;
+            config.worse_step = a.worse_step;
+            config.min_quality = a.min_quality;
+            config.max_quality = a.max_quality;
+            config.encode_time.step = a.encode_time_step;
+        }
+        config
     }
 }

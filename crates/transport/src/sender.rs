@@ -182,6 +182,8 @@ impl<F: SendableFrame> Sender<F> {
     /// A sender starting from `initial` (the codec's initial state: first frame a keyframe).
     pub fn new(config: SenderConfig, initial: F::State) -> Result<Self, ConfigError> {
         config.validate()?;
+        // The codec's own quality options, in the fields the sender reads.
+        let config = config.for_codec();
         let interval = match config.mode {
             SenderMode::ConventionalTransport { update_interval } => update_interval,
             _ => Duration::from_secs(1),

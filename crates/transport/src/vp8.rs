@@ -1,8 +1,10 @@
-//! The real VP8 codec ([`salsify_codec`]) behind the transport's codec traits.
+//! The real codecs ([`salsify_codec`]: VP8, or AV1 since issue 47) behind the transport's codec
+//! traits. The decoder takes either codec's frames, each by the codec it is in, so a receiver
+//! learns the call's codec from the stream.
 
 use salsify_codec::frame::HEADER_LEN;
 use salsify_codec::{
-    CodecError, Decoder, EncodedFrame as Vp8Frame, Image, Quality, State, StateHash,
+    CodecError, EncodedFrame as Vp8Frame, FunctionalDecoder, Image, Quality, State, StateHash,
 };
 
 use crate::codec::{CodecState, DecodeError, FrameDecoder, SendableFrame};
@@ -29,8 +31,9 @@ impl SendableFrame for Vp8Frame {
     }
 }
 
-/// The libvpx decoder as a [`FrameDecoder`] showing [`Image`]s.
-pub struct Vp8Decoder(Decoder);
+/// The functional decoder (VP8 and AV1 frames alike; the name is from when there was only
+/// VP8) as a [`FrameDecoder`] showing [`Image`]s.
+pub struct Vp8Decoder(FunctionalDecoder);
 
 impl std::fmt::Debug for Vp8Decoder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -39,9 +42,10 @@ impl std::fmt::Debug for Vp8Decoder {
 }
 
 impl Vp8Decoder {
-    /// A decoder; fails only if libvpx cannot create one.
+    /// A decoder; fails only if libvpx cannot create one (libaom's opens on the first AV1
+    /// frame).
     pub fn new() -> Result<Self, CodecError> {
-        Decoder::new().map(Vp8Decoder)
+        FunctionalDecoder::new().map(Vp8Decoder)
     }
 }
 

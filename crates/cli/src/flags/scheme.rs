@@ -66,6 +66,10 @@ pub struct SchemeArgs {
     /// [default: 3].
     #[arg(long)]
     pub finest_quality: Option<u8>,
+    /// Salsify: the functional codec, vp8 or av1 (`[salsify] codec`; AV1's quality options are
+    /// `[salsify.av1]`'s). The receiver learns it from the stream [default: vp8].
+    #[arg(long, value_parser = parse_codec)]
+    pub codec: Option<salsify_codec::FunctionalCodec>,
     /// Salsify: smallest gap between fragments in µs (the pacer's floor: 1400 B per gap caps
     /// the sending rate, 22 Mb/s at 500) [default: 500].
     #[arg(long)]
@@ -143,6 +147,7 @@ impl SchemeArgs {
             (self.conventional_transport, "--conventional-transport"),
             (self.delay_target_ms.is_some(), "--delay-target-ms"),
             (self.finest_quality.is_some(), "--finest-quality"),
+            (self.codec.is_some(), "--codec"),
             (self.pacing_min_gap_us.is_some(), "--pacing-min-gap-us"),
         ]
         .into_iter()
@@ -159,6 +164,9 @@ impl SchemeArgs {
                 bail!("--delay-target-ms {ms}: give 1 to 10000 ms");
             }
             config.delay_target = Duration::from_millis(ms);
+        }
+        if let Some(codec) = self.codec {
+            config.codec = codec;
         }
         if let Some(q) = self.finest_quality {
             config.min_quality =
@@ -188,6 +196,14 @@ impl SchemeArgs {
             .map_err(|e| anyhow!("sender settings: {e}"))?;
         Ok(config)
     }
+}
+
+/// `--codec`'s value: `vp8` or `av1`.
+pub(crate) fn parse_codec(
+    name: &str,
+) -> std::result::Result<salsify_codec::FunctionalCodec, String> {
+    salsify_codec::FunctionalCodec::from_name(name)
+        .ok_or_else(|| format!("unknown codec {name:?}: vp8 or av1"))
 }
 
 /// Scheme parameters from a TOML file (the tables of experiment files); defaults without one.

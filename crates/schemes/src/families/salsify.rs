@@ -380,6 +380,10 @@ impl Scheme for SalsifyScheme {
         self.name
     }
 
+    fn codec(&self) -> salsify_codec::FunctionalCodec {
+        self.sender.codec
+    }
+
     fn encode_jobs(&self) -> &'static [EncodeKind] {
         match self.sender.mode {
             // Before the first estimate it asks for the last quality, then for a size.

@@ -1,6 +1,6 @@
 //! The configurations read, write and refuse as documented.
 
-use salsify_codec::Quality;
+use salsify_codec::{FunctionalCodec, Quality};
 use salsify_time::Duration;
 
 use super::*;
@@ -323,6 +323,15 @@ fn every_field_survives_a_toml_round_trip() {
             update_interval: Duration::from_millis(750),
         },
         budget: BudgetSource::Forecast,
+        codec: FunctionalCodec::Av1,
+        av1: Av1Options {
+            start_quality: Quality::new(30).unwrap(),
+            better_step: 5,
+            worse_step: 8,
+            min_quality: Quality::new(2).unwrap(),
+            max_quality: Quality::new(60).unwrap(),
+            encode_time_step: 2,
+        },
     };
     sender.validate().unwrap();
     let text = toml::to_string(&sender).unwrap();
@@ -379,4 +388,34 @@ fn every_field_survives_a_toml_round_trip() {
     ] {
         assert!(text.contains(line), "{line} in {text}");
     }
+}
+
+/// VP8, the default, leaves the written table as it was before issue 47 (run ids stay); AV1
+/// is named and takes its own quality options, which must keep to AV1's scale.
+#[test]
+fn the_codec_is_written_only_when_not_vp8_and_brings_its_own_options() {
+    let text = toml::to_string(&SenderConfig::default()).unwrap();
+    assert!(!text.contains("codec") && !text.contains("av1"), "{text}");
+    let av1: SenderConfig = toml::from_str("codec = \"av1\"").unwrap();
+    assert_eq!(av1.codec, FunctionalCodec::Av1);
+    let text = toml::to_string(&av1).unwrap();
+    assert!(text.contains("codec = \"av1\""), "{text}");
+    assert!(
+        !text.contains("[av1]"),
+        "default AV1 options left out: {text}"
+    );
+    let used = av1.for_codec();
+    assert_eq!(used.start_quality, Av1Options::default().start_quality);
+    assert_eq!(used.max_quality.index(), 63);
+    assert_eq!(
+        used.encode_time.step,
+        Av1Options::default().encode_time_step
+    );
+    assert_eq!(SenderConfig::default().for_codec(), SenderConfig::default());
+    assert_eq!(refused_field("[av1]\nmax_quality = 64"), "av1.max_quality");
+    assert_eq!(
+        refused_field("codec = \"av1\"\nmode = \"conventional-codec\""),
+        "codec"
+    );
+    assert!(toml::from_str::<SenderConfig>("codec = \"h264\"").is_err());
 }

@@ -23,6 +23,9 @@ pub struct AudioSummary {
     pub fec_fraction: f64,
     /// Frames inserted to grow the playout delay, per stream frame played.
     pub stretch_fraction: f64,
+    /// Frames skipped to shrink the playout delay (captured and sent, never heard), per
+    /// stream frame played: the audio lost to catching up, beside what was concealed.
+    pub skipped_fraction: f64,
     /// Share of pictures shown while audio played whose audio was inside BT.1359's window.
     pub av_skew_in_window_fraction: f64,
     /// Pictures that share is over.
@@ -101,6 +104,7 @@ pub fn summarize_audio(
     let p95 = delays[((0.95 * n as f64).ceil() as usize).clamp(1, delays.len()) - 1];
     let fec = stream.iter().filter(|p| p.kind == PlayedKind::Fec).count() as f64;
     let stretch = (played.len() - stream.len()) as f64;
+    let skipped = skipped_frames(&stream) as f64;
     let skews = skews(played, shown, frame);
     let ahead = crate::sync::MAX_AHEAD.as_secs_f64() * 1000.0;
     let behind = crate::sync::MAX_BEHIND.as_secs_f64() * 1000.0;
@@ -115,12 +119,23 @@ pub fn summarize_audio(
         concealed_fraction: concealed_frames(played, arrivals) as f64 / n as f64,
         fec_fraction: fec / n as f64,
         stretch_fraction: stretch / n as f64,
+        skipped_fraction: skipped / n as f64,
         av_skew_in_window_fraction: if skews.is_empty() {
             0.0
         } else {
             inside as f64 / skews.len() as f64
         },
         pictures_scored: skews.len() as u64,
+    }
+}
+
+/// Stream frames between the first and the last played that were never played (the player
+/// skipped them to shrink its delay). `stream`: the played frames that play a stream frame.
+pub fn skipped_frames(stream: &[&PlayedFrame]) -> u64 {
+    let frames: std::collections::BTreeSet<u64> = stream.iter().filter_map(|p| p.frame).collect();
+    match (frames.first(), frames.last()) {
+        (Some(first), Some(last)) => last - first + 1 - frames.len() as u64,
+        _ => 0,
     }
 }
 
@@ -133,4 +148,36 @@ fn heard_at(played: &[PlayedFrame], at: Instant, frame: Duration) -> Option<Inst
         PlayedKind::Stretch => p.captured,
         _ => p.captured + into,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn played(frame: Option<u64>, kind: PlayedKind) -> PlayedFrame {
+        PlayedFrame {
+            at: Instant::from_millis(frame.unwrap_or(0) * 20 + 100),
+            frame,
+            captured: Instant::from_millis(frame.unwrap_or(0) * 20),
+            kind,
+        }
+    }
+
+    #[test]
+    fn frames_the_player_jumped_over_are_counted_as_skipped() {
+        let all = [
+            played(Some(3), PlayedKind::Packet),
+            played(None, PlayedKind::Stretch),
+            played(Some(4), PlayedKind::Missing),
+            played(Some(7), PlayedKind::Packet),
+            played(Some(8), PlayedKind::Fec),
+        ];
+        let stream: Vec<&PlayedFrame> = all.iter().filter(|p| p.frame.is_some()).collect();
+        assert_eq!(skipped_frames(&stream), 2);
+        assert_eq!(skipped_frames(&[]), 0);
+        let s = summarize_audio(&all, &[], &[], Duration::from_millis(20));
+        assert_eq!(s.frames_played, 4);
+        assert_eq!(s.skipped_fraction, 0.5);
+        assert_eq!(s.stretch_fraction, 0.25);
+    }
 }

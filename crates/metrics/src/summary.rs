@@ -137,6 +137,9 @@ pub struct AudioFigures {
     pub audio_fec_fraction: f64,
     /// Frames the jitter buffer inserted to grow its delay, per audio frame played.
     pub audio_stretch_fraction: f64,
+    /// Frames it skipped to shrink its delay (sent, never heard), per audio frame played.
+    #[serde(default)]
+    pub audio_skipped_fraction: f64,
     /// Audio frames played.
     pub audio_frames_played: u64,
 }

@@ -136,6 +136,7 @@ impl AudioRun {
                     .then_some(s.av_skew_in_window_fraction),
                 audio_fec_fraction: s.fec_fraction,
                 audio_stretch_fraction: s.stretch_fraction,
+                audio_skipped_fraction: s.skipped_fraction,
                 audio_frames_played: s.frames_played,
             },
             played,

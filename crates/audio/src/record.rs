@@ -1,5 +1,7 @@
 //! What the receiver played, frame by frame: the log the metrics read.
 
+use std::io::{self, Write};
+
 use salsify_time::Instant;
 
 /// How a played frame was made.
@@ -39,4 +41,66 @@ pub struct Arrival {
     pub seq: u32,
     /// When it arrived.
     pub at: Instant,
+}
+
+/// Columns of [`write_played_csv`].
+pub const AUDIO_CSV_HEADER: &str = "played_ms,frame,captured_ms,delay_ms,kind";
+
+/// The per-frame audio log: one line per frame played (a stretch frame has no frame number),
+/// times in ms from `base` (a simulated run's zero, a live call's start).
+pub fn write_played_csv(
+    played: &[PlayedFrame],
+    base: Instant,
+    mut out: impl Write,
+) -> io::Result<()> {
+    writeln!(out, "{AUDIO_CSV_HEADER}")?;
+    let ms = |t: Instant| (t.as_micros() as f64 - base.as_micros() as f64) / 1000.0;
+    for p in played {
+        let kind = match p.kind {
+            PlayedKind::Packet => "packet",
+            PlayedKind::Fec => "fec",
+            PlayedKind::Missing => "missing",
+            PlayedKind::Stretch => "stretch",
+        };
+        let frame = p.frame.map_or(String::new(), |f| f.to_string());
+        writeln!(
+            out,
+            "{:.3},{frame},{:.3},{:.3},{kind}",
+            ms(p.at),
+            ms(p.captured),
+            ms(p.at) - ms(p.captured),
+        )?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_log_counts_from_its_base() {
+        let played = [
+            PlayedFrame {
+                at: Instant::from_millis(1_100),
+                frame: Some(3),
+                captured: Instant::from_millis(1_060),
+                kind: PlayedKind::Fec,
+            },
+            PlayedFrame {
+                at: Instant::from_millis(1_120),
+                frame: None,
+                captured: Instant::from_millis(1_080),
+                kind: PlayedKind::Stretch,
+            },
+        ];
+        let mut out = Vec::new();
+        write_played_csv(&played, Instant::from_millis(1_000), &mut out).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            format!(
+                "{AUDIO_CSV_HEADER}\n100.000,3,60.000,40.000,fec\n120.000,,80.000,40.000,stretch\n"
+            )
+        );
+    }
 }

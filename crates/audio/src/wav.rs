@@ -23,6 +23,70 @@ pub fn write_wav(path: &Path, samples: &[i16]) -> Result<(), AudioError> {
     writer.finalize().map_err(err)
 }
 
+/// A WAV file written as audio is played (mono 16-bit at [`SAMPLE_RATE`]), so a long call
+/// never holds its samples in memory. [`WavSink::finish`] writes the lengths in the header.
+pub struct WavSink {
+    path: String,
+    writer: hound::WavWriter<std::io::BufWriter<std::fs::File>>,
+    samples: u64,
+}
+
+impl std::fmt::Debug for WavSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WavSink")
+            .field("path", &self.path)
+            .field("samples", &self.samples)
+            .finish()
+    }
+}
+
+impl WavSink {
+    /// Creates (or truncates) `path`.
+    pub fn create(path: &Path) -> Result<Self, AudioError> {
+        let spec = hound::WavSpec {
+            channels: 1,
+            sample_rate: SAMPLE_RATE,
+            bits_per_sample: 16,
+            sample_format: hound::SampleFormat::Int,
+        };
+        let writer = hound::WavWriter::create(path, spec).map_err(|e| AudioError::Wav {
+            path: path.display().to_string(),
+            why: e.to_string(),
+        })?;
+        Ok(WavSink {
+            path: path.display().to_string(),
+            writer,
+            samples: 0,
+        })
+    }
+
+    /// Appends `samples`.
+    pub fn write(&mut self, samples: &[i16]) -> Result<(), AudioError> {
+        for &s in samples {
+            self.writer.write_sample(s).map_err(|e| AudioError::Wav {
+                path: self.path.clone(),
+                why: e.to_string(),
+            })?;
+        }
+        self.samples += samples.len() as u64;
+        Ok(())
+    }
+
+    /// Samples written so far.
+    pub fn samples(&self) -> u64 {
+        self.samples
+    }
+
+    /// Completes the header and closes the file.
+    pub fn finish(self) -> Result<(), AudioError> {
+        let path = self.path;
+        self.writer.finalize().map_err(|e| AudioError::Wav {
+            path,
+            why: e.to_string(),
+        })
+    }
+}
+
 /// Reads a WAV file at [`SAMPLE_RATE`] as mono 16-bit samples: integer or float samples of
 /// any width, channels averaged. Another sample rate is refused (convert it first, e.g.
 /// `ffmpeg -i IN -ar 48000 OUT.wav`).
@@ -79,6 +143,22 @@ mod tests {
             missing.to_string().contains("/nonexistent/x.wav"),
             "{missing}"
         );
+    }
+
+    #[test]
+    fn a_sink_writes_what_it_is_given_in_pieces() {
+        let path =
+            std::env::temp_dir().join(format!("salsify-audio-sink-{}.wav", std::process::id()));
+        let samples: Vec<i16> = (0..3_000).map(|i| (i * 13 % 20_000) as i16).collect();
+        let mut sink = WavSink::create(&path).unwrap();
+        for piece in samples.chunks(960) {
+            sink.write(piece).unwrap();
+        }
+        assert_eq!(sink.samples(), 3_000);
+        sink.finish().unwrap();
+        assert_eq!(read_wav(&path).unwrap(), samples);
+        std::fs::remove_file(&path).ok();
+        assert!(WavSink::create(Path::new("/nonexistent/dir/x.wav")).is_err());
     }
 
     #[test]

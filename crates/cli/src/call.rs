@@ -76,6 +76,7 @@ pub fn run(
         ssim: call.receiver.ssim,
         link: prepared.relay.video.link.clone(),
         outage_at: call.path.outage_at,
+        audio_frame: call.audio.as_ref().map(|a| a.player.frame.duration()),
     };
     let scheme = prepared.sender.scheme.name();
     let feed = dash.as_ref().map(|d| d.feed());
@@ -213,6 +214,9 @@ fn print_summary(s: &DemoSummary, call: &LiveCall) {
     if let Some(db) = s.ssim_db {
         println!("quality: mean SSIM {db:.2} dB");
     }
+    if let Some(audio) = &s.audio {
+        println!("{}", crate::flags::audio::line(audio));
+    }
     if let Some(ms) = s.outage_recovery_ms {
         println!("outage: first frame shown {ms:.0} ms after the link came back");
     }
@@ -221,7 +225,11 @@ fn print_summary(s: &DemoSummary, call: &LiveCall) {
     }
     let out = call.out.display();
     println!(
-        "written to {out}/: received.ivf (ffplay {out}/received.ivf), {}frames.csv, sender.csv, rates.csv, receiver.csv, video.log / ack.log (mm-link format), relay.csv (the relay's own lateness)",
-        if call.receiver.y4m { format!("received.y4m (ffplay {out}/received.y4m), ") } else { String::new() }
+        "written to {out}/: received.ivf (ffplay {out}/received.ivf), {}frames.csv, sender.csv, rates.csv, receiver.csv, video.log / ack.log (mm-link format), relay.csv (the relay's own lateness){}",
+        if call.receiver.y4m { format!("received.y4m (ffplay {out}/received.y4m), ") } else { String::new() },
+        match (&s.audio, call.audio.as_ref().and_then(|a| a.wav.as_ref())) {
+            (Some(_), Some(wav)) => format!(", audio.csv; the audio played: {}", wav.display()),
+            _ => String::new(),
+        }
     );
 }

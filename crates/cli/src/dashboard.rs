@@ -295,7 +295,11 @@ impl Translate<Observation> for CallView {
                 }
                 s.picture(image, Some(u64::from(frame)));
             }
-            Observation::LinkStarted { .. } => {}
+            // The audio's figures are in the status line and the summary, not yet here.
+            Observation::LinkStarted { .. }
+            | Observation::AudioSecond { .. }
+            | Observation::AudioPlayed(_)
+            | Observation::AudioSummary(_) => {}
             Observation::SenderState {
                 at,
                 stats,

@@ -6,7 +6,8 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Args;
-use salsify_runtime::{LinkPath, LiveCall, ReceiverSide};
+use salsify_audio::{PlayerConfig, SyncMode};
+use salsify_runtime::{CallAudio, LinkPath, LiveCall, ReceiverSide};
 use salsify_time::Duration;
 
 use crate::dashboard::DashboardArgs;
@@ -52,6 +53,20 @@ pub struct DemoArgs {
     /// `salsify peer chromium` (OUT/blackbox: frames.csv, summary.json, match.json).
     #[arg(long)]
     pub barcoded: bool,
+    /// The call's audio beside the video: `synthetic` (a speech-like voice with a timing mark
+    /// each second), a 48 kHz `.wav` file (looped), or `none`. Opus in the same encrypted
+    /// session and the same link queue as the video, counted in the scheme's budget; the
+    /// receiver plays it lip-synced and the line per second shows its delay and concealment.
+    #[arg(long, default_value = "synthetic")]
+    pub audio: String,
+    /// Write what the receiver played (concealed frames included) to this WAV file
+    /// [default: OUT/audio.wav]; `salsify audio-marks FILE` reads its timing marks.
+    #[arg(long)]
+    pub audio_out: Option<PathBuf>,
+    /// Lip sync: `video` (the audio is held back to the delay of the pictures shown) or
+    /// `none` (the audio plays at its own least delay).
+    #[arg(long, default_value = "video", value_parser = crate::flags::audio::parse_sync)]
+    pub sync: SyncMode,
     /// No line per second (the setup and the summary are still printed).
     #[arg(long, short)]
     pub quiet: bool,
@@ -88,7 +103,21 @@ impl TryFrom<&DemoArgs> for LiveCall {
     /// silence is the link's outage, and a fresh sender (new congestion state, a keyframe)
     /// would part ways with the simulation of the same run.
     fn try_from(args: &DemoArgs) -> Result<LiveCall> {
+        let audio = crate::flags::audio::audio_source("--audio", &args.audio)?.map(|send| {
+            let mut player = PlayerConfig::default();
+            player.sync.mode = args.sync;
+            CallAudio {
+                player,
+                wav: Some(
+                    args.audio_out
+                        .clone()
+                        .unwrap_or_else(|| args.out.join("audio.wav")),
+                ),
+                send,
+            }
+        });
         Ok(LiveCall {
+            audio,
             sender: args.scheme.sender(None)?,
             camera: (&args.source).into(),
             path: LinkPath::try_from(&args.path)?,
@@ -109,6 +138,7 @@ impl TryFrom<&DemoArgs> for LiveCall {
 
 /// Runs the demo.
 pub fn run(args: &DemoArgs) -> Result<()> {
+    crate::paths::check_outputs(&[("--audio-out", args.audio_out.as_deref())])?;
     let call = LiveCall::try_from(args)?;
     let folder = out_dir::plan(
         &args.out,
@@ -134,6 +164,7 @@ fn run_mark(args: &DemoArgs, call: &LiveCall) -> RunMark {
             args.no_ssim,
             args.plaintext,
             args.barcoded,
+            (&args.audio, args.sync),
             &args.source,
             &args.scheme,
             &args.path
@@ -165,6 +196,14 @@ mod tests {
         assert_eq!(call.duration, Duration::from_secs(30));
         assert!(call.encrypted && call.receiver.ssim && !call.barcoded);
         assert_eq!(call.path.trace_name, "synthetic cellular");
+        let audio = call.audio.as_ref().expect("synthetic audio by default");
+        assert_eq!(
+            audio.wav,
+            Some(PathBuf::from(DEFAULT_OUT).join("audio.wav"))
+        );
+        assert_eq!(audio.player.sync.mode, SyncMode::Video);
+        args.audio = "none".into();
+        assert!(LiveCall::try_from(&args).unwrap().audio.is_none());
         args.scheme.reset_after = Some(Duration::from_millis(500));
         args.plaintext = true;
         let call = LiveCall::try_from(&args).unwrap();

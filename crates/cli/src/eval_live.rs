@@ -214,6 +214,8 @@ fn live_call(e: &Experiment, scheme: &str, source: &Path, work: &Path) -> Result
         barcoded: true,
         quiet: true,
         dashboard: None,
+        // Live cells carry no audio yet (the simulated cells do, as the experiment says).
+        audio: None,
     })
 }
 

@@ -19,6 +19,7 @@ use salsify_netem::LinkConfig;
 use salsify_time::{Duration, Instant};
 
 use crate::runtime::observe::Observation;
+use crate::runtime::AudioSecond;
 
 /// How long a captured picture is kept for scoring.
 const KEEP_PICTURES: Duration = Duration::from_secs(2);
@@ -32,6 +33,8 @@ pub struct MonitorConfig {
     pub link: Option<LinkConfig>,
     /// Start of a one-second outage, after the link starts (the dropout link).
     pub outage_at: Option<Duration>,
+    /// The audio's frame length, in a call with audio (to score A/V skew).
+    pub audio_frame: Option<Duration>,
 }
 
 /// A shown frame the summary counts: when, its capture-to-display delay, its SSIM.
@@ -52,6 +55,8 @@ struct Window {
     shown: u32,
     delays_ms: Vec<f64>,
     ssims: Vec<f64>,
+    /// The receiver's audio of the latest second, in a call with audio.
+    audio: Option<AudioSecond>,
 }
 
 /// The final figures.
@@ -71,6 +76,8 @@ pub struct DemoSummary {
     pub sent_bytes: u64,
     /// From the end of the outage to the first frame shown after it, ms.
     pub outage_recovery_ms: Option<f64>,
+    /// The receiver's audio figures, in a call with audio.
+    pub audio: Option<salsify_audio::AudioSummary>,
 }
 
 /// Watches observations.
@@ -86,6 +93,9 @@ pub struct Monitor {
     sent_bytes: u64,
     window: Window,
     next_line: Instant,
+    audio: Option<salsify_audio::AudioSummary>,
+    /// Every audio frame the receiver played.
+    played: Vec<salsify_audio::PlayedFrame>,
 }
 
 impl Monitor {
@@ -102,6 +112,8 @@ impl Monitor {
             sent_bytes: 0,
             window: Window::default(),
             next_line: start + Duration::from_secs(1),
+            audio: None,
+            played: Vec::new(),
         }
     }
 
@@ -135,6 +147,9 @@ impl Monitor {
                 self.window.sent_bytes += f.bytes as u64;
             }
             Observation::LinkStarted { at } => self.link_start = Some(at),
+            Observation::AudioSecond { audio, .. } => self.window.audio = Some(audio),
+            Observation::AudioSummary(s) => self.audio = Some(s),
+            Observation::AudioPlayed(frame) => self.played.push(frame),
             Observation::SenderState { .. }
             | Observation::ReceiverState { .. }
             | Observation::LinkState { .. } => {}
@@ -176,8 +191,15 @@ impl Monitor {
             _ => "    - ms          ".into(),
         };
         let ssim = mean(&w.ssims).map_or("   -   ".into(), |s| format!("{:5.2} dB", ssim_to_db(s)));
+        let audio = w.audio.map_or(String::new(), |a| {
+            format!(
+                " | audio {:4.0} ms, concealed {:4.1}%",
+                a.delay_mean_ms,
+                a.concealed_fraction * 100.0
+            )
+        });
         Some(format!(
-            "{t:5.0} s | capacity {capacity} Mb/s | sent {:6.2} Mb/s | shown {:3} fps | delay {delay} | SSIM {ssim}",
+            "{t:5.0} s | capacity {capacity} Mb/s | sent {:6.2} Mb/s | shown {:3} fps | delay {delay} | SSIM {ssim}{audio}",
             w.sent_bytes as f64 * 8.0 / 1e6,
             w.shown,
         ))
@@ -215,7 +237,37 @@ impl Monitor {
             ssim_db: mean(&ssims).map(ssim_to_db),
             sent_bytes: self.sent_bytes,
             outage_recovery_ms: self.outage_recovery(),
+            audio: self.audio.map(|mut a| {
+                if let Some((fraction, pictures)) = self.av_skew_in_window() {
+                    a.av_skew_in_window_fraction = fraction;
+                    a.pictures_scored = pictures;
+                }
+                a
+            }),
         })
+    }
+
+    /// The A/V skew from the pictures' true capture times (the receiver knows only when
+    /// their first datagram was sent): the share of pictures shown while audio played whose
+    /// audio was inside BT.1359's window, and how many pictures that is over.
+    fn av_skew_in_window(&self) -> Option<(f64, u64)> {
+        let frame = self.config.audio_frame?;
+        let shown: Vec<(Instant, Instant)> = self
+            .shown
+            .iter()
+            .filter_map(|s| Some((*self.captures.get(s.picture as usize)?, s.at)))
+            .collect();
+        let skews = salsify_audio::metrics::skews(&self.played, &shown, frame);
+        if skews.is_empty() {
+            return None;
+        }
+        let ahead = salsify_audio::sync::MAX_AHEAD.as_secs_f64() * 1e3;
+        let behind = salsify_audio::sync::MAX_BEHIND.as_secs_f64() * 1e3;
+        let inside = skews
+            .iter()
+            .filter(|(_, lead)| (-behind..=ahead).contains(lead))
+            .count();
+        Some((inside as f64 / skews.len() as f64, skews.len() as u64))
     }
 
     fn outage_recovery(&self) -> Option<f64> {

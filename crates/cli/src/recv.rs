@@ -4,7 +4,8 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 use clap::Args;
-use salsify_runtime::SchemeChoice;
+use salsify_audio::{PlayerConfig, SyncMode};
+use salsify_runtime::{AudioReceiveConfig, SchemeChoice};
 use salsify_schemes::SourceInfo;
 use salsify_time::Duration;
 
@@ -79,6 +80,27 @@ pub struct RecvArgs {
     /// timestamps count in 1/fps s of display time).
     #[arg(long, default_value_t = 30, value_parser = crate::input::parse_whole_fps)]
     pub fps: u32,
+    /// Write the call's audio (`salsify send --audio`), as played, to this WAV file (48 kHz
+    /// mono; concealed frames included, as heard). Audio that comes is played and measured
+    /// whether or not it is written.
+    #[arg(long)]
+    pub audio_out: Option<PathBuf>,
+    /// Lip sync: `video` (the audio's playout is held back to the delay of the pictures
+    /// shown, aiming inside ITU-R BT.1359's window; the video is never held for the audio) or
+    /// `none` (the audio plays at its jitter buffer's own least delay).
+    #[arg(long, default_value = "video", value_parser = crate::flags::audio::parse_sync)]
+    pub sync: SyncMode,
+    /// Write a per-frame CSV log of the audio played here: played_ms, frame, captured_ms,
+    /// delay_ms, kind (packet, fec, missing, stretch); times in ms from the receiver's start.
+    #[arg(long)]
+    pub audio_log: Option<PathBuf>,
+    /// Write the run's figures as JSON here when it ends: frames shown, sessions and
+    /// datagrams, and, when audio was heard, `audio_delay_mean_ms` and `audio_delay_p95_ms`
+    /// (capture to playout, lip-sync hold included), `audio_concealed_fraction` and
+    /// `av_skew_in_window_fraction` (pictures shown whose audio was inside BT.1359's window;
+    /// a picture's capture time is taken as its first datagram's send time).
+    #[arg(long)]
+    pub summary: Option<PathBuf>,
     /// Stop after this many seconds (default: until Ctrl-C).
     #[arg(long, value_parser = runtime::parse_seconds)]
     pub duration: Option<Duration>,
@@ -111,16 +133,23 @@ impl RecvArgs {
                 "--log -: the log needs a file (standard output carries video with -o - or --ivf -)",
             ));
         }
-        crate::paths::check_outputs(&[
+        let outputs = [
             ("-o", self.output.as_deref()),
             ("--ivf", self.ivf.as_deref()),
             ("--log", self.log.as_deref()),
-        ])?;
-        runtime::display::check_distinct(&[
-            ("-o", self.output.as_deref()),
-            ("--ivf", self.ivf.as_deref()),
-            ("--log", self.log.as_deref()),
-        ])?;
+            ("--audio-out", self.audio_out.as_deref()),
+            ("--audio-log", self.audio_log.as_deref()),
+            ("--summary", self.summary.as_deref()),
+        ];
+        for (flag, path) in &outputs[3..] {
+            if path.is_some_and(|p| p.as_os_str() == "-") {
+                return Err(crate::usage::usage(format!("{flag} -: give a file")));
+            }
+        }
+        crate::paths::check_outputs(&outputs)?;
+        runtime::display::check_distinct(&outputs)?;
+        let mut player = PlayerConfig::default();
+        player.sync.mode = self.sync;
         let defaults = ReceiverLoopConfig::default();
         let source = match self.size {
             Some(size) => SourceInfo {
@@ -152,6 +181,11 @@ impl RecvArgs {
                 None => None,
             },
             via: self.meet.via(self.keys.key.is_some())?,
+            audio: Some(AudioReceiveConfig {
+                player,
+                wav: self.audio_out.clone(),
+                log: self.audio_log.clone(),
+            }),
         })
     }
 }
@@ -228,6 +262,18 @@ pub fn run(args: &RecvArgs) -> Result<()> {
         totals.kernel_stamps,
         totals.datagrams
     );
+    if let Some(audio) = &totals.audio {
+        eprintln!("salsify recv: {}", crate::flags::audio::line(audio));
+    }
+    if totals.audio_refused > 0 {
+        eprintln!(
+            "salsify recv: {} audio datagrams refused (malformed, or not from the session's sender)",
+            totals.audio_refused
+        );
+    }
+    if let Some(path) = &args.summary {
+        write_summary(path, &totals)?;
+    }
     if totals.replayed > 0 {
         eprintln!(
             "salsify recv: {} frames not written: sent before frames another session already showed (a replay)",
@@ -241,4 +287,59 @@ pub fn run(args: &RecvArgs) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// The run's figures as JSON: the counts, and the audio's figures when audio was heard
+/// (absent otherwise, as in a simulated run without audio).
+fn summary_json(totals: &runtime::ReceiverTotals) -> Result<serde_json::Value> {
+    let mut json = serde_json::json!({
+        "frames_shown": totals.shown,
+        "sessions": totals.sessions,
+        "scheme": totals.scheme,
+        "datagrams": totals.datagrams,
+        "datagrams_ignored": totals.ignored,
+        "datagrams_refused": totals.rejected,
+    });
+    if let Some(audio) = &totals.audio {
+        let figures = serde_json::to_value(crate::flags::audio::figures(audio))?;
+        if let (Some(all), serde_json::Value::Object(more)) = (json.as_object_mut(), figures) {
+            all.extend(more);
+        }
+    }
+    Ok(json)
+}
+
+fn write_summary(path: &std::path::Path, totals: &runtime::ReceiverTotals) -> Result<()> {
+    use anyhow::Context;
+    let text = serde_json::to_string_pretty(&summary_json(totals)?)? + "\n";
+    std::fs::write(path, text).with_context(|| format!("cannot write '{}'", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A receiver that heard no audio writes no audio field; one that did writes the four.
+    #[test]
+    fn the_summary_has_audio_fields_only_with_audio() {
+        let mut totals = runtime::ReceiverTotals {
+            shown: 90,
+            ..Default::default()
+        };
+        let json = summary_json(&totals).unwrap();
+        assert_eq!(json["frames_shown"], 90);
+        assert!(json.get("audio_delay_mean_ms").is_none(), "{json}");
+        totals.audio = Some(salsify_audio::AudioSummary {
+            frames_played: 150,
+            delay_mean_ms: 70.0,
+            delay_p95_ms: 90.0,
+            pictures_scored: 80,
+            av_skew_in_window_fraction: 0.975,
+            ..Default::default()
+        });
+        let json = summary_json(&totals).unwrap();
+        assert_eq!(json["audio_delay_p95_ms"], 90.0);
+        assert_eq!(json["av_skew_in_window_fraction"], 0.975);
+        assert_eq!(json["audio_concealed_fraction"], 0.0);
+    }
 }

@@ -38,6 +38,14 @@ pub struct SendArgs {
     /// on the machine's monotonic clock, comparable with `salsify recv --log`).
     #[arg(long)]
     pub log: Option<PathBuf>,
+    /// The call's audio beside the video: `synthetic` (a speech-like voice with a timing mark
+    /// each second, the audio barcode `salsify audio-marks` reads), a 48 kHz `.wav` file
+    /// (looped), or `none`. 20 ms Opus frames (32 kb/s, in-band FEC and DTX on) made on the
+    /// wall clock, each one datagram in the same session on the same socket as the video,
+    /// counted in the scheme's budget and never skipped for the video. `salsify recv` plays
+    /// it (`--audio-out` writes it).
+    #[arg(long, default_value = "none")]
+    pub audio: String,
     /// Stop after this many seconds (default: until Ctrl-C or the end of the input).
     #[arg(long, value_parser = runtime::parse_seconds)]
     pub duration: Option<Duration>,
@@ -73,6 +81,7 @@ pub fn run(args: &SendArgs) -> Result<()> {
         log: args.log.clone(),
         status: !args.quiet,
         secure: args.keys.secure_config()?,
+        audio: crate::flags::audio::audio_source("--audio", &args.audio)?,
         ..side.loop_config(to)?
     };
     let source = CameraInput::open(&(&args.source).into())?;
@@ -120,6 +129,12 @@ pub fn run(args: &SendArgs) -> Result<()> {
         s.dropped,
         totals.sessions
     );
+    if let Some((packets, bytes)) = totals.audio {
+        eprintln!(
+            "salsify send: audio: {packets} packets, {:.1} kB (before sealing)",
+            bytes as f64 / 1e3
+        );
+    }
     if let Some(path) = &args.log {
         eprintln!("salsify send: log in {}", path.display());
     }

@@ -25,6 +25,9 @@
 //!   keyed) and the path (`salsify-path`: either side dials, roaming, path MTU, keep-alives);
 //!   [`secure_io`]: the wall clock for handshakes and a rate-limited log of dropped
 //!   datagrams;
+//! - [`audio_send`] and [`audio_receive`]: the call's audio (Opus on the wall clock, in the
+//!   same session on the same socket as the video, counted in the scheme's budget; the
+//!   receiver's jitter buffer, lip sync, WAV file and figures);
 //! - [`display`], [`csv_log`], [`status`], [`observe`]: outputs, logs, status lines and the
 //!   observation channel the demo and tests watch.
 //!
@@ -32,11 +35,13 @@
 //! person, where the context ("cannot listen on UDP ...") matters more than a type to match.
 //!
 //! Layer 4 of the workspace (README, "Layout"): on `salsify-schemes`, `salsify-netem`,
-//! `salsify-secure` and `salsify-path`, the real-time twin of `salsify-sim`; the command (`salsify`) and the black-box
+//! `salsify-secure`, `salsify-path` and `salsify-audio`, the real-time twin of `salsify-sim`; the command (`salsify`) and the black-box
 //! peers (`salsify-peer`) use it.
 
 #![warn(missing_docs)]
 
+pub mod audio_receive;
+pub mod audio_send;
 pub mod call_start;
 pub mod camera;
 pub mod clock;
@@ -65,12 +70,14 @@ use std::sync::Arc;
 
 use salsify_time::Duration;
 
+pub use audio_receive::{AudioReceiveConfig, AudioSecond};
+pub use audio_send::{AudioInput, AudioSendConfig};
 pub use call_start::CallStart;
 pub use camera::{PictureSource, SyntheticCamera};
 pub use display::{DisplayConfig, LiveView};
 pub use live_call::{
-    CameraConfig, LinkPath, LiveCall, PathStart, PreparedCall, ReceiverSide, RunningCall,
-    SchemeChoice, SenderSide,
+    CallAudio, CameraConfig, LinkPath, LiveCall, PathStart, PreparedCall, ReceiverSide,
+    RunningCall, SchemeChoice, SenderSide,
 };
 pub use observe::{Observation, Observer};
 pub use receiver_loop::{ReceiverLoopConfig, ReceiverTotals};

@@ -23,6 +23,8 @@ use salsify_schemes::{SchemeConfig, SchemeError, SchemeParams, SourceInfo};
 use salsify_secure::{Keypair, SecureConfig};
 use salsify_time::Duration;
 
+use crate::audio_receive::AudioReceiveConfig;
+use crate::audio_send::AudioSendConfig;
 use crate::call_start::CallStart;
 use crate::camera::PictureSource;
 use crate::display::{DisplayConfig, LiveView};
@@ -253,6 +255,20 @@ pub struct LiveCall {
     pub quiet: bool,
     /// Serve a live dashboard at this address (`--dashboard`'s ADDR).
     pub dashboard: Option<String>,
+    /// The call's audio (`None`: video only).
+    pub audio: Option<CallAudio>,
+}
+
+/// The audio of a [`LiveCall`]: its source and encoder at the sender, its player at the
+/// receiver (which writes `audio.csv` in the call's folder).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallAudio {
+    /// The sender's source and encoder.
+    pub send: AudioSendConfig,
+    /// The receiver's jitter buffer and lip sync.
+    pub player: salsify_audio::PlayerConfig,
+    /// Write what the receiver played here.
+    pub wav: Option<PathBuf>,
 }
 
 /// The receiver's outputs in a [`LiveCall`] (it always writes `received.ivf` and its log).
@@ -311,7 +327,16 @@ impl LiveCall {
         };
         let sender = SenderLoopConfig {
             call_start: Some(call_start),
+            audio: self.audio.as_ref().map(|a| a.send.clone()),
             ..self.sender_config(relay_socket.local_addr()?, sender_secure)?
+        };
+        let audio = match &self.audio {
+            Some(a) => AudioReceiveConfig {
+                player: a.player,
+                wav: a.wav.clone(),
+                log: Some(self.out.join("audio.csv")),
+            },
+            None => AudioReceiveConfig::default(),
         };
         let receiver = ReceiverLoopConfig {
             scheme: Some(sender.scheme.clone()),
@@ -328,6 +353,7 @@ impl LiveCall {
             // Its one sender stays for the call: frames held in a deep queue after an outage
             // are late, not another sender's.
             session_timeout: None,
+            audio: Some(audio),
             ..ReceiverLoopConfig::default()
         };
         Ok(PreparedCall {
@@ -458,6 +484,7 @@ mod tests {
             barcoded: false,
             quiet: true,
             dashboard: None,
+            audio: None,
         }
     }
 

@@ -77,6 +77,17 @@ pub enum Observation {
         /// Datagrams the secure layer refused before any session saw them.
         rejected: u64,
     },
+    /// The receiver's audio over the second just past (in a call that carries audio).
+    AudioSecond {
+        /// When.
+        at: Instant,
+        /// The figures.
+        audio: crate::audio_receive::AudioSecond,
+    },
+    /// The receiver played an audio frame (in a call that carries audio).
+    AudioPlayed(salsify_audio::PlayedFrame),
+    /// The receiver's audio figures for the whole call, as it ends (if it heard audio).
+    AudioSummary(salsify_audio::AudioSummary),
     /// The relay's video direction, every [`STATE_EVERY`]: counters since its link started.
     LinkState {
         /// When.

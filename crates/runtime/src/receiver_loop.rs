@@ -12,6 +12,10 @@
 //! An encrypted session has one peer wherever it is (a roam moves its session along); a
 //! plaintext receiver tells senders apart by address. The feedback the endpoints send is
 //! sealed the same way.
+//!
+//! Audio: an opened datagram tagged as audio goes to [`LiveAudio`] (from the peer; in
+//! plaintext, from the current session's sender only), which plays it on the wall clock, lip-synced to the pictures shown
+//! here, and measures it; the video's session rules never see it.
 
 use std::net::{SocketAddr, UdpSocket};
 
@@ -24,6 +28,7 @@ use salsify_schemes::{SchemeConfig, SchemeParams, SourceInfo};
 use salsify_secure::SecureConfig;
 use salsify_time::{Duration, Instant};
 
+use crate::audio_receive::{AudioReceiveConfig, LiveAudio};
 use crate::clock;
 use crate::display::{Display, DisplayConfig};
 use crate::meet_phase::Via;
@@ -69,6 +74,10 @@ pub struct ReceiverLoopConfig {
     pub dial: Option<SocketAddr>,
     /// Meet the sender through a rendezvous (`salsify recv --via`); needs keys.
     pub via: Option<Via>,
+    /// The call's audio: played, written and measured when it comes (`None`: audio
+    /// datagrams go to the session rules like any other, which ignore them). Default: taken,
+    /// lip-synced, no file written.
+    pub audio: Option<AudioReceiveConfig>,
 }
 
 impl Default for ReceiverLoopConfig {
@@ -89,6 +98,7 @@ impl Default for ReceiverLoopConfig {
             secure: None,
             dial: None,
             via: None,
+            audio: Some(AudioReceiveConfig::default()),
         }
     }
 }
@@ -119,6 +129,10 @@ pub struct ReceiverTotals {
     /// Frames decoded but not written: sent before a frame another session already showed
     /// (a replay of an old stream, see [`ReceiverLoopConfig::replay_horizon`]).
     pub replayed: u64,
+    /// The call's audio figures, if audio was heard.
+    pub audio: Option<salsify_audio::AudioSummary>,
+    /// Audio datagrams refused: malformed, or from another address than the session's.
+    pub audio_refused: u64,
 }
 
 struct Loop {
@@ -133,6 +147,12 @@ struct Loop {
     next_state: Instant,
     /// The newest send time of a frame shown, and its session.
     newest_sent: Option<(u32, Instant)>,
+    /// The call's audio.
+    audio: Option<LiveAudio>,
+    /// When the loop started (time zero of the audio log), and when the audio's figures
+    /// are next taken for the status line.
+    started: Instant,
+    next_audio_second: Instant,
 }
 
 /// Binds `listen` now (so a busy port is an error before anything starts).
@@ -185,10 +205,15 @@ pub fn run_with_display(
         config.session_timeout,
         config.takeover_after,
     );
+    let audio = config.audio.clone().map(LiveAudio::new).transpose()?;
+    let started = clock::now();
     let mut l = Loop {
         link,
         next_state: Instant::ZERO,
         newest_sent: None,
+        audio,
+        started,
+        next_audio_second: started + Duration::from_secs(1),
         sessions,
         display,
         totals: ReceiverTotals::default(),
@@ -209,14 +234,36 @@ impl Loop {
             let now = clock::now();
             self.sessions.expire(now);
             let deadline = self.drain(now)?;
+            if let Some(audio) = &mut self.audio {
+                for frame in audio.play(now)? {
+                    if self.observer.active() {
+                        self.observer.report(Observation::AudioPlayed(frame));
+                    }
+                }
+            }
             self.link.flush(now);
             self.tick_status(now);
+            let audio_due = self
+                .audio
+                .as_ref()
+                .map_or(Instant::FAR_FUTURE, |a| a.next_at());
             let wait = deadline
+                .min(audio_due)
                 .min(self.link.deadline())
                 .saturating_duration_since(clock::now())
                 .min(MAX_WAIT);
             match rx.recv_timeout(wait) {
-                Ok(d) => self.on_datagram(d)?,
+                Ok(d) => {
+                    self.on_datagram(d)?;
+                    // With audio, what is already queued is taken before frames are played,
+                    // so a packet that arrived in time (by its kernel time) is not concealed
+                    // because the loop was busy. A call without audio keeps its old rhythm.
+                    if self.audio.as_ref().is_some_and(LiveAudio::heard) {
+                        while let Ok(d) = rx.try_recv() {
+                            self.on_datagram(d)?;
+                        }
+                    }
+                }
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
             }
@@ -227,6 +274,13 @@ impl Loop {
         self.totals.ignored = self.sessions.ignored;
         self.totals.foreign = self.sessions.foreign;
         self.totals.rejected = self.link.rejected();
+        if let Some(audio) = self.audio.take() {
+            self.totals.audio_refused += audio.bad_datagrams();
+            self.totals.audio = audio.finish(self.started)?;
+            if let Some(summary) = self.totals.audio {
+                self.observer.report(Observation::AudioSummary(summary));
+            }
+        }
         Ok(())
     }
 
@@ -238,6 +292,16 @@ impl Loop {
             ),
             None => (ReceiverStats::default(), "no session".to_string()),
         };
+        if now >= self.next_audio_second {
+            self.next_audio_second = now + Duration::from_secs(1);
+            if let Some(second) = self.audio.as_mut().and_then(LiveAudio::second) {
+                self.status.on_audio(second);
+                self.observer.report(Observation::AudioSecond {
+                    at: now,
+                    audio: second,
+                });
+            }
+        }
         self.status.tick(now, self.totals.shown, &stats, &label);
         if self.observer.active() && now >= self.next_state {
             self.next_state = now + STATE_EVERY;
@@ -258,6 +322,24 @@ impl Loop {
         };
         if self.config.secure.is_some() {
             self.sessions.repoint(from);
+        }
+        if let Some(audio) = self
+            .audio
+            .as_mut()
+            .filter(|_| salsify_audio::AudioPacket::is_audio(&bytes))
+        {
+            // Only the call's sender speaks in it: with keys, whoever the channel opened it
+            // from (the peer); in plaintext, the current session's sender.
+            let from_peer = self.config.secure.is_some()
+                || self
+                    .sessions
+                    .current
+                    .as_ref()
+                    .is_some_and(|s| s.peer == from);
+            if !(from_peer && audio.handle_datagram(d.at, &bytes)) {
+                self.totals.audio_refused += u64::from(!from_peer);
+            }
+            return Ok(());
         }
         let before = self.sessions.started;
         self.sessions.route(d.at, from, &bytes)?;
@@ -321,6 +403,9 @@ impl Loop {
                     let at = clock::now().max(d.at);
                     s.last_shown = s.last_shown.max(at);
                     self.status.on_shown(d.bytes);
+                    if let Some(audio) = &mut self.audio {
+                        audio.handle_video_shown(at, d.first_sent_at);
+                    }
                     show(s, d, at, &mut self.display, &self.observer)?;
                     self.totals.shown += 1;
                 }
@@ -359,6 +444,9 @@ impl Loop {
                     let at = clock::now().max(d.at);
                     s.number = number;
                     self.status.on_shown(d.bytes);
+                    if let Some(audio) = &mut self.audio {
+                        audio.handle_video_shown(at, d.first_sent_at);
+                    }
                     show(s, d, at, &mut self.display, &self.observer)?;
                     self.totals.shown += 1;
                     return Ok(true);

@@ -3,7 +3,7 @@
 //!
 //! The relay learns the sender from the first datagram, not from the receiver, that a
 //! sender of some scheme could have sent (a Salsify fragment, a baseline's media or padding,
-//! a Sprout data datagram, or a secure handshake or sealed datagram), and keeps it until it
+//! a Sprout data datagram, the call's audio, or a secure handshake or sealed datagram), and keeps it until it
 //! has been silent for [`SenderRule::silence`]; or it is told the address
 //! ([`SenderRule::fixed`]) and never changes. Anyone else's datagrams are counted and
 //! dropped: they reach neither the link (whose capacity they would take from the call) nor
@@ -102,7 +102,7 @@ pub fn from_a_sender(bytes: &[u8]) -> bool {
             salsify_secure::wire::Packet::Init { .. } | salsify_secure::wire::Packet::Data { .. }
         );
     }
-    salsify_schemes::registry::from_a_sender(bytes)
+    salsify_schemes::registry::from_a_sender(bytes) || salsify_audio::AudioPacket::is_audio(bytes)
 }
 
 #[cfg(test)]
@@ -176,5 +176,13 @@ mod tests {
         assert!(!from_a_sender(&pli));
         assert!(!from_a_sender(&[]));
         assert!(!from_a_sender(&[1, 2, 0, 0]));
+        // The call's audio is the sender's too (a plaintext call may start with it).
+        let audio = salsify_audio::AudioPacket {
+            seq: 0,
+            frame: 0,
+            captured: at(20),
+            payload: vec![0x48; 60],
+        };
+        assert!(from_a_sender(&audio.encode()));
     }
 }

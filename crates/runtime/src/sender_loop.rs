@@ -17,6 +17,11 @@
 //! endpoint is told the largest it may send). A listening sender feeds the endpoint no
 //! picture until a receiver has dialed. A new session of a dialing sender also starts a new
 //! handshake (the receiver may have restarted without the keys).
+//!
+//! Audio ([`SenderLoopConfig::audio`]): each Opus frame is sent when it is due on the wall
+//! clock ([`LiveAudioSender`]), one datagram sealed in the same session on the same socket
+//! as the video, and the endpoint is told of it first (`handle_audio_sent`) so the scheme's
+//! budget counts it. Audio is never skipped for the video; it goes on across video sessions.
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -31,6 +36,7 @@ use salsify_schemes::{Executor, SchemeConfig, SourceInfo};
 use salsify_secure::SecureConfig;
 use salsify_time::{Duration, Instant};
 
+use crate::audio_send::{AudioSendConfig, LiveAudioSender};
 use crate::call_start::CallStart;
 use crate::camera::{self, Captured, PictureSource};
 use crate::clock;
@@ -88,6 +94,8 @@ pub struct SenderLoopConfig {
     /// Marked with the first picture's capture time (a relay in the same process starts its
     /// traces then, see [`crate::relay::LinkStart::Call`]).
     pub call_start: Option<CallStart>,
+    /// The call's audio (`None`: video only).
+    pub audio: Option<AudioSendConfig>,
 }
 
 impl SenderLoopConfig {
@@ -103,6 +111,7 @@ impl SenderLoopConfig {
             status: false,
             secure: None,
             call_start: None,
+            audio: None,
         }
     }
 }
@@ -124,6 +133,8 @@ pub struct SenderTotals {
     pub keyed: bool,
     /// Why the picture source failed, if it did (rather than ending or being stopped).
     pub source_failed: Option<String>,
+    /// Audio datagrams sent and their bytes (before sealing), with audio.
+    pub audio: Option<(u64, u64)>,
 }
 
 /// Inputs of the control loop.
@@ -167,6 +178,8 @@ struct Loop {
     keyed: bool,
     /// When the counters are next reported to the observer.
     next_state: Instant,
+    /// The call's audio.
+    audio: Option<LiveAudioSender>,
 }
 
 /// Runs until `stop` is set or the camera's source ends.
@@ -223,7 +236,12 @@ pub fn run(
         session: 1,
         scheme: config.scheme.name(),
     });
+    let audio = match &config.audio {
+        Some(a) => Some(LiveAudioSender::new(a, clock::now())?),
+        None => None,
+    };
     let mut l = Loop {
+        audio,
         link,
         told_max: 0,
         keyed_at: now,
@@ -313,6 +331,8 @@ impl Loop {
             if now >= self.session.deadline {
                 self.session.endpoint.handle_timeout(now);
             }
+            // Before the video's outputs, so the budget sizing a frame counts the audio.
+            self.send_audio(now)?;
             // Drained before looking at the end, so the last picture's encode request (made
             // when the previous encode came back) is not lost.
             self.drain(now)?;
@@ -337,10 +357,15 @@ impl Loop {
                     }
                 }
             }
+            let audio_due = self
+                .audio
+                .as_ref()
+                .map_or(Instant::FAR_FUTURE, |a| a.next_at());
             let wait = self
                 .session
                 .deadline
                 .min(self.link.deadline())
+                .min(audio_due)
                 .saturating_duration_since(clock::now())
                 .min(MAX_WAIT);
             match rx.recv_timeout(wait) {
@@ -361,6 +386,7 @@ impl Loop {
             rejected: self.link.rejected(),
             keyed: self.keyed,
             source_failed: None,
+            audio: self.audio.as_ref().map(|a| (a.datagrams, a.bytes)),
         };
         Ok((totals, camera_done))
     }
@@ -439,6 +465,23 @@ impl Loop {
             .session
             .endpoint
             .handle_encoded(clock::now(), id, e.result);
+    }
+
+    /// Sends the audio frames due: the endpoint told of each, then sealed and sent. Before
+    /// the receiver can be sent to they are dropped (see [`LiveAudioSender::poll`]).
+    fn send_audio(&mut self, now: Instant) -> Result<()> {
+        let Some(audio) = &mut self.audio else {
+            return Ok(());
+        };
+        let ready = self.link.ready(now);
+        for datagram in audio.poll(now, ready)? {
+            self.session.endpoint.handle_audio_sent(now, datagram.len());
+            let sent = self.link.send(now, &datagram, None);
+            if sent > 0 {
+                self.status.on_sent(sent);
+            }
+        }
+        Ok(())
     }
 
     /// Carries out the endpoint's outputs until its next deadline.

@@ -4,6 +4,8 @@
 use salsify_endpoint::{ReceiverStats, SenderStats};
 use salsify_time::{Duration, Instant};
 
+use crate::audio_receive::AudioSecond;
+
 /// Prints the sender's frames, rate and quality once a second (if enabled): every count is
 /// for the second just past.
 pub struct SenderStatus {
@@ -73,6 +75,8 @@ pub struct ReceiverStatus {
     lost_before: u64,
     bad_before: u64,
     bytes: u64,
+    /// The audio of the latest second, if the call carries audio.
+    audio: Option<AudioSecond>,
 }
 
 impl ReceiverStatus {
@@ -85,7 +89,13 @@ impl ReceiverStatus {
             lost_before: 0,
             bad_before: 0,
             bytes: 0,
+            audio: None,
         }
+    }
+
+    /// The audio of the latest second, for the next line.
+    pub fn on_audio(&mut self, second: AudioSecond) {
+        self.audio = Some(second);
     }
 
     /// Counts a shown frame's bytes.
@@ -115,8 +125,15 @@ impl ReceiverStatus {
         }
         self.next = now + Duration::from_secs(1);
         let delta = |now: u64, before: u64| if now >= before { now - before } else { now };
+        let audio = self.audio.take().map_or(String::new(), |a| {
+            format!(
+                ", audio {:.0} ms, concealed {:.1}%",
+                a.delay_mean_ms,
+                a.concealed_fraction * 100.0
+            )
+        });
         let line = format!(
-            "recv: {:>3} frames/s, {:>6.0} kb/s shown, lost {}, bad datagrams {}, {session}",
+            "recv: {:>3} frames/s, {:>6.0} kb/s shown, lost {}, bad datagrams {}, {session}{audio}",
             shown.saturating_sub(self.shown_before),
             self.bytes as f64 * 8.0 / 1e3,
             delta(stats.frames_lost, self.lost_before),
@@ -183,5 +200,17 @@ mod tests {
             .line(t0 + Duration::from_secs(2), 20, &stats, "s")
             .unwrap();
         assert!(second.contains("lost 1, bad datagrams 0"), "{second}");
+        assert!(!second.contains("audio"), "{second}");
+        status.on_audio(AudioSecond {
+            delay_mean_ms: 84.6,
+            concealed_fraction: 0.012,
+        });
+        let third = status
+            .line(t0 + Duration::from_secs(3), 20, &stats, "s")
+            .unwrap();
+        assert!(
+            third.ends_with(", s, audio 85 ms, concealed 1.2%"),
+            "{third}"
+        );
     }
 }

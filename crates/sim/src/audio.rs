@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 use std::io::{self, Write};
 
 use salsify_audio::{
-    summarize_audio, AudioPlayer, AudioSender, AudioSource, LoopedSamples, PlayedFrame, PlayedKind,
+    summarize_audio, AudioPlayer, AudioSender, AudioSource, LoopedSamples, PlayedFrame,
     PlayerConfig, SyntheticSpeech,
 };
 use salsify_metrics::AudioFigures;
@@ -150,27 +150,10 @@ impl AudioRun {
 }
 
 /// Columns of [`write_audio_csv`].
-pub const AUDIO_CSV_HEADER: &str = "played_ms,frame,captured_ms,delay_ms,kind";
+pub use salsify_audio::AUDIO_CSV_HEADER;
 
-/// The per-frame audio log: one line per frame played (a stretch frame has no frame number).
-pub fn write_audio_csv(played: &[PlayedFrame], mut out: impl Write) -> io::Result<()> {
-    writeln!(out, "{AUDIO_CSV_HEADER}")?;
-    let ms = |t: Instant| t.as_micros() as f64 / 1000.0;
-    for p in played {
-        let kind = match p.kind {
-            PlayedKind::Packet => "packet",
-            PlayedKind::Fec => "fec",
-            PlayedKind::Missing => "missing",
-            PlayedKind::Stretch => "stretch",
-        };
-        let frame = p.frame.map_or(String::new(), |f| f.to_string());
-        writeln!(
-            out,
-            "{:.3},{frame},{:.3},{:.3},{kind}",
-            ms(p.at),
-            ms(p.captured),
-            ms(p.at) - ms(p.captured),
-        )?;
-    }
-    Ok(())
+/// The per-frame audio log: one line per frame played (a stretch frame has no frame number),
+/// times in ms of the run.
+pub fn write_audio_csv(played: &[PlayedFrame], out: impl Write) -> io::Result<()> {
+    salsify_audio::write_played_csv(played, Instant::ZERO, out)
 }

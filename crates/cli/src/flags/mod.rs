@@ -2,6 +2,7 @@
 //! configuration (`salsify_runtime::live_call`) or a library's: the commands parse flags
 //! and convert them, and none imports another command.
 
+pub mod audio;
 pub mod keys;
 pub mod link;
 pub mod meet;

@@ -1,0 +1,108 @@
+//! The call's audio on the command line (`--audio`, `--sync` of `send`, `recv` and `demo`),
+//! converted into the runtime's audio settings, and the audio figures a live run reports
+//! (the same names as a simulated run's `summary.json`).
+
+use anyhow::Result;
+use salsify_audio::{AudioSummary, SyncMode};
+use salsify_metrics::AudioFigures;
+use salsify_runtime::{AudioInput, AudioSendConfig};
+
+use crate::usage::usage;
+
+/// `--audio none|synthetic|FILE.wav`: the sender's audio (`None`: video only). A value that
+/// is none of these is bad usage; a file that cannot be read is an error.
+pub fn audio_source(flag: &str, value: &str) -> Result<Option<AudioSendConfig>> {
+    let known =
+        matches!(value, "none" | "synthetic") || value.to_ascii_lowercase().ends_with(".wav");
+    if !known {
+        return Err(usage(format!(
+            "{flag} '{value}': none, synthetic or a .wav file (48 kHz; \
+             ffmpeg -i IN -ac 1 -ar 48000 OUT.wav converts any other)"
+        )));
+    }
+    Ok(AudioInput::parse(flag, value)?.map(AudioSendConfig::new))
+}
+
+/// `--sync video|none`.
+pub fn parse_sync(value: &str) -> Result<SyncMode, String> {
+    value.parse()
+}
+
+/// A live run's audio figures under the names of a simulated run's `summary.json` (the
+/// A/V skew is `None` when no picture was shown while audio played).
+pub fn figures(s: &AudioSummary) -> AudioFigures {
+    AudioFigures {
+        audio_delay_mean_ms: s.delay_mean_ms,
+        audio_delay_p95_ms: s.delay_p95_ms,
+        audio_concealed_fraction: s.concealed_fraction,
+        av_skew_in_window_fraction: (s.pictures_scored > 0).then_some(s.av_skew_in_window_fraction),
+        audio_fec_fraction: s.fec_fraction,
+        audio_stretch_fraction: s.stretch_fraction,
+        audio_frames_played: s.frames_played,
+    }
+}
+
+/// The figures on one line, for a command's closing summary.
+pub fn line(s: &AudioSummary) -> String {
+    let skew = match s.pictures_scored {
+        0 => "no picture shown while audio played".to_string(),
+        n => format!(
+            "{:.1}% of {n} pictures",
+            s.av_skew_in_window_fraction * 100.0
+        ),
+    };
+    format!(
+        "audio: {} frames played, mouth-to-ear delay mean {:.1} ms, p95 {:.1} ms | concealed {:.2}% (FEC-recovered {:.2}%) | A/V skew in BT.1359 window: {skew}",
+        s.frames_played,
+        s.delay_mean_ms,
+        s.delay_p95_ms,
+        s.concealed_fraction * 100.0,
+        s.fec_fraction * 100.0,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn audio_values_and_their_errors() {
+        assert!(audio_source("--audio", "none").unwrap().is_none());
+        assert_eq!(
+            audio_source("--audio", "synthetic").unwrap().unwrap().input,
+            AudioInput::Synthetic
+        );
+        let bad = audio_source("--audio", "mic").unwrap_err();
+        assert_eq!(crate::usage::exit_code(&bad), 2);
+        let missing = audio_source("--audio", "/nonexistent/a.wav").unwrap_err();
+        assert_eq!(crate::usage::exit_code(&missing), 1);
+        assert_eq!(parse_sync("none"), Ok(SyncMode::None));
+        assert!(parse_sync("audio").is_err());
+    }
+
+    /// The summary's names are the simulator's, and a run that showed no picture while
+    /// audio played has no skew figure rather than a zero.
+    #[test]
+    fn figures_carry_the_summary_names() {
+        let s = AudioSummary {
+            frames_played: 100,
+            delay_mean_ms: 80.0,
+            delay_p95_ms: 120.0,
+            concealed_fraction: 0.01,
+            av_skew_in_window_fraction: 0.0,
+            pictures_scored: 0,
+            ..AudioSummary::default()
+        };
+        let json = serde_json::to_value(figures(&s)).unwrap();
+        for name in [
+            "audio_delay_mean_ms",
+            "audio_delay_p95_ms",
+            "audio_concealed_fraction",
+            "av_skew_in_window_fraction",
+        ] {
+            assert!(json.get(name).is_some(), "{name} in {json}");
+        }
+        assert!(json["av_skew_in_window_fraction"].is_null());
+        assert!(line(&s).contains("no picture shown"));
+    }
+}

@@ -1,0 +1,206 @@
+//! The sender's audio in a live call: Opus frames made on the wall clock from the source, one
+//! datagram each, for the sender loop to seal in the call's session and send on its socket
+//! beside the video (telling the scheme, whose budget counts them). Sans-IO: time is passed
+//! in, and the loop asks [`LiveAudioSender::next_at`] when to come back.
+//!
+//! Audio is never held back for the video: every frame due is sent when the loop gets to it.
+//! Before the peer can be sent to (no receiver has dialed, or the handshake is not done) the
+//! frames due are made and dropped, so the stream's capture clock stays the wall clock and
+//! nothing stale is sent once the call starts.
+
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use salsify_audio::{AudioSender, AudioSource, LoopedSamples, OpusConfig, SyntheticSpeech};
+use salsify_time::Instant;
+
+/// Where the sender's audio comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AudioInput {
+    /// The synthetic voice with a timing mark each second (`--audio synthetic`).
+    Synthetic,
+    /// Samples (48 kHz mono) played in a loop (`--audio FILE.wav`).
+    Samples(Arc<Vec<i16>>),
+}
+
+impl AudioInput {
+    /// `none` (no audio), `synthetic`, or a 48 kHz `.wav` file, read now. An error says what
+    /// the flag takes (for `flag`).
+    pub fn parse(flag: &str, value: &str) -> Result<Option<AudioInput>> {
+        match value {
+            "none" => Ok(None),
+            "synthetic" => Ok(Some(AudioInput::Synthetic)),
+            path if path.to_ascii_lowercase().ends_with(".wav") => {
+                let samples = salsify_audio::read_wav(std::path::Path::new(path))
+                    .with_context(|| format!("{flag} {path}"))?;
+                Ok(Some(AudioInput::Samples(Arc::new(samples))))
+            }
+            other => anyhow::bail!(
+                "{flag} '{other}': none, synthetic or a .wav file (48 kHz; \
+                 ffmpeg -i IN -ac 1 -ar 48000 OUT.wav converts any other)"
+            ),
+        }
+    }
+
+    fn source(&self) -> Box<dyn AudioSource> {
+        match self {
+            AudioInput::Synthetic => Box::new(SyntheticSpeech::new(0)),
+            AudioInput::Samples(s) => Box::new(LoopedSamples::new(s.to_vec())),
+        }
+    }
+}
+
+/// The sender's audio settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AudioSendConfig {
+    /// The source.
+    pub input: AudioInput,
+    /// The encoder (default: 20 ms frames, 32 kb/s, FEC and DTX on).
+    pub opus: OpusConfig,
+}
+
+impl AudioSendConfig {
+    /// `input` with the default encoder.
+    pub fn new(input: AudioInput) -> Self {
+        AudioSendConfig {
+            input,
+            opus: OpusConfig::default(),
+        }
+    }
+}
+
+/// The audio half of a live sender.
+#[derive(Debug)]
+pub struct LiveAudioSender {
+    sender: AudioSender,
+    /// Datagrams handed out to send, and their bytes (before sealing).
+    pub datagrams: u64,
+    /// Bytes of those.
+    pub bytes: u64,
+    /// Packets made while the peer could not be sent to, dropped.
+    pub dropped: u64,
+}
+
+impl LiveAudioSender {
+    /// A sender whose first frame starts being captured at `start`.
+    pub fn new(config: &AudioSendConfig, start: Instant) -> Result<Self> {
+        let sender = AudioSender::new(&config.opus, config.input.source(), start)
+            .context("cannot start the Opus encoder")?;
+        Ok(LiveAudioSender {
+            sender,
+            datagrams: 0,
+            bytes: 0,
+            dropped: 0,
+        })
+    }
+
+    /// When the next frame is whole and due.
+    pub fn next_at(&self) -> Instant {
+        self.sender.next_at()
+    }
+
+    /// The datagrams due at `now`, oldest first (DTX's silent frames make none). `ready`:
+    /// whether the peer can be sent to; if not, what is due is dropped.
+    pub fn poll(&mut self, now: Instant, ready: bool) -> Result<Vec<Vec<u8>>> {
+        let mut out = Vec::new();
+        while let Some(packet) = self.sender.poll(now).context("Opus encoding failed")? {
+            if !ready {
+                self.dropped += 1;
+                continue;
+            }
+            let datagram = packet.encode();
+            self.datagrams += 1;
+            self.bytes += datagram.len() as u64;
+            out.push(datagram);
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use salsify_audio::AudioPacket;
+    use salsify_time::Duration;
+
+    /// Frames come out on the clock given, one 20 ms frame each once whole, numbered in
+    /// order with their capture times; a loop that comes late gets every frame due (audio is
+    /// never skipped), and frames due before the peer is there are dropped, not sent late.
+    #[test]
+    fn frames_are_due_on_the_clock_and_never_skipped() {
+        let t0 = Instant::from_millis(5_000);
+        let config = AudioSendConfig::new(AudioInput::Synthetic);
+        let mut audio = LiveAudioSender::new(&config, t0).unwrap();
+        assert_eq!(audio.next_at(), t0 + Duration::from_millis(20));
+        assert!(audio
+            .poll(t0 + Duration::from_millis(19), true)
+            .unwrap()
+            .is_empty());
+        // Not ready for the first 100 ms: five frames dropped.
+        assert!(audio
+            .poll(t0 + Duration::from_millis(100), false)
+            .unwrap()
+            .is_empty());
+        assert_eq!(audio.dropped, 5);
+        let mut packets = vec![];
+        let mut now = t0 + Duration::from_millis(100);
+        while now < t0 + Duration::from_millis(1_100) {
+            now += Duration::from_millis(20);
+            packets.extend(audio.poll(now, true).unwrap());
+        }
+        // A loop 200 ms late gets the ten frames due at once.
+        now += Duration::from_millis(200);
+        let late = audio.poll(now, true).unwrap();
+        packets.extend(late);
+        let decoded: Vec<AudioPacket> = packets
+            .iter()
+            .map(|d| AudioPacket::decode(d).unwrap())
+            .collect();
+        // The synthetic voice has pauses DTX leaves out, but most frames carry sound.
+        assert!(decoded.len() >= 30, "{} packets", decoded.len());
+        assert_eq!(audio.datagrams, decoded.len() as u64);
+        assert_eq!(
+            audio.bytes,
+            packets.iter().map(|d| d.len() as u64).sum::<u64>()
+        );
+        for (i, p) in decoded.iter().enumerate() {
+            assert_eq!(
+                p.seq,
+                decoded[0].seq + i as u32,
+                "one sequence number a packet"
+            );
+            assert_eq!(
+                p.captured,
+                t0 + Duration::from_millis(20) * p.frame,
+                "frame {} captured on the clock",
+                p.frame
+            );
+        }
+        assert!(decoded.windows(2).all(|w| w[0].frame < w[1].frame));
+        assert!(decoded.first().unwrap().frame >= 5);
+        let last = decoded.last().unwrap().frame;
+        assert!(last <= 64, "frame {last}: none made before it was whole");
+        assert_eq!(audio.next_at(), t0 + Duration::from_millis(20) * 66);
+    }
+
+    #[test]
+    fn inputs_parse_with_clear_errors() {
+        assert_eq!(AudioInput::parse("--audio", "none").unwrap(), None);
+        assert_eq!(
+            AudioInput::parse("--audio", "synthetic").unwrap(),
+            Some(AudioInput::Synthetic)
+        );
+        let e = AudioInput::parse("--audio", "song.mp3")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("--audio 'song.mp3'") && e.contains("ffmpeg"),
+            "{e}"
+        );
+        let e = format!(
+            "{:#}",
+            AudioInput::parse("--audio", "/nonexistent/x.wav").unwrap_err()
+        );
+        assert!(e.contains("/nonexistent/x.wav"), "{e}");
+    }
+}

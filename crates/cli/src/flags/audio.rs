@@ -38,6 +38,7 @@ pub fn figures(s: &AudioSummary) -> AudioFigures {
         av_skew_in_window_fraction: (s.pictures_scored > 0).then_some(s.av_skew_in_window_fraction),
         audio_fec_fraction: s.fec_fraction,
         audio_stretch_fraction: s.stretch_fraction,
+        audio_skipped_fraction: s.skipped_fraction,
         audio_frames_played: s.frames_played,
     }
 }
@@ -52,12 +53,13 @@ pub fn line(s: &AudioSummary) -> String {
         ),
     };
     format!(
-        "audio: {} frames played, mouth-to-ear delay mean {:.1} ms, p95 {:.1} ms | concealed {:.2}% (FEC-recovered {:.2}%) | A/V skew in BT.1359 window: {skew}",
+        "audio: {} frames played, mouth-to-ear delay mean {:.1} ms, p95 {:.1} ms | concealed {:.2}% (FEC-recovered {:.2}%), skipped {:.2}% | A/V skew in BT.1359 window: {skew}",
         s.frames_played,
         s.delay_mean_ms,
         s.delay_p95_ms,
         s.concealed_fraction * 100.0,
         s.fec_fraction * 100.0,
+        s.skipped_fraction * 100.0,
     )
 }
 

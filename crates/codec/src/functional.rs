@@ -182,7 +182,8 @@ impl FunctionalDecoder {
         })
     }
 
-    /// Decodes `frame` from `state`, as [`Decoder::decode`] and [`Av1Decoder::decode`] do.
+    /// Decodes `frame` from `state`, as [`StateDecoder::decode`](crate::StateDecoder::decode) does
+    /// for its codec.
     pub fn decode(&mut self, state: &State, frame: &[u8]) -> Result<(State, Image), CodecError> {
         match FunctionalCodec::of_frame(frame) {
             FunctionalCodec::Vp8 => self.vp8.decode(state, frame),

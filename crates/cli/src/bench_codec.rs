@@ -2,11 +2,13 @@
 //!
 //! Everything runs on one thread, so the figures are per core. Timings are wall-clock medians
 //! and 95th percentiles over the frames of the input, measured side by side in one run. Per
-//! size and speed it also fits the encode cost as `a + b x bytes` (the simulator's
-//! `encode_us_per_megapixel` and `encode_us_per_kilobyte`) and reports the operating point the
-//! sender's encode-time rule would settle at on this machine: the finest quantizer whose
-//! encodes take at most 75% of the frame interval, for Salsify-2c (two encodes at once) and
-//! Salsify-1c (one after the other).
+//! size and speed it also fits the encode cost as `a + b x bytes` and prints it, with the
+//! median decode, as the simulator's `[cost]` keys for the codec (`encode_us_per_megapixel`,
+//! `encode_us_per_kilobyte` and `decode_us_per_megapixel` for VP8,
+//! `av1_encode_us_per_megapixel` and `av1_decode_us_per_megapixel` for AV1), and reports the
+//! operating point the sender's encode-time rule would settle at on this machine: the finest
+//! quantizer whose encodes take at most 75% of the frame interval, for Salsify-2c (two
+//! encodes at once) and Salsify-1c (one after the other).
 //!
 //! With `--av1-cpu-used` the same tables follow for the AV1 codec (libaom, its 0..=63
 //! quantizer scale), and a last table sets the two codecs side by side: the bytes each needs
@@ -200,10 +202,10 @@ fn measure_codec(
     progress(format!("{name}: Salsify frames ..."));
     salsify_frames(config, frames)?;
     progress(format!("{name}: state restore, read-back, decode ..."));
-    state_handling(config, frames)?;
+    let decode_ms = state_handling(config, frames)?;
     progress(format!("{name}: quality table ..."));
     let rows = quality_table(config, frames, qualities)?;
-    operating_point(config, fps, &rows);
+    operating_point(config, fps, &rows, decode_ms);
     Ok(rows)
 }
 
@@ -416,8 +418,9 @@ struct QualityRow {
     encodes: Vec<(f64, f64)>,
 }
 
-/// Fits the cost model and prints where the encode-time rule would settle on this machine.
-fn operating_point(config: BenchConfig, fps: f64, rows: &[QualityRow]) {
+/// Fits the cost model and prints where the encode-time rule would settle on this machine;
+/// `decode_ms` is the median decode of the state-handling table.
+fn operating_point(config: BenchConfig, fps: f64, rows: &[QualityRow], decode_ms: f64) {
     let points: Vec<(f64, f64)> = rows
         .iter()
         .flat_map(|r| r.encodes.iter().copied())
@@ -430,12 +433,16 @@ fn operating_point(config: BenchConfig, fps: f64, rows: &[QualityRow]) {
     );
     match least_squares(&points) {
         Some((a_ms, b_ms_per_byte)) => println!(
-            "encode ~ {a_ms:.2} ms + {:.3} ms per KB over {} encodes: for `salsify sim`, \
-             `[cost]` encode_us_per_megapixel = {:.0}, encode_us_per_kilobyte = {:.0}\n",
+            "encode ~ {a_ms:.2} ms + {:.3} ms per KB over {} encodes, decode {decode_ms:.2} ms: \
+             for `salsify sim`, {}\n",
             b_ms_per_byte * 1000.0,
             points.len(),
-            a_ms * 1000.0 / megapixels,
-            b_ms_per_byte * 1e6,
+            cost_keys(
+                config,
+                a_ms * 1000.0 / megapixels,
+                b_ms_per_byte * 1e6,
+                decode_ms * 1000.0 / megapixels
+            ),
         ),
         None => println!("(too few encodes to fit a cost model)\n"),
     }
@@ -480,6 +487,28 @@ fn operating_point(config: BenchConfig, fps: f64, rows: &[QualityRow]) {
         }
     }
     println!();
+}
+
+/// The `[cost]` keys the simulator charges `config`'s codec by, at the fitted microseconds
+/// per megapixel (encode, decode) and per kilobyte. The per-kilobyte slope is one key for
+/// both codecs, so AV1's is only said.
+fn cost_keys(
+    config: BenchConfig,
+    encode_us_mp: f64,
+    encode_us_kb: f64,
+    decode_us_mp: f64,
+) -> String {
+    match config {
+        BenchConfig::Vp8(_) => format!(
+            "`[cost]` encode_us_per_megapixel = {encode_us_mp:.0}, \
+             encode_us_per_kilobyte = {encode_us_kb:.0}, decode_us_per_megapixel = {decode_us_mp:.0}"
+        ),
+        BenchConfig::Av1(_) => format!(
+            "`[cost]` av1_encode_us_per_megapixel = {encode_us_mp:.0}, \
+             av1_decode_us_per_megapixel = {decode_us_mp:.0} (AV1's slope: {encode_us_kb:.0} us per KB; \
+             encode_us_per_kilobyte is VP8's and AV1's alike)"
+        ),
+    }
 }
 
 /// How a quantizer is written: VP8's bare ("q64"), AV1's apart ("aq32": another scale).
@@ -567,8 +596,9 @@ fn two_encodes_per_frame(config: BenchConfig, frames: &[Image], a: u8, b: u8) ->
     Ok(ms)
 }
 
-/// Times restoring a state into the encoder, reading one back, and decoding.
-fn state_handling(config: BenchConfig, frames: &[Image]) -> Result<()> {
+/// Times restoring a state into the encoder, reading one back, and decoding; returns the
+/// median decode in milliseconds.
+fn state_handling(config: BenchConfig, frames: &[Image]) -> Result<f64> {
     let mut encoder = config.encoder()?;
     let quality = config.salsify_pair().2;
     let mut encoded = Vec::new();
@@ -622,7 +652,7 @@ fn state_handling(config: BenchConfig, frames: &[Image]) -> Result<()> {
         &decode,
     );
     println!();
-    Ok(())
+    Ok(spread(&decode).median)
 }
 
 /// Per quality: encode time, bytes, and the reconstruction's SSIM and PSNR against the source.

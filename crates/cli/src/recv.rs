@@ -59,9 +59,9 @@ pub struct RecvArgs {
     /// source size to score the output against the source frame by frame.
     #[arg(long)]
     pub size: Option<Size>,
-    /// Write the shown frames' VP8 data, as coded, as IVF here (plays in ffplay / vpxdec);
-    /// `-` writes to standard output. A scheme's resolution ladder changes the coded size at
-    /// keyframes, which VP8 players follow.
+    /// Write the shown frames' coded data as IVF here, VP8 or AV1 as the stream is (fourcc
+    /// VP80 or AV01; plays in ffplay, vpxdec or aomdec); `-` writes to standard output. A
+    /// scheme's resolution ladder changes the coded size at keyframes, which players follow.
     #[arg(long)]
     pub ivf: Option<PathBuf>,
     /// Write a per-frame CSV log here: session, frame, display time, first datagram's send

@@ -7,10 +7,11 @@ use std::net::UdpSocket;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output};
 
+use salsify_codec::av1::parse_temporal_unit;
 use salsify_codec::frame::parse_vp8_header;
 use salsify_codec::synthetic::SyntheticSource;
 use salsify_codec::y4m::Y4mReader;
-use salsify_codec::{Image, IvfReader, PlainDecoder};
+use salsify_codec::{FunctionalCodec, Image, IvfReader, PlainDecoder};
 use salsify_eval::metrics::ssim_luma;
 use salsify_schemes::registry::{self, scheme_names};
 use salsify_schemes::Runs;
@@ -261,6 +262,80 @@ fn video_crosses_a_lossy_relay_and_matches_its_source() {
     assert!(p50 <= p99 && p99 <= p999 && p999 <= max, "{report}");
     // Every datagram forwarded was timed.
     assert_eq!(counted, packets_out, "{report}");
+}
+
+/// An AV1 call's received stream, written by `recv --ivf`, is an AV1 IVF file (fourcc
+/// `AV01`, the codec learnt from the stream; one temporal unit as libaom wrote it per frame
+/// shown) that a standard decoder (ffprobe's own choice, dav1d or libaom) decodes frame for
+/// frame.
+#[test]
+fn an_av1_calls_ivf_plays_in_a_standard_decoder() {
+    if Command::new("ffprobe").arg("-version").output().is_err() {
+        println!("SKIP: ffprobe not installed (scripts/setup installs ffmpeg)");
+        return;
+    }
+    let dir = temp_dir("av1-ivf");
+    let (recv_keys, send_keys) = keys(&dir);
+    let recv_addr = free_addr();
+    let (ivf, recv_log, send_log) = (
+        dir.join("out.ivf"),
+        dir.join("recv.csv"),
+        dir.join("send.csv"),
+    );
+    let mut recv_args = vec![
+        "recv",
+        "--listen",
+        &recv_addr,
+        "--ivf",
+        ivf.to_str().unwrap(),
+        "--log",
+        recv_log.to_str().unwrap(),
+        "--duration",
+        "6",
+        "-q",
+    ];
+    recv_args.extend(recv_keys.iter().map(String::as_str));
+    let recv = salsify(&recv_args);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let mut send_args = sender_args(&recv_addr, send_log.to_str().unwrap(), "3");
+    send_args.extend(["--codec", "av1"]);
+    send_args.extend(send_keys.iter().map(String::as_str));
+    finish(salsify(&send_args), "send");
+    stop_all(vec![(recv, "recv")]);
+
+    let shown = csv_rows(&recv_log);
+    assert!(
+        shown.len() >= 20,
+        "only {} frames shown in 3 s",
+        shown.len()
+    );
+    let reader = IvfReader::new(std::fs::File::open(&ivf).unwrap()).unwrap();
+    assert_eq!(reader.header().codec, FunctionalCodec::Av1);
+    let frames: Vec<_> = reader.map(Result::unwrap).collect();
+    assert_eq!(frames.len(), shown.len(), "IVF frames vs frames shown");
+    for (i, (f, row)) in frames.iter().zip(&shown).enumerate() {
+        let header = parse_temporal_unit(&f.data).unwrap_or_else(|e| panic!("frame {i}: {e}"));
+        assert_eq!(header.keyframe_size.is_some(), row[8] == "1", "frame {i}");
+    }
+    let probe = Command::new("ffprobe")
+        .args(["-v", "error", "-count_frames", "-select_streams", "v:0"])
+        .args(["-show_entries", "stream=codec_name,nb_read_frames"])
+        .args(["-of", "default=noprint_wrappers=1"])
+        .arg(&ivf)
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&probe.stdout);
+    assert!(
+        probe.status.success() && probe.stderr.is_empty(),
+        "ffprobe: {}{report}",
+        String::from_utf8_lossy(&probe.stderr)
+    );
+    assert!(report.contains("codec_name=av1"), "{report}");
+    assert!(
+        report.contains(&format!("nb_read_frames={}", frames.len())),
+        "ffprobe decoded other than the {} frames written: {report}",
+        frames.len()
+    );
 }
 
 /// Sends garbage, truncated datagrams and another session's forged keyframe fragment to

@@ -1,45 +1,50 @@
-//! The compressed frame as the codec hands it out: a VP8 frame behind its two state names.
+//! The compressed frame as the codec hands it out: the codec's own frame behind its two
+//! state names.
 //!
 //! ```text
 //! offset  size  field
 //!      0     8  source state hash, u64 little-endian (StateHash::INITIAL for keyframes)
 //!      8     8  target state hash, u64 little-endian (the state decoding reaches)
-//!     16     n  one VP8 frame (RFC 6386), as an IVF file or RTP payload would carry it
+//!     16     n  one VP8 frame (RFC 6386), as an IVF file or RTP payload would carry it, or
+//!               one AV1 temporal unit (see `av1::frame`)
 //! ```
 //!
 //! The hashes let the decoder refuse a frame given the wrong state, and check after decoding
 //! that it reached exactly the encoder's reconstruction, so a picture from a wrong or diverged
 //! state is never returned.
 
+use std::fmt;
+
 use crate::error::CodecError;
 use crate::state::{State, StateHash};
 use crate::Quality;
 
-/// Bytes before the VP8 frame.
+/// Bytes before the codec's own frame.
 pub const HEADER_LEN: usize = 16;
 
-/// One encoded frame and what it means for the decoder's state.
+/// One encoded frame and what it means for the decoder's state; `Q` is the quantizer on the
+/// codec's own scale (VP8's [`Quality`] by default; [`crate::Av1Frame`] is the AV1 one).
 #[derive(Clone, Debug)]
-pub struct EncodedFrame {
-    /// The frame as sent: [`HEADER_LEN`] bytes of state hashes, then the VP8 frame.
+pub struct EncodedFrame<Q = Quality> {
+    /// The frame as sent: [`HEADER_LEN`] bytes of state hashes, then the codec's frame.
     pub bytes: Vec<u8>,
     /// The state this frame decodes from ([`StateHash::INITIAL`] for keyframes: any state).
     pub source: StateHash,
     /// The state the decoder reaches, holding the encoder's reconstruction.
     pub target: State,
-    /// The quantizer index the frame was coded with.
-    pub quality: Quality,
+    /// The quantizer the frame was coded with.
+    pub quality: Q,
     /// A keyframe: decodable from any state.
     pub keyframe: bool,
 }
 
-impl EncodedFrame {
-    /// Builds the frame bytes from the VP8 data and the two states.
-    pub(crate) fn new(vp8: &[u8], source: StateHash, target: State, quality: Quality) -> Self {
-        let mut bytes = Vec::with_capacity(HEADER_LEN + vp8.len());
+impl<Q> EncodedFrame<Q> {
+    /// Builds the frame bytes from the codec's frame and the two states.
+    pub(crate) fn new(payload: &[u8], source: StateHash, target: State, quality: Q) -> Self {
+        let mut bytes = Vec::with_capacity(HEADER_LEN + payload.len());
         bytes.extend_from_slice(&source.0.to_le_bytes());
         bytes.extend_from_slice(&target.hash().0.to_le_bytes());
-        bytes.extend_from_slice(vp8);
+        bytes.extend_from_slice(payload);
         let keyframe = source == StateHash::INITIAL;
         EncodedFrame {
             bytes,
@@ -50,8 +55,8 @@ impl EncodedFrame {
         }
     }
 
-    /// The VP8 frame alone (what an IVF file stores).
-    pub fn vp8(&self) -> &[u8] {
+    /// The codec's frame alone, without the state hashes (what an IVF file stores).
+    pub fn payload(&self) -> &[u8] {
         &self.bytes[HEADER_LEN..]
     }
 
@@ -66,17 +71,34 @@ impl EncodedFrame {
     }
 }
 
-/// A parsed frame: its state names and its VP8 header.
+impl EncodedFrame<Quality> {
+    /// The VP8 frame alone (what an IVF file stores).
+    pub fn vp8(&self) -> &[u8] {
+        self.payload()
+    }
+}
+
+/// The header of a codec's own frame, as far as the functional codec reads it.
+pub trait PayloadHeader: Copy + fmt::Debug {
+    /// The fewest bytes a frame of the codec has.
+    const MIN_LEN: usize;
+    /// Parses the codec's frame, checking what can be checked cheaply.
+    fn parse(payload: &[u8]) -> Result<Self, CodecError>;
+    /// A keyframe's visible size; `None` for an inter frame.
+    fn keyframe_size(&self) -> Option<(u32, u32)>;
+}
+
+/// A parsed frame: its state names and its header (VP8's by default).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct FrameInfo<'a> {
+pub struct FrameInfo<'a, H = Vp8Header> {
     /// The state the frame decodes from.
     pub source: StateHash,
     /// The state decoding reaches.
     pub target: StateHash,
-    /// The VP8 frame.
-    pub vp8: &'a [u8],
-    /// What the VP8 header says.
-    pub header: Vp8Header,
+    /// The codec's frame.
+    pub payload: &'a [u8],
+    /// What the codec's header says.
+    pub header: H,
 }
 
 /// The first bytes of a VP8 frame (RFC 6386 section 9.1).
@@ -86,9 +108,27 @@ pub struct Vp8Header {
     pub keyframe_size: Option<(u32, u32)>,
 }
 
-/// Splits frame bytes into their parts, checking everything that can be checked cheaply.
+impl PayloadHeader for Vp8Header {
+    const MIN_LEN: usize = 3;
+
+    fn parse(payload: &[u8]) -> Result<Self, CodecError> {
+        parse_vp8_header(payload)
+    }
+
+    fn keyframe_size(&self) -> Option<(u32, u32)> {
+        self.keyframe_size
+    }
+}
+
+/// Splits VP8 frame bytes into their parts, checking everything that can be checked cheaply.
 pub fn parse_frame(bytes: &[u8]) -> Result<FrameInfo<'_>, CodecError> {
-    if bytes.len() < HEADER_LEN + 3 {
+    parse_framed(bytes)
+}
+
+/// Splits frame bytes of the codec whose header is `H` into their parts: the state hashes,
+/// checked against the frame type (keyframes name the initial state), and the codec's frame.
+pub fn parse_framed<H: PayloadHeader>(bytes: &[u8]) -> Result<FrameInfo<'_, H>, CodecError> {
+    if bytes.len() < HEADER_LEN + H::MIN_LEN {
         return Err(CodecError::CorruptFrame(format!(
             "{} bytes is shorter than the smallest frame",
             bytes.len()
@@ -100,9 +140,9 @@ pub fn parse_frame(bytes: &[u8]) -> Result<FrameInfo<'_>, CodecError> {
         StateHash(u64::from_le_bytes(b))
     };
     let (source, target) = (word(0), word(8));
-    let vp8 = &bytes[HEADER_LEN..];
-    let header = parse_vp8_header(vp8)?;
-    if header.keyframe_size.is_some() != (source == StateHash::INITIAL) {
+    let payload = &bytes[HEADER_LEN..];
+    let header = H::parse(payload)?;
+    if header.keyframe_size().is_some() != (source == StateHash::INITIAL) {
         return Err(CodecError::CorruptFrame(format!(
             "source state {source} does not match the frame type (keyframes name the initial state)"
         )));
@@ -115,7 +155,7 @@ pub fn parse_frame(bytes: &[u8]) -> Result<FrameInfo<'_>, CodecError> {
     Ok(FrameInfo {
         source,
         target,
-        vp8,
+        payload,
         header,
     })
 }

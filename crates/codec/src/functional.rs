@@ -58,10 +58,29 @@ impl FunctionalCodec {
 
     /// The codec of a frame's bytes ([`EncodedFrame::bytes`]), as the decoder tells it.
     pub fn of_frame(frame: &[u8]) -> FunctionalCodec {
-        match frame.get(HEADER_LEN..HEADER_LEN + 2) {
+        Self::of_plain_frame(frame.get(HEADER_LEN..).unwrap_or_default())
+    }
+
+    /// The codec of a frame without its state hashes (what a plain decoder or an IVF file
+    /// takes: a VP8 frame, or an AV1 temporal unit).
+    pub fn of_plain_frame(plain: &[u8]) -> FunctionalCodec {
+        match plain.get(..2) {
             Some([0x12, 0x00]) => FunctionalCodec::Av1,
             _ => FunctionalCodec::Vp8,
         }
+    }
+
+    /// The fourcc naming the codec in an IVF file header.
+    pub fn ivf_fourcc(self) -> [u8; 4] {
+        match self {
+            FunctionalCodec::Vp8 => *b"VP80",
+            FunctionalCodec::Av1 => *b"AV01",
+        }
+    }
+
+    /// The codec an IVF fourcc names, if one of these.
+    pub fn from_ivf_fourcc(fourcc: [u8; 4]) -> Option<FunctionalCodec> {
+        Self::ALL.into_iter().find(|c| c.ivf_fourcc() == fourcc)
     }
 }
 
@@ -163,7 +182,8 @@ impl FunctionalDecoder {
         })
     }
 
-    /// Decodes `frame` from `state`, as [`Decoder::decode`] and [`Av1Decoder::decode`] do.
+    /// Decodes `frame` from `state`, as [`StateDecoder::decode`](crate::StateDecoder::decode) does
+    /// for its codec.
     pub fn decode(&mut self, state: &State, frame: &[u8]) -> Result<(State, Image), CodecError> {
         match FunctionalCodec::of_frame(frame) {
             FunctionalCodec::Vp8 => self.vp8.decode(state, frame),
@@ -226,5 +246,14 @@ mod tests {
         }
         assert_eq!(FunctionalCodec::from_name("h264"), None);
         assert_eq!(FunctionalCodec::of_frame(&[0; 4]), FunctionalCodec::Vp8);
+        assert_eq!(
+            FunctionalCodec::of_plain_frame(&[0x12, 0, 0x0a]),
+            FunctionalCodec::Av1
+        );
+        assert_eq!(FunctionalCodec::of_plain_frame(&[]), FunctionalCodec::Vp8);
+        for c in FunctionalCodec::ALL {
+            assert_eq!(FunctionalCodec::from_ivf_fourcc(c.ivf_fourcc()), Some(c));
+        }
+        assert_eq!(FunctionalCodec::from_ivf_fourcc(*b"VP90"), None);
     }
 }

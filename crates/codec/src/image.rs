@@ -287,6 +287,23 @@ pub fn check_source_size(width: u32, height: u32) -> Result<(), CodecError> {
     Ok(())
 }
 
+/// A moving diagonal pattern, picture `t` of it: enough motion and texture for real inter
+/// prediction, for the codecs' unit tests.
+#[cfg(test)]
+pub(crate) fn moving_pattern(w: u32, h: u32, t: usize) -> Image {
+    let mut img = Image::new(w, h).unwrap();
+    for id in PlaneId::ALL {
+        let plane = img.plane_mut(id);
+        for y in 0..plane.height() {
+            for (x, s) in plane.row_mut(y).iter_mut().enumerate() {
+                *s = ((x * 3 + y * 5 + t * 7) % 251) as u8 ^ ((x / 8 + y / 8) % 2 * 64) as u8;
+            }
+        }
+    }
+    img.extend_edges();
+    img
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

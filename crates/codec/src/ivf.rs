@@ -1,24 +1,26 @@
-//! IVF files: the minimal container vpxdec, ffplay and ffmpeg read a VP8 stream from.
+//! IVF files: the minimal container vpxdec, aomdec, ffplay and ffmpeg read a VP8 or AV1
+//! stream from.
 //!
-//! A 32-byte file header (`DKIF`, version 0, header size 32, fourcc `VP80`, width, height,
-//! timebase rate and scale, frame count, 4 unused bytes), then per frame a 12-byte header
-//! (payload size u32, pts u64) and the payload. All integers little-endian. A pts counts
-//! ticks of `scale / rate` seconds.
+//! A 32-byte file header (`DKIF`, version 0, header size 32, fourcc `VP80` or `AV01`, width,
+//! height, timebase rate and scale, frame count, 4 unused bytes), then per frame a 12-byte
+//! header (payload size u32, pts u64) and the payload: a VP8 frame, or an AV1 temporal unit
+//! (low-overhead OBUs, as libaom emits them). All integers little-endian. A pts counts ticks
+//! of `scale / rate` seconds.
 
 use std::io::{Read, Seek, SeekFrom, Write};
 
 use crate::error::CodecError;
+use crate::functional::FunctionalCodec;
 
 /// Bytes in the file header.
 pub const FILE_HEADER_LEN: usize = 32;
 /// Bytes in each frame header.
 pub const FRAME_HEADER_LEN: usize = 12;
-/// Largest frame payload accepted, in bytes: far above any VP8 frame up to 4K (a raw 4K
+/// Largest frame payload accepted, in bytes: far above any VP8 or AV1 frame up to 4K (a raw 4K
 /// I420 picture is 12 MiB), far below what would hurt to buffer.
 pub const MAX_FRAME_LEN: u32 = 32 << 20;
 
 const MAGIC: &[u8; 4] = b"DKIF";
-const FOURCC_VP8: &[u8; 4] = b"VP80";
 /// Offset of the frame count in the file header, patched when a file is finished.
 const FRAME_COUNT_OFFSET: u64 = 24;
 
@@ -29,9 +31,11 @@ fn format_error(message: impl Into<String>) -> CodecError {
     }
 }
 
-/// The file header of a VP8 IVF stream.
+/// The file header of an IVF stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct IvfHeader {
+    /// The codec of every frame, named by the header's fourcc (`VP80` or `AV01`).
+    pub codec: FunctionalCodec,
     /// Frame width in pixels, non-zero.
     pub width: u16,
     /// Frame height in pixels, non-zero.
@@ -47,9 +51,11 @@ pub struct IvfHeader {
 }
 
 impl IvfHeader {
-    /// A header for a `width` x `height` stream whose pts tick is `scale / rate` seconds.
+    /// A header for a `width` x `height` VP8 stream whose pts tick is `scale / rate`
+    /// seconds (set [`IvfHeader::codec`] for AV1).
     pub fn new(width: u16, height: u16, rate: u32, scale: u32) -> Self {
         IvfHeader {
+            codec: FunctionalCodec::Vp8,
             width,
             height,
             rate,
@@ -64,7 +70,7 @@ impl IvfHeader {
         bytes[0..4].copy_from_slice(MAGIC);
         // Bytes 4..6 are the version, 0.
         bytes[6..8].copy_from_slice(&(FILE_HEADER_LEN as u16).to_le_bytes());
-        bytes[8..12].copy_from_slice(FOURCC_VP8);
+        bytes[8..12].copy_from_slice(&self.codec.ivf_fourcc());
         bytes[12..14].copy_from_slice(&self.width.to_le_bytes());
         bytes[14..16].copy_from_slice(&self.height.to_le_bytes());
         bytes[16..20].copy_from_slice(&self.rate.to_le_bytes());
@@ -89,11 +95,15 @@ impl IvfHeader {
         if usize::from(u16_at(6)) != FILE_HEADER_LEN {
             return Err(format_error(format!("header size {} is not 32", u16_at(6))));
         }
-        if &bytes[8..12] != FOURCC_VP8 {
-            let fourcc = String::from_utf8_lossy(&bytes[8..12]);
-            return Err(format_error(format!("fourcc {fourcc:?} is not \"VP80\"")));
-        }
+        let fourcc = [bytes[8], bytes[9], bytes[10], bytes[11]];
+        let Some(codec) = FunctionalCodec::from_ivf_fourcc(fourcc) else {
+            let fourcc = String::from_utf8_lossy(&fourcc);
+            return Err(format_error(format!(
+                "fourcc {fourcc:?} is neither \"VP80\" nor \"AV01\""
+            )));
+        };
         let header = IvfHeader {
+            codec,
             width: u16_at(12),
             height: u16_at(14),
             rate: u32_at(16),
@@ -124,7 +134,7 @@ impl IvfHeader {
 pub struct IvfFrame {
     /// Presentation time in timebase ticks.
     pub pts: u64,
-    /// The VP8 frame.
+    /// The frame: VP8 data, or an AV1 temporal unit.
     pub data: Vec<u8>,
 }
 

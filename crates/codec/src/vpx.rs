@@ -18,6 +18,7 @@ use vpx_sys as sys;
 
 use crate::error::CodecError;
 use crate::image::{Image, PlaneId};
+use crate::state_coding::StateSlot;
 
 /// Largest compressed frame handed to libvpx (its length argument is a C `unsigned int`).
 pub const MAX_FRAME_BYTES: usize = 64 << 20;
@@ -226,14 +227,15 @@ impl EncoderContext {
                 message: format!("quantizer index {q} out of range"),
             })
     }
+}
 
-    /// Replaces the encoder's LAST reference with `reference` (aligned size).
-    pub fn set_last_reference(&mut self, reference: &Image) -> Result<(), CodecError> {
+/// The state is the LAST reference: the encoder's reconstruction after an encode.
+impl StateSlot for EncoderContext {
+    fn set_state_reference(&mut self, reference: &Image) -> Result<(), CodecError> {
         set_reference(&mut self.ctx, reference)
     }
 
-    /// Copies the encoder's LAST reference (its reconstruction) into `out` (aligned size).
-    pub fn copy_last_reference(&mut self, out: &mut Image) -> Result<(), CodecError> {
+    fn copy_state_reference(&mut self, out: &mut Image) -> Result<(), CodecError> {
         copy_reference(&mut self.ctx, out)
     }
 }
@@ -329,15 +331,16 @@ impl DecoderContext {
         check_ctx("VPXD_GET_LAST_QUANTIZER", &mut self.ctx, res)?;
         u8::try_from(q).map_err(|_| CodecError::CorruptFrame(format!("quantizer index {q}")))
     }
+}
 
-    /// Replaces the decoder's LAST reference. The decoder must have decoded a keyframe of
-    /// this size first (libvpx allocates its buffers then).
-    pub fn set_last_reference(&mut self, reference: &Image) -> Result<(), CodecError> {
+/// The state is the LAST reference. Setting it needs a keyframe of its size decoded first
+/// (libvpx allocates its buffers then).
+impl StateSlot for DecoderContext {
+    fn set_state_reference(&mut self, reference: &Image) -> Result<(), CodecError> {
         set_reference(&mut self.ctx, reference)
     }
 
-    /// Copies the decoder's LAST reference into `out` (aligned size).
-    pub fn copy_last_reference(&mut self, out: &mut Image) -> Result<(), CodecError> {
+    fn copy_state_reference(&mut self, out: &mut Image) -> Result<(), CodecError> {
         copy_reference(&mut self.ctx, out)
     }
 }

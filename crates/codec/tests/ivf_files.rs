@@ -7,7 +7,7 @@ use proptest::prelude::*;
 use salsify_codec::ivf::{
     IvfFrame, IvfHeader, IvfReader, IvfWriter, FILE_HEADER_LEN, MAX_FRAME_LEN,
 };
-use salsify_codec::CodecError;
+use salsify_codec::{CodecError, FunctionalCodec};
 
 fn sample_frames() -> Vec<IvfFrame> {
     (0..5u64)
@@ -51,6 +51,22 @@ fn round_trip_with_patched_count() {
     assert_eq!(reader.header(), &expected);
     let read: Vec<IvfFrame> = reader.collect::<Result<_, _>>().unwrap();
     assert_eq!(read, frames);
+}
+
+/// An AV1 stream's header names it `AV01`, and reads back as AV1.
+#[test]
+fn av1_streams_are_named_av01() {
+    let header = IvfHeader {
+        codec: FunctionalCodec::Av1,
+        ..IvfHeader::new(640, 360, 30, 1)
+    };
+    let mut writer = IvfWriter::new(Vec::new(), header).unwrap();
+    writer.write_frame(0, &[0x12, 0x00, 0x0a]).unwrap();
+    let bytes = writer.finish().unwrap();
+    assert_eq!(&bytes[8..12], b"AV01");
+    let reader = IvfReader::new(&bytes[..]).unwrap();
+    assert_eq!(reader.header().codec, FunctionalCodec::Av1);
+    assert_eq!(reader.count(), 1);
 }
 
 #[test]

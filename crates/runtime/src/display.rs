@@ -1,6 +1,6 @@
 //! "Display": what the receiver does with a shown frame — hand the picture to a live view (a
-//! window, [`LiveView`]), write it to a Y4M file or pipe, append the frame's VP8 data to an
-//! IVF file, and log the frame as a CSV line.
+//! window, [`LiveView`]), write it to a Y4M file or pipe, append the frame's coded data (VP8
+//! or AV1) to an IVF file, and log the frame as a CSV line.
 //!
 //! The live view comes first, before any file is written, and must not block: it is a
 //! hand-over, not a jitter buffer (`salsify-window` keeps only the newest picture).
@@ -16,12 +16,17 @@
 //! are written at the first frame (whose size they may take). A file created for a run that
 //! showed nothing is removed again.
 //!
-//! The IVF file holds the shown frames' VP8 data ([`Displayed::coded`]) in the order shown,
+//! The IVF file holds the shown frames' coded data ([`Displayed::coded`]: a VP8 frame, or an
+//! AV1 temporal unit as libaom wrote it, without Salsify's state hashes) in the order shown,
 //! one record per shown frame, timestamped in ticks of 1/fps of display time (the header's
 //! timebase: `fps` is the configured rate), across sessions (each starts with a keyframe).
-//! The header's length field gets the duration in ticks, as ffmpeg reads it. It plays in ffplay or vpxdec. Frames are written as they
-//! were coded: a resolution ladder's keyframe of another size is written at that size, and
-//! VP8 decoders follow it, though the IVF header names only the first frame's size. What a
+//! The header's length field gets the duration in ticks, as ffmpeg reads it. The header's
+//! fourcc (`VP80` or `AV01`) is the first shown frame's codec, learnt from the stream
+//! ([`FunctionalCodec::of_plain_frame`]); an IVF file holds one codec, so frames of another
+//! (a later session of a call on the other codec) are left out and counted. It plays in
+//! ffplay, vpxdec (VP8) or aomdec (AV1). Frames are written as they were coded: a
+//! resolution ladder's keyframe of another size is written at that size, and VP8 and AV1
+//! decoders follow it, though the IVF header names only the first frame's size. What a
 //! player shows matches the receiver as long as each frame was decoded from the previous
 //! one's state, which holds except right after loss recovery (Salsify decoding a frame from
 //! an older state, a baseline decoding past a lost frame); a player may then show damaged
@@ -45,7 +50,7 @@ use std::thread::JoinHandle;
 use anyhow::{Context, Result};
 use salsify_codec::ivf::{IvfHeader, IvfWriter};
 use salsify_codec::y4m::{Rational, Y4mHeader, Y4mWriter};
-use salsify_codec::{scale, CodecError, Image};
+use salsify_codec::{scale, CodecError, FunctionalCodec, Image};
 use salsify_endpoint::Displayed;
 use salsify_time::Instant;
 
@@ -58,8 +63,8 @@ pub struct DisplayConfig {
     pub y4m: Option<PathBuf>,
     /// The Y4M picture size; `None`: the first shown picture's.
     pub size: Option<(u32, u32)>,
-    /// IVF of the shown frames' VP8 data, as coded (plays in ffplay / vpxdec); `-` is
-    /// standard output.
+    /// IVF of the shown frames' coded data, VP8 or AV1 as the stream is (plays in ffplay,
+    /// vpxdec, aomdec); `-` is standard output.
     pub ivf: Option<PathBuf>,
     /// Per-frame CSV log.
     pub log: Option<PathBuf>,
@@ -205,6 +210,8 @@ struct Ivf {
     last_pts: u64,
     /// Frames coded at another size than the header's.
     resized: u64,
+    /// Frames of another codec than the header's, left out.
+    other_codec: u64,
 }
 
 /// An IVF writer on a file (whose header gets the frame count at the end) or a pipe.
@@ -417,10 +424,11 @@ impl Outputs {
         .context("writing the Y4M output")
     }
 
-    /// Appends `d`'s VP8 data to the IVF output (opened at the first frame, whose coded size
-    /// its header takes).
+    /// Appends `d`'s coded data to the IVF output (opened at the first frame, whose coded
+    /// size and codec its header takes); a frame of another codec is left out.
     fn write_ivf(&mut self, at: Instant, d: &Displayed) -> Result<()> {
         let size = (d.picture.width(), d.picture.height());
+        let codec = FunctionalCodec::of_plain_frame(&d.coded);
         let ivf = match &mut self.ivf {
             Some(ivf) => ivf,
             None => {
@@ -429,16 +437,24 @@ impl Outputs {
                 let (Ok(w), Ok(h)) = (w, h) else {
                     anyhow::bail!("a {}x{} picture is too large for IVF", size.0, size.1);
                 };
-                let writer = IvfOut::start(out, IvfHeader::new(w, h, self.config.fps.max(1), 1))?;
+                let header = IvfHeader {
+                    codec,
+                    ..IvfHeader::new(w, h, self.config.fps.max(1), 1)
+                };
                 self.ivf.insert(Ivf {
-                    writer,
+                    writer: IvfOut::start(out, header)?,
                     first: at,
                     last_pts: 0,
                     resized: 0,
+                    other_codec: 0,
                 })
             }
         };
         let header = ivf.writer.header();
+        if header.codec != codec {
+            ivf.other_codec += 1;
+            return Ok(());
+        }
         if (u32::from(header.width), u32::from(header.height)) != size {
             ivf.resized += 1;
         }
@@ -474,13 +490,20 @@ impl Outputs {
         }
         if let Some(ivf) = self.ivf.take() {
             let length = ivf.last_pts + 1;
+            let codec = ivf.writer.header().codec;
             ivf.writer
                 .finish(length)
                 .context("finishing the IVF output")?;
             if ivf.resized > 0 {
                 eprintln!(
-                    "salsify recv: {} frames in the IVF output are coded at another size than its header's (VP8 players follow the keyframes that change it)",
+                    "salsify recv: {} frames in the IVF output are coded at another size than its header's (players follow the keyframes that change it)",
                     ivf.resized
+                );
+            }
+            if ivf.other_codec > 0 {
+                eprintln!(
+                    "salsify recv: {} frames of another codec than the IVF output's {} were left out of it (an IVF file holds one codec)",
+                    ivf.other_codec, codec
                 );
             }
         }
@@ -613,6 +636,36 @@ mod tests {
             let picture = decoder.as_mut().unwrap().decode(&f.data).unwrap();
             assert_eq!((picture.width(), picture.height()), *size);
         }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// The IVF header names the codec of the first frame shown (learnt from its bytes: an
+    /// AV1 temporal unit starts with a temporal delimiter), and frames of the other codec,
+    /// which an IVF file cannot hold beside it, are left out.
+    #[test]
+    fn ivf_names_the_streams_codec_and_holds_only_it() {
+        let dir = temp("codec");
+        let path = dir.join("av1.ivf");
+        let mut display = Display::new(DisplayConfig {
+            ivf: Some(path.clone()),
+            ..DisplayConfig::default()
+        })
+        .unwrap();
+        let av1 = |n: u8| vec![0x12, 0x00, 0x32, 0x01, n];
+        let vp8 = [0x50u8, 0x01, 0x00, 0x9d];
+        for (n, data) in [av1(0), av1(1), vp8.to_vec(), av1(3)].iter().enumerate() {
+            let at = Instant::from_millis(n as u64 * 33);
+            display
+                .show(1, at, &displayed(n as u32, at, data, n == 0))
+                .unwrap();
+        }
+        display.finish().unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        assert_eq!(&bytes[8..12], b"AV01");
+        let reader = IvfReader::new(&bytes[..]).unwrap();
+        assert_eq!(reader.header().codec, FunctionalCodec::Av1);
+        let frames: Vec<Vec<u8>> = reader.map(|f| f.unwrap().data).collect();
+        assert_eq!(frames, [av1(0), av1(1), av1(3)]);
         let _ = std::fs::remove_dir_all(&dir);
     }
 

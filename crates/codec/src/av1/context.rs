@@ -24,6 +24,7 @@ use std::ptr;
 use super::sys;
 use crate::error::CodecError;
 use crate::image::{Image, PlaneId};
+use crate::state_coding::StateSlot;
 
 /// Largest compressed frame handed to libaom.
 pub const MAX_FRAME_BYTES: usize = 64 << 20;
@@ -242,14 +243,15 @@ impl EncoderContext {
                 message: format!("quantizer {q} out of range"),
             })
     }
+}
 
-    /// Replaces slot 0 (the state) with `reference`.
-    pub fn set_state_reference(&mut self, reference: &Image) -> Result<(), CodecError> {
+/// The state is slot 0: the reconstruction after an encode.
+impl StateSlot for EncoderContext {
+    fn set_state_reference(&mut self, reference: &Image) -> Result<(), CodecError> {
         set_reference(&mut self.ctx, reference)
     }
 
-    /// Copies slot 0 (the reconstruction after an encode) into `out`.
-    pub fn copy_state_reference(&mut self, out: &mut Image) -> Result<(), CodecError> {
+    fn copy_state_reference(&mut self, out: &mut Image) -> Result<(), CodecError> {
         copy_reference(&mut self.ctx, out)
     }
 }
@@ -340,15 +342,16 @@ impl DecoderContext {
         check_ctx("AOMD_GET_LAST_QUANTIZER", &self.ctx, res)?;
         u32::try_from(q).map_err(|_| CodecError::CorruptFrame(format!("qindex {q}")))
     }
+}
 
-    /// Replaces slot 0 (the state). The decoder must have decoded a keyframe of this size
-    /// first (libaom allocates its buffers then).
-    pub fn set_state_reference(&mut self, reference: &Image) -> Result<(), CodecError> {
+/// The state is slot 0. Setting it needs a keyframe of its size decoded first (libaom
+/// allocates its buffers then).
+impl StateSlot for DecoderContext {
+    fn set_state_reference(&mut self, reference: &Image) -> Result<(), CodecError> {
         set_reference(&mut self.ctx, reference)
     }
 
-    /// Copies slot 0 into `out`.
-    pub fn copy_state_reference(&mut self, out: &mut Image) -> Result<(), CodecError> {
+    fn copy_state_reference(&mut self, out: &mut Image) -> Result<(), CodecError> {
         copy_reference(&mut self.ctx, out)
     }
 }

@@ -14,67 +14,21 @@
 
 use super::quality::Av1Quality;
 use crate::error::CodecError;
-use crate::frame::HEADER_LEN;
-use crate::state::{State, StateHash};
+use crate::frame::{parse_framed, EncodedFrame, FrameInfo, PayloadHeader};
 
-/// One encoded AV1 frame and what it means for the decoder's state.
-#[derive(Clone, Debug)]
-pub struct Av1Frame {
-    /// The frame as sent: [`HEADER_LEN`] bytes of state hashes, then the temporal unit.
-    pub bytes: Vec<u8>,
-    /// The state this frame decodes from ([`StateHash::INITIAL`] for keyframes).
-    pub source: StateHash,
-    /// The state the decoder reaches, holding the encoder's reconstruction.
-    pub target: State,
-    /// The quantizer the frame was coded with.
-    pub quality: Av1Quality,
-    /// A keyframe: decodable from any state.
-    pub keyframe: bool,
-}
+/// One encoded AV1 frame and what it means for the decoder's state: the temporal unit behind
+/// the state hashes, its quantizer on AV1's scale.
+pub type Av1Frame = EncodedFrame<Av1Quality>;
 
-impl Av1Frame {
-    pub(crate) fn new(tu: &[u8], source: StateHash, target: State, quality: Av1Quality) -> Self {
-        let mut bytes = Vec::with_capacity(HEADER_LEN + tu.len());
-        bytes.extend_from_slice(&source.0.to_le_bytes());
-        bytes.extend_from_slice(&target.hash().0.to_le_bytes());
-        bytes.extend_from_slice(tu);
-        Av1Frame {
-            bytes,
-            source,
-            target,
-            quality,
-            keyframe: source == StateHash::INITIAL,
-        }
-    }
-
+impl EncodedFrame<Av1Quality> {
     /// The temporal unit alone (what an IVF file stores).
     pub fn av1(&self) -> &[u8] {
-        &self.bytes[HEADER_LEN..]
-    }
-
-    /// Size on the wire in bytes.
-    pub fn len(&self) -> usize {
-        self.bytes.len()
-    }
-
-    /// Never true for a frame the encoder made; here for API completeness.
-    pub fn is_empty(&self) -> bool {
-        self.bytes.is_empty()
+        self.payload()
     }
 }
 
-/// A parsed frame: its state names and what its OBUs say.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Av1FrameInfo<'a> {
-    /// The state the frame decodes from.
-    pub source: StateHash,
-    /// The state decoding reaches.
-    pub target: StateHash,
-    /// The temporal unit.
-    pub av1: &'a [u8],
-    /// What the OBUs say.
-    pub header: Av1Header,
-}
+/// A parsed AV1 frame: its state names and what its OBUs say.
+pub type Av1FrameInfo<'a> = FrameInfo<'a, Av1Header>;
 
 /// What the codec needs from a temporal unit's OBUs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -83,38 +37,21 @@ pub struct Av1Header {
     pub keyframe_size: Option<(u32, u32)>,
 }
 
-/// Splits frame bytes into their parts, checking everything that can be checked cheaply.
+impl PayloadHeader for Av1Header {
+    const MIN_LEN: usize = 2;
+
+    fn parse(payload: &[u8]) -> Result<Self, CodecError> {
+        parse_temporal_unit(payload)
+    }
+
+    fn keyframe_size(&self) -> Option<(u32, u32)> {
+        self.keyframe_size
+    }
+}
+
+/// Splits AV1 frame bytes into their parts, checking everything that can be checked cheaply.
 pub fn parse_av1_frame(bytes: &[u8]) -> Result<Av1FrameInfo<'_>, CodecError> {
-    if bytes.len() < HEADER_LEN + 2 {
-        return Err(CodecError::CorruptFrame(format!(
-            "{} bytes is shorter than the smallest frame",
-            bytes.len()
-        )));
-    }
-    let word = |at: usize| {
-        let mut b = [0u8; 8];
-        b.copy_from_slice(&bytes[at..at + 8]);
-        StateHash(u64::from_le_bytes(b))
-    };
-    let (source, target) = (word(0), word(8));
-    let av1 = &bytes[HEADER_LEN..];
-    let header = parse_temporal_unit(av1)?;
-    if header.keyframe_size.is_some() != (source == StateHash::INITIAL) {
-        return Err(CodecError::CorruptFrame(format!(
-            "source state {source} does not match the frame type (keyframes name the initial state)"
-        )));
-    }
-    if target == StateHash::INITIAL {
-        return Err(CodecError::CorruptFrame(
-            "target is the initial state".into(),
-        ));
-    }
-    Ok(Av1FrameInfo {
-        source,
-        target,
-        av1,
-        header,
-    })
+    parse_framed(bytes)
 }
 
 const OBU_SEQUENCE_HEADER: u8 = 1;
@@ -347,6 +284,7 @@ fn parse_frame_type(payload: &[u8], reduced_still_picture: bool) -> Result<u32, 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::state::StateHash;
 
     /// An OBU with a one-byte size field.
     fn obu(obu_type: u8, payload: &[u8]) -> Vec<u8> {

@@ -74,7 +74,7 @@ fn range_cell(f: &Frontier) -> String {
 /// peer's p95 and mean, Salsify-2c's SSIM, and at the peer's SSIM, Salsify-2c's p95 and
 /// mean, each read linearly along Salsify-2c's efficient points; "beyond the sweep" where the
 /// peer's value is outside their range. `None` when no peer has a link where Salsify-2c ran
-/// at two or more points.
+/// at two or more settings.
 pub fn peer_table(runs: &[Entry]) -> Option<Table> {
     let header = [
         "link",
@@ -100,8 +100,11 @@ pub fn peer_table(runs: &[Entry]) -> Option<Table> {
             .iter()
             .filter(|r| r.scheme() == salsify() && same_cell(peer, r))
             .collect();
-        // A frontier needs two points: one run of Salsify-2c is no sweep to read along.
-        if sweep.len() < 2 {
+        // A frontier needs two settings: one setting of Salsify-2c (run once, or simulated
+        // and live) is no sweep to read along.
+        let settings: std::collections::BTreeSet<String> =
+            sweep.iter().map(|r| r.setting()).collect();
+        if settings.len() < 2 {
             continue;
         }
         let [p95, mean] = [Delay::P95, Delay::Mean].map(|delay| {
@@ -157,6 +160,13 @@ mod tests {
         {
             made[i].1.summary.ssim_db_mean = Some(db);
         }
+        for (i, d) in [50.0, 80.0, 120.0].into_iter().enumerate() {
+            made[i]
+                .0
+                .experiment
+                .params
+                .set("salsify", &toml::toml! { delay_target_ms = d });
+        }
         let entries: Vec<Entry> = made
             .iter()
             .map(|(plan, result)| Entry { plan, result })
@@ -192,5 +202,32 @@ mod tests {
         // No Salsify-2c, no table; one point of it is no frontier either.
         assert!(peer_table(&entries[3..]).is_none());
         assert!(peer_table(&entries[2..]).is_none());
+    }
+
+    /// One setting of Salsify-2c run twice (a live cell and its simulated twin) is one point
+    /// of the trade, not a frontier: no table.
+    #[test]
+    fn one_setting_simulated_and_live_is_no_frontier() {
+        let mut made = runs(&[
+            ("salsify-2c", "dropout", 1, Some(138.0), Some(494.0)),
+            ("salsify-2c", "dropout", 1, Some(150.0), Some(608.0)),
+            ("conventional", "dropout", 1, Some(637.0), Some(2775.0)),
+        ]);
+        made[1].0.live = true;
+        let entries: Vec<Entry> = made
+            .iter()
+            .map(|(plan, result)| Entry { plan, result })
+            .collect();
+        assert!(peer_table(&entries).is_none());
+        made[1]
+            .0
+            .experiment
+            .params
+            .set("salsify", &toml::toml! { delay_target_ms = 50.0 });
+        let entries: Vec<Entry> = made
+            .iter()
+            .map(|(plan, result)| Entry { plan, result })
+            .collect();
+        assert_eq!(peer_table(&entries).unwrap().rows.len(), 1);
     }
 }

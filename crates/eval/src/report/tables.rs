@@ -166,32 +166,39 @@ fn varies(runs: &[Entry], key: impl Fn(&Entry) -> String) -> bool {
     runs.windows(2).any(|w| key(&w[0]) != key(&w[1]))
 }
 
+/// A column of the experiment's cell: its header and its value for a run.
+type CellColumn = (&'static str, fn(&Entry) -> String);
+
+/// The cell's columns a table shows: queue, one-way delay and seed, each only where the runs
+/// differ in it (so no two rows of a table carry the same labels).
+fn cell_columns(runs: &[Entry]) -> Vec<CellColumn> {
+    let columns: [CellColumn; 3] = [
+        ("queue (pkts)", |r| r.queue().to_string()),
+        ("one-way delay (ms)", |r| {
+            r.plan.experiment.link.delay_ms.to_string()
+        }),
+        ("seed", |r| r.plan.experiment.seed.to_string()),
+    ];
+    columns
+        .into_iter()
+        .filter(|(_, value)| varies(runs, value))
+        .collect()
+}
+
 /// Every finished run of a group: SSIM dB mean/p25, delay mean/p95, frame rate, bit rate,
 /// utilisation and both QoE models.
 pub fn group_table(runs: &[Entry]) -> Table {
-    let params = |r: &Entry| {
-        let e = &r.plan.experiment;
-        (e.link.queue_packets, e.link.delay_ms, e.seed)
-    };
-    let show_queue = varies(runs, |r| params(r).0.to_string());
-    let show_delay = varies(runs, |r| params(r).1.to_string());
-    let show_seed = varies(runs, |r| params(r).2.to_string());
+    let cells = cell_columns(runs);
     // Only where one scheme ran at several settings (a sweep).
     let show_setting = runs.iter().any(|a| {
         runs.iter()
             .any(|b| a.scheme() == b.scheme() && a.setting() != b.setting())
     });
     let mut header: Vec<String> = vec!["link".into(), "scheme".into(), "run".into()];
-    for (show, name) in [
-        (show_setting, "setting"),
-        (show_queue, "queue (pkts)"),
-        (show_delay, "one-way delay (ms)"),
-        (show_seed, "seed"),
-    ] {
-        if show {
-            header.push(name.into());
-        }
+    if show_setting {
+        header.push("setting".into());
     }
+    header.extend(cells.iter().map(|(name, _)| name.to_string()));
     let show_load = runs.iter().any(|r| r.live());
     header.extend(
         [
@@ -214,22 +221,15 @@ pub fn group_table(runs: &[Entry]) -> Table {
         .iter()
         .map(|r| {
             let s = &r.result.summary;
-            let (queue, delay, seed) = params(r);
             let mut row = vec![
                 r.link().to_string(),
                 r.scheme().to_string(),
                 r.how().to_string(),
             ];
-            for (show, value) in [
-                (show_setting, setting_cell(r)),
-                (show_queue, queue.to_string()),
-                (show_delay, delay.to_string()),
-                (show_seed, seed.to_string()),
-            ] {
-                if show {
-                    row.push(value);
-                }
+            if show_setting {
+                row.push(setting_cell(r));
             }
+            row.extend(cells.iter().map(|(_, value)| value(r)));
             // Bytes per frame are unknown from outside a live sender.
             let (rate, utilisation) = match r.live() {
                 true => ("-".into(), "-".into()),
@@ -272,31 +272,34 @@ pub fn network_table(runs: &[Entry]) -> Option<Table> {
     if with.is_empty() {
         return None;
     }
-    let header = [
-        "link",
-        "scheme",
-        "scored from (s)",
-        "throughput kbit/s",
-        "capacity kbit/s",
-        "utilisation",
-        "self-inflicted delay ms",
-        "packet delay p95 ms",
-        "omniscient p95 ms",
-        "SSIM dB mean",
-        "frame delay ms mean",
-        "frame delay ms p95",
-    ]
-    .map(String::from)
-    .to_vec();
+    let entries: Vec<Entry> = with.iter().map(|(r, _)| **r).collect();
+    let cells = cell_columns(&entries);
+    let mut header: Vec<String> = ["link", "scheme"].map(String::from).to_vec();
+    header.extend(cells.iter().map(|(name, _)| name.to_string()));
+    header.extend(
+        [
+            "scored from (s)",
+            "throughput kbit/s",
+            "capacity kbit/s",
+            "utilisation",
+            "self-inflicted delay ms",
+            "packet delay p95 ms",
+            "omniscient p95 ms",
+            "SSIM dB mean",
+            "frame delay ms mean",
+            "frame delay ms p95",
+        ]
+        .map(String::from),
+    );
     let rows = with
         .iter()
         .map(|(r, n)| {
             let s = &r.result.summary;
             let video = s.frames_shown > 0;
             let v = |x: Option<f64>, d| if video { num(x, d) } else { "-".into() };
-            vec![
-                r.link().to_string(),
-                r.name(),
+            let mut row = vec![r.link().to_string(), r.name()];
+            row.extend(cells.iter().map(|(_, value)| value(r)));
+            row.extend([
                 format!("{:.0}", n.scored_from_s),
                 format!("{:.0}", n.throughput_kbps),
                 format!("{:.0}", n.capacity_kbps),
@@ -307,7 +310,8 @@ pub fn network_table(runs: &[Entry]) -> Option<Table> {
                 v(s.ssim_db_mean, 2),
                 v(s.delay_mean_ms, 0),
                 v(s.delay_p95_ms, 0),
-            ]
+            ]);
+            row
         })
         .collect();
     Some(Table { header, rows })
@@ -588,6 +592,42 @@ fn comparison_row(link: &str, s_run: &Entry, c_run: &Entry) -> Vec<String> {
 mod tests {
     use super::super::fixtures::runs;
     use super::*;
+
+    /// Runs that differ only in their queue (experiment 7) are told apart in the network
+    /// table as in the group's: a queue column, and no two rows with the same labels.
+    #[test]
+    fn the_network_table_names_the_queue_where_runs_differ_in_it() {
+        let mut made = runs(&[
+            ("salsify-2c", "cellular", 1, Some(80.0), Some(200.0)),
+            ("salsify-2c", "cellular", 1, Some(90.0), Some(250.0)),
+        ]);
+        for ((plan, result), queue) in made.iter_mut().zip([64, 1024]) {
+            plan.experiment.link.queue_packets = queue;
+            result.summary.network = Some(salsify_metrics::SproutMeasure {
+                scored_from_s: 0.0,
+                scored_s: 10.0,
+                throughput_kbps: 1000.0,
+                capacity_kbps: 2000.0,
+                utilisation: 0.5,
+                delay_p95_ms: Some(150.0),
+                omniscient_delay_p95_ms: Some(50.0),
+                self_inflicted_delay_ms: Some(100.0),
+            });
+        }
+        let entries: Vec<Entry> = made
+            .iter()
+            .map(|(plan, result)| Entry { plan, result })
+            .collect();
+        let t = network_table(&entries).unwrap();
+        assert_eq!(t.header[..3], ["link", "scheme", "queue (pkts)"]);
+        assert_eq!(t.rows[0][..3], ["cellular", "salsify-2c", "64"]);
+        assert_eq!(t.rows[1][2], "1024");
+        let g = group_table(&entries);
+        assert!(g.header.contains(&"queue (pkts)".to_string()));
+        assert!(!g.header.contains(&"seed".to_string()));
+        let one = network_table(&entries[..1]).unwrap();
+        assert_eq!(one.header[2], "scored from (s)");
+    }
 
     /// A live run is set beside the simulated run with exactly its experiment, not beside
     /// another seed's; without a twin there is no table.

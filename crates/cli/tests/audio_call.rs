@@ -3,47 +3,16 @@
 //! played, and the audio barcode read back from it comes in order, a second apart; its
 //! summary has the four audio figures, with sane values. A few seconds, small pictures.
 
-use std::path::Path;
-use std::process::{Child, Command};
+use std::process::Child;
 
 use salsify_audio::{read_marks, read_wav};
 
 mod support;
 
-use support::{finish, free_addr, SALSIFY};
+use support::{finish, free_addr, keys, stop};
 
 fn salsify(args: &[&str]) -> Child {
     support::spawn(args)
-}
-
-/// Key flags for the receiver and the sender, made in `dir`.
-fn keys(dir: &Path) -> (Vec<String>, Vec<String>) {
-    for name in ["recv", "send"] {
-        let out = dir.join(name);
-        let run = Command::new(SALSIFY)
-            .args(["keygen", "--force", "-o", out.to_str().unwrap()])
-            .output()
-            .unwrap();
-        assert!(run.status.success(), "{run:?}");
-    }
-    let path = |f: &str| dir.join(f).to_str().unwrap().to_string();
-    let flags = |key: &str, peer: &str| {
-        vec![
-            "--key".to_string(),
-            path(key),
-            "--peer-key".to_string(),
-            path(peer),
-        ]
-    };
-    (flags("recv.key", "send.pub"), flags("send.key", "recv.pub"))
-}
-
-/// Stops `child` as Ctrl-C would (files finished, summary written) and waits for it.
-fn stop(child: Child, what: &str) -> std::process::Output {
-    let _ = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status();
-    finish(child, what)
 }
 
 #[test]

@@ -19,7 +19,7 @@ use salsify_transport::wire::DataFragment;
 
 mod support;
 
-use support::{finish, free_addr, Keep, Tap, SALSIFY};
+use support::{finish, free_addr, keys, Keep, Tap};
 
 fn temp_dir(name: &str) -> PathBuf {
     support::temp_dir("rt", name)
@@ -798,29 +798,6 @@ fn a_receiver_follows_its_senders_restarts_at_once() {
             "session {session} starts with a keyframe: {first:?}"
         );
     }
-}
-
-/// Fresh key pairs for a receiver and a sender made by `salsify keygen` in `dir`: the flags
-/// `salsify recv` and `salsify send` take.
-fn keys(dir: &Path) -> (Vec<String>, Vec<String>) {
-    for name in ["recv", "send"] {
-        let out = dir.join(name);
-        let run = Command::new(SALSIFY)
-            .args(["keygen", "--force", "-o", out.to_str().unwrap()])
-            .output()
-            .unwrap();
-        assert!(run.status.success(), "{run:?}");
-    }
-    let path = |f: &str| dir.join(f).to_str().unwrap().to_string();
-    let flags = |key: &str, peer: &str| {
-        vec![
-            "--key".to_string(),
-            path(key),
-            "--peer-key".to_string(),
-            path(peer),
-        ]
-    };
-    (flags("recv.key", "send.pub"), flags("send.key", "recv.pub"))
 }
 
 /// `salsify recv` on `addr` for `seconds`, logging shown frames to `log`, with `keys`.

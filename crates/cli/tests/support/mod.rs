@@ -138,3 +138,35 @@ impl Drop for Tap {
         self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
     }
 }
+
+/// Stops `child` as Ctrl-C would (SIGTERM: files finished, summary written) and waits for
+/// it; it must exit successfully.
+pub fn stop(child: Child, what: &str) -> Output {
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    finish(child, what)
+}
+
+/// Fresh key pairs for a receiver and a sender made by `salsify keygen` in `dir`: the flags
+/// `salsify recv` and `salsify send` take.
+pub fn keys(dir: &Path) -> (Vec<String>, Vec<String>) {
+    for name in ["recv", "send"] {
+        let out = dir.join(name);
+        let run = Command::new(SALSIFY)
+            .args(["keygen", "--force", "-o", out.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(run.status.success(), "{run:?}");
+    }
+    let path = |f: &str| dir.join(f).to_str().unwrap().to_string();
+    let flags = |key: &str, peer: &str| {
+        vec![
+            "--key".to_string(),
+            path(key),
+            "--peer-key".to_string(),
+            path(peer),
+        ]
+    };
+    (flags("recv.key", "send.pub"), flags("send.key", "recv.pub"))
+}

@@ -268,6 +268,34 @@ impl CallView {
     }
 }
 
+/// One audio frame the receiver played: its mouth-to-ear delay (a frame of the stream), or a
+/// stretch (a frame inserted to grow the playout delay); and whether it had no packet in time
+/// (concealed, or DTX's silence: the page cannot tell them apart as it plays).
+fn audio_played(s: &mut Sink<'_>, p: &salsify_audio::PlayedFrame) {
+    use salsify_audio::PlayedKind;
+    let at = p.at;
+    let stretch = p.kind == PlayedKind::Stretch;
+    s.value(
+        at,
+        "recv.audio_stretched",
+        Agg::Rate,
+        f64::from(u8::from(stretch)),
+    );
+    if stretch {
+        return;
+    }
+    let ms = at.saturating_duration_since(p.captured).as_secs_f64() * 1e3;
+    s.value(at, "recv.audio_delay_ms", Agg::Mean, ms);
+    s.value(at, "recv.audio_delay_max_ms", Agg::Max, ms);
+    let missing = p.kind == PlayedKind::Missing;
+    s.value(
+        at,
+        "recv.audio_missing",
+        Agg::Rate,
+        f64::from(u8::from(missing)),
+    );
+}
+
 impl Translate<Observation> for CallView {
     fn translate(&mut self, o: Observation, s: &mut Sink<'_>) {
         match o {
@@ -295,10 +323,11 @@ impl Translate<Observation> for CallView {
                 }
                 s.picture(image, Some(u64::from(frame)));
             }
-            // The audio's figures are in the status line and the summary, not yet here.
+            Observation::AudioPlayed(frame) => audio_played(s, &frame),
+            // Per frame above; the per-second and whole-call figures are the status line's and
+            // the summary's.
             Observation::LinkStarted { .. }
             | Observation::AudioSecond { .. }
-            | Observation::AudioPlayed(_)
             | Observation::AudioSummary(_) => {}
             Observation::SenderState {
                 at,

@@ -29,6 +29,11 @@ const CHARTS = [
     ["recv.ssim_db", "mean"]] },
   { id: "losses", title: "Losses and refused datagrams", unit: "per s", zero: true, series: [
     ["recv.lost", "frames lost"], ["recv.refused", "datagrams refused"], ["link.drops", "dropped by the link"]] },
+  { id: "audio-delay", title: "Audio: mouth-to-ear delay", unit: "ms", zero: true, series: [
+    ["recv.audio_delay_ms", "mean"], ["recv.audio_delay_max_ms", "largest"]] },
+  { id: "audio-frames", title: "Audio frames played without their packet", unit: "per s", zero: true, series: [
+    ["recv.audio_missing", "no packet in time (concealed or DTX silence)"],
+    ["recv.audio_stretched", "inserted to grow the delay"]] },
 ];
 const TOTALS = [["recv.shown", "frames shown"], ["send.frames", "frames sent"],
   ["recv.lost", "lost"], ["recv.refused", "refused"]];

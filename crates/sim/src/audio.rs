@@ -128,17 +128,7 @@ impl AudioRun {
         let s = summarize_audio(&played, self.player.arrivals(), &self.shown, self.frame);
         let skews = salsify_audio::metrics::skews(&played, &self.shown, self.frame);
         AudioOutput {
-            figures: AudioFigures {
-                audio_delay_mean_ms: s.delay_mean_ms,
-                audio_delay_p95_ms: s.delay_p95_ms,
-                audio_concealed_fraction: s.concealed_fraction,
-                av_skew_in_window_fraction: (s.pictures_scored > 0)
-                    .then_some(s.av_skew_in_window_fraction),
-                audio_fec_fraction: s.fec_fraction,
-                audio_stretch_fraction: s.stretch_fraction,
-                audio_skipped_fraction: s.skipped_fraction,
-                audio_frames_played: s.frames_played,
-            },
+            figures: audio_figures(&s),
             played,
             skews,
             samples: self.samples,
@@ -156,4 +146,19 @@ pub use salsify_audio::AUDIO_CSV_HEADER;
 /// times in ms of the run.
 pub fn write_audio_csv(played: &[PlayedFrame], out: impl Write) -> io::Result<()> {
     salsify_audio::write_played_csv(played, Instant::ZERO, out)
+}
+
+/// A run's audio figures under `summary.json`'s names, simulated or live (the A/V skew is
+/// `None` when no picture was shown while audio played).
+pub fn audio_figures(s: &salsify_audio::AudioSummary) -> AudioFigures {
+    AudioFigures {
+        audio_delay_mean_ms: s.delay_mean_ms,
+        audio_delay_p95_ms: s.delay_p95_ms,
+        audio_concealed_fraction: s.concealed_fraction,
+        av_skew_in_window_fraction: (s.pictures_scored > 0).then_some(s.av_skew_in_window_fraction),
+        audio_fec_fraction: s.fec_fraction,
+        audio_stretch_fraction: s.stretch_fraction,
+        audio_skipped_fraction: s.skipped_fraction,
+        audio_frames_played: s.frames_played,
+    }
 }

@@ -22,7 +22,7 @@ mod harness;
 mod log;
 mod video;
 
-pub use audio::{write_audio_csv, AudioOutput, AUDIO_CSV_HEADER};
+pub use audio::{audio_figures, write_audio_csv, AudioOutput, AUDIO_CSV_HEADER};
 pub use config::{AudioInput, SimAudio, SimConfig, SimError};
 pub use cost::{
     CostError, CostModel, AV1_DECODE_US_PER_MEGAPIXEL, AV1_ENCODE_US_PER_MEGAPIXEL, LATE_ONE_IN,

@@ -4,7 +4,6 @@
 
 use anyhow::Result;
 use salsify_audio::{AudioSummary, SyncMode};
-use salsify_metrics::AudioFigures;
 use salsify_runtime::{AudioInput, AudioSendConfig};
 
 use crate::usage::usage;
@@ -28,20 +27,8 @@ pub fn parse_sync(value: &str) -> Result<SyncMode, String> {
     value.parse()
 }
 
-/// A live run's audio figures under the names of a simulated run's `summary.json` (the
-/// A/V skew is `None` when no picture was shown while audio played).
-pub fn figures(s: &AudioSummary) -> AudioFigures {
-    AudioFigures {
-        audio_delay_mean_ms: s.delay_mean_ms,
-        audio_delay_p95_ms: s.delay_p95_ms,
-        audio_concealed_fraction: s.concealed_fraction,
-        av_skew_in_window_fraction: (s.pictures_scored > 0).then_some(s.av_skew_in_window_fraction),
-        audio_fec_fraction: s.fec_fraction,
-        audio_stretch_fraction: s.stretch_fraction,
-        audio_skipped_fraction: s.skipped_fraction,
-        audio_frames_played: s.frames_played,
-    }
-}
+/// A live run's audio figures under the names of a simulated run's `summary.json`.
+pub use salsify_eval::sim::audio_figures as figures;
 
 /// The figures on one line, for a command's closing summary.
 pub fn line(s: &AudioSummary) -> String {

@@ -22,9 +22,14 @@ pub struct JitterConfig {
     /// long, so the next packet is there to rebuild a lost one from its in-band FEC.
     /// Default 5 s.
     pub fec_hold: Duration,
-    /// The delay shrinks by a frame at most this often (a skipped frame, as NetEQ's
-    /// accelerate), so it does not flap. Default 60 ms.
-    pub shrink_every: Duration,
+    /// While the link has stalled (the next packet is late and nothing newer has arrived,
+    /// neither audio nor video), the player waits for the late packet, playing concealment
+    /// without moving on, for at most this long; then it conceals the frame and moves on.
+    /// Default 1 s.
+    pub max_stall: Duration,
+    /// In a call without video (no picture to tell a stalled link from DTX's silence), it
+    /// waits at most this long. Default 40 ms.
+    pub max_stall_audio_only: Duration,
 }
 
 impl Default for JitterConfig {
@@ -34,7 +39,8 @@ impl Default for JitterConfig {
             window: 75,
             margin: Duration::from_millis(2),
             fec_hold: Duration::from_secs(5),
-            shrink_every: Duration::from_millis(60),
+            max_stall: Duration::from_secs(1),
+            max_stall_audio_only: Duration::from_millis(40),
         }
     }
 }

@@ -1,8 +1,9 @@
 //! Audio beside the video: Opus (48 kHz mono, 20 or 10 ms frames, in-band FEC, DTX and
 //! packet-loss concealment), a speech-like source carrying numbered timing marks (an audio
 //! barcode) and their reader, WAV files, and the receiver: an adaptive jitter buffer (the
-//! least delay that keeps late packets under a target) whose playout follows the shown video
-//! (lip sync within ITU-R BT.1359's window), with the figures a run reports.
+//! least delay that keeps late packets under a target) that waits out a stalled link and
+//! catches up by playing faster, whose playout follows the shown video (lip sync within ITU-R
+//! BT.1359's window), with the figures a run reports.
 //!
 //! Sans-IO like the endpoints: nothing here reads a clock, owns a socket or a thread; the
 //! sender is polled at its frame times ([`AudioSender`]) and the receiver is given packets
@@ -23,6 +24,7 @@ mod record;
 mod sender;
 mod source;
 pub mod sync;
+pub mod timescale;
 mod wav;
 mod wire;
 

@@ -23,6 +23,12 @@ pub struct AudioSummary {
     pub fec_fraction: f64,
     /// Frames inserted to grow the playout delay, per stream frame played.
     pub stretch_fraction: f64,
+    /// Frames of concealment played while waiting out a stalled link (the stream paused,
+    /// none of it lost), per stream frame played.
+    pub stalled_fraction: f64,
+    /// Stream frames played faster to shed delay (none of their audio lost), per stream frame
+    /// played.
+    pub accelerated_fraction: f64,
     /// Frames skipped to shrink the playout delay (captured and sent, never heard), per
     /// stream frame played: the audio lost to catching up, beside what was concealed.
     pub skipped_fraction: f64,
@@ -102,8 +108,18 @@ pub fn summarize_audio(
     delays.sort_by(f64::total_cmp);
     let mean = delays.iter().sum::<f64>() / n as f64;
     let p95 = delays[((0.95 * n as f64).ceil() as usize).clamp(1, delays.len()) - 1];
-    let fec = stream.iter().filter(|p| p.kind == PlayedKind::Fec).count() as f64;
-    let stretch = (played.len() - stream.len()) as f64;
+    let count = |kind: PlayedKind, among: &[PlayedFrame]| {
+        among.iter().filter(|p| p.kind == kind).count() as f64
+    };
+    let fec = count(PlayedKind::Fec, played);
+    // Frames inserted after the last stream frame are the stream's end, not a stall.
+    let last = played
+        .iter()
+        .rposition(|p| p.frame.is_some())
+        .map_or(0, |i| i + 1);
+    let stretch = count(PlayedKind::Stretch, &played[..last]);
+    let stalled = count(PlayedKind::Stall, &played[..last]);
+    let accelerated = count(PlayedKind::Accelerated, played);
     let skipped = skipped_frames(&stream) as f64;
     let skews = skews(played, shown, frame);
     let ahead = crate::sync::MAX_AHEAD.as_secs_f64() * 1000.0;
@@ -119,6 +135,8 @@ pub fn summarize_audio(
         concealed_fraction: concealed_frames(played, arrivals) as f64 / n as f64,
         fec_fraction: fec / n as f64,
         stretch_fraction: stretch / n as f64,
+        stalled_fraction: stalled / n as f64,
+        accelerated_fraction: accelerated / n as f64,
         skipped_fraction: skipped / n as f64,
         av_skew_in_window_fraction: if skews.is_empty() {
             0.0
@@ -139,13 +157,24 @@ pub fn skipped_frames(stream: &[&PlayedFrame]) -> u64 {
     }
 }
 
-/// The capture time of the audio playing at `at`, if audio was playing then.
+/// The capture time of the audio playing at `at`, if audio was playing then. A frame plays
+/// until the next starts (an accelerated one for less than `frame`, through all its audio);
+/// an inserted frame plays the moment the stream resumes at.
 fn heard_at(played: &[PlayedFrame], at: Instant, frame: Duration) -> Option<Instant> {
     let i = played.partition_point(|p| p.at <= at).checked_sub(1)?;
     let p = &played[i];
+    let length = played.get(i + 1).map_or(frame, |next| {
+        next.at.saturating_duration_since(p.at).min(frame)
+    });
     let into = at - p.at;
-    (into <= frame).then(|| match p.kind {
-        PlayedKind::Stretch => p.captured,
+    if into > length {
+        return None;
+    }
+    Some(match p.kind {
+        PlayedKind::Stretch | PlayedKind::Stall => p.captured,
+        PlayedKind::Accelerated if !length.is_zero() => {
+            p.captured + frame.mul_f64(into.as_secs_f64() / length.as_secs_f64())
+        }
         _ => p.captured + into,
     })
 }

@@ -9,6 +9,9 @@ use salsify_time::Instant;
 pub enum PlayedKind {
     /// From its own packet, in time.
     Packet,
+    /// From its own packet, played faster (time-scale compressed, pitch kept) to bring the
+    /// delay back down after a stall.
+    Accelerated,
     /// From the next packet's in-band FEC (its own was lost or late).
     Fec,
     /// No packet in time: concealed, or the silence DTX left (told apart afterwards from
@@ -16,6 +19,24 @@ pub enum PlayedKind {
     Missing,
     /// A frame inserted to lengthen the playout delay (the stream pauses for it).
     Stretch,
+    /// A frame inserted while the stream's next packet was late and nothing newer had
+    /// arrived, neither audio nor video (the link stalled): the stream waits for it rather
+    /// than losing it. What the listener hears is concealment; no audio is lost.
+    Stall,
+}
+
+impl PlayedKind {
+    /// Its name in the audio log.
+    pub fn name(self) -> &'static str {
+        match self {
+            PlayedKind::Packet => "packet",
+            PlayedKind::Accelerated => "accelerated",
+            PlayedKind::Fec => "fec",
+            PlayedKind::Missing => "missing",
+            PlayedKind::Stretch => "stretch",
+            PlayedKind::Stall => "stall",
+        }
+    }
 }
 
 /// One frame the receiver played.
@@ -23,10 +44,11 @@ pub enum PlayedKind {
 pub struct PlayedFrame {
     /// When it started playing (receiver's clock).
     pub at: Instant,
-    /// The stream frame it plays (`None` for a stretch frame).
+    /// The stream frame it plays (`None` for a stretch or stall frame).
     pub frame: Option<u64>,
-    /// When what it plays was captured (a stretch frame: the capture time the stream
-    /// resumes at).
+    /// When what it plays was captured (a stretch or stall frame: the capture time the
+    /// stream resumes at). It plays until the next frame starts: an accelerated frame for
+    /// less than a frame's length.
     pub captured: Instant,
     /// How it was made.
     pub kind: PlayedKind,
@@ -56,12 +78,7 @@ pub fn write_played_csv(
     writeln!(out, "{AUDIO_CSV_HEADER}")?;
     let ms = |t: Instant| (t.as_micros() as f64 - base.as_micros() as f64) / 1000.0;
     for p in played {
-        let kind = match p.kind {
-            PlayedKind::Packet => "packet",
-            PlayedKind::Fec => "fec",
-            PlayedKind::Missing => "missing",
-            PlayedKind::Stretch => "stretch",
-        };
+        let kind = p.kind.name();
         let frame = p.frame.map_or(String::new(), |f| f.to_string());
         writeln!(
             out,

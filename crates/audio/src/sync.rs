@@ -91,19 +91,18 @@ impl VideoDelay {
     }
 
     /// The audio playout delay to aim for, given the audio's own least delay `own`: `own`
-    /// without sync or before any picture; else the median recent video delay plus the
-    /// bias when `own` is shorter, and `own` up to the video's plus `max_lag` when longer.
+    /// without sync or before any picture; else `own` held between the median recent video
+    /// delay plus the bias and the shortest recent video delay plus `max_lag` (so even the
+    /// fastest picture of the span would have had its audio inside the window).
     pub fn target(&self, own: Duration) -> Duration {
         if self.config.mode == SyncMode::None || self.recent.is_empty() {
             return own;
         }
         let mut delays: Vec<Duration> = self.recent.iter().map(|(_, d)| *d).collect();
         delays.sort_unstable();
-        let video = delays[delays.len() / 2];
-        own.clamp(
-            video + self.config.bias,
-            video + self.config.max_lag.max(self.config.bias),
-        )
+        let lower = delays[delays.len() / 2] + self.config.bias;
+        let upper = delays[0] + self.config.max_lag;
+        own.clamp(lower, upper.max(lower))
     }
 }
 

@@ -269,12 +269,12 @@ impl CallView {
 }
 
 /// One audio frame the receiver played: its mouth-to-ear delay (a frame of the stream), or a
-/// stretch (a frame inserted to grow the playout delay); and whether it had no packet in time
+/// frame inserted (to grow the playout delay, or while waiting out a stalled link); and whether it had no packet in time
 /// (concealed, or DTX's silence: the page cannot tell them apart as it plays).
 fn audio_played(s: &mut Sink<'_>, p: &salsify_audio::PlayedFrame) {
     use salsify_audio::PlayedKind;
     let at = p.at;
-    let stretch = p.kind == PlayedKind::Stretch;
+    let stretch = p.frame.is_none();
     s.value(
         at,
         "recv.audio_stretched",

@@ -140,6 +140,13 @@ pub struct AudioFigures {
     /// Frames it skipped to shrink its delay (sent, never heard), per audio frame played.
     #[serde(default)]
     pub audio_skipped_fraction: f64,
+    /// Frames of concealment it played while waiting out a stalled link (the audio held up,
+    /// none lost), per audio frame played.
+    #[serde(default)]
+    pub audio_stalled_fraction: f64,
+    /// Audio frames played faster to shed the delay a stall added, per audio frame played.
+    #[serde(default)]
+    pub audio_accelerated_fraction: f64,
     /// Audio frames played.
     pub audio_frames_played: u64,
 }

@@ -159,6 +159,8 @@ pub fn audio_figures(s: &salsify_audio::AudioSummary) -> AudioFigures {
         audio_fec_fraction: s.fec_fraction,
         audio_stretch_fraction: s.stretch_fraction,
         audio_skipped_fraction: s.skipped_fraction,
+        audio_stalled_fraction: s.stalled_fraction,
+        audio_accelerated_fraction: s.accelerated_fraction,
         audio_frames_played: s.frames_played,
     }
 }

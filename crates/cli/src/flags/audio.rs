@@ -40,13 +40,15 @@ pub fn line(s: &AudioSummary) -> String {
         ),
     };
     format!(
-        "audio: {} frames played, mouth-to-ear delay mean {:.1} ms, p95 {:.1} ms | concealed {:.2}% (FEC-recovered {:.2}%), skipped {:.2}% | A/V skew in BT.1359 window: {skew}",
+        "audio: {} frames played, mouth-to-ear delay mean {:.1} ms, p95 {:.1} ms | concealed {:.2}% (FEC-recovered {:.2}%), skipped {:.2}%, stalled {:.2}%, played faster {:.2}% | A/V skew in BT.1359 window: {skew}",
         s.frames_played,
         s.delay_mean_ms,
         s.delay_p95_ms,
         s.concealed_fraction * 100.0,
         s.fec_fraction * 100.0,
         s.skipped_fraction * 100.0,
+        s.stalled_fraction * 100.0,
+        s.accelerated_fraction * 100.0,
     )
 }
 

@@ -33,7 +33,7 @@ const CHARTS = [
     ["recv.audio_delay_ms", "mean"], ["recv.audio_delay_max_ms", "largest"]] },
   { id: "audio-frames", title: "Audio frames played without their packet", unit: "per s", zero: true, series: [
     ["recv.audio_missing", "no packet in time (concealed or DTX silence)"],
-    ["recv.audio_stretched", "inserted to grow the delay"]] },
+    ["recv.audio_stretched", "inserted (growing the delay or waiting out a stall)"]] },
 ];
 const TOTALS = [["recv.shown", "frames shown"], ["send.frames", "frames sent"],
   ["recv.lost", "lost"], ["recv.refused", "refused"]];

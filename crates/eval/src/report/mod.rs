@@ -4,6 +4,7 @@
 //! one self-contained HTML page (figures inline). Built only from finished runs on disk, so
 //! it is the same whichever machines and shards produced them.
 
+pub mod audio;
 pub mod figures;
 #[cfg(test)]
 mod fixtures;
@@ -114,6 +115,8 @@ pub fn build(plan: &Plan, results: &BTreeMap<String, RunResult>, context: &Conte
                 Figure::Frontier => frontier::frontier(&g.group.name, &runs, &genies),
             });
         }
+        // Every run that carried audio, whatever figures the group asked for.
+        drawn.extend(audio::figures(&g.group.name, &runs));
         let below = tables::below_the_bound(&runs);
         sections.push(Section {
             title: if g.group.title.is_empty() {
@@ -126,6 +129,7 @@ pub fn build(plan: &Plan, results: &BTreeMap<String, RunResult>, context: &Conte
                 Extra::new(None, NETWORK_INTRO, tables::network_table(&runs)),
                 Extra::new(None, TWINS_INTRO, tables::twin_table(&runs)),
                 Extra::new(Some(PEERS_TITLE), PEERS_INTRO, peers::peer_table(&runs)),
+                Extra::new(Some(AUDIO_TITLE), AUDIO_INTRO, audio::table(&runs)),
             ]
             .into_iter()
             .flatten()
@@ -219,6 +223,18 @@ points of the sweep (a point with more delay and no more SSIM than another is le
 the peer's value is outside the efficient points' range the cell says \"beyond the sweep\" \
 rather than extrapolate. Positive differences and ratios below 1 favour Salsify-2c. The oracle \
 is the bound, not a peer.";
+
+const AUDIO_TITLE: &str = "The call's audio";
+
+const AUDIO_INTRO: &str = "The runs that carried audio beside the video (issue 46; `audio` in \
+the experiment): real Opus packets in the same link queue, played by an adaptive jitter buffer \
+that, with `sync video`, holds the audio back to the delay of the pictures shown. Mouth-to-ear \
+delay is capture to playout of each audio frame, any lip-sync hold included; concealed: frames \
+played whose packet was lost or late and not recovered by FEC; skipped: frames sent but never \
+heard (the jitter buffer caught up); A/V skew in window: the share of pictures shown while audio \
+played whose audio was at most 45 ms ahead or 125 ms behind (ITU-R BT.1359), from what the \
+receiver actually played and showed. Each run's delay and skew over time are in its figures \
+below. Chromium's live cells carry no audio.";
 
 const COMPARISON_TITLE: &str =
     "Salsify-2c against the conventional scheme (WebRTC-style GCC + libvpx CBR)";

@@ -295,7 +295,11 @@ pub fn audio_values(p: &salsify_audio::PlayedFrame) -> Vec<(&'static str, Agg, f
     values.extend([
         ("recv.audio_delay_ms", Agg::Mean, ms),
         ("recv.audio_delay_max_ms", Agg::Max, ms),
-        ("recv.audio_missing", Agg::Rate, f64::from(u8::from(missing))),
+        (
+            "recv.audio_missing",
+            Agg::Rate,
+            f64::from(u8::from(missing)),
+        ),
     ]);
     values
 }

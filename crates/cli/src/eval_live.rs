@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant as WallInstant;
 
 use anyhow::{anyhow, bail, Context, Result};
+use salsify_audio::PlayerConfig;
 use salsify_eval::campaign::live::{
     encoder_in_stats, events_from, live_encryption, parse_link_log, parse_load_average, LiveFacts,
     LiveSystem,
@@ -19,7 +20,6 @@ use salsify_eval::campaign::live::{
 use salsify_eval::campaign::{LiveRun, PlannedRun, RunMeta, Store};
 use salsify_eval::experiment::{Clip, Experiment, LIVE_EXCERPT_FRAMES};
 use salsify_peer::Analysis;
-use salsify_audio::PlayerConfig;
 use salsify_runtime::{
     AudioInput, AudioSendConfig, CallAudio, CameraConfig, LinkPath, LiveCall, PathStart,
     ReceiverSide, SchemeChoice, SenderSide,
@@ -338,6 +338,29 @@ mod tests {
         assert!(call.encrypted);
         e.link.datagram_overhead_bytes = 10;
         assert!(live_call(&e, "conventional", source, work).is_err());
+    }
+
+    /// A live cell carries the audio its experiment names, lip-synced as it says, and none
+    /// when it names none (an experiment without audio runs the call it always did).
+    #[test]
+    fn a_live_cell_carries_its_experiments_audio() {
+        let (source, work) = (Path::new("source.y4m"), Path::new("work"));
+        let mut e = Experiment::default();
+        assert!(live_call(&e, "salsify-2c", source, work)
+            .unwrap()
+            .audio
+            .is_none());
+        e.audio = "synthetic".into();
+        e.sync = "none".into();
+        let audio = live_call(&e, "salsify-2c", source, work)
+            .unwrap()
+            .audio
+            .unwrap();
+        assert_eq!(audio.send.input, AudioInput::Synthetic);
+        assert_eq!(audio.player.sync.mode, salsify_audio::SyncMode::None);
+        assert_eq!(audio.wav, Some(work.join("audio.wav")));
+        e.sync = "sometimes".into();
+        assert!(live_call(&e, "salsify-2c", source, work).is_err());
     }
 
     /// The relay's report is read by column name, from the relay's own writer.

@@ -238,7 +238,9 @@ impl Monitor {
             sent_bytes: self.sent_bytes,
             outage_recovery_ms: self.outage_recovery(),
             audio: self.audio.map(|a| match self.config.audio_frame {
-                Some(frame) => crate::flags::audio::with_skew(a, &self.played, &self.shown_pictures(), frame),
+                Some(frame) => {
+                    crate::flags::audio::with_skew(a, &self.played, &self.shown_pictures(), frame)
+                }
                 None => a,
             }),
         })

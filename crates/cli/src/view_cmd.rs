@@ -522,7 +522,10 @@ mod tests {
         };
         let delays = series("recv.audio_delay_ms");
         assert!(!delays.is_empty(), "no audio delay in {:?}", run.samples);
-        assert!(delays.iter().all(|&d| (d - 100.0).abs() < 1e-9), "{delays:?}");
+        assert!(
+            delays.iter().all(|&d| (d - 100.0).abs() < 1e-9),
+            "{delays:?}"
+        );
         let last = run.samples.last().unwrap();
         assert_eq!(last.totals.get("recv.audio_missing"), Some(&1.0));
         assert_eq!(last.totals.get("recv.audio_stretched"), Some(&0.0));

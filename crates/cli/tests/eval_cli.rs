@@ -186,7 +186,10 @@ fn runs_with_audio_are_drawn_and_tabled() {
     assert!(figures[1].ends_with("-av-skew.svg"), "{figures:?}");
     let md = fs::read_to_string(out.join("report.md")).unwrap();
     assert!(md.contains("### The call's audio"), "{md}");
-    assert!(md.contains("| constant:800 | salsify-2c | sim | synthetic | video |"), "{md}");
+    assert!(
+        md.contains("| constant:800 | salsify-2c | sim | synthetic | video |"),
+        "{md}"
+    );
     fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -25,13 +25,12 @@ pub fn read_run_audio(dir: &Path) -> Result<Option<RunAudio>, String> {
     if !path.is_file() {
         return Ok(None);
     }
-    let read = |path: &Path| {
-        std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))
-    };
+    let read =
+        |path: &Path| std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()));
     let played = read_played_csv(&read(&path)?).map_err(|e| format!("{}: {e}", dir.display()))?;
     let frames = dir.join("frames.csv");
-    let shown = read_shown_pictures(&read(&frames)?)
-        .map_err(|e| format!("{}: {e}", frames.display()))?;
+    let shown =
+        read_shown_pictures(&read(&frames)?).map_err(|e| format!("{}: {e}", frames.display()))?;
     // The runs' frame length (experiments do not set another).
     let frame = OpusConfig::default().frame.duration();
     let skews = salsify_audio::metrics::skews(&played, &shown, frame);

@@ -142,7 +142,11 @@ fn ms(d: salsify_time::Duration) -> f64 {
 /// own) in [`BIN_S`] bins by when they played: (mean, largest) per bin with frames.
 fn binned_delay(audio: &RunAudio) -> (Vec<(f64, f64)>, Vec<(f64, f64)>) {
     let mut bins: std::collections::BTreeMap<u64, (f64, u32, f64)> = Default::default();
-    for p in audio.played.iter().filter(|p| p.kind != PlayedKind::Stretch) {
+    for p in audio
+        .played
+        .iter()
+        .filter(|p| p.kind != PlayedKind::Stretch)
+    {
         let at_s = p.at.as_micros() as f64 / 1e6;
         let delay = ms(p.at.saturating_duration_since(p.captured));
         let bin = bins
@@ -157,7 +161,10 @@ fn binned_delay(audio: &RunAudio) -> (Vec<(f64, f64)>, Vec<(f64, f64)>) {
         .iter()
         .map(|(&b, &(sum, n, _))| (start(b), sum / f64::from(n)))
         .collect();
-    let largest = bins.iter().map(|(&b, &(_, _, max))| (start(b), max)).collect();
+    let largest = bins
+        .iter()
+        .map(|(&b, &(_, _, max))| (start(b), max))
+        .collect();
     (mean, largest)
 }
 
@@ -265,10 +272,23 @@ mod tests {
     /// table; the run without gets neither.
     #[test]
     fn a_run_with_audio_gets_its_figures_and_row() {
-        let root = std::env::temp_dir().join(format!("salsify-report-audio-{}", std::process::id()));
+        let root =
+            std::env::temp_dir().join(format!("salsify-report-audio-{}", std::process::id()));
         let mut made = runs(&[
-            ("salsify-2c", "Verizon-LTE-short", 1, Some(120.0), Some(160.0)),
-            ("conventional", "Verizon-LTE-short", 1, Some(90.0), Some(300.0)),
+            (
+                "salsify-2c",
+                "Verizon-LTE-short",
+                1,
+                Some(120.0),
+                Some(160.0),
+            ),
+            (
+                "conventional",
+                "Verizon-LTE-short",
+                1,
+                Some(90.0),
+                Some(300.0),
+            ),
         ]);
         for (i, (plan, result)) in made.iter_mut().enumerate() {
             let audio = i == 0;
@@ -314,9 +334,15 @@ mod tests {
             ]
         );
         for f in &report.figures {
-            assert!(f.caption.contains("run salsify-2c-Verizon-LTE-short-1"), "{}", f.caption);
             assert!(
-                f.svg.contains("Verizon-LTE-short: salsify-2c (sim, seed 1; audio synthetic, sync video)"),
+                f.caption.contains("run salsify-2c-Verizon-LTE-short-1"),
+                "{}",
+                f.caption
+            );
+            assert!(
+                f.svg.contains(
+                    "Verizon-LTE-short: salsify-2c (sim, seed 1; audio synthetic, sync video)"
+                ),
                 "{}",
                 f.svg
             );
@@ -325,7 +351,8 @@ mod tests {
         assert!(skew.svg.contains("BT.1359: -125..+45 ms"), "{}", skew.svg);
         // Every picture's audio leads by 50 ms, outside the window.
         assert!(
-            skew.caption.contains("0.0% of its 90 pictures inside the window"),
+            skew.caption
+                .contains("0.0% of its 90 pictures inside the window"),
             "{}",
             skew.caption
         );

@@ -138,9 +138,12 @@ fn ms(d: salsify_time::Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
+/// (time s, value) points of a line.
+type Points = Vec<(f64, f64)>;
+
 /// The delay of the stream's frames played (stretch frames carry no captured audio of their
 /// own) in [`BIN_S`] bins by when they played: (mean, largest) per bin with frames.
-fn binned_delay(audio: &RunAudio) -> (Vec<(f64, f64)>, Vec<(f64, f64)>) {
+fn binned_delay(audio: &RunAudio) -> (Points, Points) {
     let mut bins: std::collections::BTreeMap<u64, (f64, u32, f64)> = Default::default();
     for p in audio
         .played

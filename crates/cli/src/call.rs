@@ -19,15 +19,23 @@ use crate::out_dir;
 use crate::runtime::{self, clock, CameraInput};
 use crate::window;
 
-/// Runs the call; when it is barcoded, also returns the black-box analysis it wrote.
-/// `folder`: the output folder, checked; taken (made or emptied) only once the dashboard's
-/// port is bound and the window open, and given up again if the call cannot start, so a
-/// failed start leaves no empty folder. Without it (an evaluation's live cell), the folder
-/// is the caller's.
-pub fn run(
-    call: &LiveCall,
-    folder: Option<out_dir::Plan>,
-) -> Result<Option<salsify_peer::Analysis>> {
+/// What a finished call gives its caller beyond its files.
+pub struct CallOutcome {
+    /// The black-box analysis it wrote, when it was barcoded.
+    pub analysis: Option<salsify_peer::Analysis>,
+    /// The receiver's audio figures (the A/V skew from the pictures' true capture times), in
+    /// a call that heard audio.
+    pub audio: Option<salsify_audio::AudioSummary>,
+    /// Every audio frame the receiver played (on the machine's monotonic clock, like the
+    /// analysis' origin).
+    pub played: Vec<salsify_audio::PlayedFrame>,
+}
+
+/// Runs the call. `folder`: the output folder, checked; taken (made or emptied) only once
+/// the dashboard's port is bound and the window open, and given up again if the call cannot
+/// start, so a failed start leaves no empty folder. Without it (an evaluation's live cell),
+/// the folder is the caller's.
+pub fn run(call: &LiveCall, folder: Option<out_dir::Plan>) -> Result<CallOutcome> {
     if call.barcoded && !std::path::Path::new(&call.camera.input).is_file() {
         anyhow::bail!(
             "--barcoded needs a barcoded Y4M file as --input (from `salsify barcode`), not '{}'",
@@ -99,7 +107,7 @@ pub fn run(
         watch(&rx, &watch_stop, call, monitor, blackbox, feed)
     });
     dashboard::finish(dash);
-    let (summary, blackbox) = watched?;
+    let (summary, blackbox, played) = watched?;
     let failed = running.join();
     if let Some(folder) = &folder {
         folder.record_length(summary.seconds)?;
@@ -115,10 +123,24 @@ pub fn run(
         Some(recorder) => Some(recorder.score(&call.camera.input, start, start + call.duration)?),
         None => None,
     };
-    failed.map_or(Ok(analysis), Err)
+    let outcome = CallOutcome {
+        analysis,
+        audio: summary.audio,
+        played,
+    };
+    failed.map_or(Ok(outcome), Err)
 }
 
-/// Feeds observations to the monitor and prints its line each second until the end.
+/// What [`watch`] ends with: the summary, the black-box recorder and the audio frames
+/// played.
+type Watched = (
+    DemoSummary,
+    Option<BlackBoxRecorder>,
+    Vec<salsify_audio::PlayedFrame>,
+);
+
+/// Feeds observations to the monitor and prints its line each second until the end; writes
+/// `frames.csv` and, with audio, `audio.csv` (both from the monitor's start).
 fn watch(
     rx: &mpsc::Receiver<Observation>,
     stop: &AtomicBool,
@@ -126,7 +148,7 @@ fn watch(
     config: MonitorConfig,
     mut blackbox: Option<BlackBoxRecorder>,
     feed: Option<salsify_dashboard::Feed<Fact>>,
-) -> Result<(DemoSummary, Option<BlackBoxRecorder>)> {
+) -> Result<Watched> {
     let start = clock::now();
     let end = start + call.duration;
     let mut monitor = Monitor::new(config, start);
@@ -172,7 +194,10 @@ fn watch(
     }
     let summary = monitor.summary(clock::now().min(end))?;
     monitor.write_frames_csv(&call.out.join("frames.csv"))?;
-    Ok((summary, blackbox))
+    if call.audio.is_some() {
+        monitor.write_audio_csv(&call.out.join("audio.csv"))?;
+    }
+    Ok((summary, blackbox, monitor.played().to_vec()))
 }
 
 fn print_setup(call: &LiveCall, scheme: &str) {

@@ -268,32 +268,40 @@ impl CallView {
     }
 }
 
-/// One audio frame the receiver played: its mouth-to-ear delay (a frame of the stream), or a
-/// frame inserted (to grow the playout delay, or while waiting out a stalled link); and whether it had no packet in time
-/// (concealed, or DTX's silence: the page cannot tell them apart as it plays).
+/// One audio frame the receiver played, on the page.
 fn audio_played(s: &mut Sink<'_>, p: &salsify_audio::PlayedFrame) {
+    for (name, agg, value) in audio_values(p) {
+        s.value(p.at, name, agg, value);
+    }
+}
+
+/// The page's values of one audio frame played, live or replayed: its mouth-to-ear delay (a
+/// frame of the stream), or a frame inserted (to grow the playout delay, or while waiting out
+/// a stalled link); and whether it had no packet in time (concealed, or DTX's silence: the page cannot tell them
+/// apart as it plays).
+pub fn audio_values(p: &salsify_audio::PlayedFrame) -> Vec<(&'static str, Agg, f64)> {
     use salsify_audio::PlayedKind;
-    let at = p.at;
     let stretch = p.frame.is_none();
-    s.value(
-        at,
+    let mut values = vec![(
         "recv.audio_stretched",
         Agg::Rate,
         f64::from(u8::from(stretch)),
-    );
+    )];
     if stretch {
-        return;
+        return values;
     }
-    let ms = at.saturating_duration_since(p.captured).as_secs_f64() * 1e3;
-    s.value(at, "recv.audio_delay_ms", Agg::Mean, ms);
-    s.value(at, "recv.audio_delay_max_ms", Agg::Max, ms);
+    let ms = p.at.saturating_duration_since(p.captured).as_secs_f64() * 1e3;
     let missing = p.kind == PlayedKind::Missing;
-    s.value(
-        at,
-        "recv.audio_missing",
-        Agg::Rate,
-        f64::from(u8::from(missing)),
-    );
+    values.extend([
+        ("recv.audio_delay_ms", Agg::Mean, ms),
+        ("recv.audio_delay_max_ms", Agg::Max, ms),
+        (
+            "recv.audio_missing",
+            Agg::Rate,
+            f64::from(u8::from(missing)),
+        ),
+    ]);
+    values
 }
 
 impl Translate<Observation> for CallView {

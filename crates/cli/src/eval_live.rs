@@ -2,7 +2,9 @@
 //! the link relay, our scheme as `salsify demo --barcoded` runs it or Chromium as `salsify
 //! peer chromium` does (the same library code, not a child process), scored black-box by
 //! barcodes and saved in a simulated run's shape (frames.csv, summary.json, timeseries.csv,
-//! run.json with the load average before and after). The cell's call is built as typed
+//! run.json with the load average before and after; with the experiment's `audio`, our
+//! scheme's call carries it and the run has audio.csv and the audio figures, Chromium's runs
+//! video only). The cell's call is built as typed
 //! configuration from its experiment ([`LiveCall`], [`ChromiumCall`]), as the commands' flags
 //! are converted into the same types.
 
@@ -10,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant as WallInstant;
 
 use anyhow::{anyhow, bail, Context, Result};
+use salsify_audio::PlayerConfig;
 use salsify_eval::campaign::live::{
     encoder_in_stats, events_from, live_encryption, parse_link_log, parse_load_average, LiveFacts,
     LiveSystem,
@@ -18,9 +21,10 @@ use salsify_eval::campaign::{LiveRun, PlannedRun, RunMeta, Store};
 use salsify_eval::experiment::{Clip, Experiment, LIVE_EXCERPT_FRAMES};
 use salsify_peer::Analysis;
 use salsify_runtime::{
-    CameraConfig, LinkPath, LiveCall, PathStart, ReceiverSide, SchemeChoice, SenderSide,
+    AudioInput, AudioSendConfig, CallAudio, CameraConfig, LinkPath, LiveCall, PathStart,
+    ReceiverSide, SchemeChoice, SenderSide,
 };
-use salsify_time::Duration;
+use salsify_time::{Duration, Instant};
 
 use crate::chromium_call::{call_and_score, ChromiumCall};
 use crate::flags::link_path;
@@ -40,7 +44,7 @@ pub fn run_live(store: &Store, run: &PlannedRun) -> Result<()> {
     let source = barcoded_source(store, e)?;
     let load_before = load_average()?;
     let started = WallInstant::now();
-    let (analysis, system_name, encoder) = match system {
+    let (analysis, system_name, encoder, audio) = match system {
         LiveSystem::Chromium(codec) => {
             let call = ChromiumCall {
                 barcoded: true,
@@ -54,13 +58,20 @@ pub fn run_live(store: &Store, run: &PlannedRun) -> Result<()> {
             };
             let (call, analysis) = call_and_score(&call)?;
             let stats = std::fs::read_to_string(work.join("stats.jsonl")).unwrap_or_default();
-            (analysis, call.browser, encoder_in_stats(&stats))
+            // Chromium's cells run video only, whatever the experiment's `audio` says.
+            (analysis, call.browser, encoder_in_stats(&stats), None)
         }
         LiveSystem::Scheme(name) => {
             let call = live_call(e, &name, &source, &work)?;
-            let analysis =
-                crate::call::run(&call, None)?.context("the demo was not scored black-box")?;
-            (analysis, name, None)
+            let outcome = crate::call::run(&call, None)?;
+            let analysis = outcome
+                .analysis
+                .context("the demo was not scored black-box")?;
+            let audio = outcome.audio.map(|summary| CellAudio {
+                summary,
+                played: outcome.played,
+            });
+            (analysis, name, None, audio)
         }
     };
     if crate::runtime::interrupted() {
@@ -76,6 +87,7 @@ pub fn run_live(store: &Store, run: &PlannedRun) -> Result<()> {
         run,
         &work,
         &analysis,
+        audio.as_ref(),
         LiveFacts {
             load_before,
             load_after,
@@ -104,13 +116,39 @@ fn relay_video_row(csv: &str) -> Option<(u64, bool)> {
     Some((row.get(p99)?.parse().ok()?, row.get(realtime)? == &"1"))
 }
 
-/// Saves the scored cell: records and the relay's link events rebased onto the first
-/// scored capture, the call's own files (large pictures left out) as `live/`.
+/// A live cell's audio: the receiver's figures and every frame it played (host times).
+struct CellAudio {
+    summary: salsify_audio::AudioSummary,
+    played: Vec<salsify_audio::PlayedFrame>,
+}
+
+/// The cell's summary: the black-box one, with the audio's figures where the call carried
+/// audio, its A/V skew measured against the pictures the barcodes scored (as the report's
+/// figure draws it from `audio.csv` and `frames.csv`).
+fn cell_summary(analysis: &Analysis, audio: Option<&CellAudio>) -> salsify_eval::metrics::Summary {
+    let mut summary = analysis.summary.clone();
+    if let Some(a) = audio {
+        let host = |t: Instant| analysis.origin + (t - Instant::ZERO);
+        let shown: Vec<(Instant, Instant)> = analysis
+            .records
+            .iter()
+            .filter_map(|r| Some((host(r.capture), host(r.display?))))
+            .collect();
+        let frame = salsify_audio::OpusConfig::default().frame.duration();
+        let scored = crate::flags::audio::with_skew(a.summary, &a.played, &shown, frame);
+        summary.audio = Some(crate::flags::audio::figures(&scored));
+    }
+    summary
+}
+
+/// Saves the scored cell: records, the relay's link events and the audio played rebased
+/// onto the first scored capture, the call's own files (large pictures left out) as `live/`.
 fn save(
     store: &Store,
     run: &PlannedRun,
     work: &Path,
     analysis: &Analysis,
+    audio: Option<&CellAudio>,
     facts: LiveFacts,
     wall_s: f64,
 ) -> Result<()> {
@@ -136,11 +174,13 @@ fn save(
         code: salsify_eval::CODE.to_string(),
         video: String::new(),
     };
+    let summary = cell_summary(analysis, audio);
     let live = LiveRun {
         records,
         events: &events,
-        summary: &analysis.summary,
+        summary: &summary,
         meta: &meta,
+        audio: audio.map(|a| (a.played.as_slice(), analysis.origin)),
     };
     store
         .save_live(run, live, work)
@@ -214,9 +254,23 @@ fn live_call(e: &Experiment, scheme: &str, source: &Path, work: &Path) -> Result
         barcoded: true,
         quiet: true,
         dashboard: None,
-        // Live cells carry no audio yet (the simulated cells do, as the experiment says).
-        audio: None,
+        audio: cell_audio(e, work)?,
     })
+}
+
+/// The call's audio as the experiment says (`audio`, `sync`), as its simulated twin carries
+/// it; what the receiver played is written to `audio.wav` in the cell's folder.
+fn cell_audio(e: &Experiment, work: &Path) -> Result<Option<CallAudio>> {
+    let Some(input) = AudioInput::parse("audio", &e.audio)? else {
+        return Ok(None);
+    };
+    let mut player = PlayerConfig::default();
+    player.sync.mode = e.sync.parse().map_err(|m: String| anyhow!("sync: {m}"))?;
+    Ok(Some(CallAudio {
+        send: AudioSendConfig::new(input),
+        player,
+        wav: Some(work.join("audio.wav")),
+    }))
 }
 
 /// The experiment's video, barcoded (its first [`LIVE_EXCERPT_FRAMES`] pictures, as its
@@ -284,6 +338,29 @@ mod tests {
         assert!(call.encrypted);
         e.link.datagram_overhead_bytes = 10;
         assert!(live_call(&e, "conventional", source, work).is_err());
+    }
+
+    /// A live cell carries the audio its experiment names, lip-synced as it says, and none
+    /// when it names none (an experiment without audio runs the call it always did).
+    #[test]
+    fn a_live_cell_carries_its_experiments_audio() {
+        let (source, work) = (Path::new("source.y4m"), Path::new("work"));
+        let mut e = Experiment::default();
+        assert!(live_call(&e, "salsify-2c", source, work)
+            .unwrap()
+            .audio
+            .is_none());
+        e.audio = "synthetic".into();
+        e.sync = "none".into();
+        let audio = live_call(&e, "salsify-2c", source, work)
+            .unwrap()
+            .audio
+            .unwrap();
+        assert_eq!(audio.send.input, AudioInput::Synthetic);
+        assert_eq!(audio.player.sync.mode, salsify_audio::SyncMode::None);
+        assert_eq!(audio.wav, Some(work.join("audio.wav")));
+        e.sync = "sometimes".into();
+        assert!(live_call(&e, "salsify-2c", source, work).is_err());
     }
 
     /// The relay's report is read by column name, from the relay's own writer.

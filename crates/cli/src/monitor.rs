@@ -237,37 +237,38 @@ impl Monitor {
             ssim_db: mean(&ssims).map(ssim_to_db),
             sent_bytes: self.sent_bytes,
             outage_recovery_ms: self.outage_recovery(),
-            audio: self.audio.map(|mut a| {
-                if let Some((fraction, pictures)) = self.av_skew_in_window() {
-                    a.av_skew_in_window_fraction = fraction;
-                    a.pictures_scored = pictures;
+            audio: self.audio.map(|a| match self.config.audio_frame {
+                Some(frame) => {
+                    crate::flags::audio::with_skew(a, &self.played, &self.shown_pictures(), frame)
                 }
-                a
+                None => a,
             }),
         })
     }
 
-    /// The A/V skew from the pictures' true capture times (the receiver knows only when
-    /// their first datagram was sent): the share of pictures shown while audio played whose
-    /// audio was inside BT.1359's window, and how many pictures that is over.
-    fn av_skew_in_window(&self) -> Option<(f64, u64)> {
-        let frame = self.config.audio_frame?;
-        let shown: Vec<(Instant, Instant)> = self
-            .shown
+    /// Every picture shown, as (captured, shown at): its true capture time, which the
+    /// receiver knows only as the send time of its first datagram.
+    fn shown_pictures(&self) -> Vec<(Instant, Instant)> {
+        self.shown
             .iter()
             .filter_map(|s| Some((*self.captures.get(s.picture as usize)?, s.at)))
-            .collect();
-        let skews = salsify_audio::metrics::skews(&self.played, &shown, frame);
-        if skews.is_empty() {
-            return None;
-        }
-        let ahead = salsify_audio::sync::MAX_AHEAD.as_secs_f64() * 1e3;
-        let behind = salsify_audio::sync::MAX_BEHIND.as_secs_f64() * 1e3;
-        let inside = skews
-            .iter()
-            .filter(|(_, lead)| (-behind..=ahead).contains(lead))
-            .count();
-        Some((inside as f64 / skews.len() as f64, skews.len() as u64))
+            .collect()
+    }
+
+    /// Every audio frame the receiver played.
+    pub fn played(&self) -> &[salsify_audio::PlayedFrame] {
+        &self.played
+    }
+
+    /// Writes `audio.csv` (what the receiver played) on this monitor's clock, as
+    /// `frames.csv` is: times from its start.
+    pub fn write_audio_csv(&self, path: &Path) -> Result<()> {
+        let file = salsify_codec::output::create(path)
+            .with_context(|| format!("cannot create '{}'", path.display()))?;
+        let mut out = std::io::BufWriter::new(file);
+        salsify_audio::write_played_csv(&self.played, self.start, &mut out)
+            .and_then(|()| out.flush())
+            .with_context(|| format!("writing '{}'", path.display()))
     }
 
     fn outage_recovery(&self) -> Option<f64> {

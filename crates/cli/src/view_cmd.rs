@@ -4,8 +4,8 @@
 //! Reads what is there: `frames.csv` (the simulator's, an evaluation run's and a Chromium
 //! peer run's, one line per camera picture in ms; or the demo's, in µs from its start),
 //! `sender.csv` and `rates.csv` (live senders; the simulator writes `rates.csv` too), the
-//! link's `mm-link` log (`packets.log` from `salsify sim`, `video.log` from the relay) and
-//! `summary.json`.
+//! link's `mm-link` log (`packets.log` from `salsify sim`, `video.log` from the relay),
+//! `audio.csv` (the audio frames played, on `frames.csv`'s clock) and `summary.json`.
 //!
 //! Clocks: a simulated run counts from zero in every file; a live run's logs are on the
 //! machine's monotonic clock, and the demo's `frames.csv` counts from the demo's start, so
@@ -20,7 +20,7 @@ use salsify_dashboard::{Agg, Board, Listen, Sample};
 use salsify_time::Duration;
 use serde_json::{json, Map, Value};
 
-use crate::dashboard::parse_listen;
+use crate::dashboard::{audio_values, parse_listen};
 use crate::out_dir;
 use crate::runtime;
 
@@ -88,7 +88,9 @@ pub fn read_run(dir: &Path) -> Result<RecordedRun> {
     let sender = Csv::read_if(&dir.join("sender.csv"))?;
     let mut notes = Vec::new();
     let mut points = Vec::new();
-    // `shift`: subtracted from the logs' µs to put them on the run's axis.
+    // `shift`: subtracted from the logs' µs to put them on the run's axis; `frames_shift`:
+    // from frames.csv's (and audio.csv's) µs.
+    let mut frames_shift = 0;
     let shift = if frames.has("capture_us") {
         points.extend(demo_frames(&frames));
         let shift = sender.as_ref().and_then(|s| demo_shift(&frames, s));
@@ -108,8 +110,10 @@ pub fn read_run(dir: &Path) -> Result<RecordedRun> {
             0
         };
         points.extend(sim_frames(&frames, shift, sender.is_none()));
+        frames_shift = shift;
         Some(shift)
     };
+    points.extend(audio_points(&dir.join("audio.csv"), frames_shift)?);
     if let Some(shift) = shift {
         if let Some(s) = &sender {
             points.extend(sender_points(s, shift));
@@ -408,6 +412,26 @@ fn rate_points(r: &Csv, shift: i64) -> Vec<Point> {
     points
 }
 
+/// `audio.csv`, if the run has one: each frame played, as the live page shows it.
+fn audio_points(path: &Path, shift: i64) -> Result<Vec<Point>> {
+    if !path.is_file() {
+        return Ok(Vec::new());
+    }
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read '{}'", path.display()))?;
+    let played = salsify_audio::read_played_csv(&text)
+        .with_context(|| format!("reading '{}'", path.display()))?;
+    Ok(played
+        .iter()
+        .flat_map(|p| {
+            let at = p.at.as_micros() as i64 - shift;
+            audio_values(p)
+                .into_iter()
+                .map(move |(name, agg, value)| (at, name, agg, value))
+        })
+        .collect())
+}
+
 /// An `mm-link` log: capacity (`#`), delivered (`-`), drops (`d`) and the queue they leave.
 fn link_points(path: &Path, shift: i64) -> Result<Vec<Point>> {
     let text = std::fs::read_to_string(path)
@@ -440,4 +464,79 @@ fn link_points(path: &Path, shift: i64) -> Result<Vec<Point>> {
         points.push((at, "link.queue_kB", Agg::Max, queued.max(0.0) / 1e3));
     }
     Ok(points)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use salsify_audio::{write_played_csv, PlayedFrame, PlayedKind};
+    use salsify_eval::metrics::FrameRecord;
+    use salsify_time::Instant;
+
+    /// A simulated run's folder: 2 s of pictures, and with `audio` a frame played every
+    /// 20 ms, 100 ms after its capture, one of them missing.
+    fn run_folder(name: &str, audio: bool) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("salsify-view-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let records: Vec<FrameRecord> = (0..60)
+            .map(|i| {
+                let mut r = FrameRecord::captured(i, Instant::from_millis(i * 33));
+                r.display = Some(Instant::from_millis(i * 33 + 80));
+                r
+            })
+            .collect();
+        let mut frames = Vec::new();
+        salsify_eval::sim::write_frames_csv(&records, &mut frames).unwrap();
+        std::fs::write(dir.join("frames.csv"), frames).unwrap();
+        if audio {
+            let played: Vec<PlayedFrame> = (0..100)
+                .map(|i| PlayedFrame {
+                    at: Instant::from_millis(100 + 20 * i),
+                    frame: Some(i),
+                    captured: Instant::from_millis(20 * i),
+                    kind: match i {
+                        50 => PlayedKind::Missing,
+                        _ => PlayedKind::Packet,
+                    },
+                })
+                .collect();
+            let mut csv = Vec::new();
+            write_played_csv(&played, Instant::ZERO, &mut csv).unwrap();
+            std::fs::write(dir.join("audio.csv"), csv).unwrap();
+        }
+        dir
+    }
+
+    /// The replay serves the audio series the live page draws, from audio.csv: the delay of
+    /// every frame played and the one missing; a run without audio.csv has none.
+    #[test]
+    fn a_replay_serves_the_audio_it_played() {
+        let dir = run_folder("audio", true);
+        let run = read_run(&dir).unwrap();
+        let series = |name: &str| -> Vec<f64> {
+            run.samples
+                .iter()
+                .filter_map(|s| s.values.get(name).copied())
+                .collect()
+        };
+        let delays = series("recv.audio_delay_ms");
+        assert!(!delays.is_empty(), "no audio delay in {:?}", run.samples);
+        assert!(
+            delays.iter().all(|&d| (d - 100.0).abs() < 1e-9),
+            "{delays:?}"
+        );
+        let last = run.samples.last().unwrap();
+        assert_eq!(last.totals.get("recv.audio_missing"), Some(&1.0));
+        assert_eq!(last.totals.get("recv.audio_stretched"), Some(&0.0));
+        std::fs::remove_dir_all(&dir).unwrap();
+
+        let dir = run_folder("silent", false);
+        let run = read_run(&dir).unwrap();
+        assert!(run
+            .samples
+            .iter()
+            .all(|s| s.values.keys().all(|k| !k.starts_with("recv.audio"))));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

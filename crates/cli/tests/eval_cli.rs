@@ -96,7 +96,9 @@ fn matrix_runs_resumes_shards_and_reports() {
         ] {
             assert!(run.join(file).is_file(), "{}/{file}", run.display());
         }
+        assert!(!run.join("audio.csv").exists(), "a run without audio");
     }
+    assert!(!html.contains("The call's audio"));
 
     // A second invocation finds everything done and redoes nothing.
     let again = ok(&["eval", "--matrix", m, "--out", f, "--quiet"]);
@@ -140,6 +142,54 @@ fn matrix_runs_resumes_shards_and_reports() {
     let merged_md = without_command(report.join("report.md"));
     assert!(merged_md.contains("5 of 5 runs finished"), "{merged_md}");
     assert_eq!(merged_md, without_command(full.join("report.md")));
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A matrix whose experiments carry audio: each run writes its audio log and figures, and
+/// the report draws each run's audio delay and A/V skew and tables its audio figures.
+#[test]
+fn runs_with_audio_are_drawn_and_tabled() {
+    let dir = scratch("audio");
+    let matrix = dir.join("m.toml");
+    fs::write(
+        &matrix,
+        "[defaults]\nsize = \"96x64\"\nfps = 30\nduration_s = 4\naudio = \"synthetic\"\n\
+         [[group]]\nname = \"voice\"\nschemes = [\"salsify-2c\"]\nlinks = [\"constant:800\"]\n",
+    )
+    .unwrap();
+    let out = dir.join("out");
+    ok(&[
+        "eval",
+        "--matrix",
+        matrix.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    let runs: Vec<PathBuf> = fs::read_dir(out.join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    assert_eq!(runs.len(), 1);
+    let audio = fs::read_to_string(runs[0].join("audio.csv")).unwrap();
+    assert!(audio.lines().count() > 100, "4 s of 20 ms frames: {audio}");
+    let summary = fs::read_to_string(runs[0].join("summary.json")).unwrap();
+    assert!(summary.contains("audio_delay_p95_ms"), "{summary}");
+    let mut figures: Vec<String> = fs::read_dir(out.join("figures"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    figures.sort();
+    assert_eq!(figures.len(), 2, "{figures:?}");
+    assert!(figures[0].ends_with("-audio-delay.svg"), "{figures:?}");
+    assert!(figures[1].ends_with("-av-skew.svg"), "{figures:?}");
+    let md = fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("### The call's audio"), "{md}");
+    assert!(
+        md.contains("| constant:800 | salsify-2c | sim | synthetic | video |"),
+        "{md}"
+    );
     fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -196,6 +196,8 @@ fn a_live_group_runs_after_the_simulated_runs_and_is_reported_beside_them() {
             "{system}: delivered in {busy} of {} bins\n{series}",
             bins.len()
         );
+        // A call without audio writes no audio log.
+        assert!(!run.join("audio.csv").exists(), "{system}");
         // The call's own files are kept, its pictures are not.
         assert!(run.join("live").is_dir());
         assert!(
@@ -244,6 +246,78 @@ impl LiveRunDir for PathBuf {
         self.file_name()
             .is_some_and(|n| n.to_string_lossy().ends_with("__live"))
     }
+}
+
+/// A live cell of ours whose experiment carries audio: the call carries it, and the run has
+/// the audio log on its frames' time axis, the audio figures (the A/V skew scored from the
+/// barcoded pictures) and what was heard; the report draws it beside its simulated twin.
+#[test]
+fn a_live_cell_carries_its_experiments_audio() {
+    let dir = std::env::temp_dir().join(format!("salsify-eval-live-audio-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    let matrix_file = dir.join("m.toml");
+    fs::write(
+        &matrix_file,
+        "[defaults]\nsize = \"320x180\"\nfps = 30\nduration_s = 5\naudio = \"synthetic\"\n\
+         [[group]]\nname = \"live\"\nlive = true\nschemes = [\"salsify-2c\"]\n\
+         links = [\"constant:2000\"]\n",
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let result = Command::new(env!("CARGO_BIN_EXE_salsify"))
+        .arg("eval")
+        .arg("--matrix")
+        .arg(&matrix_file)
+        .arg("--out")
+        .arg(&out)
+        .args(["--jobs", "2", "--quiet"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(result.status.success(), "{stderr}");
+    let dirs = run_dirs(&out);
+    let run = dirs
+        .iter()
+        .find(|d| d.ends_with_live())
+        .expect("a live run");
+    let played =
+        salsify_audio::read_played_csv(&fs::read_to_string(run.join("audio.csv")).unwrap())
+            .unwrap();
+    // 5 s of 20 ms frames, less the start before scoring and the buffer's delay.
+    assert!(played.len() > 150, "{} frames played", played.len());
+    let first = played[0].at.as_micros() as f64 / 1e3;
+    assert!(
+        first < 1000.0,
+        "the first frame played at {first} ms of scoring"
+    );
+    let summary = json(&run.join("summary.json"));
+    let delay = summary["audio_delay_mean_ms"].as_f64().unwrap();
+    assert!((10.0..1000.0).contains(&delay), "audio delay {delay} ms");
+    let in_window = summary["av_skew_in_window_fraction"].as_f64().unwrap();
+    assert!((0.0..=1.0).contains(&in_window), "{summary}");
+    assert!(run.join("live/audio.wav").is_file());
+    let report = fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        report.contains("| constant:2000 | salsify-2c | live | synthetic | video |"),
+        "{report}"
+    );
+    assert!(
+        report.contains("| constant:2000 | salsify-2c | sim, live clip | synthetic | video |"),
+        "{report}"
+    );
+    let figures = fs::read_dir(out.join("figures"))
+        .unwrap()
+        .filter(|f| {
+            f.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .ends_with("-av-skew.svg")
+        })
+        .count();
+    assert_eq!(figures, 2, "the live run's and its twin's");
+    let _ = fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -6,8 +6,9 @@
 //! `salsify-metrics` ([`metrics`]: SSIM, PSNR, the paper's delay, summaries) and `salsify-sim`
 //! ([`sim`]: the simulator; [`experiment`]: experiment files).
 //!
-//! Layer 5 of the workspace (README, "Layout"): on `salsify-sim` and `salsify-metrics`; only the
-//! command (`salsify eval`, `salsify report`) uses it.
+//! Layer 5 of the workspace (README, "Layout"): on `salsify-sim` and `salsify-metrics` (and
+//! `salsify-audio` for a run's audio log); only the command (`salsify eval`, `salsify report`)
+//! uses it.
 
 pub mod campaign;
 pub mod report;

@@ -260,7 +260,8 @@ pub struct LiveCall {
 }
 
 /// The audio of a [`LiveCall`]: its source and encoder at the sender, its player at the
-/// receiver (which writes `audio.csv` in the call's folder).
+/// receiver. The receiver reports each frame it plays (`Observation::AudioPlayed`); the
+/// call's watcher writes them as `audio.csv` on its own clock, beside its `frames.csv`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallAudio {
     /// The sender's source and encoder.
@@ -334,7 +335,8 @@ impl LiveCall {
             Some(a) => AudioReceiveConfig {
                 player: a.player,
                 wav: a.wav.clone(),
-                log: Some(self.out.join("audio.csv")),
+                // The watcher writes the log, on the clock of its frames.csv.
+                log: None,
             },
             None => AudioReceiveConfig::default(),
         };

@@ -14,6 +14,7 @@
 //! and the black-box peers run it.
 
 mod audio;
+mod audio_log;
 pub mod bounds;
 mod config;
 mod cost;
@@ -23,6 +24,7 @@ mod log;
 mod video;
 
 pub use audio::{audio_figures, write_audio_csv, AudioOutput, AUDIO_CSV_HEADER};
+pub use audio_log::{read_run_audio, read_shown_pictures, RunAudio};
 pub use config::{AudioInput, SimAudio, SimConfig, SimError};
 pub use cost::{
     CostError, CostModel, AV1_DECODE_US_PER_MEGAPIXEL, AV1_ENCODE_US_PER_MEGAPIXEL, LATE_ONE_IN,

@@ -3,8 +3,9 @@
 //! (the same names as a simulated run's `summary.json`).
 
 use anyhow::Result;
-use salsify_audio::{AudioSummary, SyncMode};
+use salsify_audio::{AudioSummary, PlayedFrame, SyncMode};
 use salsify_runtime::{AudioInput, AudioSendConfig};
+use salsify_time::{Duration, Instant};
 
 use crate::usage::usage;
 
@@ -29,6 +30,44 @@ pub fn parse_sync(value: &str) -> Result<SyncMode, String> {
 
 /// A live run's audio figures under the names of a simulated run's `summary.json`.
 pub use salsify_eval::sim::audio_figures as figures;
+
+/// The A/V skew of `shown` pictures ((captured, shown at), on the clock of `played`) against
+/// the audio `played`: the share of those shown while audio played whose audio was inside
+/// BT.1359's window, and how many that is over; `None` if none was shown while audio played.
+pub fn skew_in_window(
+    played: &[PlayedFrame],
+    shown: &[(Instant, Instant)],
+    frame: Duration,
+) -> Option<(f64, u64)> {
+    let skews = salsify_audio::metrics::skews(played, shown, frame);
+    if skews.is_empty() {
+        return None;
+    }
+    let ahead = salsify_audio::sync::MAX_AHEAD.as_secs_f64() * 1e3;
+    let behind = salsify_audio::sync::MAX_BEHIND.as_secs_f64() * 1e3;
+    let inside = skews
+        .iter()
+        .filter(|(_, lead)| (-behind..=ahead).contains(lead))
+        .count();
+    Some((inside as f64 / skews.len() as f64, skews.len() as u64))
+}
+
+/// `summary` with its A/V skew measured again from `shown` pictures (see
+/// [`skew_in_window`]), where any was shown while audio played: the receiver knows a
+/// picture's capture only as the send time of its first datagram; the call's watcher and
+/// its barcodes know the true one.
+pub fn with_skew(
+    mut summary: AudioSummary,
+    played: &[PlayedFrame],
+    shown: &[(Instant, Instant)],
+    frame: Duration,
+) -> AudioSummary {
+    if let Some((fraction, pictures)) = skew_in_window(played, shown, frame) {
+        summary.av_skew_in_window_fraction = fraction;
+        summary.pictures_scored = pictures;
+    }
+    summary
+}
 
 /// The figures on one line, for a command's closing summary.
 pub fn line(s: &AudioSummary) -> String {

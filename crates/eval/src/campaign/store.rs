@@ -10,6 +10,8 @@
 //! OUT/runs/ID/run.json         link name, wall time, state counts
 //! OUT/runs/ID/frames.csv       one line per camera picture
 //! OUT/runs/ID/timeseries.csv   capacity, sending rate, delay in 250 ms bins
+//! OUT/runs/ID/audio.csv        a run with audio: one line per audio frame played, on
+//!                              frames.csv's time axis
 //! OUT/runs/ID/live/            a live run's own files: the call's logs, match.json, ...
 //! ```
 //!
@@ -20,7 +22,8 @@ use std::fs::{self, File};
 use std::io::{self, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use salsify_time::Duration;
+use salsify_audio::PlayedFrame;
+use salsify_time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use super::spec::{Matrix, Plan, PlannedRun};
@@ -186,6 +189,9 @@ impl Store {
     /// as `live/`).
     pub fn save_live(&self, run: &PlannedRun, live: LiveRun<'_>, work: &Path) -> io::Result<()> {
         self.save_with(run, |partial| {
+            if let Some((played, zero)) = live.audio {
+                write_audio(partial, played, zero)?;
+            }
             write_parts(
                 partial,
                 run,
@@ -250,6 +256,22 @@ pub struct LiveRun<'a> {
     pub summary: &'a Summary,
     /// Its facts.
     pub meta: &'a RunMeta,
+    /// In a call with audio, every audio frame the receiver played and the host time of the
+    /// records' zero (frames before it are left out of `audio.csv`).
+    pub audio: Option<(&'a [PlayedFrame], Instant)>,
+}
+
+/// Writes `audio.csv`: every frame played, in ms from `zero`, left out if played or captured
+/// before it.
+fn write_audio(dir: &Path, played: &[PlayedFrame], zero: Instant) -> io::Result<()> {
+    let kept: Vec<PlayedFrame> = played
+        .iter()
+        .filter(|p| p.at >= zero && p.captured >= zero)
+        .copied()
+        .collect();
+    let mut csv = salsify_codec::output::create(&dir.join("audio.csv")).map(BufWriter::new)?;
+    salsify_audio::write_played_csv(&kept, zero, &mut csv)?;
+    csv.flush()
 }
 
 fn write_run(
@@ -270,6 +292,9 @@ fn write_run(
         code: crate::CODE.to_string(),
         video: video.to_string(),
     };
+    if let Some(audio) = &output.audio {
+        write_audio(dir, &audio.played, Instant::ZERO)?;
+    }
     write_parts(
         dir,
         run,

@@ -4,6 +4,7 @@
 //! one self-contained HTML page (figures inline). Built only from finished runs on disk, so
 //! it is the same whichever machines and shards produced them.
 
+pub mod audio;
 pub mod figures;
 #[cfg(test)]
 mod fixtures;
@@ -114,6 +115,8 @@ pub fn build(plan: &Plan, results: &BTreeMap<String, RunResult>, context: &Conte
                 Figure::Frontier => frontier::frontier(&g.group.name, &runs, &genies),
             });
         }
+        // Every run that carried audio, whatever figures the group asked for.
+        drawn.extend(audio::figures(&g.group.name, &runs));
         let below = tables::below_the_bound(&runs);
         sections.push(Section {
             title: if g.group.title.is_empty() {
@@ -126,6 +129,7 @@ pub fn build(plan: &Plan, results: &BTreeMap<String, RunResult>, context: &Conte
                 Extra::new(None, NETWORK_INTRO, tables::network_table(&runs)),
                 Extra::new(None, TWINS_INTRO, tables::twin_table(&runs)),
                 Extra::new(Some(PEERS_TITLE), PEERS_INTRO, peers::peer_table(&runs)),
+                Extra::new(Some(AUDIO_TITLE), AUDIO_INTRO, audio::table(&runs)),
             ]
             .into_iter()
             .flatten()
@@ -219,6 +223,18 @@ points of the sweep (a point with more delay and no more SSIM than another is le
 the peer's value is outside the efficient points' range the cell says \"beyond the sweep\" \
 rather than extrapolate. Positive differences and ratios below 1 favour Salsify-2c. The oracle \
 is the bound, not a peer.";
+
+const AUDIO_TITLE: &str = "The call's audio";
+
+const AUDIO_INTRO: &str = "The runs that carried audio beside the video (issue 46; `audio` in \
+the experiment): real Opus packets in the same link queue, played by an adaptive jitter buffer \
+that, with `sync video`, holds the audio back to the delay of the pictures shown. Mouth-to-ear \
+delay is capture to playout of each audio frame, any lip-sync hold included; concealed: frames \
+played whose packet was lost or late and not recovered by FEC; skipped: frames sent but never \
+heard (the jitter buffer caught up); A/V skew in window: the share of pictures shown while audio \
+played whose audio was at most 45 ms ahead or 125 ms behind (ITU-R BT.1359), from what the \
+receiver actually played and showed. Each run's delay and skew over time are in its figures \
+below. Chromium's live cells carry no audio.";
 
 const COMPARISON_TITLE: &str =
     "Salsify-2c against the conventional scheme (WebRTC-style GCC + libvpx CBR)";
@@ -617,5 +633,147 @@ mod tests {
         ] {
             assert!(svg.contains(name), "{name} not in the figure:\n{svg}");
         }
+    }
+}
+
+#[cfg(test)]
+mod audio_tests {
+    use std::collections::BTreeMap;
+    use std::path::Path;
+
+    use salsify_audio::{write_played_csv, PlayedFrame};
+    use salsify_metrics::{AudioFigures, FrameRecord};
+    use salsify_time::Instant;
+
+    use super::fixtures::runs;
+    use super::{build, Context};
+    use crate::campaign::{Plan, PlannedGroup, RunResult};
+
+    /// A run folder's files: 3 s of pictures shown 150 ms after capture, and with audio a
+    /// frame played every 20 ms, 100 ms after its capture (so each picture's audio leads
+    /// it by 50 ms: outside the window's 45 ms).
+    fn write_run(dir: &Path, audio: bool) {
+        std::fs::create_dir_all(dir).unwrap();
+        let records: Vec<FrameRecord> = (0..90)
+            .map(|i| {
+                let mut r = FrameRecord::captured(i, Instant::from_millis(i * 33));
+                r.display = Some(Instant::from_millis(i * 33 + 150));
+                r
+            })
+            .collect();
+        let mut frames = Vec::new();
+        salsify_sim::write_frames_csv(&records, &mut frames).unwrap();
+        std::fs::write(dir.join("frames.csv"), frames).unwrap();
+        if audio {
+            let played: Vec<PlayedFrame> = (0..150)
+                .map(|i| PlayedFrame {
+                    at: Instant::from_millis(100 + 20 * i),
+                    frame: Some(i),
+                    captured: Instant::from_millis(20 * i),
+                    kind: salsify_audio::PlayedKind::Packet,
+                })
+                .collect();
+            let mut csv = Vec::new();
+            write_played_csv(&played, Instant::ZERO, &mut csv).unwrap();
+            std::fs::write(dir.join("audio.csv"), csv).unwrap();
+        }
+    }
+
+    /// The report's audio (`audio.rs`): the run with audio gets its two figures, each naming the run, and a row in the audio
+    /// table; the run without gets neither.
+    #[test]
+    fn a_run_with_audio_gets_its_figures_and_row() {
+        let root =
+            std::env::temp_dir().join(format!("salsify-report-audio-{}", std::process::id()));
+        let mut made = runs(&[
+            (
+                "salsify-2c",
+                "Verizon-LTE-short",
+                1,
+                Some(120.0),
+                Some(160.0),
+            ),
+            (
+                "conventional",
+                "Verizon-LTE-short",
+                1,
+                Some(90.0),
+                Some(300.0),
+            ),
+        ]);
+        for (i, (plan, result)) in made.iter_mut().enumerate() {
+            let audio = i == 0;
+            result.dir = root.join(&plan.id);
+            write_run(&result.dir, audio);
+            if audio {
+                plan.experiment.audio = "synthetic".into();
+                result.summary.audio = Some(AudioFigures {
+                    audio_delay_mean_ms: 100.0,
+                    audio_delay_p95_ms: 104.0,
+                    audio_concealed_fraction: 0.0125,
+                    av_skew_in_window_fraction: Some(0.0),
+                    audio_fec_fraction: 0.0,
+                    audio_stretch_fraction: 0.0,
+                    audio_skipped_fraction: 0.0,
+                    audio_frames_played: 150,
+                });
+            }
+        }
+        let group: crate::campaign::Group = toml::from_str(
+            "name = \"lte\"\nschemes = [\"salsify-2c\", \"conventional\"]\n\
+             links = [\"trace:Verizon-LTE-short\"]",
+        )
+        .unwrap();
+        let plan = Plan {
+            runs: made.iter().map(|(p, _)| p.clone()).collect(),
+            groups: vec![PlannedGroup {
+                group,
+                runs: made.iter().map(|(p, _)| p.id.clone()).collect(),
+            }],
+        };
+        let results: BTreeMap<String, RunResult> = made
+            .iter()
+            .map(|(p, r)| (p.id.clone(), r.clone()))
+            .collect();
+        let report = build(&plan, &results, &Context::default());
+        let names: Vec<&str> = report.figures.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "lte-salsify-2c-verizon-lte-short-1-audio-delay",
+                "lte-salsify-2c-verizon-lte-short-1-av-skew"
+            ]
+        );
+        for f in &report.figures {
+            assert!(
+                f.caption.contains("run salsify-2c-Verizon-LTE-short-1"),
+                "{}",
+                f.caption
+            );
+            assert!(
+                f.svg.contains(
+                    "Verizon-LTE-short: salsify-2c (sim, seed 1; audio synthetic, sync video)"
+                ),
+                "{}",
+                f.svg
+            );
+        }
+        let skew = &report.figures[1];
+        assert!(skew.svg.contains("BT.1359: -125..+45 ms"), "{}", skew.svg);
+        // Every picture's audio leads by 50 ms, outside the window.
+        assert!(
+            skew.caption
+                .contains("0.0% of its 90 pictures inside the window"),
+            "{}",
+            skew.caption
+        );
+        let md = &report.markdown;
+        assert!(md.contains("### The call's audio"), "{md}");
+        assert!(
+            md.contains("| Verizon-LTE-short | salsify-2c | sim | synthetic | video | 100 | 104 | 160 | 1.25 | 0.00 | 0.00 | 0.0 |"),
+            "{md}"
+        );
+        assert!(!md.contains("| conventional | sim | synthetic"), "{md}");
+        std::fs::remove_dir_all(&root).unwrap();
     }
 }

@@ -306,6 +306,18 @@ pub const PALETTE: &[&str] = &[
     "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#8C564B",
 ];
 
+/// A range of y drawn filled across the plot, behind the series, with its legend entry: a
+/// window the values should stay inside.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Band {
+    /// Legend entry.
+    pub name: String,
+    /// Low and high y.
+    pub y: (f64, f64),
+    /// A CSS colour (drawn translucent).
+    pub color: String,
+}
+
 /// A chart.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Chart {
@@ -317,6 +329,8 @@ pub struct Chart {
     pub y: Axis,
     /// Series, drawn in order.
     pub series: Vec<Series>,
+    /// Bands, drawn behind the series.
+    pub bands: Vec<Band>,
     /// Size in pixels.
     pub width: u32,
     /// Size in pixels.
@@ -354,6 +368,7 @@ impl Chart {
             x,
             y,
             series: Vec::new(),
+            bands: Vec::new(),
             width: 760,
             height: 420,
         }
@@ -365,10 +380,20 @@ impl Chart {
         self
     }
 
-    /// Every drawable value on one axis, whiskers included.
+    /// Adds a band.
+    pub fn band(&mut self, band: Band) -> &mut Chart {
+        self.bands.push(band);
+        self
+    }
+
+    /// Every drawable value on one axis, whiskers and bands included.
     fn values(&self, horizontal: bool) -> Vec<f64> {
         let axis = if horizontal { &self.x } else { &self.y };
         let mut out = Vec::new();
+        if !horizontal {
+            let edges = self.bands.iter().flat_map(|b| [b.y.0, b.y.1]);
+            out.extend(edges.filter(|&v| axis.drawable(v)));
+        }
         for s in &self.series {
             for (i, &(x, y)) in s.points.iter().enumerate() {
                 if !(self.x.drawable(x) && self.y.drawable(y)) {
@@ -419,6 +444,17 @@ impl Chart {
             h - TOP - BOTTOM
         );
         svg += &format!("<g clip-path=\"url(#{CLIP_ID})\">\n");
+        for b in self.bands.iter().filter(|b| ym.axis.drawable(b.y.0)) {
+            let (top, bottom) = (ym.at(b.y.1), ym.at(b.y.0));
+            let _ = writeln!(
+                svg,
+                "<rect x=\"{LEFT:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{}\" fill-opacity=\"0.15\"/>",
+                top.min(bottom),
+                w - LEFT - RIGHT,
+                (bottom - top).abs(),
+                escape(&b.color)
+            );
+        }
         for (i, s) in self.series.iter().enumerate() {
             draw_series(&mut svg, s, &color(s, i), &xm, &ym);
         }
@@ -454,6 +490,18 @@ impl Chart {
                 x + 26.0,
                 y + 4.0,
                 escape(&s.name)
+            );
+        }
+        for (j, b) in self.bands.iter().enumerate() {
+            let y = TOP + 8.0 + 18.0 * (self.series.len() + j) as f64;
+            let _ = writeln!(
+                svg,
+                "<rect x=\"{x:.1}\" y=\"{:.1}\" width=\"20\" height=\"10\" fill=\"{}\" fill-opacity=\"0.3\"/>\n<text x=\"{:.1}\" y=\"{:.1}\">{}</text>",
+                y - 5.0,
+                escape(&b.color),
+                x + 26.0,
+                y + 4.0,
+                escape(&b.name)
             );
         }
     }

@@ -167,11 +167,11 @@ fn varies(runs: &[Entry], key: impl Fn(&Entry) -> String) -> bool {
 }
 
 /// A column of the experiment's cell: its header and its value for a run.
-type CellColumn = (&'static str, fn(&Entry) -> String);
+pub(super) type CellColumn = (&'static str, fn(&Entry) -> String);
 
 /// The cell's columns a table shows: queue, one-way delay and seed, each only where the runs
 /// differ in it (so no two rows of a table carry the same labels).
-fn cell_columns(runs: &[Entry]) -> Vec<CellColumn> {
+pub(super) fn cell_columns(runs: &[Entry]) -> Vec<CellColumn> {
     let columns: [CellColumn; 3] = [
         ("queue (pkts)", |r| r.queue().to_string()),
         ("one-way delay (ms)", |r| {

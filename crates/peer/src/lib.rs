@@ -12,6 +12,7 @@
 //! it.
 
 pub mod analyse;
+pub mod audio_delay;
 pub mod candidates;
 pub mod chromium;
 pub mod records;

@@ -206,6 +206,76 @@ pub fn write_delay_csv(delays: &[MarkDelay], base: f64, mut out: impl Write) -> 
     Ok(())
 }
 
+/// File names of [`write_audio_delay`].
+pub const DELAY_CSV: &str = "audio_delay.csv";
+/// ...
+pub const MARKS_JSON: &str = "audio_marks.json";
+
+/// What `audio_marks.json` holds: the figures and how the reading went.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MarksReport {
+    /// The figures (also merged into `summary.json`).
+    #[serde(flatten)]
+    pub figures: MarkFigures,
+    /// Marks read from the sent recording.
+    pub sent_marks: u64,
+    /// ... and from the received one (paired or not).
+    pub received_marks: u64,
+    /// Marks paired in all (also outside the window).
+    pub paired_marks: u64,
+    /// The window the figures count (shared clock, s from `base_s`), if any.
+    pub window_s: Option<(f64, f64)>,
+    /// The shared-clock time the CSV's times count from (s): the sent recording's start.
+    pub base_s: f64,
+    /// What the two ends of the delay are, in words.
+    pub measured: String,
+}
+
+/// Writes `audio_delay.csv` (every mark paired) and `audio_marks.json` into `dir`, and
+/// merges the figures into `dir/summary.json` when there is one (its other fields kept).
+pub fn write_audio_delay(
+    dir: &std::path::Path,
+    result: &AudioDelay,
+    base_s: f64,
+    window: Option<(f64, f64)>,
+    measured: &str,
+) -> anyhow::Result<MarksReport> {
+    use anyhow::Context;
+    let path = dir.join(DELAY_CSV);
+    let mut csv = Vec::new();
+    write_delay_csv(&result.delays, base_s, &mut csv)?;
+    salsify_codec::output::write(&path, csv)
+        .with_context(|| format!("cannot write '{}'", path.display()))?;
+    let report = MarksReport {
+        figures: result.figures.clone(),
+        sent_marks: result.sent_marks,
+        received_marks: result.received_marks,
+        paired_marks: result.delays.len() as u64,
+        window_s: window.map(|(a, b)| (a - base_s, b - base_s)),
+        base_s,
+        measured: measured.to_string(),
+    };
+    let path = dir.join(MARKS_JSON);
+    salsify_codec::output::write(&path, serde_json::to_string_pretty(&report)? + "\n")
+        .with_context(|| format!("cannot write '{}'", path.display()))?;
+    let summary = dir.join("summary.json");
+    if summary.is_file() {
+        let text = std::fs::read_to_string(&summary)
+            .with_context(|| format!("cannot read '{}'", summary.display()))?;
+        let mut value: serde_json::Value = serde_json::from_str(&text)
+            .with_context(|| format!("'{}' is not JSON", summary.display()))?;
+        let figures = serde_json::to_value(&result.figures)?;
+        if let (Some(map), Some(add)) = (value.as_object_mut(), figures.as_object()) {
+            for (k, v) in add {
+                map.insert(k.clone(), v.clone());
+            }
+        }
+        salsify_codec::output::write(&summary, serde_json::to_string_pretty(&value)? + "\n")
+            .with_context(|| format!("cannot write '{}'", summary.display()))?;
+    }
+    Ok(report)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -229,6 +229,10 @@ pub struct MarksReport {
     pub base_s: f64,
     /// What the two ends of the delay are, in words.
     pub measured: String,
+    /// Concealed share as the receiver itself counts it, where it says (Chromium's getStats:
+    /// `concealedSamples / totalSamplesReceived` of the remote audio at the call's end): its
+    /// own account, not read from the marks.
+    pub receiver_reported_concealed_fraction: Option<f64>,
 }
 
 /// Writes `audio_delay.csv` (every mark paired) and `audio_marks.json` into `dir`, and
@@ -239,6 +243,7 @@ pub fn write_audio_delay(
     base_s: f64,
     window: Option<(f64, f64)>,
     measured: &str,
+    reported_concealed: Option<f64>,
 ) -> anyhow::Result<MarksReport> {
     use anyhow::Context;
     let path = dir.join(DELAY_CSV);
@@ -254,6 +259,7 @@ pub fn write_audio_delay(
         window_s: window.map(|(a, b)| (a - base_s, b - base_s)),
         base_s,
         measured: measured.to_string(),
+        receiver_reported_concealed_fraction: reported_concealed,
     };
     let path = dir.join(MARKS_JSON);
     salsify_codec::output::write(&path, serde_json::to_string_pretty(&report)? + "\n")

@@ -329,14 +329,18 @@ async function main() {
   const encoding = {};
   if (config.max_bitrate_bps) encoding.maxBitrate = config.max_bitrate_bps;
   if (config.scalability_mode) encoding.scalabilityMode = config.scalability_mode;
-  const transceiver = sender.addTransceiver(track, { direction: 'sendonly', sendEncodings: [encoding] });
+  // With audio, both tracks go out as one stream, as a call page sends them: Chromium then
+  // plays them in sync (its lip sync, on by default for the tracks of one stream).
+  const streams = config.audio ? [camera] : [];
+  const transceiver = sender.addTransceiver(track,
+    { direction: 'sendonly', sendEncodings: [encoding], streams });
   const helpers = ['video/rtx', 'video/red', 'video/ulpfec', 'video/flexfec-03'];
   const codecs = offered.filter((c) => c.mimeType.toLowerCase() === wanted.toLowerCase()
     || helpers.includes(c.mimeType));
   transceiver.setCodecPreferences(codecs);
 
   if (config.audio) {
-    sender.addTransceiver(camera.getAudioTracks()[0], { direction: 'sendonly' });
+    sender.addTransceiver(camera.getAudioTracks()[0], { direction: 'sendonly', streams });
   }
 
   receiver.ontrack = (e) => {

@@ -64,7 +64,7 @@ impl Tap {
 
 /// 16-bit little-endian PCM.
 pub fn parse_pcm(body: &[u8]) -> Result<Vec<i16>> {
-    if body.len() % 2 != 0 {
+    if !body.len().is_multiple_of(2) {
         bail!(
             "audio chunk of {} bytes: 16-bit samples come in pairs",
             body.len()
@@ -175,6 +175,28 @@ mod tests {
         tap.add(0, 0, vec![1]).unwrap();
         tap.add(u64::MAX / 2, 0, vec![1]).unwrap();
         assert!(tap.assemble().is_err());
+    }
+
+    proptest::proptest! {
+        /// Chunks at any frames and of any bodies (what a page may post) are assembled or
+        /// refused, never a panic, and a recording never outgrows its gap limit.
+        #[test]
+        fn any_chunks_are_assembled_or_refused(
+            chunks in proptest::collection::vec(
+                (0u64..2_000_000, proptest::collection::vec(proptest::num::u8::ANY, 0..64)),
+                0..12,
+            ),
+        ) {
+            let mut tap = Tap::default();
+            for (frame, body) in chunks {
+                if let Ok(pcm) = parse_pcm(&body) {
+                    tap.add(frame, frame, pcm).unwrap();
+                }
+            }
+            if let Ok(Some((_, samples))) = tap.assemble() {
+                proptest::prop_assert!(samples.len() as u64 <= 12 * (MAX_GAP + 64));
+            }
+        }
     }
 
     #[test]

@@ -110,6 +110,28 @@ mod tests {
         assert_eq!(c.capture_deviation_ms, 0.0);
     }
 
+    proptest::proptest! {
+        /// Any text, and any rows of numbers, give clocks or an error, never a panic.
+        #[test]
+        fn any_log_is_read_or_refused(
+            text in ".{0,200}",
+            rows in proptest::collection::vec(
+                (-1e12f64..1e12, proptest::option::of(0u64..u64::MAX), -1e12f64..1e12),
+                0..20,
+            ),
+        ) {
+            let _ = played_clocks(&text);
+            let mut log = format!("{}\n", salsify_audio::AUDIO_CSV_HEADER);
+            for (played, frame, captured) in rows {
+                let frame = frame.map_or(String::new(), |f| f.to_string());
+                log.push_str(&format!("{played},{frame},{captured},0,packet\n"));
+            }
+            if let Ok(c) = played_clocks(&log) {
+                proptest::prop_assert!(c.frame_ms > 0.0 && c.rows >= 2);
+            }
+        }
+    }
+
     #[test]
     fn a_bad_log_is_an_error_not_a_panic() {
         for bad in [

@@ -17,7 +17,15 @@ use crate::usage::usage;
                         then when its sync tone starts, in seconds from the file's start); a \
                         count on standard error. Marks whose check bits fail are left out. \
                         The file must be 48 kHz (channels are averaged).\n\
-                        Writes (--write): the synthetic voice, mark k at second k."
+                        Writes (--write): the synthetic voice, mark k at second k.\n\
+                        Delay (--delay LOG): each mark's mouth-to-ear delay, `NUMBER \
+                        DELAY_MS`, FILE being what a Salsify receiver played (OUT/audio.wav of \
+                        `salsify demo`) and LOG its per-frame log (OUT/audio.csv), the sender \
+                        having played the synthetic voice: the marks are read from the voice \
+                        and from FILE and paired by number, on the clocks the log gives (when \
+                        FILE's first sample played, when the voice's first was captured); the \
+                        same reading `salsify peer chromium --audio synthetic` makes of \
+                        Chromium's call."
 )]
 pub struct AudioMarksArgs {
     /// WAV file to read the marks of.
@@ -29,6 +37,14 @@ pub struct AudioMarksArgs {
     /// Seconds of voice to write (with --write).
     #[arg(long, default_value_t = 60, requires = "write")]
     pub seconds: u32,
+    /// Read each mark's mouth-to-ear delay against the synthetic voice, the clocks from
+    /// this per-frame log of the receiver that played FILE (`salsify demo`'s OUT/audio.csv).
+    #[arg(long, value_name = "LOG", conflicts_with = "write")]
+    pub delay: Option<PathBuf>,
+    /// With --delay: also write audio_delay.csv and audio_marks.json here (and the figures
+    /// into summary.json if the folder has one).
+    #[arg(long, requires = "delay")]
+    pub out: Option<PathBuf>,
     /// Quiet: no count on standard error.
     #[arg(long, short)]
     pub quiet: bool,
@@ -40,6 +56,9 @@ pub fn run(args: &AudioMarksArgs) -> Result<()> {
         return write_voice(out, args.seconds);
     }
     let path = args.file.as_ref().context("a WAV file to read")?;
+    if let Some(log) = &args.delay {
+        return read_delay(path, log, args.out.as_deref(), args.quiet);
+    }
     read_file(path, args.quiet)
 }
 
@@ -57,6 +76,61 @@ fn read_file(path: &Path, quiet: bool) -> Result<()> {
             "{} marks read in {:.1} s of audio",
             marks.len(),
             samples.len() as f64 / f64::from(SAMPLE_RATE)
+        );
+    }
+    Ok(())
+}
+
+/// What the two ends of a Salsify call's audio delay are.
+const SALSIFY_AUDIO_ENDS: &str = "mouth: the sender's capture clock (the synthetic voice's sample 0 captured at the log's start of the stream); ear: the receiver's player (FILE's first sample played when the log's first frame was, and every frame after it one frame later); no device latency on either side";
+
+fn read_delay(wav: &Path, log: &Path, out: Option<&Path>, quiet: bool) -> Result<()> {
+    use salsify_peer::audio_delay::{audio_delay, write_audio_delay, Recording};
+    if !wav.is_file() {
+        return Err(usage(format!("'{}' is not a file", wav.display())));
+    }
+    let text = crate::paths::read_text("audio log", log)?;
+    let clocks = salsify_peer::played_log::played_clocks(&text)
+        .with_context(|| format!("'{}'", log.display()))?;
+    let received = Recording {
+        samples: read_wav(wav)?,
+        start_s: clocks.received_start_ms / 1000.0,
+    };
+    let sent_start_s = clocks.sent_start_ms / 1000.0;
+    let seconds = (received.start_s + received.seconds() - sent_start_s)
+        .ceil()
+        .max(1.0)
+        + 1.0;
+    let mut voice = vec![0i16; seconds as usize * SAMPLE_RATE as usize];
+    SyntheticSpeech::new(0).fill(0, &mut voice);
+    let sent = Recording {
+        samples: voice,
+        start_s: sent_start_s,
+    };
+    let result = audio_delay(&sent, &received, None);
+    for d in &result.delays {
+        println!("{} {:.2}", d.number, d.delay_ms);
+    }
+    if let Some(dir) = out {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("cannot create '{}'", dir.display()))?;
+        write_audio_delay(dir, &result, sent.start_s, None, SALSIFY_AUDIO_ENDS, None)?;
+        let path = dir.join("audio_clocks.json");
+        salsify_codec::output::write(&path, serde_json::to_string_pretty(&clocks)? + "\n")
+            .with_context(|| format!("cannot write '{}'", path.display()))?;
+    }
+    if !quiet {
+        let f = &result.figures;
+        let opt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1}"));
+        eprintln!(
+            "mouth-to-ear delay by the marks: mean {} ms, p95 {} ms; {} of {} marks heard; \
+             the log's timeline within {:.1} ms of one frame per {:.1} ms",
+            opt(f.audio_delay_mean_ms),
+            opt(f.audio_delay_p95_ms),
+            f.audio_marks_heard,
+            f.audio_marks_expected,
+            clocks.timeline_deviation_ms,
+            clocks.frame_ms,
         );
     }
     Ok(())

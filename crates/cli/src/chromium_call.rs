@@ -56,6 +56,9 @@ pub struct ChromiumCall {
     pub path: LinkPath,
     /// No progress lines and no summary.
     pub quiet: bool,
+    /// The call carries audio: the synthetic voice with its timing marks (Salsify's own
+    /// sender's source) as the fake microphone, its mouth-to-ear delay read from the marks.
+    pub audio: bool,
 }
 
 impl ChromiumCall {
@@ -83,6 +86,7 @@ impl ChromiumCall {
             out,
             path,
             quiet: false,
+            audio: false,
         }
     }
 
@@ -157,6 +161,10 @@ pub fn call_and_score(args: &ChromiumCall) -> Result<(CallRecord, Analysis)> {
         scalability_mode: args.scalability_mode.clone(),
         relay_port: args.relay_port,
         extra_args: Vec::new(),
+        microphone: match args.audio {
+            true => Some(write_microphone(args)?),
+            false => None,
+        },
     };
     let stop = runtime::stop_on_ctrl_c()?;
     let quiet = args.quiet;
@@ -177,6 +185,28 @@ pub fn call_and_score(args: &ChromiumCall) -> Result<(CallRecord, Analysis)> {
     };
     let analysis = score_call(&args.out, &source, &call, scoring, &args.out)?;
     Ok((call, analysis))
+}
+
+/// Seconds of voice the fake microphone is given beyond the call's connect timeout and
+/// duration, so that Chromium (which loops the file) never plays a mark number twice.
+const MICROPHONE_MARGIN_S: f64 = 30.0;
+
+/// Writes the synthetic voice (seed 0, as Salsify's sender plays it; mark k at second k) to
+/// OUT/microphone.wav, long enough for the call.
+fn write_microphone(args: &ChromiumCall) -> Result<PathBuf> {
+    let seconds =
+        (args.connect_timeout.as_secs_f64() + args.duration.as_secs_f64() + MICROPHONE_MARGIN_S)
+            .ceil();
+    let max = f64::from(1u32 << salsify_audio::marks::NUMBER_BITS);
+    if seconds > max {
+        bail!("--audio synthetic: the call is longer than the {max} s the marks number");
+    }
+    let mut samples = vec![0i16; seconds as usize * salsify_audio::SAMPLE_RATE as usize];
+    salsify_audio::AudioSource::fill(&mut salsify_audio::SyntheticSpeech::new(0), 0, &mut samples);
+    let path = args.out.join("microphone.wav");
+    salsify_audio::write_wav(&path, &samples)
+        .with_context(|| format!("writing '{}'", path.display()))?;
+    Ok(path)
 }
 
 /// How a call is scored: seconds skipped at its start, and whether to keep quiet.
@@ -206,8 +236,75 @@ pub fn score_call(
     if !scoring.quiet {
         print_scores(&analysis, out);
     }
+    if dir.join(salsify_peer::audio_tap::TAPS_JSON).is_file() {
+        let from = call.connected() + Duration::from_secs_f64(scoring.warmup);
+        score_audio(dir, (from, call.ended()), scoring.quiet, out)?;
+    }
     check_match(&analysis, reference)?;
     Ok(analysis)
+}
+
+/// What the two ends of a Chromium call's audio delay are.
+const CHROMIUM_AUDIO_ENDS: &str = "mouth: the microphone's track at the sending page (the fake device's file, after capture); ear: the remote track at the receiving page as its <audio> element plays it (after WebRTC's jitter buffer and decoder); both recorded through one AudioContext, so the browser's output latency is in neither";
+
+/// Reads the call's audio marks (OUT/audio.json and its two WAV files) into
+/// audio_delay.csv, audio_marks.json and summary.json's audio figures.
+fn score_audio(
+    dir: &Path,
+    window: (salsify_time::Instant, salsify_time::Instant),
+    quiet: bool,
+    out: &Path,
+) -> Result<()> {
+    use salsify_peer::audio_delay::{audio_delay, write_audio_delay};
+    let (sent, received) = salsify_peer::audio_tap::read_recordings(dir)?;
+    let seconds = |t: salsify_time::Instant| t.as_micros() as f64 / 1e6;
+    let window = (seconds(window.0), seconds(window.1));
+    let result = audio_delay(&sent, &received, Some(window));
+    let stats = std::fs::read_to_string(dir.join("stats.jsonl")).unwrap_or_default();
+    let report = write_audio_delay(
+        out,
+        &result,
+        sent.start_s,
+        Some(window),
+        CHROMIUM_AUDIO_ENDS,
+        reported_concealed(&stats),
+    )?;
+    if !quiet {
+        eprintln!("salsify peer: audio {}", audio_line(&report));
+    }
+    Ok(())
+}
+
+/// Chromium's own concealed share of the remote audio, from the last getStats line that has
+/// it (`concealedSamples / totalSamplesReceived`).
+fn reported_concealed(stats: &str) -> Option<f64> {
+    stats.lines().rev().find_map(|line| {
+        let v: serde_json::Value = serde_json::from_str(line).ok()?;
+        let a = v.get("inbound_audio")?;
+        let concealed = a.get("concealedSamples")?.as_f64()?;
+        let total = a.get("totalSamplesReceived")?.as_f64()?;
+        (total > 0.0).then_some(concealed / total)
+    })
+}
+
+/// One line of a call's audio figures read from its marks.
+pub fn audio_line(report: &salsify_peer::audio_delay::MarksReport) -> String {
+    let f = &report.figures;
+    let opt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1}"));
+    format!(
+        "mouth-to-ear delay by the marks: mean {} ms, p95 {} ms; {} of {} marks heard ({} %){}; audio_delay.csv, audio_marks.json",
+        opt(f.audio_delay_mean_ms),
+        opt(f.audio_delay_p95_ms),
+        f.audio_marks_heard,
+        f.audio_marks_expected,
+        opt(f.audio_marks_heard_fraction.map(|v| v * 100.0)),
+        report
+            .receiver_reported_concealed_fraction
+            .map_or(String::new(), |c| format!(
+                "; concealed by the receiver's own count {:.2} %",
+                c * 100.0
+            )),
+    )
 }
 
 /// The scores of a call on standard error.

@@ -81,6 +81,12 @@ pub struct ChromiumArgs {
     /// Quiet: no progress lines and no summary on standard error (errors are still printed).
     #[arg(long, short)]
     pub quiet: bool,
+    /// Audio in the call: `synthetic` (the speech-like voice with a timing mark each second,
+    /// as Salsify's sender plays it, written to OUT/microphone.wav for the fake microphone;
+    /// the page records what was captured and what was played, and the marks give the
+    /// mouth-to-ear delay: audio_delay.csv, audio_marks.json, summary.json) or `none`.
+    #[arg(long, default_value = "none", value_parser = ["none", "synthetic"])]
+    pub audio: String,
 }
 
 /// Flags of `salsify peer score`.
@@ -137,6 +143,7 @@ impl TryFrom<&ChromiumArgs> for ChromiumCall {
             out: args.out.clone(),
             path: LinkPath::try_from(&args.path)?,
             quiet: args.quiet,
+            audio: args.audio == "synthetic",
         })
     }
 }
@@ -168,6 +175,7 @@ fn score(args: &ScoreArgs) -> Result<()> {
         relay_refused: 0,
         recorded: (0, 0),
         interrupted: false,
+        audio: None,
     };
     let reference = args
         .reference

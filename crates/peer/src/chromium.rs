@@ -30,6 +30,10 @@ pub struct BrowserConfig {
     pub log: PathBuf,
     /// Extra switches.
     pub extra_args: Vec<String>,
+    /// The WAV file the fake microphone plays (looped by Chromium, resampled to its
+    /// capture rate); `None`: Chromium's own fake microphone (a beep), which the video-only
+    /// call never asks for.
+    pub microphone: Option<PathBuf>,
 }
 
 /// Finds the browser binary: `given`, or the first of `NAMES` on `PATH`.
@@ -109,6 +113,12 @@ pub fn switches(config: &BrowserConfig) -> Vec<String> {
         "--use-file-for-fake-video-capture={}",
         config.camera.display()
     ));
+    if let Some(wav) = &config.microphone {
+        args.push(format!(
+            "--use-file-for-fake-audio-capture={}",
+            wav.display()
+        ));
+    }
     args.push(format!("--user-data-dir={}", config.profile.display()));
     args.extend(config.extra_args.iter().cloned());
     args
@@ -220,6 +230,7 @@ mod tests {
             profile: "/tmp/p".into(),
             log: "/tmp/l".into(),
             extra_args: vec!["--foo".into()],
+            microphone: None,
         };
         let s = switches(&config);
         assert!(s.contains(&"--use-file-for-fake-video-capture=/tmp/x.y4m".to_string()));
@@ -230,5 +241,13 @@ mod tests {
             .iter()
             .any(|a| a.starts_with("--host-resolver-rules=MAP * ~NOTFOUND")));
         assert_eq!(s.last().map(String::as_str), Some("--foo"));
+        assert!(!s.iter().any(|a| a.contains("fake-audio-capture")));
+        let with_audio = switches(&BrowserConfig {
+            microphone: Some("/tmp/voice.wav".into()),
+            ..config
+        });
+        assert!(
+            with_audio.contains(&"--use-file-for-fake-audio-capture=/tmp/voice.wav".to_string())
+        );
     }
 }

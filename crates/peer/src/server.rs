@@ -15,12 +15,14 @@ use salsify_runtime::clock;
 use salsify_time::Instant;
 use tiny_http::{Header, Method, Request, Response, Server};
 
+use crate::audio_tap::{parse_pcm, AudioTaps};
 use crate::candidates::{self, Route};
 use crate::records::{read_band, CaptureRecord, RecordWriter, ShownRecord};
 
 const PAGE: &str = include_str!("page/index.html");
 const SCRIPT: &str = include_str!("page/call.js");
 const SHOWN_WORKER: &str = include_str!("page/shown_worker.js");
+const AUDIO_TAP: &str = include_str!("page/audio_tap.js");
 /// Largest request body taken (a 1920x1080 I420 picture is 3.1 MB).
 const MAX_BODY: u64 = 8 << 20;
 /// Threads answering requests (pictures and bands arrive concurrently).
@@ -54,6 +56,7 @@ struct Shared {
     config_json: String,
     recording: AtomicBool,
     writer: Mutex<Option<RecordWriter>>,
+    audio: Mutex<AudioTaps>,
     stats: Mutex<BufWriter<File>>,
     events_log: Mutex<BufWriter<File>>,
     events: Mutex<Sender<PageEvent>>,
@@ -93,6 +96,7 @@ impl PageServer {
             config_json,
             recording: AtomicBool::new(true),
             writer: Mutex::new(Some(writer)),
+            audio: Mutex::new(AudioTaps::default()),
             stats: Mutex::new(create("stats.jsonl")?),
             events_log: Mutex::new(create("events.jsonl")?),
             events: Mutex::new(events),
@@ -122,6 +126,15 @@ impl PageServer {
     pub fn stop_recording(&self) -> Option<RecordWriter> {
         self.shared.recording.store(false, Ordering::SeqCst);
         self.shared.writer.lock().ok()?.take()
+    }
+
+    /// The call's audio recorded so far (taken: call after [`PageServer::stop_recording`]).
+    pub fn take_audio(&self) -> AudioTaps {
+        self.shared
+            .audio
+            .lock()
+            .map(|mut a| std::mem::take(&mut *a))
+            .unwrap_or_default()
     }
 
     /// Stops the server and flushes its logs.
@@ -181,11 +194,13 @@ fn handle(mut request: Request, shared: &Shared) {
         "/" | "/index.html" => Ok((PAGE.to_string(), "text/html; charset=utf-8")),
         "/call.js" => Ok((SCRIPT.to_string(), "text/javascript; charset=utf-8")),
         "/shown-worker.js" => Ok((SHOWN_WORKER.to_string(), "text/javascript; charset=utf-8")),
+        "/audio-tap.js" => Ok((AUDIO_TAP.to_string(), "text/javascript; charset=utf-8")),
         "/config" => Ok((shared.config_json.clone(), "application/json")),
         "/clock" => Ok((clock::now().as_micros().to_string(), "text/plain")),
         "/ice" => route(shared, &body).map(|r| (r, "application/json")),
         "/captured" => captured(shared, &q, &body).map(|_| (String::new(), "text/plain")),
         "/shown" => shown(shared, &q, &body).map(|_| (String::new(), "text/plain")),
+        "/audio" => audio(shared, &q, &body).map(|_| (String::new(), "text/plain")),
         "/stats" => log_line(&shared.stats, &body).map(|_| (String::new(), "text/plain")),
         "/event" => event(shared, &body).map(|_| (String::new(), "text/plain")),
         _ => Err(anyhow!("no such page: {path}")),
@@ -263,6 +278,22 @@ fn shown(shared: &Shared, q: &HashMap<&str, &str>, body: &[u8]) -> Result<()> {
     match writer.as_mut() {
         Some(w) => w.shown(&record, body),
         None => Ok(()),
+    }
+}
+
+/// A chunk of the call's audio: `side` (`sent` or `received`), its first sample's context
+/// `frame` and host time `us`, 16-bit PCM in the body.
+fn audio(shared: &Shared, q: &HashMap<&str, &str>, body: &[u8]) -> Result<()> {
+    if !shared.recording.load(Ordering::Relaxed) {
+        return Ok(());
+    }
+    let pcm = parse_pcm(body)?;
+    let (frame, us) = (field(q, "frame")?, field(q, "us")?);
+    let mut taps = shared.audio.lock().map_err(|_| anyhow!("audio"))?;
+    match q.get("side").copied() {
+        Some("sent") => taps.sent.add(frame, us, pcm),
+        Some("received") => taps.received.add(frame, us, pcm),
+        other => Err(anyhow!("audio side {other:?}: sent or received")),
     }
 }
 

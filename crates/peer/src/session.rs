@@ -16,6 +16,7 @@ use salsify_runtime::relay::{self, RelayConfig, RelayTotals};
 use salsify_time::{Duration, Instant};
 use serde::Serialize;
 
+use crate::audio_tap::AudioTapsRecord;
 use crate::chromium::{self, Browser, BrowserConfig};
 use crate::records::RecordWriter;
 use crate::server::{PageEvent, PageServer};
@@ -49,6 +50,9 @@ pub struct CallConfig {
     pub relay_port: u16,
     /// Extra browser switches.
     pub extra_args: Vec<String>,
+    /// A 48 kHz WAV file the fake microphone plays: the call carries audio, and the page
+    /// records the microphone's track and the remote track as played (None: video only).
+    pub microphone: Option<PathBuf>,
 }
 
 /// What the page is told.
@@ -61,6 +65,8 @@ struct PageConfig {
     max_bitrate_bps: Option<u64>,
     codec: Option<String>,
     scalability_mode: Option<String>,
+    /// Whether the call carries the microphone's audio (recorded on both sides).
+    audio: bool,
 }
 
 /// A recorded call.
@@ -84,6 +90,9 @@ pub struct CallRecord {
     pub recorded: (u64, u64),
     /// Stopped early by Ctrl-C.
     pub interrupted: bool,
+    /// The audio the page recorded, in a call with audio (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub audio: Option<AudioTapsRecord>,
 }
 
 impl CallRecord {
@@ -147,6 +156,7 @@ pub fn record_call(
         max_bitrate_bps: config.max_bitrate_bps,
         codec: config.codec.clone(),
         scalability_mode: config.scalability_mode.clone(),
+        audio: config.microphone.is_some(),
     };
     let (tx, rx) = mpsc::channel();
     let relay_slot: RelaySlot = Arc::new(Mutex::new(None));
@@ -169,6 +179,14 @@ pub fn record_call(
         profile: config.out.join("chromium-profile"),
         log: config.out.join("chromium.log"),
         extra_args: config.extra_args.clone(),
+        microphone: config
+            .microphone
+            .as_ref()
+            .map(|m| {
+                m.canonicalize()
+                    .with_context(|| format!("cannot find the microphone's file '{}'", m.display()))
+            })
+            .transpose()?,
     };
     let _ = std::fs::remove_dir_all(&browser_config.profile);
     let mut browser = Browser::start(&binary, &browser_config, &server.url())?;
@@ -205,6 +223,7 @@ pub fn record_call(
     let writer = server.stop_recording();
     browser.stop();
     let totals = relay_guard.stop()?;
+    let audio = server.take_audio();
     server.stop()?;
     let (captures, shown) = match writer {
         Some(w) => {
@@ -215,6 +234,15 @@ pub fn record_call(
         None => (0, 0),
     };
     let _ = std::fs::remove_dir_all(&browser_config.profile);
+    let audio = match config.microphone {
+        Some(_) => Some(audio.write(&config.out)?.with_context(|| {
+            format!(
+                "the call carried no audio the page could record on both sides: see events.jsonl in {}",
+                config.out.display()
+            )
+        })?),
+        None => None,
+    };
     let record = CallRecord {
         browser: browser_version,
         connected_us: connected.as_micros(),
@@ -225,6 +253,7 @@ pub fn record_call(
         relay_refused: totals.map_or(0, |t| t.refused),
         recorded: (captures, shown),
         interrupted,
+        audio,
     };
     let call_json = config.out.join("call.json");
     salsify_codec::output::write(&call_json, serde_json::to_string_pretty(&record)? + "\n")

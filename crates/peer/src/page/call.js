@@ -3,7 +3,8 @@
 // `salsify link`. Per frame it posts to the server: the camera picture's capture timestamp
 // and barcode band (a MediaStreamTrackProcessor on a clone of the camera track), and every
 // picture the receiving <video> presents, whole, with its expected display time
-// (requestVideoFrameCallback). getStats once a second. Times go to the server on the host's
+// (requestVideoFrameCallback). With audio (config.audio), the microphone's track and the
+// remote track as played are recorded too (audioTaps). getStats once a second. Times go to the server on the host's
 // monotonic clock (camera timestamps already are; page times are mapped by /clock pings).
 'use strict';
 
@@ -181,6 +182,56 @@ function displayLoop(video, clock) {
   video.requestVideoFrameCallback(onFrame);
 }
 
+// The call's audio, when asked: the microphone's track as the sender captured it (the
+// "mouth") and the remote track as the receiving page plays it (the "ear"), both recorded
+// through one AudioContext at 48 kHz, so both recordings count their samples on one clock.
+// Each 100 ms chunk goes to the server as 16-bit PCM with its first sample's context frame
+// and that frame's time on the host's monotonic clock (one mapping for both recordings: a
+// mark's delay, a difference of two such times, is exact in context frames).
+async function audioTaps() {
+  const ctx = new AudioContext({ sampleRate: 48000, latencyHint: 'interactive' });
+  await ctx.audioWorklet.addModule('/audio-tap.js');
+  if (ctx.state !== 'running') await ctx.resume();
+  const silent = ctx.createGain();
+  silent.gain.value = 0;
+  silent.connect(ctx.destination);
+  let mapping = null;
+  // Host µs of context frame `frame`, from one (context time, performance time) pair.
+  const hostUs = (frame) => {
+    if (!mapping) {
+      const stamp = ctx.getOutputTimestamp();
+      mapping = { contextTime: stamp.contextTime, performanceTime: stamp.performanceTime };
+      event('audio_clock', { mapping, base_latency: ctx.baseLatency, output_latency: ctx.outputLatency,
+        sample_rate: ctx.sampleRate });
+    }
+    const ms = mapping.performanceTime + (frame / ctx.sampleRate - mapping.contextTime) * 1000;
+    return Math.round(ms * 1000 + taps.clockOffset);
+  };
+  const uploads = poster(32);
+  const taps = {
+    clockOffset: 0,
+    record(side, track) {
+      const source = ctx.createMediaStreamSource(new MediaStream([track]));
+      const tap = new AudioWorkletNode(ctx, 'tap', { numberOfInputs: 1, numberOfOutputs: 1,
+        channelCount: 1, channelCountMode: 'explicit', channelInterpretation: 'speakers' });
+      source.connect(tap);
+      tap.connect(silent);
+      tap.port.onmessage = (e) => {
+        const { frame, samples } = e.data;
+        const pcm = new Int16Array(samples.length);
+        for (let i = 0; i < samples.length; i++) {
+          pcm[i] = Math.max(-32768, Math.min(32767, Math.round(samples[i] * 32767)));
+        }
+        if (!uploads.post(`/audio?side=${side}&frame=${frame}&us=${hostUs(frame)}`, pcm)) {
+          warn('audio', 'too many uploads under way: an audio chunk not recorded');
+        }
+      };
+      event('audio_track', { side, settings: track.getSettings ? track.getSettings() : null });
+    },
+  };
+  return taps;
+}
+
 function pick(report, fields) {
   const out = {};
   for (const f of fields) if (report[f] !== undefined) out[f] = report[f];
@@ -198,7 +249,9 @@ function statsLoop(sender, receiver, clock) {
         return c ? { address: c.address, port: c.port, type: c.candidateType } : null;
       };
       senderStats.forEach((r) => {
-        if (r.type === 'outbound-rtp') {
+        if (r.type === 'outbound-rtp' && r.kind === 'audio') {
+          out.outbound_audio = pick(r, ['bytesSent', 'packetsSent', 'targetBitrate']);
+        } else if (r.type === 'outbound-rtp') {
           out.outbound = pick(r, ['targetBitrate', 'bytesSent', 'framesEncoded', 'framesSent',
             'framesPerSecond', 'frameWidth', 'frameHeight', 'qualityLimitationReason',
             'qpSum', 'keyFramesEncoded', 'nackCount', 'pliCount', 'retransmittedBytesSent',
@@ -211,7 +264,14 @@ function statsLoop(sender, receiver, clock) {
         }
       });
       (await receiver.getStats()).forEach((r) => {
-        if (r.type === 'inbound-rtp') {
+        if (r.type === 'inbound-rtp' && r.kind === 'audio') {
+          // Chromium's own account of its audio (NetEq's): read beside the marks, never as them.
+          out.inbound_audio = pick(r, ['bytesReceived', 'packetsReceived', 'packetsLost',
+            'totalSamplesReceived', 'concealedSamples', 'silentConcealedSamples',
+            'concealmentEvents', 'insertedSamplesForDeceleration', 'removedSamplesForAcceleration',
+            'jitterBufferDelay', 'jitterBufferTargetDelay', 'jitterBufferEmittedCount',
+            'totalSamplesDuration']);
+        } else if (r.type === 'inbound-rtp') {
           out.inbound = pick(r, ['bytesReceived', 'packetsLost', 'framesReceived',
             'framesDecoded', 'framesDropped', 'framesPerSecond', 'frameWidth', 'frameHeight',
             'jitterBufferDelay', 'jitterBufferEmittedCount', 'freezeCount', 'totalFreezesDuration',
@@ -230,9 +290,20 @@ async function main() {
   const clock = await syncClock(20);
   event('clock', { offset_us: clock.offset, rtt_ms: clock.rtt });
 
+  // The microphone's own processing is off: the marks are tones it would treat as noise
+  // or echo (it runs before the sender's recording, so it is not in the measured delay).
   const camera = await navigator.mediaDevices.getUserMedia({
     video: { width: config.width, height: config.height, frameRate: config.fps },
+    audio: config.audio
+      ? { echoCancellation: false, noiseSuppression: false, autoGainControl: false }
+      : false,
   });
+  let taps = null;
+  if (config.audio) {
+    taps = await audioTaps();
+    taps.clockOffset = clock.offset;
+    taps.record('sent', camera.getAudioTracks()[0]);
+  }
   const track = camera.getVideoTracks()[0];
   event('camera', { settings: track.getSettings() });
   // From the start, so that every picture the call shows has its capture recorded.
@@ -258,13 +329,30 @@ async function main() {
   const encoding = {};
   if (config.max_bitrate_bps) encoding.maxBitrate = config.max_bitrate_bps;
   if (config.scalability_mode) encoding.scalabilityMode = config.scalability_mode;
-  const transceiver = sender.addTransceiver(track, { direction: 'sendonly', sendEncodings: [encoding] });
+  // With audio, both tracks go out as one stream, as a call page sends them: Chromium then
+  // plays them in sync (its lip sync, on by default for the tracks of one stream).
+  const streams = config.audio ? [camera] : [];
+  const transceiver = sender.addTransceiver(track,
+    { direction: 'sendonly', sendEncodings: [encoding], streams });
   const helpers = ['video/rtx', 'video/red', 'video/ulpfec', 'video/flexfec-03'];
   const codecs = offered.filter((c) => c.mimeType.toLowerCase() === wanted.toLowerCase()
     || helpers.includes(c.mimeType));
   transceiver.setCodecPreferences(codecs);
 
+  if (config.audio) {
+    sender.addTransceiver(camera.getAudioTracks()[0], { direction: 'sendonly', streams });
+  }
+
   receiver.ontrack = (e) => {
+    if (e.track.kind === 'audio') {
+      // Played by an element as a call page would (Chromium feeds a remote track to Web
+      // Audio only while it is played), and recorded as it is played.
+      const element = document.getElementById('remote-audio');
+      element.srcObject = new MediaStream([e.track]);
+      element.play().catch((err) => warn('audio', err));
+      if (taps) taps.record('received', e.track);
+      return;
+    }
     const video = document.getElementById('remote');
     video.srcObject = new MediaStream([e.track]);
     displayLoop(video, clock);

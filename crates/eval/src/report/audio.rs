@@ -195,6 +195,8 @@ pub fn table(runs: &[Entry]) -> Option<Table> {
             "concealed %",
             "FEC-recovered %",
             "skipped %",
+            "stalled %",
+            "played faster %",
             "A/V skew in window %",
         ]
         .map(String::from),
@@ -220,6 +222,8 @@ pub fn table(runs: &[Entry]) -> Option<Table> {
                 percent(a.audio_concealed_fraction),
                 percent(a.audio_fec_fraction),
                 percent(a.audio_skipped_fraction),
+                percent(a.audio_stalled_fraction),
+                percent(a.audio_accelerated_fraction),
                 num(a.av_skew_in_window_fraction.map(|f| f * 100.0), 1),
             ]);
             row

@@ -231,7 +231,9 @@ the experiment): real Opus packets in the same link queue, played by an adaptive
 that, with `sync video`, holds the audio back to the delay of the pictures shown. Mouth-to-ear \
 delay is capture to playout of each audio frame, any lip-sync hold included; concealed: frames \
 played whose packet was lost or late and not recovered by FEC; skipped: frames sent but never \
-heard (the jitter buffer caught up); A/V skew in window: the share of pictures shown while audio \
+heard (the jitter buffer caught up); stalled: frames of filler played while waiting out a \
+stalled link (the audio held up, none lost); played faster: frames played at 1.3-2x speed, pitch kept, \
+to shed the delay a stall added; A/V skew in window: the share of pictures shown while audio \
 played whose audio was at most 45 ms ahead or 125 ms behind (ITU-R BT.1359), from what the \
 receiver actually played and showed. Each run's delay and skew over time are in its figures \
 below. Chromium's live cells carry no audio.";
@@ -715,6 +717,8 @@ mod audio_tests {
                     audio_fec_fraction: 0.0,
                     audio_stretch_fraction: 0.0,
                     audio_skipped_fraction: 0.0,
+                    audio_stalled_fraction: 0.0,
+                    audio_accelerated_fraction: 0.0,
                     audio_frames_played: 150,
                 });
             }
@@ -770,7 +774,7 @@ mod audio_tests {
         let md = &report.markdown;
         assert!(md.contains("### The call's audio"), "{md}");
         assert!(
-            md.contains("| Verizon-LTE-short | salsify-2c | sim | synthetic | video | 100 | 104 | 160 | 1.25 | 0.00 | 0.00 | 0.0 |"),
+            md.contains("| Verizon-LTE-short | salsify-2c | sim | synthetic | video | 100 | 104 | 160 | 1.25 | 0.00 | 0.00 | 0.00 | 0.00 | 0.0 |"),
             "{md}"
         );
         assert!(!md.contains("| conventional | sim | synthetic"), "{md}");

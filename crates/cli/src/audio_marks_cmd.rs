@@ -124,7 +124,7 @@ fn read_delay(wav: &Path, log: &Path, out: Option<&Path>, quiet: bool) -> Result
         let opt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1}"));
         eprintln!(
             "mouth-to-ear delay by the marks: mean {} ms, p95 {} ms; {} of {} marks heard; \
-             the log's timeline within {:.1} ms of one frame per {:.1} ms",
+             no frame in the log starts more than {:.1} ms after the one before ends (frames of {:.1} ms)",
             opt(f.audio_delay_mean_ms),
             opt(f.audio_delay_p95_ms),
             f.audio_marks_heard,

@@ -19,8 +19,9 @@ pub struct PlayedClocks {
     pub frame_ms: f64,
     /// Rows read.
     pub rows: u64,
-    /// Largest distance of a row's play time from `received_start_ms + row * frame_ms`:
-    /// zero when the WAV file's timeline is the playout's.
+    /// Largest time a row starts after the previous row's frame would have ended (a frame
+    /// plays for `frame_ms` at most; one played faster, for less, with fewer samples in the
+    /// WAV file): zero when the WAV file's timeline is the playout's.
     pub timeline_deviation_ms: f64,
     /// Largest distance of a row's `captured_ms - frame * frame_ms` from `sent_start_ms`.
     pub capture_deviation_ms: f64,
@@ -72,10 +73,9 @@ pub fn played_clocks(text: &str) -> Result<PlayedClocks> {
         .collect();
     let sent_start_ms = salsify_metrics::percentile(&starts, 50.0).unwrap_or(0.0);
     let received_start_ms = played[0];
-    let timeline_deviation_ms = played
+    let timeline_deviation_ms = steps
         .iter()
-        .enumerate()
-        .map(|(i, p)| (p - (received_start_ms + i as f64 * frame_ms)).abs())
+        .map(|step| (step - frame_ms).max(0.0))
         .fold(0.0, f64::max);
     let capture_deviation_ms = starts
         .iter()
@@ -108,6 +108,14 @@ mod tests {
         assert_eq!(c.rows, 3);
         assert_eq!(c.timeline_deviation_ms, 0.0);
         assert_eq!(c.capture_deviation_ms, 0.0);
+        // A frame played faster (12 ms) keeps the timeline; a pause of 30 ms does not.
+        let log = format!(
+            "{}\n100.000,3,60.000,40.000,accelerated\n112.000,4,80.000,32.000,packet\n132.000,5,100.000,32.000,packet\n152.000,6,120.000,32.000,packet\n202.000,7,140.000,62.000,packet\n",
+            salsify_audio::AUDIO_CSV_HEADER
+        );
+        let c = played_clocks(&log).unwrap();
+        assert_eq!(c.frame_ms, 20.0);
+        assert_eq!(c.timeline_deviation_ms, 30.0);
     }
 
     proptest::proptest! {

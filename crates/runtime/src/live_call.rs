@@ -269,6 +269,8 @@ pub struct CallAudio {
     pub player: salsify_audio::PlayerConfig,
     /// Write what the receiver played here.
     pub wav: Option<PathBuf>,
+    /// Also play it on the default output device (`--play`).
+    pub play: bool,
 }
 
 /// The receiver's outputs in a [`LiveCall`] (it always writes `received.ivf` and its log).
@@ -335,6 +337,7 @@ impl LiveCall {
                 player: a.player,
                 wav: a.wav.clone(),
                 log: Some(self.out.join("audio.csv")),
+                play: a.play,
             },
             None => AudioReceiveConfig::default(),
         };

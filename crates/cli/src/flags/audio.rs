@@ -4,22 +4,34 @@
 
 use anyhow::Result;
 use salsify_audio::{AudioSummary, SyncMode};
-use salsify_runtime::{AudioInput, AudioSendConfig};
+use salsify_runtime::{sound, AudioInput, AudioSendConfig};
 
 use crate::usage::usage;
 
-/// `--audio none|synthetic|FILE.wav`: the sender's audio (`None`: video only). A value that
-/// is none of these is bad usage; a file that cannot be read is an error.
+/// `--audio none|synthetic|mic|FILE.wav`: the sender's audio (`None`: video only). A value
+/// that is none of these is bad usage, and so is `mic` in a build without sound support; a
+/// file that cannot be read is an error (a missing microphone is one when the call starts).
 pub fn audio_source(flag: &str, value: &str) -> Result<Option<AudioSendConfig>> {
-    let known =
-        matches!(value, "none" | "synthetic") || value.to_ascii_lowercase().ends_with(".wav");
+    let known = matches!(value, "none" | "synthetic" | "mic")
+        || value.to_ascii_lowercase().ends_with(".wav");
     if !known {
         return Err(usage(format!(
-            "{flag} '{value}': none, synthetic or a .wav file (48 kHz; \
+            "{flag} '{value}': none, synthetic, mic or a .wav file (48 kHz; \
              ffmpeg -i IN -ac 1 -ar 48000 OUT.wav converts any other)"
         )));
     }
+    if value == "mic" && !sound::SUPPORTED {
+        return Err(usage(format!("{flag} mic: {}", sound::NOT_BUILT)));
+    }
     Ok(AudioInput::parse(flag, value)?.map(AudioSendConfig::new))
+}
+
+/// `--play`: whether to open the speakers; bad usage in a build without sound support.
+pub fn play(flag: bool) -> Result<bool> {
+    if flag && !sound::SUPPORTED {
+        return Err(usage(format!("--play: {}", sound::NOT_BUILT)));
+    }
+    Ok(flag)
 }
 
 /// `--sync video|none`.
@@ -61,8 +73,21 @@ mod tests {
             audio_source("--audio", "synthetic").unwrap().unwrap().input,
             AudioInput::Synthetic
         );
-        let bad = audio_source("--audio", "mic").unwrap_err();
+        let bad = audio_source("--audio", "microphone").unwrap_err();
         assert_eq!(crate::usage::exit_code(&bad), 2);
+        match audio_source("--audio", "mic") {
+            Ok(config) => {
+                assert!(sound::SUPPORTED);
+                assert_eq!(config.unwrap().input, AudioInput::Mic);
+            }
+            Err(e) => {
+                assert!(!sound::SUPPORTED);
+                assert_eq!(crate::usage::exit_code(&e), 2);
+                assert!(e.to_string().contains("--features sound"), "{e}");
+            }
+        }
+        assert_eq!(play(false).unwrap(), false);
+        assert_eq!(play(true).is_ok(), sound::SUPPORTED);
         let missing = audio_source("--audio", "/nonexistent/a.wav").unwrap_err();
         assert_eq!(crate::usage::exit_code(&missing), 1);
         assert_eq!(parse_sync("none"), Ok(SyncMode::None));

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use anyhow::{anyhow, bail, Context, Result};
 use cpal::traits::{DeviceTrait, HostTrait, StreamTrait};
 use cpal::{
-    Device, FromSample, Host, InputCallbackInfo, SampleFormat, SizedSample, StreamConfig,
+    Device, FromSample, Host, InputCallbackInfo, Sample, SampleFormat, SizedSample, StreamConfig,
     SupportedStreamConfig, SupportedStreamConfigRange,
 };
 use salsify_audio::SAMPLE_RATE;

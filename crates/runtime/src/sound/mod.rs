@@ -79,11 +79,24 @@ impl Microphone {
     }
 }
 
+impl Drop for Microphone {
+    fn drop(&mut self) {
+        let overruns = self.overruns();
+        if overruns > 0 {
+            eprintln!(
+                "salsify: microphone: {overruns} frames of 20 ms dropped (the sender did not take them in time)"
+            );
+        }
+    }
+}
+
 /// The default output device, fed through a bounded ring with the frames as they are played.
 pub struct Speaker {
     ring: RingWriter,
     resampler: LinearResampler,
     scratch: Vec<i16>,
+    /// The device's sample rate.
+    rate: u32,
     description: String,
     _stream: cpal_io::Stream,
 }
@@ -104,6 +117,7 @@ impl Speaker {
             ring: opened.ring,
             resampler: LinearResampler::new(SAMPLE_RATE, opened.rate),
             scratch: Vec::new(),
+            rate: opened.rate.max(1),
             description: opened.description,
             _stream: opened.stream,
         })
@@ -124,6 +138,21 @@ impl Speaker {
     /// The device and what it takes (name, rate, channels, sample format).
     pub fn description(&self) -> &str {
         &self.description
+    }
+}
+
+impl Drop for Speaker {
+    fn drop(&mut self) {
+        let c = self.counts();
+        let ms = |samples: u64| samples as f64 * 1e3 / f64::from(self.rate);
+        eprintln!(
+            "salsify: speakers: {} underruns ({:.0} ms of silence filled in), {} overruns ({:.0} ms dropped), {:.1} s played",
+            c.underruns,
+            ms(c.silence_samples),
+            c.overruns,
+            ms(c.dropped_samples),
+            ms(c.played_samples) / 1e3,
+        );
     }
 }
 

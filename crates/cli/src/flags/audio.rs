@@ -20,16 +20,23 @@ pub fn audio_source(flag: &str, value: &str) -> Result<Option<AudioSendConfig>> 
              ffmpeg -i IN -ac 1 -ar 48000 OUT.wav converts any other)"
         )));
     }
-    if value == "mic" && !sound::SUPPORTED {
-        return Err(usage(format!("{flag} mic: {}", sound::NOT_BUILT)));
+    if value == "mic" {
+        if !sound::SUPPORTED {
+            return Err(usage(format!("{flag} mic: {}", sound::NOT_BUILT)));
+        }
+        sound::probe_microphone()?;
     }
     Ok(AudioInput::parse(flag, value)?.map(AudioSendConfig::new))
 }
 
-/// `--play`: whether to open the speakers; bad usage in a build without sound support.
+/// `--play`: whether to open the speakers; bad usage in a build without sound support, an
+/// error on a machine without speakers.
 pub fn play(flag: bool) -> Result<bool> {
-    if flag && !sound::SUPPORTED {
-        return Err(usage(format!("--play: {}", sound::NOT_BUILT)));
+    if flag {
+        if !sound::SUPPORTED {
+            return Err(usage(format!("--play: {}", sound::NOT_BUILT)));
+        }
+        sound::probe_speakers()?;
     }
     Ok(flag)
 }
@@ -75,19 +82,27 @@ mod tests {
         );
         let bad = audio_source("--audio", "microphone").unwrap_err();
         assert_eq!(crate::usage::exit_code(&bad), 2);
-        match audio_source("--audio", "mic") {
-            Ok(config) => {
-                assert!(sound::SUPPORTED);
-                assert_eq!(config.unwrap().input, AudioInput::Mic);
+        // Without the feature: bad usage saying how to build. With it: a microphone, or an
+        // error (exit 1) naming the missing device.
+        match (audio_source("--audio", "mic"), sound::SUPPORTED) {
+            (Ok(config), true) => assert_eq!(config.unwrap().input, AudioInput::Mic),
+            (Err(e), true) => {
+                assert_eq!(crate::usage::exit_code(&e), 1);
+                assert!(format!("{e:#}").contains("microphone"), "{e:#}");
             }
-            Err(e) => {
-                assert!(!sound::SUPPORTED);
+            (Err(e), false) => {
                 assert_eq!(crate::usage::exit_code(&e), 2);
                 assert!(e.to_string().contains("--features sound"), "{e}");
             }
+            (Ok(_), false) => panic!("--audio mic accepted without sound support"),
         }
-        assert_eq!(play(false).unwrap(), false);
-        assert_eq!(play(true).is_ok(), sound::SUPPORTED);
+        assert!(!play(false).unwrap());
+        match (play(true), sound::SUPPORTED) {
+            (Ok(_), true) => {}
+            (Err(e), true) => assert!(format!("{e:#}").contains("speakers"), "{e:#}"),
+            (Err(e), false) => assert_eq!(crate::usage::exit_code(&e), 2),
+            (Ok(_), false) => panic!("--play accepted without sound support"),
+        }
         let missing = audio_source("--audio", "/nonexistent/a.wav").unwrap_err();
         assert_eq!(crate::usage::exit_code(&missing), 1);
         assert_eq!(parse_sync("none"), Ok(SyncMode::None));

@@ -91,8 +91,56 @@ fn describe(device: &Device, config: &SupportedStreamConfig) -> String {
     )
 }
 
+/// ALSA's messages while a device is looked for and opened on this thread (it would print
+/// them to stderr, a dozen lines for a machine without a sound card): the first is quoted in
+/// the error if opening fails.
+struct AlsaMessages {
+    #[cfg(target_os = "linux")]
+    buffer: Option<std::rc::Rc<std::cell::RefCell<alsa::Output>>>,
+}
+
+impl AlsaMessages {
+    fn catch() -> Self {
+        AlsaMessages {
+            #[cfg(target_os = "linux")]
+            buffer: alsa::Output::local_error_handler().ok(),
+        }
+    }
+
+    /// `result`, its error followed by ALSA's first message if it had one.
+    fn explain<T>(&self, result: Result<T>) -> Result<T> {
+        result.map_err(|e| match self.first() {
+            Some(said) => anyhow!("{e:#} (ALSA: {said})"),
+            None => e,
+        })
+    }
+
+    fn first(&self) -> Option<String> {
+        #[cfg(target_os = "linux")]
+        if let Some(buffer) = &self.buffer {
+            let text = buffer.borrow().to_string();
+            return text
+                .lines()
+                .map(|l| l.rsplit_once(") ").map_or(l, |(_, m)| m).trim().to_string())
+                .find(|l| !l.is_empty());
+        }
+        None
+    }
+}
+
 /// Opens the default input device; its frames go to `sink` on the grid from `origin`.
 pub(super) fn open_input(origin: Instant, sink: CaptureSink) -> Result<(Stream, String)> {
+    let alsa = AlsaMessages::catch();
+    alsa.explain(start_input(origin, sink))
+}
+
+/// The default input device and the configuration it would be opened with, or why not.
+pub(super) fn probe_input() -> Result<String> {
+    let alsa = AlsaMessages::catch();
+    alsa.explain(input_config().map(|(device, config, _)| describe(&device, &config)))
+}
+
+fn input_config() -> Result<(Device, SupportedStreamConfig, String)> {
     let host = host()?;
     let name = format!("{:?}", host.id());
     let device = host
@@ -105,7 +153,14 @@ pub(super) fn open_input(origin: Instant, sink: CaptureSink) -> Result<(Stream, 
             .map_err(Into::into),
         || Ok(device.default_input_config()?),
     )
-    .with_context(|| format!("--audio mic: cannot use the input device '{device}' ({name})"))?;
+    .with_context(|| {
+        format!("--audio mic: no usable microphone: the default input device '{device}' ({name})")
+    })?;
+    Ok((device, config, name))
+}
+
+fn start_input(origin: Instant, sink: CaptureSink) -> Result<(Stream, String)> {
+    let (device, config, name) = input_config()?;
     let description = describe(&device, &config);
     let format = config.sample_format();
     let config: StreamConfig = config.config();
@@ -186,6 +241,17 @@ fn error_counter(errors: &Arc<AtomicU64>) -> impl FnMut(cpal::Error) + Send + 's
 
 /// Opens the default output device and starts it reading a fresh ring.
 pub(super) fn open_output() -> Result<OpenedOutput> {
+    let alsa = AlsaMessages::catch();
+    alsa.explain(start_output())
+}
+
+/// The default output device and the configuration it would be opened with, or why not.
+pub(super) fn probe_output() -> Result<String> {
+    let alsa = AlsaMessages::catch();
+    alsa.explain(output_config().map(|(device, config, _)| describe(&device, &config)))
+}
+
+fn output_config() -> Result<(Device, SupportedStreamConfig, String)> {
     let host = host()?;
     let name = format!("{:?}", host.id());
     let device = host
@@ -198,7 +264,14 @@ pub(super) fn open_output() -> Result<OpenedOutput> {
             .map_err(Into::into),
         || Ok(device.default_output_config()?),
     )
-    .with_context(|| format!("--play: cannot use the output device '{device}' ({name})"))?;
+    .with_context(|| {
+        format!("--play: no usable speakers: the default output device '{device}' ({name})")
+    })?;
+    Ok((device, config, name))
+}
+
+fn start_output() -> Result<OpenedOutput> {
+    let (device, config, name) = output_config()?;
     let description = describe(&device, &config);
     let format = config.sample_format();
     let config: StreamConfig = config.config();

@@ -35,6 +35,18 @@ pub const NOT_BUILT: &str = "this salsify was built without sound support (the `
 /// full queue means it stalled; then the newest are dropped and counted.
 const CAPTURE_QUEUE_FRAMES: usize = 25;
 
+/// Whether there is a default input device to capture from: its description (name, rate,
+/// channels, format), or an error naming what is missing. Nothing is opened for long: a
+/// command checks before its call starts rather than failing once it runs.
+pub fn probe_microphone() -> Result<String> {
+    cpal_io::probe_input()
+}
+
+/// Whether there is a default output device to play on: as [`probe_microphone`].
+pub fn probe_speakers() -> Result<String> {
+    cpal_io::probe_output()
+}
+
 /// The default input device, capturing into 20 ms frames of 48 kHz mono on a sender's grid.
 pub struct Microphone {
     queue: CaptureQueue,

@@ -17,3 +17,11 @@ pub(super) fn open_input(_origin: Instant, _sink: CaptureSink) -> Result<(Stream
 pub(super) fn open_output() -> Result<OpenedOutput> {
     bail!("--play: {NOT_BUILT}")
 }
+
+pub(super) fn probe_input() -> Result<String> {
+    bail!("--audio mic: {NOT_BUILT}")
+}
+
+pub(super) fn probe_output() -> Result<String> {
+    bail!("--play: {NOT_BUILT}")
+}

@@ -111,13 +111,13 @@ impl TryFrom<&DemoArgs> for LiveCall {
     /// silence is the link's outage, and a fresh sender (new congestion state, a keyframe)
     /// would part ways with the simulation of the same run.
     fn try_from(args: &DemoArgs) -> Result<LiveCall> {
-        let play = crate::flags::audio::play(args.play)?;
-        let audio = crate::flags::audio::audio_source("--audio", &args.audio)?;
-        if play && audio.is_none() {
+        if args.play && args.audio == "none" {
             return Err(crate::usage::usage(
                 "--play: there is no audio to play with --audio none",
             ));
         }
+        let play = crate::flags::audio::play(args.play)?;
+        let audio = crate::flags::audio::audio_source("--audio", &args.audio)?;
         let audio = audio.map(|send| {
             let mut player = PlayerConfig::default();
             player.sync.mode = args.sync;

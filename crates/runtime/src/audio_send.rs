@@ -187,6 +187,7 @@ impl LiveAudioSender {
 mod tests {
     use super::*;
     use salsify_audio::AudioPacket;
+    use salsify_audio::SyntheticSpeech;
 
     /// Frames come out on the clock given, one 20 ms frame each once whole, numbered in
     /// order with their capture times; a loop that comes late gets every frame due (audio is
@@ -246,6 +247,83 @@ mod tests {
         let last = decoded.last().unwrap().frame;
         assert!(last <= 64, "frame {last}: none made before it was whole");
         assert_eq!(audio.next_at(), t0 + Duration::from_millis(20) * 66);
+    }
+
+    /// The microphone's path without a device: a voice cut into odd-sized callback buffers
+    /// by the chunker, through the bounded queue, into packets whose frame numbers and
+    /// capture times are the chunker's (on the sender's grid); frames the queue dropped
+    /// leave a gap in the numbers and count as overruns; nothing is sent before the peer is
+    /// ready. The loop is told to come back every 2 ms once a frame is due.
+    #[test]
+    fn microphone_frames_keep_their_numbers_and_capture_times() {
+        use crate::audio_capture::{CaptureQueue, ChunkerConfig, FrameChunker};
+        let t0 = Instant::from_millis(3_000);
+        let (sink, queue) = CaptureQueue::bounded(4);
+        let mut audio = LiveAudioSender::new(&AudioSendConfig::new(AudioInput::Synthetic), t0)
+            .expect("encoder");
+        audio.mic = Some(Microphone::from_queue(queue));
+        audio.poll_again = t0;
+        assert_eq!(audio.next_at(), t0 + Duration::from_millis(20));
+        let mut voice = SyntheticSpeech::new(3);
+        let mut chunker = FrameChunker::new(ChunkerConfig::new(48_000, t0));
+        // The device starts 5 ms after the sender; buffers of 441 samples.
+        let device_start = t0 + Duration::from_millis(5);
+        let mut captured = 0u64;
+        let mut feed = |samples: u64, chunker: &mut FrameChunker| {
+            let mut offered = 0;
+            while captured < samples {
+                let mut buffer = vec![0i16; 441];
+                voice.fill(captured, &mut buffer);
+                let at = device_start + Duration::from_micros(captured * 1_000_000 / 48_000);
+                chunker.push(at, &buffer, |f| {
+                    sink.offer(f);
+                    offered += 1;
+                });
+                captured += 441;
+            }
+            offered
+        };
+        // 100 ms before the peer is there: dropped.
+        feed(4_800, &mut chunker);
+        let now = t0 + Duration::from_millis(110);
+        assert!(audio.poll(now, false).unwrap().is_empty());
+        assert_eq!(audio.next_at(), now + MIC_POLL);
+        let early = audio.dropped;
+        assert!(early >= 3, "{early} frames dropped before the peer");
+        // Two seconds in steps of 60 ms (3 frames, within the queue's 4).
+        let mut packets = vec![];
+        for step in 1..=33u64 {
+            feed(4_800 + step * 2_880, &mut chunker);
+            packets.extend(
+                audio
+                    .poll(now + Duration::from_millis(60 * step), true)
+                    .unwrap(),
+            );
+        }
+        assert_eq!(audio.overruns(), 0);
+        // A stalled loop: 200 ms of frames, the queue keeps 4 of the 10.
+        let stalled = feed(4_800 + 33 * 2_880 + 9_600, &mut chunker);
+        packets.extend(audio.poll(now + Duration::from_secs(3), true).unwrap());
+        feed(4_800 + 33 * 2_880 + 9_600 + 2_880, &mut chunker);
+        packets.extend(audio.poll(now + Duration::from_secs(4), true).unwrap());
+        assert!(stalled >= 10);
+        assert_eq!(audio.overruns(), stalled - 4);
+        let decoded: Vec<AudioPacket> = packets
+            .iter()
+            .map(|d| AudioPacket::decode(d).unwrap())
+            .collect();
+        assert!(decoded.len() >= 60, "{} packets", decoded.len());
+        for p in &decoded {
+            assert_eq!(p.captured, t0 + Duration::from_millis(20) * p.frame);
+        }
+        assert!(decoded.windows(2).all(|w| w[0].frame < w[1].frame));
+        assert!(u64::from(decoded[0].frame) >= early);
+        // The overrun shows as a gap the receiver conceals, not as late frames.
+        let gaps: u32 = decoded
+            .windows(2)
+            .map(|w| w[1].frame - w[0].frame - 1)
+            .sum();
+        assert!(gaps >= (stalled - 4) as u32, "{gaps} frames missing");
     }
 
     #[test]

@@ -51,7 +51,8 @@ pub fn probe_speakers() -> Result<String> {
 pub struct Microphone {
     queue: CaptureQueue,
     description: String,
-    _stream: cpal_io::Stream,
+    /// The device's stream (`None`: frames pushed by a test).
+    _stream: Option<cpal_io::Stream>,
 }
 
 impl std::fmt::Debug for Microphone {
@@ -71,8 +72,18 @@ impl Microphone {
         Ok(Microphone {
             queue,
             description,
-            _stream: stream,
+            _stream: Some(stream),
         })
+    }
+
+    /// A microphone whose frames a test pushes into the queue's other half.
+    #[cfg(test)]
+    pub(crate) fn from_queue(queue: CaptureQueue) -> Microphone {
+        Microphone {
+            queue,
+            description: "test frames".to_string(),
+            _stream: None,
+        }
     }
 
     /// The next frame captured, if one is waiting.

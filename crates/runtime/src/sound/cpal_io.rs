@@ -201,7 +201,7 @@ where
     let mut mono: Vec<i16> = Vec::new();
     let on_error = error_counter(errors);
     let stream = device.build_input_stream::<T, _, _>(
-        config.clone(),
+        *config,
         move |data: &[T], info: &InputCallbackInfo| {
             let now = clock::now();
             mono.clear();
@@ -312,7 +312,7 @@ where
     let mut mono: Vec<i16> = Vec::new();
     let on_error = error_counter(errors);
     let stream = device.build_output_stream::<T, _, _>(
-        config.clone(),
+        *config,
         move |data: &mut [T], _| {
             mono.resize(data.len() / channels, 0);
             reader.fill(&mut mono);

@@ -24,20 +24,54 @@ use crate::clock;
 /// How long a backend may take to open a stream.
 const OPEN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3);
 
-/// A running cpal stream (stops when dropped).
+/// A running cpal stream (stops when dropped, saying how it went).
 pub(super) struct Stream {
     stream: cpal::Stream,
+    counts: Arc<StreamCounts>,
+    /// "microphone" or "speakers".
+    what: &'static str,
+}
+
+/// How a stream went, counted by its callbacks.
+#[derive(Debug, Default)]
+struct StreamCounts {
     /// Errors the backend reported while running (device gone, xruns).
-    errors: Arc<AtomicU64>,
+    errors: AtomicU64,
+    /// Callbacks.
+    callbacks: AtomicU64,
+    /// The longest time between two callbacks, µs (how bursty the device is).
+    longest_gap_us: AtomicU64,
+    /// Times the capture chunker started again on the grid (a device gap or clock jump).
+    resyncs: AtomicU64,
+}
+
+impl StreamCounts {
+    /// A callback at `now`; `last`: the previous one's time, kept by the callback.
+    fn on_callback(&self, now: Instant, last: &mut Option<Instant>) {
+        self.callbacks.fetch_add(1, Ordering::Relaxed);
+        if let Some(before) = last.replace(now) {
+            let gap = now.saturating_duration_since(before).as_micros() as u64;
+            self.longest_gap_us.fetch_max(gap, Ordering::Relaxed);
+        }
+    }
 }
 
 impl Drop for Stream {
     fn drop(&mut self) {
         let _ = self.stream.pause();
-        let errors = self.errors.load(Ordering::Relaxed);
-        if errors > 0 {
-            eprintln!("salsify: the sound device reported {errors} errors while running");
-        }
+        let c = &self.counts;
+        let resyncs = c.resyncs.load(Ordering::Relaxed);
+        eprintln!(
+            "salsify: {} stream: {} callbacks, longest gap between two {:.1} ms, {} device errors{}",
+            self.what,
+            c.callbacks.load(Ordering::Relaxed),
+            c.longest_gap_us.load(Ordering::Relaxed) as f64 / 1e3,
+            c.errors.load(Ordering::Relaxed),
+            match self.what {
+                "microphone" => format!(", {resyncs} restarts on the frame grid (gaps in its stream)"),
+                _ => String::new(),
+            }
+        );
     }
 }
 
@@ -165,22 +199,27 @@ fn start_input(origin: Instant, sink: CaptureSink) -> Result<(Stream, String)> {
     let format = config.sample_format();
     let config: StreamConfig = config.config();
     let chunker = FrameChunker::new(ChunkerConfig::new(config.sample_rate, origin));
-    let errors = Arc::new(AtomicU64::new(0));
+    let counts = Arc::<StreamCounts>::default();
     let stream = match format {
-        SampleFormat::I16 => build_input::<i16>(&device, &config, chunker, sink, &errors),
-        SampleFormat::F32 => build_input::<f32>(&device, &config, chunker, sink, &errors),
-        SampleFormat::I32 => build_input::<i32>(&device, &config, chunker, sink, &errors),
-        SampleFormat::F64 => build_input::<f64>(&device, &config, chunker, sink, &errors),
-        SampleFormat::U16 => build_input::<u16>(&device, &config, chunker, sink, &errors),
-        SampleFormat::I8 => build_input::<i8>(&device, &config, chunker, sink, &errors),
-        SampleFormat::U8 => build_input::<u8>(&device, &config, chunker, sink, &errors),
+        SampleFormat::I16 => build_input::<i16>(&device, &config, chunker, sink, &counts),
+        SampleFormat::F32 => build_input::<f32>(&device, &config, chunker, sink, &counts),
+        SampleFormat::I32 => build_input::<i32>(&device, &config, chunker, sink, &counts),
+        SampleFormat::F64 => build_input::<f64>(&device, &config, chunker, sink, &counts),
+        SampleFormat::U16 => build_input::<u16>(&device, &config, chunker, sink, &counts),
+        SampleFormat::I8 => build_input::<i8>(&device, &config, chunker, sink, &counts),
+        SampleFormat::U8 => build_input::<u8>(&device, &config, chunker, sink, &counts),
         other => bail!("--audio mic: the input device {description} offers only {other:?} samples"),
     }
     .with_context(|| format!("--audio mic: cannot open the input device {description} ({name})"))?;
     stream
         .play()
         .with_context(|| format!("--audio mic: cannot start the input device {description}"))?;
-    Ok((Stream { stream, errors }, description))
+    let stream = Stream {
+        stream,
+        counts,
+        what: "microphone",
+    };
+    Ok((stream, description))
 }
 
 fn build_input<T>(
@@ -188,7 +227,7 @@ fn build_input<T>(
     config: &StreamConfig,
     mut chunker: FrameChunker,
     sink: CaptureSink,
-    errors: &Arc<AtomicU64>,
+    counts: &Arc<StreamCounts>,
 ) -> Result<cpal::Stream>
 where
     T: SizedSample,
@@ -199,11 +238,14 @@ where
     // Grown once to the device's buffer size, then reused: no allocation per callback
     // beyond the frames handed on.
     let mut mono: Vec<i16> = Vec::new();
-    let on_error = error_counter(errors);
+    let on_error = error_counter(counts);
+    let counts = counts.clone();
+    let mut last = None;
     let stream = device.build_input_stream::<T, _, _>(
         *config,
         move |data: &[T], info: &InputCallbackInfo| {
             let now = clock::now();
+            counts.on_callback(now, &mut last);
             mono.clear();
             mono.extend(data.chunks(channels).map(|frame| {
                 let sum: i32 = frame.iter().map(|&s| i32::from(i16::from_sample(s))).sum();
@@ -212,7 +254,11 @@ where
             let captured = now
                 .checked_sub(first_sample_age(info, mono.len(), rate))
                 .unwrap_or(now);
+            let resyncs = chunker.resyncs;
             chunker.push(captured, &mono, |frame| sink.offer(frame));
+            if chunker.resyncs != resyncs {
+                counts.resyncs.fetch_add(1, Ordering::Relaxed);
+            }
         },
         on_error,
         Some(OPEN_TIMEOUT),
@@ -232,10 +278,10 @@ fn first_sample_age(info: &InputCallbackInfo, samples: usize, rate: u32) -> Dura
     }
 }
 
-fn error_counter(errors: &Arc<AtomicU64>) -> impl FnMut(cpal::Error) + Send + 'static {
-    let errors = errors.clone();
+fn error_counter(counts: &Arc<StreamCounts>) -> impl FnMut(cpal::Error) + Send + 'static {
+    let counts = counts.clone();
     move |_| {
-        errors.fetch_add(1, Ordering::Relaxed);
+        counts.errors.fetch_add(1, Ordering::Relaxed);
     }
 }
 
@@ -276,15 +322,15 @@ fn start_output() -> Result<OpenedOutput> {
     let format = config.sample_format();
     let config: StreamConfig = config.config();
     let (ring, reader) = playout_ring(RingConfig::for_rate(config.sample_rate));
-    let errors = Arc::new(AtomicU64::new(0));
+    let counts = Arc::<StreamCounts>::default();
     let stream = match format {
-        SampleFormat::I16 => build_output::<i16>(&device, &config, reader, &errors),
-        SampleFormat::F32 => build_output::<f32>(&device, &config, reader, &errors),
-        SampleFormat::I32 => build_output::<i32>(&device, &config, reader, &errors),
-        SampleFormat::F64 => build_output::<f64>(&device, &config, reader, &errors),
-        SampleFormat::U16 => build_output::<u16>(&device, &config, reader, &errors),
-        SampleFormat::I8 => build_output::<i8>(&device, &config, reader, &errors),
-        SampleFormat::U8 => build_output::<u8>(&device, &config, reader, &errors),
+        SampleFormat::I16 => build_output::<i16>(&device, &config, reader, &counts),
+        SampleFormat::F32 => build_output::<f32>(&device, &config, reader, &counts),
+        SampleFormat::I32 => build_output::<i32>(&device, &config, reader, &counts),
+        SampleFormat::F64 => build_output::<f64>(&device, &config, reader, &counts),
+        SampleFormat::U16 => build_output::<u16>(&device, &config, reader, &counts),
+        SampleFormat::I8 => build_output::<i8>(&device, &config, reader, &counts),
+        SampleFormat::U8 => build_output::<u8>(&device, &config, reader, &counts),
         other => bail!("--play: the output device {description} takes only {other:?} samples"),
     }
     .with_context(|| format!("--play: cannot open the output device {description} ({name})"))?;
@@ -292,7 +338,11 @@ fn start_output() -> Result<OpenedOutput> {
         .play()
         .with_context(|| format!("--play: cannot start the output device {description}"))?;
     Ok(OpenedOutput {
-        stream: Stream { stream, errors },
+        stream: Stream {
+            stream,
+            counts,
+            what: "speakers",
+        },
         ring,
         rate: config.sample_rate,
         description,
@@ -303,17 +353,20 @@ fn build_output<T>(
     device: &Device,
     config: &StreamConfig,
     mut reader: RingReader,
-    errors: &Arc<AtomicU64>,
+    counts: &Arc<StreamCounts>,
 ) -> Result<cpal::Stream>
 where
     T: SizedSample + FromSample<i16>,
 {
     let channels = usize::from(config.channels.max(1));
     let mut mono: Vec<i16> = Vec::new();
-    let on_error = error_counter(errors);
+    let on_error = error_counter(counts);
+    let counts = counts.clone();
+    let mut last = None;
     let stream = device.build_output_stream::<T, _, _>(
         *config,
         move |data: &mut [T], _| {
+            counts.on_callback(clock::now(), &mut last);
             mono.resize(data.len() / channels, 0);
             reader.fill(&mut mono);
             for (frame, &v) in data.chunks_mut(channels).zip(&mono) {

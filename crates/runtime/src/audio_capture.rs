@@ -11,7 +11,8 @@
 //! boundary after the first sample, keeps its own sample clock while the buffers' stated
 //! times agree with it, and starts again on the grid (frames missing in between) when they
 //! stop agreeing (the device dropped samples, or its clock drifted by more than
-//! [`ChunkerConfig::resync`] from the system's).
+//! [`ChunkerConfig::resync`] from the system's) for [`ChunkerConfig::confirm`] buffers in a
+//! row: one buffer's late callback is jitter, not a gap.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
@@ -114,6 +115,9 @@ pub struct ChunkerConfig {
     /// starts the frames again on the grid (default 30 ms: more than callback timing jitter,
     /// less than a glitch worth hearing as late audio).
     pub resync: Duration,
+    /// Buffers in a row that must disagree before starting again (default 3; sound
+    /// servers such as PulseAudio report capture times that jump now and then).
+    pub confirm: u32,
 }
 
 impl ChunkerConfig {
@@ -123,6 +127,7 @@ impl ChunkerConfig {
             device_rate,
             origin,
             resync: Duration::from_millis(30),
+            confirm: 3,
         }
     }
 }
@@ -141,6 +146,8 @@ pub struct FrameChunker {
     /// The frame being filled, and its samples so far.
     index: u64,
     pending: Vec<i16>,
+    /// Buffers in a row whose times disagreed with the sample clock.
+    off_in_a_row: u32,
     /// Times the chunker started again on the grid after the first start.
     pub resyncs: u64,
 }
@@ -156,6 +163,7 @@ impl FrameChunker {
             skip: 0,
             index: 0,
             pending: Vec::with_capacity(FRAME_SAMPLES),
+            off_in_a_row: 0,
             resyncs: 0,
         }
     }
@@ -210,10 +218,16 @@ impl FrameChunker {
                 .saturating_duration_since(expected)
                 .max(expected.saturating_duration_since(first));
             if off <= self.config.resync {
+                self.off_in_a_row = 0;
+                return;
+            }
+            self.off_in_a_row += 1;
+            if self.off_in_a_row < self.config.confirm.max(1) {
                 return;
             }
             self.resyncs += 1;
         }
+        self.off_in_a_row = 0;
         let since_origin = first.saturating_duration_since(self.config.origin);
         let index = (since_origin.as_micros() as u64).div_ceil(FRAME_MICROS);
         // Never a number already used (the frame being filled is not sent yet): a clock
@@ -373,7 +387,9 @@ mod tests {
         ) {
             let origin = Instant::from_millis(2_000);
             let t0 = origin + Duration::from_micros(7_000);
-            let mut chunker = FrameChunker::new(ChunkerConfig::new(48_000, origin));
+            // At the first buffer that disagrees, so every frame after the gap is exact.
+            let config = ChunkerConfig { confirm: 1, ..ChunkerConfig::new(48_000, origin) };
+            let mut chunker = FrameChunker::new(config);
             let mut frames: Vec<(CapturedFrame, Instant)> = Vec::new();
             let mut feed = |chunker: &mut FrameChunker, start: Instant, len: usize| {
                 let mut at = 0;
@@ -407,6 +423,42 @@ mod tests {
                     prop_assert!(f.captured >= *start);
                 }
             }
+        }
+    }
+
+    /// One late callback is jitter: the clock holds. Buffers late in a row (a gap the
+    /// device left) start again on the grid at the third, leaving frames out.
+    #[test]
+    fn a_gap_is_confirmed_by_buffers_in_a_row() {
+        let origin = Instant::from_millis(100);
+        let mut chunker = FrameChunker::new(ChunkerConfig::new(48_000, origin));
+        let mut frames = vec![];
+        let buffer = vec![5i16; 480];
+        let ms = |n: u64| Duration::from_millis(n);
+        let mut t = origin;
+        for i in 0..20 {
+            // Buffer 10 comes with a time 100 ms late, once.
+            let stated = if i == 10 { t + ms(100) } else { t };
+            chunker.push(stated, &buffer, |f| frames.push(f));
+            t += ms(10);
+        }
+        assert_eq!(chunker.resyncs, 0);
+        assert_eq!(frames.len(), 10);
+        assert!(frames.windows(2).all(|w| w[1].index == w[0].index + 1));
+        // Now every buffer is 200 ms later than the samples say (the device lost them).
+        for i in 0..10 {
+            chunker.push(t + ms(200), &buffer, |f| frames.push(f));
+            t += ms(10);
+            assert_eq!(chunker.resyncs, u64::from(i >= 2), "buffer {i}");
+        }
+        let gap = frames
+            .windows(2)
+            .map(|w| w[1].index - w[0].index)
+            .max()
+            .unwrap();
+        assert!((10..=12).contains(&gap), "a gap of {gap} frames");
+        for f in &frames {
+            assert_eq!(f.captured, origin + ms(20) * f.index as u32);
         }
     }
 

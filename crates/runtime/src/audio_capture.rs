@@ -72,9 +72,9 @@ impl LinearResampler {
         }
     }
 
-    /// Appends `input` converted to `out`; returns where the first sample appended falls in
-    /// `input`'s samples (0 when the rates are equal; between -1 and 0 otherwise, or past the
-    /// end when nothing was appended).
+    /// Appends `input` converted to `out`; returns where the first sample appended falls, in
+    /// input samples from `input`'s first (0 when the rates are equal; from -1, the previous
+    /// buffer's last, otherwise; past the end when nothing was appended).
     pub fn process(&mut self, input: &[i16], out: &mut Vec<i16>) -> f64 {
         let Some(step) = self.step else {
             out.extend_from_slice(input);
@@ -248,8 +248,9 @@ pub struct CaptureSink {
 }
 
 impl CaptureSink {
-    /// Queues `frame` if there is room; a full queue drops it and counts an overrun. A
-    /// receiver that is gone drops it too (the call is ending).
+    /// Queues `frame` if there is room; a full queue drops it (the newest: one writer cannot
+    /// take back what the reader may be taking) and counts an overrun, which the receiver
+    /// hears as a gap. A receiver that is gone drops it too (the call is ending).
     pub fn offer(&self, frame: CapturedFrame) {
         if let Err(TrySendError::Full(_)) = self.tx.try_send(frame) {
             self.overruns.fetch_add(1, Ordering::Relaxed);

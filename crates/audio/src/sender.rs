@@ -63,23 +63,83 @@ impl AudioSender {
         while self.next_at() <= now {
             let frame = self.next_frame;
             let samples = self.encoder.frame().samples() as u64;
-            self.source.fill(frame * samples, &mut self.pcm);
-            let payload = self.encoder.encode(&self.pcm)?;
-            self.next_frame += 1;
-            self.frames += 1;
-            if payload.len() <= DTX_PACKET_MAX {
-                continue;
+            let mut pcm = std::mem::take(&mut self.pcm);
+            self.source.fill(frame * samples, &mut pcm);
+            let packet = self.encode(frame, &pcm);
+            self.pcm = pcm;
+            if let Some(packet) = packet? {
+                return Ok(Some(packet));
             }
-            let packet = AudioPacket {
-                seq: self.next_seq,
-                frame: frame as u32,
-                captured: self.captured(frame),
-                payload,
-            };
-            self.next_seq = self.next_seq.wrapping_add(1);
-            self.packets += 1;
-            return Ok(Some(packet));
         }
         Ok(None)
+    }
+
+    /// Encodes a frame captured elsewhere (a device's, pushed instead of pulled from the
+    /// source): `frame` is its number on this sender's clock (captured at
+    /// [`AudioSender::captured`]), `pcm` its samples. Frames not after the last one encoded
+    /// are refused (`None`), as are DTX's empty ones; a gap in the numbers is left for the
+    /// receiver to conceal.
+    pub fn encode_frame(
+        &mut self,
+        frame: u64,
+        pcm: &[i16],
+    ) -> Result<Option<AudioPacket>, AudioError> {
+        if frame < self.next_frame {
+            return Ok(None);
+        }
+        self.encode(frame, pcm)
+    }
+
+    fn encode(&mut self, frame: u64, pcm: &[i16]) -> Result<Option<AudioPacket>, AudioError> {
+        let payload = self.encoder.encode(pcm)?;
+        self.next_frame = frame + 1;
+        self.frames += 1;
+        if payload.len() <= DTX_PACKET_MAX {
+            return Ok(None);
+        }
+        let packet = AudioPacket {
+            seq: self.next_seq,
+            frame: frame as u32,
+            captured: self.captured(frame),
+            payload,
+        };
+        self.next_seq = self.next_seq.wrapping_add(1);
+        self.packets += 1;
+        Ok(Some(packet))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::{LoopedSamples, SyntheticSpeech};
+
+    /// Frames pushed with their numbers come out with those numbers and their grid times,
+    /// one sequence number each; an old number is refused, a gap is kept.
+    #[test]
+    fn pushed_frames_keep_their_numbers() {
+        let t0 = Instant::from_millis(1_000);
+        let config = OpusConfig::default();
+        let mut sender =
+            AudioSender::new(&config, Box::new(LoopedSamples::new(vec![])), t0).unwrap();
+        let mut voice = SyntheticSpeech::new(1);
+        let n = config.frame.samples();
+        let mut pcm = vec![0; n];
+        let mut sent = vec![];
+        for frame in [3u64, 4, 4, 2, 9, 10] {
+            // Inside the first second's speech, away from its mark and pauses.
+            voice.fill(4_000 + frame * n as u64, &mut pcm);
+            if let Some(p) = sender.encode_frame(frame, &pcm).unwrap() {
+                sent.push(p);
+            }
+        }
+        let frames: Vec<u32> = sent.iter().map(|p| p.frame).collect();
+        assert_eq!(frames, [3, 4, 9, 10]);
+        assert!(sent.iter().enumerate().all(|(i, p)| p.seq == i as u32));
+        for p in &sent {
+            assert_eq!(p.captured, t0 + Duration::from_millis(20) * p.frame);
+        }
+        assert_eq!(sender.next_at(), sender.captured(12));
+        assert!(sender.encode_frame(11, &pcm[1..]).is_err(), "a short frame");
     }
 }

@@ -54,7 +54,8 @@ pub struct DemoArgs {
     #[arg(long)]
     pub barcoded: bool,
     /// The call's audio beside the video: `synthetic` (a speech-like voice with a timing mark
-    /// each second), a 48 kHz `.wav` file (looped), or `none`. Opus in the same encrypted
+    /// each second), a 48 kHz `.wav` file (looped), `mic` (the machine's default input device, mixed to mono and resampled to 48 kHz;
+    /// needs a build with `--features sound`, see `scripts/setup --sound`), or `none`. Opus in the same encrypted
     /// session and the same link queue as the video, counted in the scheme's budget; the
     /// receiver plays it lip-synced and the line per second shows its delay and concealment.
     #[arg(long, default_value = "synthetic")]
@@ -63,6 +64,13 @@ pub struct DemoArgs {
     /// [default: OUT/audio.wav]; `salsify audio-marks FILE` reads its timing marks.
     #[arg(long)]
     pub audio_out: Option<PathBuf>,
+    /// Also play the call's audio on the machine's default output device as it is played
+    /// (the same samples `--audio-out` writes), through a 250 ms ring the device reads;
+    /// running dry fills silence, and underruns and overruns are counted and printed at the
+    /// end. Needs a build with `--features sound` (see `scripts/setup --sound`); an error
+    /// when the machine has no output device.
+    #[arg(long)]
+    pub play: bool,
     /// Lip sync: `video` (the audio is held back to the delay of the pictures shown) or
     /// `none` (the audio plays at its own least delay).
     #[arg(long, default_value = "video", value_parser = crate::flags::audio::parse_sync)]
@@ -103,7 +111,14 @@ impl TryFrom<&DemoArgs> for LiveCall {
     /// silence is the link's outage, and a fresh sender (new congestion state, a keyframe)
     /// would part ways with the simulation of the same run.
     fn try_from(args: &DemoArgs) -> Result<LiveCall> {
-        let audio = crate::flags::audio::audio_source("--audio", &args.audio)?.map(|send| {
+        if args.play && args.audio == "none" {
+            return Err(crate::usage::usage(
+                "--play: there is no audio to play with --audio none",
+            ));
+        }
+        let play = crate::flags::audio::play(args.play)?;
+        let audio = crate::flags::audio::audio_source("--audio", &args.audio)?;
+        let audio = audio.map(|send| {
             let mut player = PlayerConfig::default();
             player.sync.mode = args.sync;
             CallAudio {
@@ -113,6 +128,7 @@ impl TryFrom<&DemoArgs> for LiveCall {
                         .clone()
                         .unwrap_or_else(|| args.out.join("audio.wav")),
                 ),
+                play,
                 send,
             }
         });

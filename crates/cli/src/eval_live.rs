@@ -270,6 +270,8 @@ fn cell_audio(e: &Experiment, work: &Path) -> Result<Option<CallAudio>> {
         send: AudioSendConfig::new(input),
         player,
         wav: Some(work.join("audio.wav")),
+        // A cell is measured, not listened to.
+        play: false,
     }))
 }
 

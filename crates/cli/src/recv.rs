@@ -85,6 +85,13 @@ pub struct RecvArgs {
     /// whether or not it is written.
     #[arg(long)]
     pub audio_out: Option<PathBuf>,
+    /// Also play the call's audio on the machine's default output device as it is played
+    /// (the same samples `--audio-out` writes), through a 250 ms ring the device reads;
+    /// running dry fills silence, and underruns and overruns are counted and printed at the
+    /// end. Needs a build with `--features sound` (see `scripts/setup --sound`); an error
+    /// when the machine has no output device.
+    #[arg(long)]
+    pub play: bool,
     /// Lip sync: `video` (the audio's playout is held back to the delay of the pictures
     /// shown, aiming inside ITU-R BT.1359's window; the video is never held for the audio) or
     /// `none` (the audio plays at its jitter buffer's own least delay).
@@ -185,6 +192,7 @@ impl RecvArgs {
                 player,
                 wav: self.audio_out.clone(),
                 log: self.audio_log.clone(),
+                play: crate::flags::audio::play(self.play)?,
             }),
         })
     }

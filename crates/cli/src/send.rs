@@ -40,7 +40,8 @@ pub struct SendArgs {
     pub log: Option<PathBuf>,
     /// The call's audio beside the video: `synthetic` (a speech-like voice with a timing mark
     /// each second, the audio barcode `salsify audio-marks` reads), a 48 kHz `.wav` file
-    /// (looped), or `none`. 20 ms Opus frames (32 kb/s, in-band FEC and DTX on) made on the
+    /// (looped), `mic` (the machine's default input device, mixed to mono and resampled to 48 kHz;
+    /// needs a build with `--features sound`, see `scripts/setup --sound`), or `none`. 20 ms Opus frames (32 kb/s, in-band FEC and DTX on) made on the
     /// wall clock, each one datagram in the same session on the same socket as the video,
     /// counted in the scheme's budget and never skipped for the video. `salsify recv` plays
     /// it (`--audio-out` writes it).
@@ -129,6 +130,12 @@ pub fn run(args: &SendArgs) -> Result<()> {
         s.dropped,
         totals.sessions
     );
+    if totals.audio_overruns > 0 {
+        eprintln!(
+            "salsify send: audio: {} microphone frames dropped (the loop did not take them in time)",
+            totals.audio_overruns
+        );
+    }
     if let Some((packets, bytes)) = totals.audio {
         eprintln!(
             "salsify send: audio: {packets} packets, {:.1} kB (before sealing)",

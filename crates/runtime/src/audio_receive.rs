@@ -2,8 +2,10 @@
 //! video's) into the jitter buffer of [`AudioPlayer`], frames played on the wall clock into a
 //! WAV file as they are played (concealment included), the pictures shown told to the player
 //! for lip sync, and the figures of the call (mouth-to-ear delay, concealed share, A/V skew)
-//! from what was actually played and shown. Sans-IO: time is passed in; the receiver loop
-//! asks [`LiveAudio::next_at`] when to come back.
+//! from what was actually played and shown. Sans-IO but for the speakers: time is passed in;
+//! the receiver loop asks [`LiveAudio::next_at`] when to come back. With `--play` (the
+//! `sound` feature) the same samples go to the default output device as they are played,
+//! through [`crate::sound::Speaker`]'s bounded ring.
 //!
 //! On one machine (loopback, the demo) the sender's and the receiver's clocks are the same
 //! monotonic clock, so capture times on the wire are comparable with playout times. The
@@ -20,6 +22,9 @@ use salsify_audio::{
 };
 use salsify_time::{Duration, Instant};
 
+use crate::audio_playout::PlayoutCounts;
+use crate::sound::Speaker;
+
 /// Arrivals the per-second figures look back over to tell concealment from DTX's silence.
 const RECENT_ARRIVALS: usize = 500;
 
@@ -33,6 +38,8 @@ pub struct AudioReceiveConfig {
     /// Write a per-frame CSV log of what is played here (`played_ms,frame,captured_ms,
     /// delay_ms,kind`, times in ms from the receiver's start).
     pub log: Option<PathBuf>,
+    /// Also play it on the default output device (`--play`; needs the `sound` feature).
+    pub play: bool,
 }
 
 /// The audio of the second just past, for a status line.
@@ -51,6 +58,8 @@ pub struct LiveAudio {
     player: AudioPlayer,
     frame: Duration,
     wav: Option<WavSink>,
+    /// The output device, with `--play`.
+    speaker: Option<Speaker>,
     /// Pictures shown once audio was heard: (capture time as far as known, shown at).
     shown: Vec<(Instant, Instant)>,
     /// Played frames already in a per-second figure.
@@ -58,14 +67,24 @@ pub struct LiveAudio {
 }
 
 impl LiveAudio {
-    /// A receiver that has heard nothing yet (the WAV file is created at the first frame).
+    /// A receiver that has heard nothing yet (the WAV file is created at the first frame;
+    /// with `play`, the output device is opened now: an error if there is none).
     pub fn new(config: AudioReceiveConfig) -> Result<Self> {
         let player = AudioPlayer::new(config.player).context("cannot start the Opus decoder")?;
+        let speaker = match config.play {
+            true => {
+                let speaker = Speaker::open()?;
+                eprintln!("salsify: playing on {}", speaker.description());
+                Some(speaker)
+            }
+            false => None,
+        };
         Ok(LiveAudio {
             frame: config.player.frame.duration(),
             config,
             player,
             wav: None,
+            speaker,
             shown: Vec::new(),
             counted: 0,
         })
@@ -102,11 +121,15 @@ impl LiveAudio {
         self.player.next_at()
     }
 
-    /// Plays every frame due at `now`, into the WAV file; what was played.
+    /// Plays every frame due at `now`, into the WAV file and to the speakers; what was
+    /// played.
     pub fn play(&mut self, now: Instant) -> Result<Vec<PlayedFrame>> {
         let mut played = Vec::new();
         while let Some((samples, frame)) = self.player.poll_frame(now) {
             played.push(frame);
+            if let Some(speaker) = &mut self.speaker {
+                speaker.write(&samples);
+            }
             let Some(path) = &self.config.wav else {
                 continue;
             };
@@ -117,6 +140,12 @@ impl LiveAudio {
             wav.write(&samples)?;
         }
         Ok(played)
+    }
+
+    /// The speakers' ring: underruns (silence given to the device) and overruns (samples
+    /// dropped), with `--play`.
+    pub fn speaker_counts(&self) -> Option<PlayoutCounts> {
+        self.speaker.as_ref().map(Speaker::counts)
     }
 
     /// The figures of the frames played since the last call, if any were.
@@ -215,6 +244,7 @@ mod tests {
                 player,
                 wav: Some(wav.clone()),
                 log: Some(log.clone()),
+                play: false,
             })
             .unwrap();
             let mut in_flight: Vec<(Instant, Vec<u8>)> = vec![];

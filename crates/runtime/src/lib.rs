@@ -27,7 +27,10 @@
 //!   datagrams;
 //! - [`audio_send`] and [`audio_receive`]: the call's audio (Opus on the wall clock, in the
 //!   same session on the same socket as the video, counted in the scheme's budget; the
-//!   receiver's jitter buffer, lip sync, WAV file and figures);
+//!   receiver's jitter buffer, lip sync, WAV file and figures); [`sound`] (the `sound`
+//!   feature): the microphone and speakers, fitted by [`audio_capture`] (device buffers to
+//!   20 ms frames with capture times, a bounded queue from the callback) and
+//!   [`audio_playout`] (a bounded ring to the output callback, underruns counted);
 //! - [`display`], [`csv_log`], [`status`], [`observe`]: outputs, logs, status lines and the
 //!   observation channel the demo and tests watch.
 //!
@@ -40,6 +43,8 @@
 
 #![warn(missing_docs)]
 
+pub mod audio_capture;
+pub mod audio_playout;
 pub mod audio_receive;
 pub mod audio_send;
 pub mod call_start;
@@ -62,6 +67,7 @@ pub mod relay;
 pub mod relay_sender;
 pub mod secure_io;
 pub mod sender_loop;
+pub mod sound;
 pub mod status;
 pub mod udp;
 

@@ -270,6 +270,8 @@ pub struct CallAudio {
     pub player: salsify_audio::PlayerConfig,
     /// Write what the receiver played here.
     pub wav: Option<PathBuf>,
+    /// Also play it on the default output device (`--play`).
+    pub play: bool,
 }
 
 /// The receiver's outputs in a [`LiveCall`] (it always writes `received.ivf` and its log).
@@ -337,6 +339,7 @@ impl LiveCall {
                 wav: a.wav.clone(),
                 // The watcher writes the log, on the clock of its frames.csv.
                 log: None,
+                play: a.play,
             },
             None => AudioReceiveConfig::default(),
         };

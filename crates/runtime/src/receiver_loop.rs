@@ -133,6 +133,8 @@ pub struct ReceiverTotals {
     pub audio: Option<salsify_audio::AudioSummary>,
     /// Audio datagrams refused: malformed, or from another address than the session's.
     pub audio_refused: u64,
+    /// The speakers' underruns and overruns, with `--play`.
+    pub speaker: Option<crate::audio_playout::PlayoutCounts>,
 }
 
 struct Loop {
@@ -276,6 +278,7 @@ impl Loop {
         self.totals.rejected = self.link.rejected();
         if let Some(audio) = self.audio.take() {
             self.totals.audio_refused += audio.bad_datagrams();
+            self.totals.speaker = audio.speaker_counts();
             self.totals.audio = audio.finish(self.started)?;
             if let Some(summary) = self.totals.audio {
                 self.observer.report(Observation::AudioSummary(summary));

@@ -135,6 +135,8 @@ pub struct SenderTotals {
     pub source_failed: Option<String>,
     /// Audio datagrams sent and their bytes (before sealing), with audio.
     pub audio: Option<(u64, u64)>,
+    /// Microphone frames dropped because the loop did not take them in time (`--audio mic`).
+    pub audio_overruns: u64,
 }
 
 /// Inputs of the control loop.
@@ -387,6 +389,7 @@ impl Loop {
             keyed: self.keyed,
             source_failed: None,
             audio: self.audio.as_ref().map(|a| (a.datagrams, a.bytes)),
+            audio_overruns: self.audio.as_ref().map_or(0, LiveAudioSender::overruns),
         };
         Ok((totals, camera_done))
     }

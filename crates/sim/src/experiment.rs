@@ -401,6 +401,13 @@ impl Experiment {
                     .or_else(|e| fail("audio", e.to_string()))?;
                 crate::AudioInput::Samples(std::sync::Arc::new(samples))
             }
+            "mic" => {
+                return fail(
+                    "audio",
+                    "'mic': a simulated call has no microphone (it runs in virtual time); \
+                     record one to a .wav file and give that, or use synthetic",
+                )
+            }
             other => {
                 return fail(
                     "audio",
@@ -652,6 +659,15 @@ mod tests {
         e.link.trace = None;
         assert_eq!(e.sim_config().unwrap_err().field, "link.uplink");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// `audio = "mic"` names what a simulation cannot have rather than listing the values.
+    #[test]
+    fn a_microphone_is_refused_with_the_reason() {
+        let e = Experiment::from_toml("audio = \"mic\"").unwrap();
+        let err = e.sim_config().unwrap_err();
+        assert_eq!(err.field, "audio");
+        assert!(err.message.contains("no microphone"), "{}", err.message);
     }
 
     #[test]

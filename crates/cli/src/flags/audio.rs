@@ -4,23 +4,42 @@
 
 use anyhow::Result;
 use salsify_audio::{AudioSummary, PlayedFrame, SyncMode};
-use salsify_runtime::{AudioInput, AudioSendConfig};
+use salsify_runtime::{sound, AudioInput, AudioSendConfig};
 use salsify_time::{Duration, Instant};
 
 use crate::usage::usage;
 
-/// `--audio none|synthetic|FILE.wav`: the sender's audio (`None`: video only). A value that
-/// is none of these is bad usage; a file that cannot be read is an error.
+/// `--audio none|synthetic|mic|FILE.wav`: the sender's audio (`None`: video only). A value
+/// that is none of these is bad usage, and so is `mic` in a build without sound support; a
+/// file that cannot be read is an error (a missing microphone is one when the call starts).
 pub fn audio_source(flag: &str, value: &str) -> Result<Option<AudioSendConfig>> {
-    let known =
-        matches!(value, "none" | "synthetic") || value.to_ascii_lowercase().ends_with(".wav");
+    let known = matches!(value, "none" | "synthetic" | "mic")
+        || value.to_ascii_lowercase().ends_with(".wav");
     if !known {
         return Err(usage(format!(
-            "{flag} '{value}': none, synthetic or a .wav file (48 kHz; \
+            "{flag} '{value}': none, synthetic, mic or a .wav file (48 kHz; \
              ffmpeg -i IN -ac 1 -ar 48000 OUT.wav converts any other)"
         )));
     }
+    if value == "mic" {
+        if !sound::SUPPORTED {
+            return Err(usage(format!("{flag} mic: {}", sound::NOT_BUILT)));
+        }
+        sound::probe_microphone()?;
+    }
     Ok(AudioInput::parse(flag, value)?.map(AudioSendConfig::new))
+}
+
+/// `--play`: whether to open the speakers; bad usage in a build without sound support, an
+/// error on a machine without speakers.
+pub fn play(flag: bool) -> Result<bool> {
+    if flag {
+        if !sound::SUPPORTED {
+            return Err(usage(format!("--play: {}", sound::NOT_BUILT)));
+        }
+        sound::probe_speakers()?;
+    }
+    Ok(flag)
 }
 
 /// `--sync video|none`.
@@ -102,8 +121,29 @@ mod tests {
             audio_source("--audio", "synthetic").unwrap().unwrap().input,
             AudioInput::Synthetic
         );
-        let bad = audio_source("--audio", "mic").unwrap_err();
+        let bad = audio_source("--audio", "microphone").unwrap_err();
         assert_eq!(crate::usage::exit_code(&bad), 2);
+        // Without the feature: bad usage saying how to build. With it: a microphone, or an
+        // error (exit 1) naming the missing device.
+        match (audio_source("--audio", "mic"), sound::SUPPORTED) {
+            (Ok(config), true) => assert_eq!(config.unwrap().input, AudioInput::Mic),
+            (Err(e), true) => {
+                assert_eq!(crate::usage::exit_code(&e), 1);
+                assert!(format!("{e:#}").contains("microphone"), "{e:#}");
+            }
+            (Err(e), false) => {
+                assert_eq!(crate::usage::exit_code(&e), 2);
+                assert!(e.to_string().contains("--features sound"), "{e}");
+            }
+            (Ok(_), false) => panic!("--audio mic accepted without sound support"),
+        }
+        assert!(!play(false).unwrap());
+        match (play(true), sound::SUPPORTED) {
+            (Ok(_), true) => {}
+            (Err(e), true) => assert!(format!("{e:#}").contains("speakers"), "{e:#}"),
+            (Err(e), false) => assert_eq!(crate::usage::exit_code(&e), 2),
+            (Ok(_), false) => panic!("--play accepted without sound support"),
+        }
         let missing = audio_source("--audio", "/nonexistent/a.wav").unwrap_err();
         assert_eq!(crate::usage::exit_code(&missing), 1);
         assert_eq!(parse_sync("none"), Ok(SyncMode::None));

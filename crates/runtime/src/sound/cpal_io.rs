@@ -16,7 +16,7 @@ use cpal::{
 use salsify_audio::SAMPLE_RATE;
 use salsify_time::{Duration, Instant};
 
-use super::OpenedOutput;
+use super::opened::OpenedOutput;
 use crate::audio_capture::{CaptureSink, ChunkerConfig, FrameChunker};
 use crate::audio_playout::{playout_ring, RingConfig, RingReader};
 use crate::clock;
@@ -286,7 +286,7 @@ fn error_counter(counts: &Arc<StreamCounts>) -> impl FnMut(cpal::Error) + Send +
 }
 
 /// Opens the default output device and starts it reading a fresh ring.
-pub(super) fn open_output() -> Result<OpenedOutput> {
+pub(super) fn open_output() -> Result<OpenedOutput<Stream>> {
     let alsa = AlsaMessages::catch();
     alsa.explain(start_output())
 }
@@ -316,7 +316,7 @@ fn output_config() -> Result<(Device, SupportedStreamConfig, String)> {
     Ok((device, config, name))
 }
 
-fn start_output() -> Result<OpenedOutput> {
+fn start_output() -> Result<OpenedOutput<Stream>> {
     let (device, config, name) = output_config()?;
     let description = describe(&device, &config);
     let format = config.sample_format();

@@ -11,10 +11,14 @@
 
 #[cfg(feature = "sound")]
 mod cpal_io;
+mod opened;
+mod support;
 #[cfg(not(feature = "sound"))]
 mod without;
 #[cfg(not(feature = "sound"))]
 use without as cpal_io;
+
+pub use support::{NOT_BUILT, SUPPORTED};
 
 use anyhow::Result;
 use salsify_audio::SAMPLE_RATE;
@@ -22,14 +26,6 @@ use salsify_time::Instant;
 
 use crate::audio_capture::{CaptureQueue, CapturedFrame, LinearResampler};
 use crate::audio_playout::{PlayoutCounts, RingWriter};
-
-/// Whether this build has the devices (the `sound` feature).
-pub const SUPPORTED: bool = cfg!(feature = "sound");
-
-/// What to say when a device is asked for and the build has none.
-pub const NOT_BUILT: &str = "this salsify was built without sound support (the `sound` \
-     feature); build it with: scripts/setup --sound && cargo build --release -p salsify \
-     --features sound";
 
 /// Frames the capture queue holds (0.5 s): the sender loop takes them as they come, so a
 /// full queue means it stalled; then the newest are dropped and counted.
@@ -177,12 +173,4 @@ impl Drop for Speaker {
             ms(c.played_samples) / 1e3,
         );
     }
-}
-
-/// An output device opened, with the ring its callback reads.
-struct OpenedOutput {
-    stream: cpal_io::Stream,
-    ring: RingWriter,
-    rate: u32,
-    description: String,
 }

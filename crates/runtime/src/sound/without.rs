@@ -4,7 +4,8 @@
 use anyhow::{bail, Result};
 use salsify_time::Instant;
 
-use super::{OpenedOutput, NOT_BUILT};
+use super::opened::OpenedOutput;
+use super::support::NOT_BUILT;
 use crate::audio_capture::CaptureSink;
 
 /// No stream is ever made here.
@@ -14,7 +15,7 @@ pub(super) fn open_input(_origin: Instant, _sink: CaptureSink) -> Result<(Stream
     bail!("--audio mic: {NOT_BUILT}")
 }
 
-pub(super) fn open_output() -> Result<OpenedOutput> {
+pub(super) fn open_output() -> Result<OpenedOutput<Stream>> {
     bail!("--play: {NOT_BUILT}")
 }
 

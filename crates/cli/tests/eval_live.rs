@@ -7,20 +7,11 @@
 //! The Chromium cell needs Debian's `chromium` (`scripts/setup --peers`); without it that
 //! cell is left out and the test says so, unless SALSIFY_REQUIRE_CHROMIUM=1.
 
+mod support;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn chromium_available() -> bool {
-    ["chromium", "chromium-browser", "google-chrome"]
-        .iter()
-        .any(|name| {
-            Command::new(name)
-                .arg("--version")
-                .output()
-                .is_ok_and(|o| o.status.success())
-        })
-}
+use support::chromium_available;
 
 fn matrix(live_systems: &[&str]) -> String {
     let list: Vec<String> = live_systems.iter().map(|s| format!("\"{s}\"")).collect();

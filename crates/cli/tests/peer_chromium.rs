@@ -11,23 +11,14 @@
 //! 1.7 Mb/s cap for 360p (SSIM about 0.87, ffmpeg's libvpx gives 0.79 at that rate), so
 //! its SSIM bar is 0.8.
 
+mod support;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
+use support::chromium_available;
 
 const SALSIFY: &str = env!("CARGO_BIN_EXE_salsify");
-
-fn chromium_available() -> bool {
-    ["chromium", "chromium-browser", "google-chrome"]
-        .iter()
-        .any(|name| {
-            Command::new(name)
-                .arg("--version")
-                .output()
-                .is_ok_and(|o| o.status.success())
-        })
-}
 
 /// One browser at a time: a second one would compete with the measured call for the CPU.
 static BROWSER: std::sync::Mutex<()> = std::sync::Mutex::new(());

@@ -6,20 +6,11 @@
 //! Needs Debian's `chromium` (`scripts/setup --peers`); without it the test says so and
 //! passes, unless SALSIFY_REQUIRE_CHROMIUM=1 (set by `scripts/test`).
 
+mod support;
 use std::process::Command;
+use support::chromium_available;
 
 const SALSIFY: &str = env!("CARGO_BIN_EXE_salsify");
-
-fn chromium_available() -> bool {
-    ["chromium", "chromium-browser", "google-chrome"]
-        .iter()
-        .any(|name| {
-            Command::new(name)
-                .arg("--version")
-                .output()
-                .is_ok_and(|o| o.status.success())
-        })
-}
 
 fn marks(wav: &std::path::Path) -> Vec<u32> {
     let out = Command::new(SALSIFY)

@@ -170,3 +170,15 @@ pub fn keys(dir: &Path) -> (Vec<String>, Vec<String>) {
     };
     (flags("recv.key", "send.pub"), flags("send.key", "recv.pub"))
 }
+
+/// Whether a Chromium the peer tests can drive is on `PATH`.
+pub fn chromium_available() -> bool {
+    ["chromium", "chromium-browser", "google-chrome"]
+        .iter()
+        .any(|name| {
+            Command::new(name)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+}

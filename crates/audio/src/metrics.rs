@@ -209,4 +209,32 @@ mod tests {
         assert_eq!(s.skipped_fraction, 0.5);
         assert_eq!(s.stretch_fraction, 0.25);
     }
+
+    #[test]
+    fn a_frame_played_faster_is_heard_through_and_a_trailing_stall_is_not_counted() {
+        let at = Instant::from_millis;
+        let frame = |t: u64, f: Option<u64>, c: u64, kind| PlayedFrame {
+            at: at(t),
+            frame: f,
+            captured: at(c),
+            kind,
+        };
+        let all = [
+            frame(100, None, 0, PlayedKind::Stall),
+            frame(120, Some(0), 0, PlayedKind::Accelerated),
+            // Frame 0 played in 10 ms: a picture at 125 ms hears its middle (10 ms in).
+            frame(130, Some(1), 20, PlayedKind::Packet),
+            frame(150, None, 40, PlayedKind::Stall),
+        ];
+        let ms20 = Duration::from_millis(20);
+        let skews = skews(&all, &[(at(10), at(125)), (at(25), at(140))], ms20);
+        assert_eq!(skews, vec![(at(125), 0.0), (at(140), 5.0)]);
+        let s = summarize_audio(&all, &[], &[], ms20);
+        assert_eq!(s.frames_played, 2);
+        assert_eq!(s.accelerated_fraction, 0.5);
+        assert_eq!(
+            s.stalled_fraction, 0.5,
+            "the stall after the last frame is the end"
+        );
+    }
 }

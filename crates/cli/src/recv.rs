@@ -98,7 +98,7 @@ pub struct RecvArgs {
     #[arg(long, default_value = "video", value_parser = crate::flags::audio::parse_sync)]
     pub sync: SyncMode,
     /// Write a per-frame CSV log of the audio played here: played_ms, frame, captured_ms,
-    /// delay_ms, kind (packet, fec, missing, stretch); times in ms from the receiver's start.
+    /// delay_ms, kind (packet, accelerated, fec, missing, stretch, stall); times in ms from the receiver's start.
     #[arg(long)]
     pub audio_log: Option<PathBuf>,
     /// Write the run's figures as JSON here when it ends: frames shown, sessions and

@@ -8,12 +8,13 @@
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
 
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use salsify_codec::FunctionalCodec;
 use salsify_eval::experiment::{Clip, Experiment};
-use salsify_eval::sim::{simulate, write_frames_csv, SimOutput, VideoSource};
+use salsify_eval::sim::{simulate_until, write_frames_csv, SimError, SimOutput, VideoSource};
 use salsify_netem::{LogHeader, MahimahiLog, QueueLimit};
 use salsify_runtime::csv_log;
 use salsify_time::Instant;
@@ -21,6 +22,7 @@ use salsify_time::Instant;
 use crate::clips::{frames_needed, live_excerpt, read_clip, synthetic_video};
 use crate::input::Size;
 use crate::out_dir::{self, Reuse, RunMark};
+use crate::usage::Interrupted;
 
 /// Options of `salsify sim`. Flags override the experiment file's values.
 #[derive(clap::Args, Debug)]
@@ -217,6 +219,9 @@ pub fn run(args: &SimArgs) -> Result<()> {
         default_folder: args.out == Path::new(DEFAULT_OUT),
     };
     let folder = out_dir::plan(&args.out, "--out", mark, reuse, false)?;
+    // Our own handler, installed before the run is announced: a SIGINT the process inherited
+    // as ignored (a background job of a script, as `scripts/test &`) would else not stop it.
+    let stop = crate::runtime::stop_on_ctrl_c()?;
     eprintln!(
         "simulating {} s of {} over {} with {}",
         experiment.duration_s,
@@ -225,10 +230,18 @@ pub fn run(args: &SimArgs) -> Result<()> {
         experiment.scheme
     );
     let bar = progress_bar(experiment.duration_s, args.quiet);
-    let output = simulate(&config, video.as_mut(), &mut |t| {
-        bar.set_position(t.as_millis() as u64)
-    });
+    let output = simulate_until(
+        &config,
+        video.as_mut(),
+        &mut |t| bar.set_position(t.as_millis() as u64),
+        &|| stop.load(Ordering::Relaxed),
+    );
     bar.finish_and_clear();
+    if let Err(SimError::Stopped) = output {
+        return Err(anyhow::Error::new(Interrupted(
+            "interrupted (Ctrl-C): nothing written".into(),
+        )));
+    }
     let output = output?;
     let folder = folder.take()?;
     write_outputs(&args.out, &experiment, &output, &config.data_link.queue)?;

@@ -79,10 +79,24 @@ pub fn simulate(
     video: &mut dyn VideoSource,
     progress: &mut dyn FnMut(Duration),
 ) -> Result<SimOutput, SimError> {
+    simulate_until(config, video, progress, &|| false)
+}
+
+/// [`simulate`], stopped with [`SimError::Stopped`] as soon as `stop` says so (it is asked
+/// before every event, so a Ctrl-C ends even a slow run within one event).
+pub fn simulate_until(
+    config: &SimConfig,
+    video: &mut dyn VideoSource,
+    progress: &mut dyn FnMut(Duration),
+    stop: &dyn Fn() -> bool,
+) -> Result<SimOutput, SimError> {
     let mut sim = Sim::new(config, video)?;
     let end = Instant::ZERO + config.duration;
     let mut last_report = Instant::ZERO;
     while let Some(now) = sim.next_event().filter(|&t| t < end) {
+        if stop() {
+            return Err(SimError::Stopped);
+        }
         sim.step(now)?;
         if now - last_report >= Duration::from_millis(500) {
             progress(now.since_epoch());

@@ -258,7 +258,8 @@ fn read_bits_warped(x: &[f32], onset: usize) -> Option<u32> {
         let (from, to) = (a + edge, b - edge);
         TONE_WEIGHT * (sums[to] - sums[from]) / (to - from).max(1) as f64
     };
-    let length_cost = |len: usize, own: usize| LENGTH_PENALTY * (len as f64 / own as f64).ln().abs();
+    let length_cost =
+        |len: usize, own: usize| LENGTH_PENALTY * (len as f64 / own as f64).ln().abs();
     // The deepest dip inside cells a..b, away from its ends: a tone spans no boundary.
     let deepest = |a: usize, b: usize| {
         let edge = (b - a) / 4;
@@ -368,7 +369,8 @@ mod tests {
             })
             .collect();
         for k in 0..seconds {
-            voice[k * MARK_PERIOD..k * MARK_PERIOD + MARK_LEN].copy_from_slice(&mark_samples(k as u32));
+            voice[k * MARK_PERIOD..k * MARK_PERIOD + MARK_LEN]
+                .copy_from_slice(&mark_samples(k as u32));
         }
         let mut encoder = OpusEncoder::new(&config).unwrap();
         let mut decoder = OpusDecoder::new(config.frame).unwrap();

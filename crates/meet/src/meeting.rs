@@ -416,9 +416,10 @@ impl Meeting {
                 run: self.run,
                 candidates: self.local.clone(),
             };
-            if let Some(bytes) =
-                rendezvous::emit_register(&self.key.id(), &self.key.seal(&intro.emit(), &mut self.rng))
-            {
+            if let Some(bytes) = rendezvous::emit_register(
+                &self.key.id(),
+                &self.key.seal(&intro.emit(), &mut self.rng),
+            ) {
                 self.out.push_back(Outgoing {
                     to: self.config.rendezvous,
                     via_relay: false,

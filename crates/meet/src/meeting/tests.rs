@@ -33,7 +33,14 @@ fn run(
     b_starts_ms: u64,
     limit_ms: u64,
 ) -> (Option<u64>, Option<u64>, Meeting, Meeting) {
-    run_recorded(a, b, a_seen_as, b_starts_ms, limit_ms, &RefCell::new(Vec::new()))
+    run_recorded(
+        a,
+        b,
+        a_seen_as,
+        b_starts_ms,
+        limit_ms,
+        &RefCell::new(Vec::new()),
+    )
 }
 
 /// [`run`], every datagram either side sent appended to `sent`, in order.

@@ -269,11 +269,13 @@ fn read_bits_warped(x: &[f32], onset: usize) -> Option<u32> {
     // the last tone began.
     let mut best = vec![vec![(f64::NEG_INFINITY, 0usize); cells + 1]; BITS + 1];
     let (own_sync, own_bit) = (SYNC / CELL, BIT / CELL);
-    for b in own_sync / SHORTEST_DIV..=(own_sync + SLACK_CELLS).min(cells) {
-        best[0][b] = (
-            middle(&sync, 0, b) - length_cost(b, own_sync) + DIP_REWARD * (dip(b) - deepest(0, b)),
-            0,
-        );
+    let sync_ends = own_sync / SHORTEST_DIV..=(own_sync + SLACK_CELLS).min(cells);
+    for (b, end) in best[0].iter_mut().enumerate() {
+        if sync_ends.contains(&b) {
+            let score = middle(&sync, 0, b) - length_cost(b, own_sync)
+                + DIP_REWARD * (dip(b) - deepest(0, b));
+            *end = (score, 0);
+        }
     }
     for k in 1..=BITS {
         for b in 1..=cells {

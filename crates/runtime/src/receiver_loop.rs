@@ -151,9 +151,7 @@ struct Loop {
     newest_sent: Option<(u32, Instant)>,
     /// The call's audio.
     audio: Option<LiveAudio>,
-    /// When the loop started (time zero of the audio log), and when the audio's figures
-    /// are next taken for the status line.
-    started: Instant,
+    /// When the audio's figures are next taken for the status line.
     next_audio_second: Instant,
 }
 
@@ -207,14 +205,13 @@ pub fn run_with_display(
         config.session_timeout,
         config.takeover_after,
     );
-    let audio = config.audio.clone().map(LiveAudio::new).transpose()?;
     let started = clock::now();
+    let audio = LiveAudio::of(config.audio.clone(), started)?;
     let mut l = Loop {
         link,
         next_state: Instant::ZERO,
         newest_sent: None,
         audio,
-        started,
         next_audio_second: started + Duration::from_secs(1),
         sessions,
         display,
@@ -279,7 +276,7 @@ impl Loop {
         if let Some(audio) = self.audio.take() {
             self.totals.audio_refused += audio.bad_datagrams();
             self.totals.speaker = audio.speaker_counts();
-            self.totals.audio = audio.finish(self.started)?;
+            self.totals.audio = audio.finish()?;
             if let Some(summary) = self.totals.audio {
                 self.observer.report(Observation::AudioSummary(summary));
             }

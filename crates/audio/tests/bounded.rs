@@ -22,14 +22,13 @@ fn ten_minutes_of_frames_hold_the_player_and_its_tally_to_their_first_minute() {
     let frames = 10 * minute;
     let (mut most_player, mut most_tally, mut played) = (0, 0, 0u64);
     let mut first_minute = (0, 0);
-    let mut seq = 0u32;
     for f in 0..frames {
         let captured = Instant::ZERO + frame * f;
         // Every 97th packet lost; the delay wanders between 40 and 139 ms.
         let now = captured + Duration::from_millis(40 + u64::from(f * 7 % 100));
         if f % 97 != 0 {
             let bytes = AudioPacket {
-                seq,
+                seq: f,
                 frame: f,
                 captured,
                 payload: payload.clone(),
@@ -37,7 +36,6 @@ fn ten_minutes_of_frames_hold_the_player_and_its_tally_to_their_first_minute() {
             .encode();
             tally.on_arrival(player.handle_datagram(now, &bytes).unwrap());
         }
-        seq += 1;
         if f % 3 == 0 {
             player.handle_video_shown(now, captured);
             tally.on_shown(captured, now);

@@ -423,6 +423,24 @@ mod tests {
         assert_eq!(read_marks(&plain).len(), 9);
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        /// Any samples after a mark's sync tone (where the warped reader looks) read without
+        /// a panic, in order of time.
+        #[test]
+        fn any_samples_read_without_a_panic(
+            number in 0u32..4096,
+            keep in 0usize..MARK_LEN,
+            tail in proptest::collection::vec(proptest::num::i16::ANY, 0..20_000),
+        ) {
+            let mut samples = mark_samples(number);
+            samples.truncate(keep.max(SYNC));
+            samples.extend(tail);
+            let marks = read_marks(&samples);
+            proptest::prop_assert!(marks.windows(2).all(|w| w[0].at_seconds < w[1].at_seconds));
+        }
+    }
+
     #[test]
     fn a_flipped_bit_makes_a_mark_unreadable_not_wrong() {
         for number in [0u32, 1, 77, 4095] {

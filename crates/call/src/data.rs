@@ -10,7 +10,7 @@
 //! ```text
 //! message (kind 1), 19-byte header + payload
 //! offset size field
-//!      0    1 tag         = DATA_TAG (0xD7)
+//!      0    1 tag         = DATA_TAG (0xDA)
 //!      1    1 kind        = 1
 //!      2    1 flags       bit 0: ordered (else latest); other bits 0
 //!      3    2 stream      u16 (latest: what a newer message replaces; ordered: 0)
@@ -367,7 +367,11 @@ impl DataChannel {
             Delivery::Ordered => self.next_ordered,
             Delivery::Latest => self.next_latest,
         };
-        let stream = if delivery == Delivery::Ordered { 0 } else { stream };
+        let stream = if delivery == Delivery::Ordered {
+            0
+        } else {
+            stream
+        };
         let datagram = DataDatagram::Message {
             delivery,
             stream,

@@ -6,20 +6,21 @@
 //!   0xBD      a bundle: parts, each u16 length     each part as if it came alone
 //!             (big-endian) then its bytes; no
 //!             bundle inside a bundle
-//!   0xD7      a data-channel message or ACK        the data channel (see `data`)
+//!   0xDA      a data-channel message or ACK        the data channel (see `data`)
 //!   other     the peer's media (video, audio)      this side's receiver
 //! ```
 //!
-//! No scheme's datagrams start with 0xFB, 0xBD or 0xD7 (Salsify 0x01, the baselines 0xB1,
-//! Sprout 0x53, audio 0xA7), so media pass unmarked and a one-way receiver reads a call's
-//! media unchanged.
+//! No datagram of a scheme or a lower layer starts with 0xFB, 0xBD or 0xDA (Salsify 0x01,
+//! the baselines 0xB1, Sprout 0x53, audio 0xA7, the path's 0xD7, the meeting's 0xD9, the
+//! secure layer's 0xE1-0xE3; the runtime's tests check it), so media pass unmarked and a
+//! one-way receiver reads a call's media unchanged.
 
 /// First byte of a feedback datagram in a call.
 pub const FEEDBACK_TAG: u8 = 0xFB;
 /// First byte of a bundle.
 pub const BUNDLE_TAG: u8 = 0xBD;
 /// First byte of every data-channel datagram.
-pub const DATA_TAG: u8 = 0xD7;
+pub const DATA_TAG: u8 = 0xDA;
 /// Bytes a bundle adds to its parts: its tag, and a length before each part.
 pub const fn bundle_overhead(parts: usize) -> usize {
     1 + 2 * parts

@@ -31,6 +31,7 @@ use salsify_time::{Duration, Instant};
 use crate::audio_receive::{AudioReceiveConfig, LiveAudio};
 use crate::clock;
 use crate::display::{Display, DisplayConfig};
+use crate::loop_link::LoopLink;
 use crate::meet_phase::Via;
 use crate::observe::{Observation, Observer, STATE_EVERY};
 use crate::peer_link::{PeerLink, Reach};
@@ -137,9 +138,10 @@ pub struct ReceiverTotals {
     pub speaker: Option<crate::audio_playout::PlayoutCounts>,
 }
 
-struct Loop {
+/// A receiver's loop: its sessions, display and audio, on its link.
+pub(crate) struct Loop {
     config: ReceiverLoopConfig,
-    link: PeerLink,
+    link: LoopLink,
     sessions: Sessions,
     display: Display,
     totals: ReceiverTotals,
@@ -200,58 +202,58 @@ pub fn run_with_display(
     )?;
     let (tx, rx) = mpsc::sync_channel::<Received>(udp::READER_BACKLOG);
     let _reader = udp::spawn_reader(link.socket(), stop.clone(), tx, |d| d)?;
-    let sessions = Sessions::new(
-        config.scheme.clone(),
-        config.params.clone(),
-        config.source,
-        config.session_timeout,
-        config.takeover_after,
-    );
-    let audio = config.audio.clone().map(LiveAudio::new).transpose()?;
-    let started = clock::now();
-    let mut l = Loop {
-        link,
-        next_state: Instant::ZERO,
-        newest_sent: None,
-        audio,
-        started,
-        next_audio_second: started + Duration::from_secs(1),
-        sessions,
-        display,
-        totals: ReceiverTotals::default(),
-        observer,
-        status: ReceiverStatus::new(clock::now(), config.status),
-        config,
-    };
+    let mut l = Loop::new(config, display, LoopLink::Own(link), observer)?;
     let result = l.serve(&rx, &stop);
-    let finished = l.display.finish();
-    result?;
-    finished?;
-    Ok(l.totals)
+    l.finish(result)
+}
+
+impl Loop {
+    /// A loop on `link`, showing on `display`.
+    pub(crate) fn new(
+        config: ReceiverLoopConfig,
+        display: Display,
+        link: LoopLink,
+        observer: Observer,
+    ) -> Result<Self> {
+        let sessions = Sessions::new(
+            config.scheme.clone(),
+            config.params.clone(),
+            config.source,
+            config.session_timeout,
+            config.takeover_after,
+        );
+        let audio = config.audio.clone().map(LiveAudio::new).transpose()?;
+        let started = clock::now();
+        Ok(Loop {
+            link,
+            next_state: Instant::ZERO,
+            newest_sent: None,
+            audio,
+            started,
+            next_audio_second: started + Duration::from_secs(1),
+            sessions,
+            display,
+            totals: ReceiverTotals::default(),
+            observer,
+            status: ReceiverStatus::new(clock::now(), config.status),
+            config,
+        })
+    }
+
+    /// The totals once the outputs are closed (`result`: how serving ended).
+    pub(crate) fn finish(mut self, result: Result<()>) -> Result<ReceiverTotals> {
+        let finished = self.display.finish();
+        result?;
+        finished?;
+        Ok(self.totals)
+    }
 }
 
 impl Loop {
     fn serve(&mut self, rx: &mpsc::Receiver<Received>, stop: &AtomicBool) -> Result<()> {
         while !stop.load(Ordering::Relaxed) {
-            let now = clock::now();
-            self.sessions.expire(now);
-            let deadline = self.drain(now)?;
-            if let Some(audio) = &mut self.audio {
-                for frame in audio.play(now)? {
-                    if self.observer.active() {
-                        self.observer.report(Observation::AudioPlayed(frame));
-                    }
-                }
-            }
-            self.link.flush(now);
-            self.tick_status(now);
-            let audio_due = self
-                .audio
-                .as_ref()
-                .map_or(Instant::FAR_FUTURE, |a| a.next_at());
+            let deadline = self.step(clock::now())?;
             let wait = deadline
-                .min(audio_due)
-                .min(self.link.deadline())
                 .saturating_duration_since(clock::now())
                 .min(MAX_WAIT);
             match rx.recv_timeout(wait) {
@@ -260,7 +262,7 @@ impl Loop {
                     // With audio, what is already queued is taken before frames are played,
                     // so a packet that arrived in time (by its kernel time) is not concealed
                     // because the loop was busy. A call without audio keeps its old rhythm.
-                    if self.audio.as_ref().is_some_and(LiveAudio::heard) {
+                    if self.hears_audio() {
                         while let Ok(d) = rx.try_recv() {
                             self.on_datagram(d)?;
                         }
@@ -270,6 +272,37 @@ impl Loop {
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
             }
         }
+        self.end()
+    }
+
+    /// Whether audio was heard (then queued datagrams are taken before frames are played).
+    pub(crate) fn hears_audio(&self) -> bool {
+        self.audio.as_ref().is_some_and(LiveAudio::heard)
+    }
+
+    /// One turn: sessions expired, endpoints drained, audio played, the link flushed, the
+    /// status ticked. Returns when it next has something to do on its own.
+    pub(crate) fn step(&mut self, now: Instant) -> Result<Instant> {
+        self.sessions.expire(now);
+        let deadline = self.drain(now)?;
+        if let Some(audio) = &mut self.audio {
+            for frame in audio.play(now)? {
+                if self.observer.active() {
+                    self.observer.report(Observation::AudioPlayed(frame));
+                }
+            }
+        }
+        self.link.flush(now);
+        self.tick_status(now);
+        let audio_due = self
+            .audio
+            .as_ref()
+            .map_or(Instant::FAR_FUTURE, |a| a.next_at());
+        Ok(deadline.min(audio_due).min(self.link.deadline()))
+    }
+
+    /// Serving ended: the last figures taken, the audio finished.
+    pub(crate) fn end(&mut self) -> Result<()> {
         if let Some(s) = &self.sessions.current {
             self.totals.last = s.endpoint.stats();
         }
@@ -318,18 +351,33 @@ impl Loop {
     }
 
     fn on_datagram(&mut self, d: Received) -> Result<()> {
-        self.totals.datagrams += 1;
-        self.totals.kernel_stamps += u64::from(d.kernel_stamp);
+        self.count_datagram(&d);
         let Some((from, bytes)) = self.link.receive(&d) else {
             return Ok(());
         };
+        self.on_opened(d.at, from, &bytes)
+    }
+
+    /// Counts an opened datagram no one takes (malformed for a call, or data with no channel).
+    pub(crate) fn count_refused(&mut self) {
+        self.sessions.ignored += 1;
+    }
+
+    /// Counts a datagram received (before it is opened).
+    pub(crate) fn count_datagram(&mut self, d: &Received) {
+        self.totals.datagrams += 1;
+        self.totals.kernel_stamps += u64::from(d.kernel_stamp);
+    }
+
+    /// A datagram of the peer's media, opened, from `from`, arrived at `at`.
+    pub(crate) fn on_opened(&mut self, at: Instant, from: SocketAddr, bytes: &[u8]) -> Result<()> {
         if self.config.secure.is_some() {
             self.sessions.repoint(from);
         }
         if let Some(audio) = self
             .audio
             .as_mut()
-            .filter(|_| salsify_audio::AudioPacket::is_audio(&bytes))
+            .filter(|_| salsify_audio::AudioPacket::is_audio(bytes))
         {
             // Only the call's sender speaks in it: with keys, whoever the channel opened it
             // from (the peer); in plaintext, the current session's sender.
@@ -339,15 +387,15 @@ impl Loop {
                     .current
                     .as_ref()
                     .is_some_and(|s| s.peer == from);
-            if !(from_peer && audio.handle_datagram(d.at, &bytes)) {
+            if !(from_peer && audio.handle_datagram(at, bytes)) {
                 self.totals.audio_refused += u64::from(!from_peer);
             }
             return Ok(());
         }
         let before = self.sessions.started;
-        self.sessions.route(d.at, from, &bytes)?;
+        self.sessions.route(at, from, bytes)?;
         if let Some(s) = &self.sessions.current {
-            self.link.follow(d.at, s.peer);
+            self.link.follow(at, s.peer);
         }
         if let Some(note) = self.sessions.take_note() {
             eprintln!("salsify recv: {note}");

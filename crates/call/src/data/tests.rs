@@ -52,17 +52,29 @@ fn malformed_datagrams_are_refused_and_counted() {
     .encode();
     let mut long = good.clone();
     long.push(0);
-    assert_eq!(c.handle_message(at(0), &long), Err(DataWireError::Length(23)));
+    assert_eq!(
+        c.handle_message(at(0), &long),
+        Err(DataWireError::Length(23))
+    );
     let mut flags = good.clone();
     flags[2] = 0x80;
-    assert_eq!(c.handle_message(at(0), &flags), Err(DataWireError::Flags(0x80)));
+    assert_eq!(
+        c.handle_message(at(0), &flags),
+        Err(DataWireError::Flags(0x80))
+    );
     let mut stream = good.clone();
     stream[4] = 1; // an ordered message on stream 1
-    assert_eq!(c.handle_message(at(0), &stream), Err(DataWireError::Flags(1)));
+    assert_eq!(
+        c.handle_message(at(0), &stream),
+        Err(DataWireError::Flags(1))
+    );
     let mut kind = good.clone();
     kind[1] = 9;
     assert_eq!(c.handle_message(at(0), &kind), Err(DataWireError::Kind(9)));
-    assert_eq!(c.handle_message(at(0), &[0x01]), Err(DataWireError::NotData));
+    assert_eq!(
+        c.handle_message(at(0), &[0x01]),
+        Err(DataWireError::NotData)
+    );
     let mut empty = good[..MESSAGE_HEADER_LEN].to_vec();
     empty[17..19].copy_from_slice(&[0, 0]);
     assert_eq!(
@@ -85,7 +97,9 @@ fn sizes_are_checked_when_sent() {
         c.send(at(0), Delivery::Latest, 0, &big),
         Err(DataSendError::Size(MAX_MESSAGE + 1))
     );
-    assert!(c.send(at(0), Delivery::Latest, 0, &big[..MAX_MESSAGE]).is_ok());
+    assert!(c
+        .send(at(0), Delivery::Latest, 0, &big[..MAX_MESSAGE])
+        .is_ok());
 }
 
 #[test]

@@ -13,12 +13,15 @@
 //! - [`data`]: the data channel ([`data::DataChannel`]): *latest* messages (sent at once,
 //!   never retransmitted, superseded by a newer one of their stream) and *ordered* ones
 //!   (every message, in order, retransmitted until acknowledged), up to
-//!   [`data::MAX_MESSAGE`] bytes each.
+//!   [`data::MAX_MESSAGE`] bytes each;
+//! - [`control`]: a side hanging up ([`control::Control::Goodbye`]) and a busy side
+//!   refusing a second caller ([`control::Control::Busy`]), in one-way calls too.
 //!
 //! Layer 1 of the workspace, on `salsify-time` only, so the runtime and the simulator can
 //! both use it.
 
 #![warn(missing_docs)]
 
+pub mod control;
 pub mod data;
 pub mod wire;

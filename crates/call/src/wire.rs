@@ -7,10 +7,11 @@
 //!             (big-endian) then its bytes; no
 //!             bundle inside a bundle
 //!   0xDA      a data-channel message or ACK        the data channel (see `data`)
+//!   0xC0      a control message (hang-up, busy)    the call itself (see `control`)
 //!   other     the peer's media (video, audio)      this side's receiver
 //! ```
 //!
-//! No datagram of a scheme or a lower layer starts with 0xFB, 0xBD or 0xDA (Salsify 0x01,
+//! No datagram of a scheme or a lower layer starts with 0xFB, 0xBD, 0xDA or 0xC0 (Salsify 0x01,
 //! the baselines 0xB1, Sprout 0x53, audio 0xA7, the path's 0xD7, the meeting's 0xD9, the
 //! secure layer's 0xE1-0xE3; the runtime's tests check it), so media pass unmarked and a
 //! one-way receiver reads a call's media unchanged.
@@ -21,6 +22,8 @@ pub const FEEDBACK_TAG: u8 = 0xFB;
 pub const BUNDLE_TAG: u8 = 0xBD;
 /// First byte of every data-channel datagram.
 pub const DATA_TAG: u8 = 0xDA;
+/// First byte of a control message.
+pub const CONTROL_TAG: u8 = 0xC0;
 /// Bytes a bundle adds to its parts: its tag, and a length before each part.
 pub const fn bundle_overhead(parts: usize) -> usize {
     1 + 2 * parts
@@ -35,6 +38,8 @@ pub enum Part<'a> {
     Feedback(&'a [u8]),
     /// A data-channel datagram (whole, tag included).
     Data(&'a [u8]),
+    /// A control message (whole, tag included).
+    Control(&'a [u8]),
 }
 
 /// Why a datagram is not a call's.
@@ -109,6 +114,7 @@ fn part(bytes: &[u8]) -> Result<Part<'_>, CallWireError> {
         Some(&FEEDBACK_TAG) if bytes.len() == 1 => Err(CallWireError::EmptyPart),
         Some(&FEEDBACK_TAG) => Ok(Part::Feedback(&bytes[1..])),
         Some(&DATA_TAG) => Ok(Part::Data(bytes)),
+        Some(&CONTROL_TAG) => Ok(Part::Control(bytes)),
         Some(_) => Ok(Part::Media(bytes)),
     }
 }
@@ -206,6 +212,7 @@ mod tests {
                 let want = match want[0] {
                     FEEDBACK_TAG => Part::Feedback(&want[1..]),
                     DATA_TAG => Part::Data(want),
+                    CONTROL_TAG => Part::Control(want),
                     _ => Part::Media(want),
                 };
                 prop_assert_eq!(*got, want);

@@ -186,6 +186,7 @@ impl CallArgs {
             video: self.source.input != "none",
             data: self.data()?,
             status: !self.quiet,
+            hang_up: Default::default(),
         })
     }
 }
@@ -234,6 +235,12 @@ pub fn run(args: &CallArgs) -> Result<()> {
     dashboard::finish(dash);
     let totals = totals?;
     print_totals(&totals);
+    if let Some(ended) = totals.ended {
+        eprintln!("salsify call: {}", ended.say("the peer"));
+        if ended.failed() {
+            bail!("{}", ended.say("the peer"));
+        }
+    }
     if let Some(f) = &files {
         write_summary(&f.summary, &totals)?;
     }

@@ -111,6 +111,10 @@ pub struct RecvArgs {
     /// Stop after this many seconds (default: until Ctrl-C).
     #[arg(long, value_parser = runtime::parse_seconds)]
     pub duration: Option<Duration>,
+    /// When the sender hangs up (or goes silent for 10 s), wait for the next caller instead
+    /// of ending.
+    #[arg(long)]
+    pub stay: bool,
     /// No status line per second.
     #[arg(long, short)]
     pub quiet: bool,
@@ -194,6 +198,8 @@ impl RecvArgs {
                 log: self.audio_log.clone(),
                 play: crate::flags::audio::play(self.play)?,
             }),
+            hang_up: defaults.hang_up,
+            stay: self.stay,
         })
     }
 }
@@ -288,6 +294,23 @@ pub fn run(args: &RecvArgs) -> Result<()> {
             totals.replayed
         );
     }
+    if let Some(ended) = totals.ended {
+        eprintln!("salsify recv: {}", ended.say("the sender"));
+        if ended.failed() {
+            let hint = match args.to.as_deref() {
+                Some(to) => format!(
+                    ": is it running (salsify send --listen {to}){}?",
+                    if config_keyed(args) {
+                        " with keys matching ours"
+                    } else {
+                        ", without keys like us"
+                    }
+                ),
+                None => String::new(),
+            };
+            bail!("{}{hint}", ended.say("the sender"));
+        }
+    }
     if totals.shown == 0 {
         bail!(
             "no frame was shown ({} datagrams received): no output written",
@@ -295,6 +318,10 @@ pub fn run(args: &RecvArgs) -> Result<()> {
         );
     }
     Ok(())
+}
+
+fn config_keyed(args: &RecvArgs) -> bool {
+    args.keys.key.is_some()
 }
 
 /// The run's figures as JSON: the counts, and the audio's figures when audio was heard

@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 
 use anyhow::Result;
+use salsify_call::control::Control;
 use salsify_call::wire::{self, Part};
 use salsify_secure::SecureConfig;
 use salsify_time::{Duration, Instant};
@@ -26,6 +27,7 @@ use crate::camera::PictureSource;
 use crate::clock;
 use crate::data_io::{DataIoConfig, DataTotals, LiveData};
 use crate::display::Display;
+use crate::hang_up::{self, HangUpConfig, HangUpWatch, PeerEnded};
 use crate::loop_link::{CallLink, CallLinkStats, LoopLink, Side};
 use crate::observe::Observer;
 use crate::peer_link::{Connect, PeerLink};
@@ -54,6 +56,8 @@ pub struct CallConfig {
     pub data: DataIoConfig,
     /// Print the path's news and status lines.
     pub status: bool,
+    /// When the peer is taken as gone (or, dialing, absent).
+    pub hang_up: HangUpConfig,
 }
 
 /// What a finished call did.
@@ -67,6 +71,8 @@ pub struct CallTotals {
     pub data: Option<DataTotals>,
     /// Feedback carried on media and alone.
     pub link: CallLinkStats,
+    /// Why the peer's side ended the call, if it did (else this side stopped).
+    pub ended: Option<PeerEnded>,
 }
 
 /// The call's loop: both directions and the data channel on one link.
@@ -78,6 +84,8 @@ struct CallLoop {
     /// Something of the peer's was opened: it is there to take data messages (before, a
     /// *latest* one would be lost and an *ordered* one wait a timeout to be resent).
     heard: bool,
+    /// What was heard of the peer, and whether it ended the call.
+    peer: HangUpWatch,
 }
 
 /// Runs one side of a call until `stop` is set. `source` gives this side's pictures (with
@@ -93,6 +101,13 @@ pub fn run(
     display.set_view(config.receiver.display.view.clone());
     let mut receiver_config = config.receiver;
     receiver_config.secure = config.secure.clone();
+    let hang_up = match config.connect {
+        Connect::To(_) => config.hang_up,
+        _ => HangUpConfig {
+            no_answer_after: None,
+            ..config.hang_up
+        },
+    };
     let mut sender_config = config.sender;
     sender_config.connect = config.connect.clone();
     sender_config.secure = config.secure.clone();
@@ -128,8 +143,15 @@ pub fn run(
         receiver,
         data,
         heard: false,
+        peer: HangUpWatch::new(hang_up, clock::now()),
     };
     let served = call.serve(&rx, &stop);
+    let now = clock::now();
+    let ended = call.peer.check(now);
+    if !matches!(ended, Some(PeerEnded::HungUp | PeerEnded::Busy)) {
+        let mut goodbye = LoopLink::Shared(call.shared.clone(), Side::Sender);
+        hang_up::say_goodbye(&mut goodbye, now);
+    }
     let served = served.and_then(|()| call.receiver.end());
     let sent = call.sender.totals();
     let link = call.shared.borrow().stats();
@@ -141,6 +163,7 @@ pub fn run(
         received,
         data,
         link,
+        ended,
     })
 }
 
@@ -148,6 +171,9 @@ impl CallLoop {
     fn serve(&mut self, rx: &mpsc::Receiver<Input>, stop: &AtomicBool) -> Result<()> {
         while !stop.load(Ordering::Relaxed) {
             let now = clock::now();
+            if self.peer.check(now).is_some() {
+                break;
+            }
             let receiver_next = self.receiver.step(now)?;
             // The sender's source ending does not end the call: the peer's direction goes on.
             let _ = self.sender.step(now)?;
@@ -159,6 +185,7 @@ impl CallLoop {
             let wait = receiver_next
                 .min(self.sender.next_at())
                 .min(data_next)
+                .min(self.peer.next_at())
                 .saturating_duration_since(clock::now())
                 .min(MAX_WAIT);
             match rx.recv_timeout(wait) {
@@ -198,6 +225,7 @@ impl CallLoop {
             return Ok(());
         };
         self.heard = true;
+        self.peer.on_heard(d.at);
         let Ok(parts) = wire::split(&bytes) else {
             self.receiver.count_refused();
             return Ok(());
@@ -206,6 +234,10 @@ impl CallLoop {
             match part {
                 Part::Media(m) => self.receiver.on_opened(d.at, from, m)?,
                 Part::Feedback(f) => self.sender.on_feedback(d.at, f),
+                Part::Control(c) => match Control::parse(c) {
+                    Ok(c) => self.peer.on_control(c),
+                    Err(_) => self.receiver.count_refused(),
+                },
                 Part::Data(bytes) => match &mut self.data {
                     Some(data) => data.handle_datagram(d.at, bytes),
                     None => self.receiver.count_refused(),

@@ -57,6 +57,7 @@ pub mod display;
 mod dont_fragment;
 pub mod encoder;
 pub mod feedback_watch;
+pub mod hang_up;
 pub mod lateness;
 pub mod live_call;
 pub mod loop_link;

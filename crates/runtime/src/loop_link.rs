@@ -158,6 +158,16 @@ impl LoopLink {
         }
     }
 
+    /// Sends a control message of the call's (a goodbye): unmarked, alone, in any share.
+    pub fn send_control(&mut self, now: Instant, bytes: &[u8]) -> usize {
+        self.with_mut(|l| l.send(now, bytes, None))
+    }
+
+    /// Whether this is a share of a call's link (whose loop watches the peer for both).
+    pub fn is_shared(&self) -> bool {
+        matches!(self, LoopLink::Shared(..))
+    }
+
     /// See [`PeerLink::flush`].
     pub fn flush(&mut self, now: Instant) -> usize {
         self.with_mut(|l| l.flush(now))
@@ -216,7 +226,12 @@ mod tests {
             salsify_path::wire::PATH_TAG,
             salsify_meet::rendezvous::MEET_TAG,
         ];
-        for tag in [wire::FEEDBACK_TAG, wire::BUNDLE_TAG, wire::DATA_TAG] {
+        for tag in [
+            wire::FEEDBACK_TAG,
+            wire::BUNDLE_TAG,
+            wire::DATA_TAG,
+            wire::CONTROL_TAG,
+        ] {
             assert!(!others.contains(&tag), "{tag:#04x} is taken");
             assert!(
                 !salsify_secure::is_secure(&[tag]),

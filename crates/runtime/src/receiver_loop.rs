@@ -23,6 +23,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 
 use anyhow::Result;
+use salsify_call::control::Control;
 use salsify_endpoint::{Displayed, ReceiverEvent, ReceiverOutput, ReceiverStats};
 use salsify_schemes::{SchemeConfig, SchemeParams, SourceInfo};
 use salsify_secure::SecureConfig;
@@ -31,6 +32,7 @@ use salsify_time::{Duration, Instant};
 use crate::audio_receive::{AudioReceiveConfig, LiveAudio};
 use crate::clock;
 use crate::display::{Display, DisplayConfig};
+use crate::hang_up::{self, HangUpConfig, HangUpWatch, PeerEnded};
 use crate::loop_link::LoopLink;
 use crate::meet_phase::Via;
 use crate::observe::{Observation, Observer, STATE_EVERY};
@@ -41,6 +43,10 @@ use crate::udp::{self, Received};
 
 /// Longest the loop sleeps before looking at its stop flag.
 const MAX_WAIT: Duration = Duration::from_millis(50);
+
+/// After the sender hangs up, how long the receiver goes on showing and playing what came
+/// before the goodbye (the audio's jitter buffer holds up to a few frames).
+const HUNG_UP_LINGER: Duration = Duration::from_millis(300);
 
 /// Everything the receiver loop needs.
 #[derive(Debug, Clone)]
@@ -79,6 +85,11 @@ pub struct ReceiverLoopConfig {
     /// datagrams go to the session rules like any other, which ignore them). Default: taken,
     /// lip-synced, no file written.
     pub audio: Option<AudioReceiveConfig>,
+    /// When the sender is taken as gone (or, dialing, absent). Default: gone after 10 s of
+    /// silence; a receiver that dials gives up after 5 s without an answer.
+    pub hang_up: HangUpConfig,
+    /// When the sender hangs up or goes silent, wait for the next caller instead of ending.
+    pub stay: bool,
 }
 
 impl Default for ReceiverLoopConfig {
@@ -100,6 +111,8 @@ impl Default for ReceiverLoopConfig {
             dial: None,
             via: None,
             audio: Some(AudioReceiveConfig::default()),
+            hang_up: HangUpConfig::default(),
+            stay: false,
         }
     }
 }
@@ -136,6 +149,8 @@ pub struct ReceiverTotals {
     pub audio_refused: u64,
     /// The speakers' underruns and overruns, with `--play`.
     pub speaker: Option<crate::audio_playout::PlayoutCounts>,
+    /// Why the sender's side ended the call, if it did (else this side stopped).
+    pub ended: Option<PeerEnded>,
 }
 
 /// A receiver's loop: its sessions, display and audio, on its link.
@@ -157,6 +172,24 @@ pub(crate) struct Loop {
     /// are next taken for the status line.
     started: Instant,
     next_audio_second: Instant,
+    /// What was heard of the sender, and whether it ended the call.
+    peer: HangUpWatch,
+}
+
+/// When a receiver gives up on its sender: as configured, with no answer awaited only by one
+/// that dials, and never on its own in a call (whose loop watches the peer for both).
+fn hang_up_for(config: &ReceiverLoopConfig, link: &LoopLink) -> HangUpConfig {
+    match (config.dial, link.is_shared()) {
+        (_, true) => HangUpConfig {
+            gone_after: None,
+            no_answer_after: None,
+        },
+        (Some(_), false) => config.hang_up,
+        (None, false) => HangUpConfig {
+            no_answer_after: None,
+            ..config.hang_up
+        },
+    }
 }
 
 /// Binds `listen` now (so a busy port is an error before anything starts).
@@ -204,6 +237,7 @@ pub fn run_with_display(
     let _reader = udp::spawn_reader(link.socket(), stop.clone(), tx, |d| d)?;
     let mut l = Loop::new(config, display, LoopLink::Own(link), observer)?;
     let result = l.serve(&rx, &stop);
+    l.hang_up(clock::now());
     l.finish(result)
 }
 
@@ -224,6 +258,7 @@ impl Loop {
         );
         let audio = config.audio.clone().map(LiveAudio::new).transpose()?;
         let started = clock::now();
+        let peer = HangUpWatch::new(hang_up_for(&config, &link), started);
         Ok(Loop {
             link,
             next_state: Instant::ZERO,
@@ -231,6 +266,7 @@ impl Loop {
             audio,
             started,
             next_audio_second: started + Duration::from_secs(1),
+            peer,
             sessions,
             display,
             totals: ReceiverTotals::default(),
@@ -252,7 +288,21 @@ impl Loop {
 impl Loop {
     fn serve(&mut self, rx: &mpsc::Receiver<Received>, stop: &AtomicBool) -> Result<()> {
         while !stop.load(Ordering::Relaxed) {
-            let deadline = self.step(clock::now())?;
+            if self.sender_ended(clock::now()) {
+                let until = clock::now() + HUNG_UP_LINGER;
+                // What arrived before the goodbye is shown and its audio played out.
+                while clock::now() < until {
+                    let next = self.step(clock::now())?;
+                    let wait = next.min(until).saturating_duration_since(clock::now());
+                    match rx.recv_timeout(wait.min(MAX_WAIT)) {
+                        Ok(d) => self.on_datagram(d)?,
+                        Err(mpsc::RecvTimeoutError::Timeout) => {}
+                        Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                    }
+                }
+                break;
+            }
+            let deadline = self.step(clock::now())?.min(self.peer.next_at());
             let wait = deadline
                 .saturating_duration_since(clock::now())
                 .min(MAX_WAIT);
@@ -273,6 +323,33 @@ impl Loop {
             }
         }
         self.end()
+    }
+
+    /// Whether the sender ended the call (said goodbye, went silent, never answered): printed;
+    /// with `--stay`, the receiver waits for the next caller instead.
+    fn sender_ended(&mut self, now: Instant) -> bool {
+        let Some(ended) = self.peer.check(now) else {
+            return false;
+        };
+        if self.config.stay && !ended.failed() {
+            if self.config.status {
+                eprintln!(
+                    "salsify recv: {}; waiting for the next caller",
+                    ended.say("the sender")
+                );
+            }
+            self.peer.reset(now);
+            return false;
+        }
+        self.totals.ended = Some(ended);
+        true
+    }
+
+    /// Says goodbye to the sender, unless it ended the call itself.
+    pub(crate) fn hang_up(&mut self, now: Instant) {
+        if !matches!(self.totals.ended, Some(PeerEnded::HungUp | PeerEnded::Busy)) {
+            hang_up::say_goodbye(&mut self.link, now);
+        }
     }
 
     /// Whether audio was heard (then queued datagrams are taken before frames are played).
@@ -371,6 +448,24 @@ impl Loop {
 
     /// A datagram of the peer's media, opened, from `from`, arrived at `at`.
     pub(crate) fn on_opened(&mut self, at: Instant, from: SocketAddr, bytes: &[u8]) -> Result<()> {
+        // With keys, whatever opens is the peer's; in plaintext, the session's sender's (or
+        // the first sender's, which starts one).
+        let from_sender = self.config.secure.is_some()
+            || self
+                .sessions
+                .current
+                .as_ref()
+                .is_none_or(|s| s.peer == from);
+        if from_sender {
+            self.peer.on_heard(at);
+        }
+        if Control::is_control(bytes) {
+            match Control::parse(bytes) {
+                Ok(c) if from_sender => self.peer.on_control(c),
+                _ => self.sessions.ignored += 1,
+            }
+            return Ok(());
+        }
         if self.config.secure.is_some() {
             self.sessions.repoint(from);
         }

@@ -30,6 +30,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 
 use anyhow::{Context, Result};
+use salsify_call::control::Control;
 use salsify_codec::Image;
 use salsify_endpoint::{EncodeFailed, EncodeRequest, SenderEndpoint, SenderOutput, SenderStats};
 use salsify_schemes::{Executor, SchemeConfig, SourceInfo};
@@ -43,6 +44,7 @@ use crate::clock;
 use crate::csv_log::SenderLog;
 use crate::encoder::{Encoded, EncoderThread};
 use crate::feedback_watch::FeedbackWatch;
+use crate::hang_up::{self, HangUpConfig, HangUpWatch, PeerEnded};
 use crate::loop_link::LoopLink;
 use crate::observe::{Observation, Observer, STATE_EVERY};
 use crate::peer_link::{Connect, PeerLink, Reach};
@@ -97,6 +99,9 @@ pub struct SenderLoopConfig {
     pub call_start: Option<CallStart>,
     /// The call's audio (`None`: video only).
     pub audio: Option<AudioSendConfig>,
+    /// When the receiver is taken as gone or absent (a sender that listens or meets waits
+    /// for its receiver however long: only one that dials gives up on no answer).
+    pub hang_up: HangUpConfig,
 }
 
 impl SenderLoopConfig {
@@ -113,6 +118,7 @@ impl SenderLoopConfig {
             secure: None,
             call_start: None,
             audio: None,
+            hang_up: HangUpConfig::default(),
         }
     }
 }
@@ -138,6 +144,8 @@ pub struct SenderTotals {
     pub audio: Option<(u64, u64)>,
     /// Microphone frames dropped because the loop did not take them in time (`--audio mic`).
     pub audio_overruns: u64,
+    /// Why the receiver's side ended the call, if it did (else this side stopped).
+    pub ended: Option<PeerEnded>,
 }
 
 /// Inputs of the control loop (and of a call's, which feeds its sender and receiver from
@@ -192,6 +200,8 @@ pub(crate) struct Loop {
     /// Once the source ended and every encode is done: when, since when nothing was sent,
     /// and the datagrams sent then.
     tail: Option<(Instant, Instant, u64)>,
+    /// What was heard of the receiver, and whether it ended the call.
+    peer: HangUpWatch,
 }
 
 /// Runs until `stop` is set or the camera's source ends.
@@ -216,6 +226,7 @@ pub fn run(
     let _reader = udp::spawn_reader(link.socket(), stop.clone(), tx.clone(), Input::Datagram)?;
     let (mut l, camera) = prepared.start(LoopLink::Own(link), source, tx, &stop, observer)?;
     let totals = l.run(&rx, &stop)?;
+    l.hang_up(clock::now());
     Ok(l.finish(totals, camera))
 }
 
@@ -298,6 +309,7 @@ impl Prepared {
             Some(a) => Some(LiveAudioSender::new(a, clock::now())?),
             None => None,
         };
+        let peer = HangUpWatch::new(hang_up_for(&config, &link), now);
         let l = Loop {
             audio,
             link,
@@ -315,11 +327,28 @@ impl Prepared {
             log,
             observer,
             status: SenderStatus::new(clock::now(), config.status),
+            peer,
             config,
             camera_done: false,
             tail: None,
         };
         Ok((l, camera))
+    }
+}
+
+/// When a sender gives up on its receiver: as configured, with no answer awaited only by one
+/// that dials, and never on its own in a call (whose loop watches the peer for both).
+fn hang_up_for(config: &SenderLoopConfig, link: &LoopLink) -> HangUpConfig {
+    match (&config.connect, link.is_shared()) {
+        (_, true) => HangUpConfig {
+            gone_after: None,
+            no_answer_after: None,
+        },
+        (Connect::To(_), false) => config.hang_up,
+        (_, false) => HangUpConfig {
+            no_answer_after: None,
+            ..config.hang_up
+        },
     }
 }
 
@@ -393,6 +422,9 @@ impl Loop {
     /// One turn: deadlines, audio, the endpoint's outputs, sessions, the link, status.
     /// Returns true once the source ended and its last datagrams are out.
     pub(crate) fn step(&mut self, now: Instant) -> Result<bool> {
+        if self.peer.check(now).is_some() {
+            return Ok(true);
+        }
         if now >= self.session.deadline {
             self.session.endpoint.handle_timeout(now);
         }
@@ -433,6 +465,7 @@ impl Loop {
             .deadline
             .min(self.link.deadline())
             .min(audio_due)
+            .min(self.peer.next_at())
     }
 
     /// The run's totals, the log closed.
@@ -450,7 +483,18 @@ impl Loop {
             source_failed: None,
             audio: self.audio.as_ref().map(|a| (a.datagrams, a.bytes)),
             audio_overruns: self.audio.as_ref().map_or(0, LiveAudioSender::overruns),
+            ended: self.peer.check(clock::now()),
         })
+    }
+
+    /// Says goodbye to the receiver, unless it ended the call itself.
+    pub(crate) fn hang_up(&mut self, now: Instant) {
+        if !matches!(
+            self.peer.check(now),
+            Some(PeerEnded::HungUp | PeerEnded::Busy)
+        ) {
+            hang_up::say_goodbye(&mut self.link, now);
+        }
     }
 
     /// `totals` with why the camera failed, if it said it stopped (otherwise it may be
@@ -491,8 +535,17 @@ impl Loop {
 
     /// A datagram from the socket: opened by the link, then the endpoint's.
     fn on_datagram(&mut self, d: &Received) {
-        if let Some((_, bytes)) = self.link.receive(d) {
-            self.on_feedback(d.at, &bytes);
+        let Some((_, bytes)) = self.link.receive(d) else {
+            return;
+        };
+        self.peer.on_heard(d.at);
+        match Control::is_control(&bytes) {
+            true => {
+                if let Ok(c) = Control::parse(&bytes) {
+                    self.peer.on_control(c);
+                }
+            }
+            false => self.on_feedback(d.at, &bytes),
         }
     }
 

@@ -448,14 +448,14 @@ impl Loop {
 
     /// A datagram of the peer's media, opened, from `from`, arrived at `at`.
     pub(crate) fn on_opened(&mut self, at: Instant, from: SocketAddr, bytes: &[u8]) -> Result<()> {
-        // With keys, whatever opens is the peer's; in plaintext, the session's sender's (or
-        // the first sender's, which starts one).
+        // With keys, whatever opens is the peer's; in plaintext, the session's sender's (a
+        // stranger, or a sender of another scheme with no session, cannot end the call).
         let from_sender = self.config.secure.is_some()
             || self
                 .sessions
                 .current
                 .as_ref()
-                .is_none_or(|s| s.peer == from);
+                .is_some_and(|s| s.peer == from);
         if from_sender {
             self.peer.on_heard(at);
         }

@@ -8,14 +8,14 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use salsify_audio::{PlayerConfig, SyncMode};
-use salsify_call::data::Delivery;
 use salsify_runtime::call_loop::{self, CallConfig, CallTotals};
-use salsify_runtime::data_io::{DataIoConfig, DataTotals};
 use salsify_runtime::AudioReceiveConfig;
 use salsify_time::Duration;
 
 use crate::dashboard;
-use crate::flags::{plaintext_warning, read_params, KeyArgs, MeetArgs, SchemeArgs, SourceArgs};
+use crate::flags::{
+    plaintext_warning, read_params, DataArgs, KeyArgs, MeetArgs, SchemeArgs, SourceArgs,
+};
 use crate::runtime::display::DisplayConfig;
 use crate::runtime::peer_link::Connect;
 use crate::runtime::receiver_loop::ReceiverLoopConfig;
@@ -65,19 +65,8 @@ pub struct CallArgs {
     /// channel's).
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Send each line of this file (`-`: standard input) as one data message to the peer,
-    /// up to 1024 bytes a line: *ordered* (every message, in order, retransmitted until
-    /// acknowledged), or *latest* with --data-latest. A longer line is an error naming it.
-    #[arg(long)]
-    pub data_in: Option<PathBuf>,
-    /// The --data-in lines are *latest* messages: sent at once, never retransmitted, a
-    /// queued one replaced by a newer line (a joystick's position, a cursor).
-    #[arg(long, requires = "data_in")]
-    pub data_latest: bool,
-    /// Write each data message from the peer here as one line (`-`: standard output), a
-    /// newline or backslash in it escaped as `\n` or `\\`.
-    #[arg(long)]
-    pub data_out: Option<PathBuf>,
+    #[command(flatten)]
+    pub data: DataArgs,
     /// Stop after this many seconds (default: until Ctrl-C).
     #[arg(long, value_parser = runtime::parse_seconds)]
     pub duration: Option<Duration>,
@@ -122,32 +111,6 @@ impl CallArgs {
         })
     }
 
-    fn data(&self) -> Result<DataIoConfig> {
-        if self
-            .data_in
-            .as_ref()
-            .is_some_and(|p| p.as_os_str() != "-" && !p.is_file())
-        {
-            bail!(
-                "--data-in '{}' is not a file",
-                self.data_in
-                    .as_ref()
-                    .map(|p| p.display().to_string())
-                    .unwrap_or_default()
-            );
-        }
-        crate::paths::check_outputs(&[("--data-out", self.data_out.as_deref())])?;
-        Ok(DataIoConfig {
-            input: self.data_in.clone(),
-            delivery: Some(match self.data_latest {
-                true => Delivery::Latest,
-                false => Delivery::Ordered,
-            }),
-            output: self.data_out.clone(),
-            channel: Default::default(),
-        })
-    }
-
     fn config(&self, files: Option<&OutFiles>) -> Result<CallConfig> {
         let connect = self.connect()?;
         let secure = self.keys.secure_config()?;
@@ -184,7 +147,7 @@ impl CallArgs {
             sender,
             receiver,
             video: self.source.input != "none",
-            data: self.data()?,
+            data: self.data.config()?,
             status: !self.quiet,
             hang_up: Default::default(),
         })
@@ -238,20 +201,23 @@ pub fn run(args: &CallArgs) -> Result<()> {
     if let Some(ended) = totals.ended {
         eprintln!("salsify call: {}", ended.say("the peer"));
         if ended.failed() {
-            bail!("{}", ended.say("the peer"));
+            let hint = match (&args.to, &args.keys.key) {
+                (Some(to), Some(_)) => format!(
+                    ": is it running (salsify call --listen {to}), with --key/--peer-key matching ours?"
+                ),
+                (Some(_), None) => {
+                    ": nothing listens there, or the peer wants keys (--key/--peer-key)".into()
+                }
+                _ => String::new(),
+            };
+            bail!("{}{hint}", ended.say("the peer"));
         }
     }
     if let Some(f) = &files {
         write_summary(&f.summary, &totals)?;
     }
     if let Some(data) = &totals.data {
-        if data.undelivered > 0 {
-            bail!(
-                "{} of {} data messages read were not acknowledged by the peer",
-                data.undelivered,
-                data.lines_read
-            );
-        }
+        crate::flags::data::check_delivered(data)?;
     }
     if totals.received.shown == 0 && totals.sent.stats.frames_sent == 0 && totals.data.is_none() {
         bail!("nothing was shown or sent: the peer was never reached");
@@ -303,22 +269,8 @@ fn print_totals(t: &CallTotals) {
         );
     }
     if let Some(d) = &t.data {
-        eprintln!("salsify call: data: {}", data_line(d));
+        eprintln!("salsify call: data: {}", crate::flags::data::line(d));
     }
-}
-
-fn data_line(d: &DataTotals) -> String {
-    let ms = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1}"));
-    format!(
-        "{} sent ({} retransmitted, {} superseded), {} received (delay mean {} ms, p95 {} ms), {} refused",
-        d.stats.submitted,
-        d.stats.retransmitted,
-        d.stats.superseded,
-        d.stats.delivered,
-        ms(d.delay_mean_ms),
-        ms(d.delay_p95_ms),
-        d.stats.bad,
-    )
 }
 
 /// Both directions' figures, and the data channel's.
@@ -350,18 +302,7 @@ fn summary_json(t: &CallTotals) -> Result<serde_json::Value> {
         "feedback_on_media": t.link.feedback_bundled,
         "feedback_alone": t.link.feedback_alone,
     });
-    let data = t.data.as_ref().map(|d| {
-        serde_json::json!({
-            "sent": d.stats.submitted,
-            "retransmitted": d.stats.retransmitted,
-            "superseded": d.stats.superseded,
-            "received": d.stats.delivered,
-            "refused": d.stats.bad,
-            "undelivered": d.undelivered,
-            "delay_mean_ms": d.delay_mean_ms,
-            "delay_p95_ms": d.delay_p95_ms,
-        })
-    });
+    let data = t.data.as_ref().map(crate::flags::data::json);
     Ok(serde_json::json!({ "received": received, "sent": sent, "data": data }))
 }
 

@@ -39,6 +39,8 @@ pub struct RecvArgs {
     pub scheme: Option<String>,
     #[command(flatten)]
     pub keys: KeyArgs,
+    #[command(flatten)]
+    pub data: crate::flags::DataArgs,
     /// Scheme parameters: a TOML file with the tables of experiment files (the receiver uses
     /// `salsify_receiver` and `conventional`).
     #[arg(long)]
@@ -134,6 +136,11 @@ impl RecvArgs {
             None => None,
         };
         let stdout = |p: &Option<PathBuf>| p.as_ref().is_some_and(|p| p.as_os_str() == "-");
+        if self.data.to_stdout() && (stdout(&self.output) || stdout(&self.ivf)) {
+            return Err(crate::usage::usage(
+                "--data-out - and video to standard output (-o - or --ivf -): give one a file",
+            ));
+        }
         if stdout(&self.output) && stdout(&self.ivf) {
             return Err(crate::usage::usage(
                 "-o - and --ivf - would both write to standard output: give one a file",
@@ -200,6 +207,7 @@ impl RecvArgs {
             }),
             hang_up: defaults.hang_up,
             stay: self.stay,
+            data: self.data.config()?,
         })
     }
 }
@@ -285,8 +293,14 @@ pub fn run(args: &RecvArgs) -> Result<()> {
             totals.audio_refused
         );
     }
+    if let Some(d) = &totals.data {
+        eprintln!("salsify recv: data: {}", crate::flags::data::line(d));
+    }
     if let Some(path) = &args.summary {
         write_summary(path, &totals)?;
+    }
+    if let Some(d) = &totals.data {
+        crate::flags::data::check_delivered(d)?;
     }
     if totals.replayed > 0 {
         eprintln!(
@@ -335,6 +349,9 @@ fn summary_json(totals: &runtime::ReceiverTotals) -> Result<serde_json::Value> {
         "datagrams_ignored": totals.ignored,
         "datagrams_refused": totals.rejected,
     });
+    if let Some(d) = &totals.data {
+        json["data"] = crate::flags::data::json(d);
+    }
     if let Some(audio) = &totals.audio {
         let figures = serde_json::to_value(crate::flags::audio::figures(audio))?;
         if let (Some(all), serde_json::Value::Object(more)) = (json.as_object_mut(), figures) {

@@ -35,6 +35,8 @@ pub struct SendArgs {
     pub scheme: SchemeArgs,
     #[command(flatten)]
     pub keys: KeyArgs,
+    #[command(flatten)]
+    pub data: crate::flags::DataArgs,
     /// Write a per-frame CSV log here (frames sent, pictures skipped or dropped; times in µs
     /// on the machine's monotonic clock, comparable with `salsify recv --log`).
     #[arg(long)]
@@ -84,6 +86,7 @@ pub fn run(args: &SendArgs) -> Result<()> {
         status: !args.quiet,
         secure: args.keys.secure_config()?,
         audio: crate::flags::audio::audio_source("--audio", &args.audio)?,
+        data: args.data.config()?,
         ..side.loop_config(to)?
     };
     let source = CameraInput::open(&(&args.source).into())?;
@@ -146,6 +149,9 @@ pub fn run(args: &SendArgs) -> Result<()> {
     if let Some(path) = &args.log {
         eprintln!("salsify send: log in {}", path.display());
     }
+    if let Some(d) = &totals.data {
+        eprintln!("salsify send: data: {}", crate::flags::data::line(d));
+    }
     if let Some(ended) = totals.ended {
         eprintln!("salsify send: {}", ended.say("the receiver"));
         if let PeerEnded::NoAnswer(after) = ended {
@@ -161,6 +167,9 @@ pub fn run(args: &SendArgs) -> Result<()> {
         if ended.failed() {
             bail!("{}: nothing more was sent", ended.say("the receiver"));
         }
+    }
+    if let Some(d) = &totals.data {
+        crate::flags::data::check_delivered(d)?;
     }
     if let Some(why) = &totals.source_failed {
         bail!(

@@ -171,3 +171,86 @@ fn an_operator_without_a_camera_sees_the_robot_and_steers_it() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// One way, `send` and `recv` carry data messages both ways too (ordered: all, in order).
+#[test]
+fn send_and_recv_carry_data_both_ways() {
+    let dir = support::temp_dir("call", "one-way-data");
+    let addr = free_addr();
+    let (to_recv, to_send) = (dir.join("to-recv.txt"), dir.join("to-send.txt"));
+    let (recv_got, send_got) = (dir.join("recv-got.txt"), dir.join("send-got.txt"));
+    let down: Vec<String> = (0..30).map(|i| format!("go {i}")).collect();
+    let up: Vec<String> = (0..20).map(|i| format!("ack {i}")).collect();
+    std::fs::write(&to_recv, down.join("\n")).unwrap();
+    std::fs::write(&to_send, up.join("\n")).unwrap();
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    let (to_send_s, recv_got_s) = (s(&to_send), s(&recv_got));
+    let recv = salsify(&[
+        "recv",
+        "--listen",
+        &addr,
+        "--duration",
+        "8",
+        "-q",
+        "--data-in",
+        &to_send_s,
+        "--data-out",
+        &recv_got_s,
+    ]);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let (to_recv_s, send_got_s) = (s(&to_recv), s(&send_got));
+    finish(
+        salsify(&[
+            "send",
+            "--to",
+            &addr,
+            "--size",
+            "160x96",
+            "--duration",
+            "3",
+            "-q",
+            "--data-in",
+            &to_recv_s,
+            "--data-out",
+            &send_got_s,
+        ]),
+        "send",
+    );
+    let said = finish(recv, "recv");
+    assert_eq!(
+        lines(&recv_got),
+        down,
+        "{}",
+        String::from_utf8_lossy(&said.stderr)
+    );
+    assert_eq!(lines(&send_got), up);
+}
+
+/// A line over 1 KB is an error naming the line, and the command fails.
+#[test]
+fn a_data_line_over_one_kilobyte_is_an_error_naming_it() {
+    let dir = support::temp_dir("call", "long-line");
+    let addr = free_addr();
+    let input = dir.join("in.txt");
+    std::fs::write(&input, format!("fine\n{}\n", "x".repeat(1025))).unwrap();
+    let recv = salsify(&["recv", "--listen", &addr, "--duration", "6", "-q"]);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let out = support::spawn(&[
+        "send",
+        "--to",
+        &addr,
+        "--size",
+        "160x96",
+        "--duration",
+        "3",
+        "-q",
+        "--data-in",
+        input.to_str().unwrap(),
+    ])
+    .wait_with_output()
+    .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{said}");
+    assert!(said.contains("line 2 of the data input"), "{said}");
+    let _ = recv.wait_with_output();
+}

@@ -36,7 +36,7 @@ pub struct DataIoConfig {
 }
 
 /// What one side's data channel did.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct DataTotals {
     /// The channel's counters.
     pub stats: DataStats,

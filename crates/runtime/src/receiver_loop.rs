@@ -31,6 +31,7 @@ use salsify_time::{Duration, Instant};
 
 use crate::audio_receive::{AudioReceiveConfig, LiveAudio};
 use crate::clock;
+use crate::data_io::{DataIoConfig, DataTotals, LiveData};
 use crate::display::{Display, DisplayConfig};
 use crate::hang_up::{self, HangUpConfig, HangUpWatch, PeerEnded};
 use crate::loop_link::LoopLink;
@@ -90,6 +91,9 @@ pub struct ReceiverLoopConfig {
     pub hang_up: HangUpConfig,
     /// When the sender hangs up or goes silent, wait for the next caller instead of ending.
     pub stay: bool,
+    /// The data channel to the sender (none by default; in a call, the call's loop has it).
+    /// Lines of its input are taken at least every 50 ms.
+    pub data: DataIoConfig,
 }
 
 impl Default for ReceiverLoopConfig {
@@ -113,6 +117,7 @@ impl Default for ReceiverLoopConfig {
             audio: Some(AudioReceiveConfig::default()),
             hang_up: HangUpConfig::default(),
             stay: false,
+            data: DataIoConfig::default(),
         }
     }
 }
@@ -151,6 +156,8 @@ pub struct ReceiverTotals {
     pub speaker: Option<crate::audio_playout::PlayoutCounts>,
     /// Why the sender's side ended the call, if it did (else this side stopped).
     pub ended: Option<PeerEnded>,
+    /// The data channel, with one.
+    pub data: Option<DataTotals>,
 }
 
 /// A receiver's loop: its sessions, display and audio, on its link.
@@ -174,6 +181,8 @@ pub(crate) struct Loop {
     next_audio_second: Instant,
     /// What was heard of the sender, and whether it ended the call.
     peer: HangUpWatch,
+    /// The data channel, with `--data-in` or `--data-out`.
+    data: Option<LiveData>,
 }
 
 /// When a receiver gives up on its sender: as configured, with no answer awaited only by one
@@ -259,7 +268,12 @@ impl Loop {
         let audio = config.audio.clone().map(LiveAudio::new).transpose()?;
         let started = clock::now();
         let peer = HangUpWatch::new(hang_up_for(&config, &link), started);
+        let data = match link.is_shared() {
+            true => None,
+            false => LiveData::start(&config.data, || {})?,
+        };
         Ok(Loop {
+            data,
             link,
             next_state: Instant::ZERO,
             newest_sent: None,
@@ -352,6 +366,23 @@ impl Loop {
         }
     }
 
+    /// What the data channel did, with one.
+    pub(crate) fn data_totals(&self) -> Option<DataTotals> {
+        self.data.as_ref().map(LiveData::totals)
+    }
+
+    /// Sends what the data channel has due to the session's sender.
+    fn send_data(&mut self, now: Instant) -> Result<()> {
+        let Some(data) = &mut self.data else {
+            return Ok(());
+        };
+        let peer = self.sessions.current.as_ref().map(|s| s.peer);
+        for datagram in data.poll(now, peer.is_some() && self.link.ready(now))? {
+            self.link.send(now, &datagram, peer);
+        }
+        Ok(())
+    }
+
     /// Whether audio was heard (then queued datagrams are taken before frames are played).
     pub(crate) fn hears_audio(&self) -> bool {
         self.audio.as_ref().is_some_and(LiveAudio::heard)
@@ -369,6 +400,7 @@ impl Loop {
                 }
             }
         }
+        self.send_data(now)?;
         self.link.flush(now);
         self.tick_status(now);
         let audio_due = self
@@ -386,6 +418,7 @@ impl Loop {
         self.totals.ignored = self.sessions.ignored;
         self.totals.foreign = self.sessions.foreign;
         self.totals.rejected = self.link.rejected();
+        self.totals.data = self.data_totals();
         if let Some(audio) = self.audio.take() {
             self.totals.audio_refused += audio.bad_datagrams();
             self.totals.speaker = audio.speaker_counts();
@@ -462,6 +495,13 @@ impl Loop {
         if Control::is_control(bytes) {
             match Control::parse(bytes) {
                 Ok(c) if from_sender => self.peer.on_control(c),
+                _ => self.sessions.ignored += 1,
+            }
+            return Ok(());
+        }
+        if bytes.first() == Some(&salsify_call::wire::DATA_TAG) {
+            match (&mut self.data, from_sender) {
+                (Some(data), true) => data.handle_datagram(at, bytes),
                 _ => self.sessions.ignored += 1,
             }
             return Ok(());

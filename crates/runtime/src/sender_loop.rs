@@ -42,6 +42,7 @@ use crate::call_start::CallStart;
 use crate::camera::{self, Captured, PictureSource};
 use crate::clock;
 use crate::csv_log::SenderLog;
+use crate::data_io::{DataIoConfig, DataTotals, LiveData};
 use crate::encoder::{Encoded, EncoderThread};
 use crate::feedback_watch::FeedbackWatch;
 use crate::hang_up::{self, HangUpConfig, HangUpWatch, PeerEnded};
@@ -102,6 +103,8 @@ pub struct SenderLoopConfig {
     /// When the receiver is taken as gone or absent (a sender that listens or meets waits
     /// for its receiver however long: only one that dials gives up on no answer).
     pub hang_up: HangUpConfig,
+    /// The data channel to the receiver (none by default; in a call, the call's loop has it).
+    pub data: DataIoConfig,
 }
 
 impl SenderLoopConfig {
@@ -119,6 +122,7 @@ impl SenderLoopConfig {
             call_start: None,
             audio: None,
             hang_up: HangUpConfig::default(),
+            data: DataIoConfig::default(),
         }
     }
 }
@@ -146,6 +150,8 @@ pub struct SenderTotals {
     pub audio_overruns: u64,
     /// Why the receiver's side ended the call, if it did (else this side stopped).
     pub ended: Option<PeerEnded>,
+    /// The data channel, with one.
+    pub data: Option<DataTotals>,
 }
 
 /// Inputs of the control loop (and of a call's, which feeds its sender and receiver from
@@ -202,6 +208,8 @@ pub(crate) struct Loop {
     tail: Option<(Instant, Instant, u64)>,
     /// What was heard of the receiver, and whether it ended the call.
     peer: HangUpWatch,
+    /// The data channel, with `--data-in` or `--data-out`.
+    data: Option<LiveData>,
 }
 
 /// Runs until `stop` is set or the camera's source ends.
@@ -290,6 +298,10 @@ impl Prepared {
             Some(path) => Some(SenderLog::create(path)?),
             None => None,
         };
+        let wake = tx.clone();
+        let data = LiveData::start(&config.data, move || {
+            let _ = wake.try_send(Input::Wake);
+        })?;
         let encoded_tx = tx.clone();
         let encoder = EncoderThread::start(executor, move |e| {
             encoded_tx.send(Input::Encoded(e)).is_ok()
@@ -331,6 +343,7 @@ impl Prepared {
             config,
             camera_done: false,
             tail: None,
+            data,
         };
         Ok((l, camera))
     }
@@ -430,6 +443,7 @@ impl Loop {
         }
         // Before the video's outputs, so the budget sizing a frame counts the audio.
         self.send_audio(now)?;
+        self.send_data(now)?;
         // Drained before looking at the end, so the last picture's encode request (made
         // when the previous encode came back) is not lost.
         self.drain(now)?;
@@ -484,7 +498,29 @@ impl Loop {
             audio: self.audio.as_ref().map(|a| (a.datagrams, a.bytes)),
             audio_overruns: self.audio.as_ref().map_or(0, LiveAudioSender::overruns),
             ended: self.peer.check(clock::now()),
+            data: self.data_totals(),
         })
+    }
+
+    /// What the data channel did, with one.
+    pub(crate) fn data_totals(&self) -> Option<DataTotals> {
+        self.data.as_ref().map(LiveData::totals)
+    }
+
+    /// Sends what the data channel has due, counted in the scheme's budget (never behind a
+    /// frame: the endpoint's datagrams are not waited for).
+    fn send_data(&mut self, now: Instant) -> Result<()> {
+        let Some(data) = &mut self.data else {
+            return Ok(());
+        };
+        let ready = self.peer.heard() && self.link.ready(now);
+        for datagram in data.poll(now, ready)? {
+            if self.link.send(now, &datagram, None) > 0 {
+                self.session.endpoint.handle_audio_sent(now, datagram.len());
+                self.status.on_sent(datagram.len());
+            }
+        }
+        Ok(())
     }
 
     /// Says goodbye to the receiver, unless it ended the call itself.
@@ -539,13 +575,17 @@ impl Loop {
             return;
         };
         self.peer.on_heard(d.at);
-        match Control::is_control(&bytes) {
-            true => {
-                if let Ok(c) = Control::parse(&bytes) {
-                    self.peer.on_control(c);
-                }
+        if Control::is_control(&bytes) {
+            if let Ok(c) = Control::parse(&bytes) {
+                self.peer.on_control(c);
             }
-            false => self.on_feedback(d.at, &bytes),
+        } else if bytes.first() == Some(&salsify_call::wire::DATA_TAG) {
+            match &mut self.data {
+                Some(data) => data.handle_datagram(d.at, &bytes),
+                None => self.on_feedback(d.at, &bytes), // the endpoint counts it as bad
+            }
+        } else {
+            self.on_feedback(d.at, &bytes);
         }
     }
 

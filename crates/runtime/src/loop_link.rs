@@ -183,6 +183,11 @@ impl LoopLink {
         self.with(PeerLink::deadline)
     }
 
+    /// See [`PeerLink::busy_refused`].
+    pub fn busy_refused(&self) -> u64 {
+        self.with(PeerLink::busy_refused)
+    }
+
     /// See [`PeerLink::rejected`].
     pub fn rejected(&self) -> u64 {
         self.with(PeerLink::rejected)

@@ -22,8 +22,10 @@ use salsify_time::{Duration, Instant};
 /// How the desk is bounded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BusyConfig {
-    /// The live peer counts as live while heard within this. Default 0.5 s, a receiver's
-    /// `--takeover-after`: a caller after a longer silence is a restart, and takes over.
+    /// The live peer counts as live while heard within this. Default 250 ms: a live call
+    /// is heard every few milliseconds (media, feedback, keep-alives), and a sender that
+    /// crashed and was started again takes longer than that to send its first handshake, so
+    /// it takes over instead of being told busy.
     pub live_within: Duration,
     /// Callers answered at once (the oldest is forgotten for a new one). Default 4.
     pub max_callers: usize,
@@ -36,7 +38,7 @@ pub struct BusyConfig {
 impl Default for BusyConfig {
     fn default() -> Self {
         BusyConfig {
-            live_within: Duration::from_millis(500),
+            live_within: Duration::from_millis(250),
             max_callers: 4,
             keep: Duration::from_secs(5),
             max_busy: 3,

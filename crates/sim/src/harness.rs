@@ -69,11 +69,7 @@ impl<'a> Harness<'a> {
 
     /// The picture the camera supplies at `now`, if one is due: logged, and returned as
     /// (index, capture time) for the sender.
-    pub fn capture(
-        &mut self,
-        now: Instant,
-        video: &mut dyn VideoSource,
-    ) -> Option<(u64, Instant)> {
+    pub fn capture(&mut self, now: Instant, video: &mut dyn VideoSource) -> Option<(u64, Instant)> {
         if self.next_capture.1 > now {
             return None;
         }

@@ -36,7 +36,11 @@ fn a_call_is_deterministic_and_shows_both_directions() {
     }
     for (name, d) in [("A to B", &a.a_to_b), ("B to A", &a.b_to_a)] {
         assert_eq!(d.records.len(), 120, "{name}");
-        assert!(d.summary.frames_shown > 40, "{name}: {}", d.summary.frames_shown);
+        assert!(
+            d.summary.frames_shown > 40,
+            "{name}: {}",
+            d.summary.frames_shown
+        );
         assert!(d.feedback.datagrams > 0, "{name}");
     }
 }
@@ -50,7 +54,10 @@ fn acks_queue_behind_the_other_directions_video() {
     let alone = one_way.feedback.queue_mean_ms.unwrap();
     let shared = two_way.a_to_b.feedback.queue_mean_ms.unwrap();
     println!("A's ACKs queued {alone:.1} ms alone, {shared:.1} ms behind B's video");
-    assert!(shared > alone + 10.0, "alone {alone:.1} ms, shared {shared:.1} ms");
+    assert!(
+        shared > alone + 10.0,
+        "alone {alone:.1} ms, shared {shared:.1} ms"
+    );
     // B's video was really on that link: its direction delivered media bytes.
     assert!(two_way.b_to_a.summary.link_utilisation.unwrap() > 0.3);
 }

@@ -16,6 +16,7 @@ pub mod plot;
 pub mod published;
 pub mod style;
 pub mod tables;
+pub mod two_way;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -130,6 +131,7 @@ pub fn build(plan: &Plan, results: &BTreeMap<String, RunResult>, context: &Conte
                 Extra::new(None, TWINS_INTRO, tables::twin_table(&runs)),
                 Extra::new(Some(PEERS_TITLE), PEERS_INTRO, peers::peer_table(&runs)),
                 Extra::new(Some(AUDIO_TITLE), AUDIO_INTRO, audio::table(&runs)),
+                Extra::new(Some(TWO_WAY_TITLE), TWO_WAY_INTRO, two_way::table(&runs)),
             ]
             .into_iter()
             .flatten()
@@ -237,6 +239,15 @@ to shed the delay a stall added; A/V skew in window: the share of pictures shown
 played whose audio was at most 45 ms ahead or 125 ms behind (ITU-R BT.1359), from what the \
 receiver actually played and showed. Each run's delay and skew over time are in its figures \
 below. Chromium's live cells carry no audio.";
+
+const TWO_WAY_TITLE: &str = "One-way against two-way";
+
+const TWO_WAY_INTRO: &str = "Each direction of a two-way call (issue 54; `two_way` in the \
+experiment) beside the same direction run alone: A to B over the trace's downlink, B to A over \
+its uplink, where in the call each link also carries the other direction's ACKs, queued behind \
+its video. ACKs queued: the mean time a direction's feedback waited and was serialised at the \
+bottleneck (the delay less propagation). The bar: each direction's SSIM within 0.5 dB and its \
+mean and p95 delay within 1.15x of the same direction one-way.";
 
 const COMPARISON_TITLE: &str =
     "Salsify-2c against the conventional scheme (WebRTC-style GCC + libvpx CBR)";

@@ -28,6 +28,7 @@ mod feedback;
 mod harness;
 mod links;
 mod log;
+mod output;
 mod side;
 mod video;
 
@@ -39,43 +40,15 @@ pub use cost::{
 };
 pub use feedback::FeedbackDelay;
 pub use log::{write_frames_csv, FrameLog};
+pub use output::{SimOutput, TwoWayOutput, B_TO_A_DIR};
 pub use video::{ClipError, LoopedClip, SyntheticVideo, VideoSource};
 
-use salsify_endpoint::{Bitrate, Diagnostic, ReceiverStats, SenderStats};
-use salsify_netem::{LinkEvent, LinkStats};
 use salsify_time::{Duration, Instant};
 
 use links::{For, Links};
 use side::Side;
 
 pub use salsify_metrics::FrameRecord;
-use salsify_metrics::Summary;
-
-/// What a run produced.
-pub struct SimOutput {
-    /// One record per camera picture.
-    pub records: Vec<FrameRecord>,
-    /// The paper's summary of the run.
-    pub summary: Summary,
-    /// The sender's counters at the end.
-    pub sender: SenderStats,
-    /// The receiver's counters at the end.
-    pub receiver: ReceiverStats,
-    /// The sender's own gauges at the end.
-    pub diagnostics: Vec<Diagnostic>,
-    /// Every change of a rate-based scheme's targets: (time, encoder, pacing).
-    pub rates: Vec<(Instant, Bitrate, Bitrate)>,
-    /// Pictures shown at each coded size: (width, height, frames), in order of appearance.
-    pub shown_sizes: Vec<(u32, u32, u64)>,
-    /// The data link's counters at the end.
-    pub data_link: LinkStats,
-    /// Every event of the data link, if [`SimConfig::record_packets`] was set.
-    pub packet_events: Vec<LinkEvent>,
-    /// The audio's log and figures, if the run carried audio.
-    pub audio: Option<AudioOutput>,
-    /// How long this direction's feedback took to reach its sender.
-    pub feedback: FeedbackDelay,
-}
 
 /// Runs one simulation; `progress` is called now and then with the virtual time reached.
 pub fn simulate(
@@ -102,18 +75,6 @@ pub fn simulate_two_way(
         (Some(a_to_b), Some(b_to_a)) => Ok(TwoWayOutput { a_to_b, b_to_a }),
         _ => unreachable!("a two-way run has two sides"),
     }
-}
-
-/// The folder, in a two-way run's, of side B's video direction's files (side A's are where
-/// a one-way run's are).
-pub const B_TO_A_DIR: &str = "b-to-a";
-
-/// What a two-way call produced: each direction's results, as a one-way run's.
-pub struct TwoWayOutput {
-    /// Side A's video to side B (over link 0, `PREFIX.down`).
-    pub a_to_b: SimOutput,
-    /// Side B's video to side A (over link 1, `PREFIX.up`).
-    pub b_to_a: SimOutput,
 }
 
 /// Runs `sides` directions (1: one-way, 2: a call) to the end of the configured duration.

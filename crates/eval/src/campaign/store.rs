@@ -85,8 +85,11 @@ pub struct RunResult {
 #[derive(Deserialize)]
 #[serde(untagged)]
 enum StoredSummary {
-    TwoWay { a_to_b: Summary, b_to_a: Summary },
-    OneWay(Summary),
+    TwoWay {
+        a_to_b: Box<Summary>,
+        b_to_a: Box<Summary>,
+    },
+    OneWay(Box<Summary>),
 }
 
 /// A two-way call's `summary.json`.
@@ -103,7 +106,7 @@ impl RunResult {
         let path = self.dir.join("summary.json");
         let text = fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         match serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))? {
-            StoredSummary::TwoWay { b_to_a, .. } => Ok(Some(b_to_a)),
+            StoredSummary::TwoWay { b_to_a, .. } => Ok(Some(*b_to_a)),
             StoredSummary::OneWay(_) => Ok(None),
         }
     }
@@ -307,8 +310,8 @@ impl Store {
         let stored: StoredSummary = serde_json::from_str(&read_json("summary.json")?)
             .map_err(|e| context(&dir.join("summary.json"), e))?;
         let summary = match stored {
-            StoredSummary::TwoWay { a_to_b, .. } => a_to_b,
-            StoredSummary::OneWay(summary) => summary,
+            StoredSummary::TwoWay { a_to_b, .. } => *a_to_b,
+            StoredSummary::OneWay(summary) => *summary,
         };
         let meta: RunMeta = serde_json::from_str(&read_json("run.json")?)
             .map_err(|e| context(&dir.join("run.json"), e))?;

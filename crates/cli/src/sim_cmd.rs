@@ -596,6 +596,21 @@ mod tests {
         assert!(experiment(&["--codec", "h264"]).is_err());
     }
 
+    /// `--two-way` makes the experiment a call; without it the experiment is one-way and
+    /// written as it always was (no `two_way` key, so run ids stay).
+    #[test]
+    fn the_two_way_flag_makes_a_call() {
+        use clap::Parser;
+        let experiment = |argv: &[&str]| {
+            let w = Wrapper::try_parse_from(argv).unwrap();
+            w.args.experiment().unwrap()
+        };
+        assert!(experiment(&["sim", "--two-way"]).two_way);
+        let plain = experiment(&["sim"]);
+        assert!(!plain.two_way);
+        assert!(!toml::to_string(&plain).unwrap().contains("two_way"));
+    }
+
     /// `sim --help` states each default, and states it as the experiment defaults are.
     #[test]
     fn help_states_the_experiment_defaults() {

@@ -100,12 +100,6 @@ pub fn build(plan: &Plan, results: &BTreeMap<String, RunResult>, context: &Conte
     let mut sections = Vec::new();
     let mut comparison_runs = Vec::new();
     let genies = genie::Genies::default();
-    // The paper measured one direction at a time: a two-way call is set beside it nowhere.
-    let one_way = |runs: Vec<Entry>| -> Vec<Entry> {
-        runs.into_iter()
-            .filter(|e| !e.plan.experiment.two_way)
-            .collect()
-    };
     let every_run = one_way(entries(
         &plan.runs.iter().map(|r| r.id.clone()).collect::<Vec<_>>(),
     ));
@@ -172,6 +166,14 @@ pub fn build(plan: &Plan, results: &BTreeMap<String, RunResult>, context: &Conte
         html: html(&sections, &comparison, &paper, context, &status),
         figures: sections.into_iter().flat_map(|s| s.figures).collect(),
     }
+}
+
+/// The runs of one direction at a time: the paper measured no two-way call, so a call is
+/// set beside the paper (and in the headline comparison) nowhere.
+fn one_way(runs: Vec<Entry<'_>>) -> Vec<Entry<'_>> {
+    runs.into_iter()
+        .filter(|e| !e.plan.experiment.two_way)
+        .collect()
 }
 
 /// Which code made the runs (commit and how many runs each) and which drew the report.

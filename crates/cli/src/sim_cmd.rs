@@ -10,13 +10,15 @@
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
 
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use salsify_codec::FunctionalCodec;
 use salsify_eval::experiment::{Clip, Experiment};
 use salsify_eval::sim::{
-    simulate, simulate_two_way, write_frames_csv, SimOutput, VideoSource, B_TO_A_DIR,
+    simulate_two_way_until, simulate_until, write_frames_csv, SimError, SimOutput, VideoSource,
+    B_TO_A_DIR,
 };
 use salsify_netem::{LogHeader, MahimahiLog, QueueLimit};
 use salsify_runtime::csv_log;
@@ -25,6 +27,7 @@ use salsify_time::Instant;
 use crate::clips::{frames_needed, live_excerpt, read_clip, synthetic_video};
 use crate::input::Size;
 use crate::out_dir::{self, Reuse, RunMark};
+use crate::usage::Interrupted;
 
 /// Options of `salsify sim`. Flags override the experiment file's values.
 #[derive(clap::Args, Debug)]
@@ -228,6 +231,9 @@ pub fn run(args: &SimArgs) -> Result<()> {
         default_folder: args.out == Path::new(DEFAULT_OUT),
     };
     let folder = out_dir::plan(&args.out, "--out", mark, reuse, false)?;
+    // Our own handler, installed before the run is announced: a SIGINT the process inherited
+    // as ignored (a background job of a script, as `scripts/test &`) would else not stop it.
+    let stop = crate::runtime::stop_on_ctrl_c()?;
     eprintln!(
         "simulating {} s of {} over {} with {}",
         experiment.duration_s,
@@ -237,12 +243,18 @@ pub fn run(args: &SimArgs) -> Result<()> {
     );
     let bar = progress_bar(experiment.duration_s, args.quiet);
     let mut progress = |t: salsify_time::Duration| bar.set_position(t.as_millis() as u64);
+    let stopped = || stop.load(Ordering::Relaxed);
     let outputs = match experiment.two_way {
-        true => simulate_two_way(&config, video.as_mut(), &mut progress)
+        true => simulate_two_way_until(&config, video.as_mut(), &mut progress, &stopped)
             .map(|o| vec![o.a_to_b, o.b_to_a]),
-        false => simulate(&config, video.as_mut(), &mut progress).map(|o| vec![o]),
+        false => simulate_until(&config, video.as_mut(), &mut progress, &stopped).map(|o| vec![o]),
     };
     bar.finish_and_clear();
+    if let Err(SimError::Stopped) = outputs {
+        return Err(anyhow::Error::new(Interrupted(
+            "interrupted (Ctrl-C): nothing written".into(),
+        )));
+    }
     let outputs = outputs?;
     let folder = folder.take()?;
     write_outputs(&args.out, &experiment, &outputs, &config.data_link.queue)?;

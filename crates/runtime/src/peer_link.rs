@@ -134,6 +134,7 @@ impl PeerLink {
         let ipv6 = socket.local_addr().is_ok_and(|a| a.is_ipv6());
         let mut config = PathConfig {
             seal_overhead: overhead,
+            seed: rand::random(),
             ..PathConfig::default()
         };
         if ipv6 {

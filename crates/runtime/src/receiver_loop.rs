@@ -475,7 +475,9 @@ impl Loop {
                 });
             }
         }
-        self.status.tick(now, self.totals.shown, &stats, &label);
+        let refused = self.link.rejected();
+        self.status
+            .tick(now, self.totals.shown, &stats, refused, &label);
         if self.observer.active() && now >= self.next_state {
             self.next_state = now + STATE_EVERY;
             self.observer.report(Observation::ReceiverState {

@@ -56,7 +56,18 @@ pub fn simulate(
     video: &mut dyn VideoSource,
     progress: &mut dyn FnMut(Duration),
 ) -> Result<SimOutput, SimError> {
-    let output = run(config, video, 1, progress)?.pop();
+    simulate_until(config, video, progress, &|| false)
+}
+
+/// [`simulate`], stopped with [`SimError::Stopped`] as soon as `stop` says so (it is asked
+/// before every event, so a Ctrl-C ends even a slow run within one event).
+pub fn simulate_until(
+    config: &SimConfig,
+    video: &mut dyn VideoSource,
+    progress: &mut dyn FnMut(Duration),
+    stop: &dyn Fn() -> bool,
+) -> Result<SimOutput, SimError> {
+    let output = run(config, video, 1, progress, stop)?.pop();
     Ok(output.expect("a one-way run has one side"))
 }
 
@@ -70,24 +81,39 @@ pub fn simulate_two_way(
     video: &mut dyn VideoSource,
     progress: &mut dyn FnMut(Duration),
 ) -> Result<TwoWayOutput, SimError> {
-    let mut outputs = run(config, video, 2, progress)?.into_iter();
+    simulate_two_way_until(config, video, progress, &|| false)
+}
+
+/// [`simulate_two_way`], stopped as [`simulate_until`] is.
+pub fn simulate_two_way_until(
+    config: &SimConfig,
+    video: &mut dyn VideoSource,
+    progress: &mut dyn FnMut(Duration),
+    stop: &dyn Fn() -> bool,
+) -> Result<TwoWayOutput, SimError> {
+    let mut outputs = run(config, video, 2, progress, stop)?.into_iter();
     match (outputs.next(), outputs.next()) {
         (Some(a_to_b), Some(b_to_a)) => Ok(TwoWayOutput { a_to_b, b_to_a }),
         _ => unreachable!("a two-way run has two sides"),
     }
 }
 
-/// Runs `sides` directions (1: one-way, 2: a call) to the end of the configured duration.
+/// Runs `sides` directions (1: one-way, 2: a call) to the end of the configured duration,
+/// or until `stop` says so.
 fn run(
     config: &SimConfig,
     video: &mut dyn VideoSource,
     sides: usize,
     progress: &mut dyn FnMut(Duration),
+    stop: &dyn Fn() -> bool,
 ) -> Result<Vec<SimOutput>, SimError> {
     let mut sim = Sim::new(config, video, sides)?;
     let end = Instant::ZERO + config.duration;
     let mut last_report = Instant::ZERO;
     while let Some(now) = sim.next_event().filter(|&t| t < end) {
+        if stop() {
+            return Err(SimError::Stopped);
+        }
         sim.step(now)?;
         if now - last_report >= Duration::from_millis(500) {
             progress(now.since_epoch());

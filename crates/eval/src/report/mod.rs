@@ -255,7 +255,7 @@ const TWO_WAY_TITLE: &str = "One-way against two-way";
 const TWO_WAY_INTRO: &str = "Each direction of a two-way call (issue 54; `two_way` in the \
 experiment) beside the same direction run alone: A to B over the trace's downlink, B to A over \
 its uplink, where in the call each link also carries the other direction's ACKs, queued behind \
-its video. ACKs queued: the mean time a direction's feedback waited and was serialised at the \
+its video (in the group's own table a call's row, `sim, two-way`, is its A-to-B direction). ACKs queued: the mean time a direction's feedback waited and was serialised at the \
 bottleneck (the delay less propagation). The bar: each direction's SSIM within 0.5 dB and its \
 mean and p95 delay within 1.15x of the same direction one-way (judged on the unrounded figures).";
 

@@ -10,6 +10,7 @@ mod audio_marks_cmd;
 mod barcode_cmd;
 mod bench_codec;
 mod bench_secure;
+mod call_cmd;
 mod codec_demo;
 mod demo;
 mod eval_cmd;
@@ -73,6 +74,11 @@ enum Command {
     /// salsify-2c); a live line per second, a summary, and logs in an output folder;
     /// --display shows the received video in a window.
     Demo(Box<demo::DemoArgs>),
+    /// A two-way call: the same command on each side (one dials with --to or meets through
+    /// --via, the other listens or meets too); each sends its pictures (or --input none),
+    /// voice (--audio) and data messages (--data-in) and shows (--display), plays (--play)
+    /// and writes (--out, --data-out) the peer's, in one encrypted session on one socket.
+    Call(Box<call_cmd::CallArgs>),
     /// Stream video to a receiver over UDP (--scheme: salsify-2c, salsify-1c, the Salsify
     /// ablations, conventional or vidaptive).
     Send(Box<send::SendArgs>),
@@ -151,6 +157,7 @@ fn run(cli: Cli) -> Result<()> {
     match cli.command {
         None => demo::run(&demo::DemoArgs::default()),
         Some(Command::Demo(args)) => demo::run(&args),
+        Some(Command::Call(args)) => call_cmd::run(&args),
         Some(Command::Send(args)) => send::run(&args),
         Some(Command::Recv(args)) => recv::run(&args),
         Some(Command::Keygen(args)) => keys::run(&args),

@@ -39,6 +39,8 @@ pub struct RecvArgs {
     pub scheme: Option<String>,
     #[command(flatten)]
     pub keys: KeyArgs,
+    #[command(flatten)]
+    pub data: crate::flags::DataArgs,
     /// Scheme parameters: a TOML file with the tables of experiment files (the receiver uses
     /// `salsify_receiver` and `conventional`).
     #[arg(long)]
@@ -111,6 +113,10 @@ pub struct RecvArgs {
     /// Stop after this many seconds (default: until Ctrl-C).
     #[arg(long, value_parser = runtime::parse_seconds)]
     pub duration: Option<Duration>,
+    /// When the sender hangs up (or goes silent for 10 s), wait for the next caller instead
+    /// of ending.
+    #[arg(long)]
+    pub stay: bool,
     /// No status line per second.
     #[arg(long, short)]
     pub quiet: bool,
@@ -130,6 +136,11 @@ impl RecvArgs {
             None => None,
         };
         let stdout = |p: &Option<PathBuf>| p.as_ref().is_some_and(|p| p.as_os_str() == "-");
+        if self.data.to_stdout() && (stdout(&self.output) || stdout(&self.ivf)) {
+            return Err(crate::usage::usage(
+                "--data-out - and video to standard output (-o - or --ivf -): give one a file",
+            ));
+        }
         if stdout(&self.output) && stdout(&self.ivf) {
             return Err(crate::usage::usage(
                 "-o - and --ivf - would both write to standard output: give one a file",
@@ -194,6 +205,9 @@ impl RecvArgs {
                 log: self.audio_log.clone(),
                 play: crate::flags::audio::play(self.play)?,
             }),
+            hang_up: defaults.hang_up,
+            stay: self.stay,
+            data: self.data.config()?,
         })
     }
 }
@@ -279,14 +293,43 @@ pub fn run(args: &RecvArgs) -> Result<()> {
             totals.audio_refused
         );
     }
+    if let Some(d) = &totals.data {
+        eprintln!("salsify recv: data: {}", crate::flags::data::line(d));
+    }
     if let Some(path) = &args.summary {
         write_summary(path, &totals)?;
+    }
+    if let Some(d) = &totals.data {
+        crate::flags::data::check_delivered(d)?;
     }
     if totals.replayed > 0 {
         eprintln!(
             "salsify recv: {} frames not written: sent before frames another session already showed (a replay)",
             totals.replayed
         );
+    }
+    if totals.busy_refused > 0 {
+        eprintln!(
+            "salsify recv: {} busy answers to other callers (one call at a time)",
+            totals.busy_refused
+        );
+    }
+    if let Some(ended) = totals.ended {
+        eprintln!("salsify recv: {}", ended.say("the sender"));
+        if ended.failed() {
+            let hint = match args.to.as_deref() {
+                Some(to) => format!(
+                    ": is it running (salsify send --listen {to}){}?",
+                    if config_keyed(args) {
+                        " with keys matching ours"
+                    } else {
+                        ", without keys like us"
+                    }
+                ),
+                None => String::new(),
+            };
+            bail!("{}{hint}", ended.say("the sender"));
+        }
     }
     if totals.shown == 0 {
         bail!(
@@ -295,6 +338,10 @@ pub fn run(args: &RecvArgs) -> Result<()> {
         );
     }
     Ok(())
+}
+
+fn config_keyed(args: &RecvArgs) -> bool {
+    args.keys.key.is_some()
 }
 
 /// The run's figures as JSON: the counts, and the audio's figures when audio was heard
@@ -307,7 +354,11 @@ fn summary_json(totals: &runtime::ReceiverTotals) -> Result<serde_json::Value> {
         "datagrams": totals.datagrams,
         "datagrams_ignored": totals.ignored,
         "datagrams_refused": totals.rejected,
+        "busy_answers": totals.busy_refused,
     });
+    if let Some(d) = &totals.data {
+        json["data"] = crate::flags::data::json(d);
+    }
     if let Some(audio) = &totals.audio {
         let figures = serde_json::to_value(crate::flags::audio::figures(audio))?;
         if let (Some(all), serde_json::Value::Object(more)) = (json.as_object_mut(), figures) {

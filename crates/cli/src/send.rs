@@ -9,6 +9,7 @@ use salsify_time::Duration;
 
 use crate::dashboard;
 use crate::flags::{plaintext_warning, KeyArgs, MeetArgs, SchemeArgs, SourceArgs};
+use crate::runtime::hang_up::PeerEnded;
 use crate::runtime::peer_link::Connect;
 use crate::runtime::sender_loop::{self, SenderLoopConfig, DEFAULT_RESET_AFTER};
 use crate::runtime::{self, CameraInput};
@@ -34,6 +35,8 @@ pub struct SendArgs {
     pub scheme: SchemeArgs,
     #[command(flatten)]
     pub keys: KeyArgs,
+    #[command(flatten)]
+    pub data: crate::flags::DataArgs,
     /// Write a per-frame CSV log here (frames sent, pictures skipped or dropped; times in µs
     /// on the machine's monotonic clock, comparable with `salsify recv --log`).
     #[arg(long)]
@@ -83,6 +86,7 @@ pub fn run(args: &SendArgs) -> Result<()> {
         status: !args.quiet,
         secure: args.keys.secure_config()?,
         audio: crate::flags::audio::audio_source("--audio", &args.audio)?,
+        data: args.data.config()?,
         ..side.loop_config(to)?
     };
     let source = CameraInput::open(&(&args.source).into())?;
@@ -144,6 +148,28 @@ pub fn run(args: &SendArgs) -> Result<()> {
     }
     if let Some(path) = &args.log {
         eprintln!("salsify send: log in {}", path.display());
+    }
+    if let Some(d) = &totals.data {
+        eprintln!("salsify send: data: {}", crate::flags::data::line(d));
+    }
+    if let Some(ended) = totals.ended {
+        eprintln!("salsify send: {}", ended.say("the receiver"));
+        if let PeerEnded::NoAnswer(after) = ended {
+            let hint = match &args.keys.key {
+                Some(_) => "is the receiver running, with --key/--peer-key matching ours?",
+                None => "nothing listens there, or the receiver wants keys (--key/--peer-key)",
+            };
+            bail!(
+                "no answer from {to} in {:.0} s ({hint}): nothing was delivered",
+                after.as_secs_f64()
+            );
+        }
+        if ended.failed() {
+            bail!("{}: nothing more was sent", ended.say("the receiver"));
+        }
+    }
+    if let Some(d) = &totals.data {
+        crate::flags::data::check_delivered(d)?;
     }
     if let Some(why) = &totals.source_failed {
         bail!(

@@ -427,6 +427,8 @@ fn a_restarted_sender_takes_over_after_the_old_one_falls_silent() {
         "6",
         "--session-timeout",
         "1",
+        // The first sender says goodbye as it ends: the receiver waits for the next.
+        "--stay",
         "-q",
     ];
     recv_args.extend(recv_keys.iter().map(String::as_str));
@@ -541,20 +543,24 @@ fn a_restarted_receiver_gets_a_keyframe_without_help() {
     let (recv_keys, send_keys) = keys(&dir);
     let recv_addr = free_addr();
     let (first_log, second_log) = (dir.join("recv1.csv"), dir.join("recv2.csv"));
+    let _ = &first_log;
     let receiver = |log: &Path, seconds| keyed_recv(&recv_addr, log, seconds, &recv_keys);
-    let first = receiver(&first_log, "2");
+    let mut first = receiver(&first_log, "6");
     std::thread::sleep(std::time::Duration::from_millis(200));
     let send_log = dir.join("send.csv");
     let mut send_args = sender_args(&recv_addr, send_log.to_str().unwrap(), "6");
     send_args.extend(send_keys.iter().map(String::as_str));
     let send = salsify(&send_args);
-    finish(first, "first recv");
+    // It crashes (no goodbye: a receiver that ends says one, and the sender would end too).
+    std::thread::sleep(std::time::Duration::from_millis(2000));
+    first.kill().unwrap();
+    first.wait().unwrap();
     std::thread::sleep(std::time::Duration::from_millis(300));
     let second = receiver(&second_log, "3.5");
     finish(second, "second recv");
     finish(send, "send");
-    let (before, after) = (csv_rows(&first_log), csv_rows(&second_log));
-    assert!(before.len() >= 15, "first receiver showed {}", before.len());
+    // The first receiver's log may be cut where it was killed.
+    let after = csv_rows(&second_log);
     assert!(
         after.len() >= 15,
         "the restarted receiver showed {}",

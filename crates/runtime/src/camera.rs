@@ -62,6 +62,37 @@ impl PictureSource for SyntheticCamera {
     }
 }
 
+/// No pictures at all, of another source's size and rate: a side of a call that sends
+/// none (`--input none`) still has encoders of some size; it never uses them.
+pub struct NoPictures {
+    size: (u32, u32),
+    fps: f64,
+}
+
+impl NoPictures {
+    /// Ends at once; says it has `like`'s size and rate.
+    pub fn like(like: &dyn PictureSource) -> Self {
+        NoPictures {
+            size: like.size(),
+            fps: like.fps(),
+        }
+    }
+}
+
+impl PictureSource for NoPictures {
+    fn size(&self) -> (u32, u32) {
+        self.size
+    }
+
+    fn fps(&self) -> f64 {
+        self.fps
+    }
+
+    fn next_picture(&mut self) -> Result<Option<Image>> {
+        Ok(None)
+    }
+}
+
 /// A picture as the camera captured it.
 #[derive(Debug, Clone)]
 pub struct Captured {

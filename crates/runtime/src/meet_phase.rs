@@ -18,8 +18,12 @@ use salsify_time::{Duration, Instant};
 use crate::clock;
 use crate::udp;
 
-/// How long to look for the peer before giving up.
-pub const MEET_WITHIN: Duration = Duration::from_secs(30);
+/// How long to look for the peer before giving up: 15 s, what a person waits for a call to
+/// start (the peer not there, or no pair that works).
+pub const MEET_WITHIN: Duration = Duration::from_secs(15);
+/// How long the rendezvous may take to answer the registration before the meeting fails
+/// (it answers within a round trip; 5 s covers its retransmissions on a lossy path).
+pub const RENDEZVOUS_ANSWER_WITHIN: Duration = Duration::from_secs(5);
 /// After a relayed pair works, how long to wait for a direct one before the call starts
 /// (a direct pair found during the call does not replace it).
 const SETTLE_RELAYED: Duration = Duration::from_millis(300);
@@ -121,19 +125,13 @@ pub fn meet(
         .context("cannot set the socket's read timeout")?;
     let mut buf = vec![0u8; udp::MAX_DATAGRAM];
     let mut met_at: Option<Instant> = None;
+    let mut progress = Progress::default();
     loop {
         let now = clock::now();
         if stop.load(Ordering::Relaxed) {
             bail!("stopped before the peer was met");
         }
-        if now.saturating_duration_since(start) >= MEET_WITHIN {
-            bail!(
-                "could not meet the peer through {} within {} s: is it running with --via the same \
-                 rendezvous and our public key as its --peer-key? (both behind symmetric NATs need --turn)",
-                via.rendezvous,
-                MEET_WITHIN.as_secs()
-            );
-        }
+        progress.check(now.saturating_duration_since(start), via, &meeting)?;
         meeting.handle_timeout(now);
         helpers.tick(now, socket, &mut meeting);
         while let Some(out) = meeting.poll_transmit() {
@@ -149,8 +147,12 @@ pub fn meet(
                 MeetEvent::Met(_) => {
                     met_at.get_or_insert(now);
                 }
-                MeetEvent::Introduced(candidates) => helpers.permit(now, &candidates),
-                MeetEvent::Observed(_) => {}
+                MeetEvent::Introduced(candidates) => {
+                    progress.introduced = true;
+                    progress.answered = true;
+                    helpers.permit(now, &candidates);
+                }
+                MeetEvent::Observed(_) => progress.answered = true,
             }
         }
         if let (Some(pair), Some(at)) = (meeting.best(), met_at) {
@@ -194,6 +196,54 @@ pub fn meet(
             Ok(Some(d)) => helpers.receive(&d, &mut meeting),
             Ok(None) => {}
             Err(e) => return Err(e).context("receiving while meeting the peer"),
+        }
+    }
+}
+
+/// How far a meeting got: what its failure says.
+#[derive(Debug, Default)]
+struct Progress {
+    /// The rendezvous answered the registration.
+    answered: bool,
+    /// It introduced the peer (both registered with each other's keys).
+    introduced: bool,
+}
+
+impl Progress {
+    /// An error naming what is missing, once `elapsed` is past its limit.
+    fn check(&self, elapsed: Duration, via: &Via, meeting: &Meeting) -> Result<()> {
+        let rendezvous = via.rendezvous;
+        if !self.answered && elapsed >= RENDEZVOUS_ANSWER_WITHIN {
+            bail!(
+                "the rendezvous at {rendezvous} did not answer in {} s: is `salsify rendezvous` \
+                 running there, and reachable from here?",
+                RENDEZVOUS_ANSWER_WITHIN.as_secs()
+            );
+        }
+        if elapsed < MEET_WITHIN {
+            return Ok(());
+        }
+        let within = MEET_WITHIN.as_secs();
+        if !self.introduced {
+            bail!(
+                "the peer did not come to the rendezvous at {rendezvous} within {within} s: is it \
+                 running with --via the same rendezvous and our public key as its --peer-key?"
+            );
+        }
+        let checks = meeting.stats().checks;
+        match &via.turn {
+            None => bail!(
+                "the rendezvous introduced the peer, but none of {checks} checks of the direct \
+                 pairs was answered within {within} s: the NATs between us let no direct pair \
+                 through, so the call needs a relay (--turn turn:HOST:PORT with --turn-user and \
+                 --turn-password, on both sides)"
+            ),
+            Some(t) => bail!(
+                "the rendezvous introduced the peer, but none of {checks} checks was answered \
+                 within {within} s, direct or through the relay at {}: is the TURN server \
+                 running, and do both sides give it?",
+                t.server
+            ),
         }
     }
 }

@@ -23,6 +23,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 
 use anyhow::Result;
+use salsify_call::control::Control;
 use salsify_endpoint::{Displayed, ReceiverEvent, ReceiverOutput, ReceiverStats};
 use salsify_schemes::{SchemeConfig, SchemeParams, SourceInfo};
 use salsify_secure::SecureConfig;
@@ -30,16 +31,26 @@ use salsify_time::{Duration, Instant};
 
 use crate::audio_receive::{AudioReceiveConfig, LiveAudio};
 use crate::clock;
+use crate::data_io::{DataIoConfig, DataTotals, LiveData};
 use crate::display::{Display, DisplayConfig};
+use crate::hang_up::{self, HangUpConfig, HangUpWatch, PeerEnded};
+use crate::loop_link::LoopLink;
 use crate::meet_phase::Via;
 use crate::observe::{Observation, Observer, STATE_EVERY};
 use crate::peer_link::{PeerLink, Reach};
-use crate::receiver_sessions::{Session, Sessions};
+use crate::receiver_sessions::{Route, Session, Sessions};
 use crate::status::ReceiverStatus;
 use crate::udp::{self, Received};
 
 /// Longest the loop sleeps before looking at its stop flag.
 const MAX_WAIT: Duration = Duration::from_millis(50);
+
+/// After the sender hangs up, how long the receiver goes on showing and playing what came
+/// before the goodbye (the audio's jitter buffer holds up to a few frames).
+const HUNG_UP_LINGER: Duration = Duration::from_millis(300);
+
+/// At most one `busy` to plaintext strangers this often.
+const BUSY_EVERY: Duration = Duration::from_millis(100);
 
 /// Everything the receiver loop needs.
 #[derive(Debug, Clone)]
@@ -78,6 +89,14 @@ pub struct ReceiverLoopConfig {
     /// datagrams go to the session rules like any other, which ignore them). Default: taken,
     /// lip-synced, no file written.
     pub audio: Option<AudioReceiveConfig>,
+    /// When the sender is taken as gone (or, dialing, absent). Default: gone after 10 s of
+    /// silence; a receiver that dials gives up after 5 s without an answer.
+    pub hang_up: HangUpConfig,
+    /// When the sender hangs up or goes silent, wait for the next caller instead of ending.
+    pub stay: bool,
+    /// The data channel to the sender (none by default; in a call, the call's loop has it).
+    /// Lines of its input are taken at least every 50 ms.
+    pub data: DataIoConfig,
 }
 
 impl Default for ReceiverLoopConfig {
@@ -99,6 +118,9 @@ impl Default for ReceiverLoopConfig {
             dial: None,
             via: None,
             audio: Some(AudioReceiveConfig::default()),
+            hang_up: HangUpConfig::default(),
+            stay: false,
+            data: DataIoConfig::default(),
         }
     }
 }
@@ -135,11 +157,19 @@ pub struct ReceiverTotals {
     pub audio_refused: u64,
     /// The speakers' underruns and overruns, with `--play`.
     pub speaker: Option<crate::audio_playout::PlayoutCounts>,
+    /// Why the sender's side ended the call, if it did (else this side stopped).
+    pub ended: Option<PeerEnded>,
+    /// The data channel, with one.
+    pub data: Option<DataTotals>,
+    /// Second callers told the receiver is busy (plaintext strangers and, with keys, callers
+    /// that authenticated).
+    pub busy_refused: u64,
 }
 
-struct Loop {
+/// A receiver's loop: its sessions, display and audio, on its link.
+pub(crate) struct Loop {
     config: ReceiverLoopConfig,
-    link: PeerLink,
+    link: LoopLink,
     sessions: Sessions,
     display: Display,
     totals: ReceiverTotals,
@@ -153,6 +183,28 @@ struct Loop {
     audio: Option<LiveAudio>,
     /// When the audio's figures are next taken for the status line.
     next_audio_second: Instant,
+    /// What was heard of the sender, and whether it ended the call.
+    peer: HangUpWatch,
+    /// The data channel, with `--data-in` or `--data-out`.
+    data: Option<LiveData>,
+    /// When a plaintext stranger may next be told the receiver is busy.
+    next_busy_at: Instant,
+}
+
+/// When a receiver gives up on its sender: as configured, with no answer awaited only by one
+/// that dials, and never on its own in a call (whose loop watches the peer for both).
+fn hang_up_for(config: &ReceiverLoopConfig, link: &LoopLink) -> HangUpConfig {
+    match (config.dial, link.is_shared()) {
+        (_, true) => HangUpConfig {
+            gone_after: None,
+            no_answer_after: None,
+        },
+        (Some(_), false) => config.hang_up,
+        (None, false) => HangUpConfig {
+            no_answer_after: None,
+            ..config.hang_up
+        },
+    }
 }
 
 /// Binds `listen` now (so a busy port is an error before anything starts).
@@ -198,57 +250,80 @@ pub fn run_with_display(
     )?;
     let (tx, rx) = mpsc::sync_channel::<Received>(udp::READER_BACKLOG);
     let _reader = udp::spawn_reader(link.socket(), stop.clone(), tx, |d| d)?;
-    let sessions = Sessions::new(
-        config.scheme.clone(),
-        config.params.clone(),
-        config.source,
-        config.session_timeout,
-        config.takeover_after,
-    );
-    let started = clock::now();
-    let audio = LiveAudio::of(config.audio.clone(), started)?;
-    let mut l = Loop {
-        link,
-        next_state: Instant::ZERO,
-        newest_sent: None,
-        audio,
-        next_audio_second: started + Duration::from_secs(1),
-        sessions,
-        display,
-        totals: ReceiverTotals::default(),
-        observer,
-        status: ReceiverStatus::new(clock::now(), config.status),
-        config,
-    };
+    let mut l = Loop::new(config, display, LoopLink::Own(link), observer)?;
     let result = l.serve(&rx, &stop);
-    let finished = l.display.finish();
-    result?;
-    finished?;
-    Ok(l.totals)
+    l.hang_up(clock::now());
+    l.finish(result)
+}
+
+impl Loop {
+    /// A loop on `link`, showing on `display`.
+    pub(crate) fn new(
+        config: ReceiverLoopConfig,
+        display: Display,
+        link: LoopLink,
+        observer: Observer,
+    ) -> Result<Self> {
+        let sessions = Sessions::new(
+            config.scheme.clone(),
+            config.params.clone(),
+            config.source,
+            config.session_timeout,
+            config.takeover_after,
+        );
+        let started = clock::now();
+        let audio = LiveAudio::of(config.audio.clone(), started)?;
+        let peer = HangUpWatch::new(hang_up_for(&config, &link), started);
+        let data = match link.is_shared() {
+            true => None,
+            false => LiveData::start(&config.data, || {})?,
+        };
+        Ok(Loop {
+            data,
+            next_busy_at: Instant::ZERO,
+            link,
+            next_state: Instant::ZERO,
+            newest_sent: None,
+            audio,
+            next_audio_second: started + Duration::from_secs(1),
+            peer,
+            sessions,
+            display,
+            totals: ReceiverTotals::default(),
+            observer,
+            status: ReceiverStatus::new(clock::now(), config.status),
+            config,
+        })
+    }
+
+    /// The totals once the outputs are closed (`result`: how serving ended).
+    pub(crate) fn finish(mut self, result: Result<()>) -> Result<ReceiverTotals> {
+        let finished = self.display.finish();
+        result?;
+        finished?;
+        Ok(self.totals)
+    }
 }
 
 impl Loop {
     fn serve(&mut self, rx: &mpsc::Receiver<Received>, stop: &AtomicBool) -> Result<()> {
         while !stop.load(Ordering::Relaxed) {
-            let now = clock::now();
-            self.sessions.expire(now);
-            let deadline = self.drain(now)?;
-            if let Some(audio) = &mut self.audio {
-                for frame in audio.play(now)? {
-                    if self.observer.active() {
-                        self.observer.report(Observation::AudioPlayed(frame));
+            if self.sender_ended(clock::now()) {
+                let until = clock::now() + HUNG_UP_LINGER;
+                // What arrived before the goodbye is shown and its audio played out.
+                while clock::now() < until {
+                    let next = self.step(clock::now())?;
+                    let wait = next.min(until).saturating_duration_since(clock::now());
+                    match rx.recv_timeout(wait.min(MAX_WAIT)) {
+                        Ok(d) => self.on_datagram(d)?,
+                        Err(mpsc::RecvTimeoutError::Timeout) => {}
+                        Err(mpsc::RecvTimeoutError::Disconnected) => break,
                     }
                 }
+                break;
             }
-            self.link.flush(now);
-            self.tick_status(now);
-            let audio_due = self
-                .audio
-                .as_ref()
-                .map_or(Instant::FAR_FUTURE, |a| a.next_at());
+            let deadline = self.step(clock::now())?.min(self.peer.next_at());
             let wait = deadline
-                .min(audio_due)
-                .min(self.link.deadline())
                 .saturating_duration_since(clock::now())
                 .min(MAX_WAIT);
             match rx.recv_timeout(wait) {
@@ -257,7 +332,7 @@ impl Loop {
                     // With audio, what is already queued is taken before frames are played,
                     // so a packet that arrived in time (by its kernel time) is not concealed
                     // because the loop was busy. A call without audio keeps its old rhythm.
-                    if self.audio.as_ref().is_some_and(LiveAudio::heard) {
+                    if self.hears_audio() {
                         while let Ok(d) = rx.try_recv() {
                             self.on_datagram(d)?;
                         }
@@ -267,12 +342,107 @@ impl Loop {
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
             }
         }
+        self.end()
+    }
+
+    /// Whether the sender ended the call (said goodbye, went silent, never answered): printed;
+    /// with `--stay`, the receiver waits for the next caller instead.
+    fn sender_ended(&mut self, now: Instant) -> bool {
+        let Some(ended) = self.peer.check(now) else {
+            return false;
+        };
+        if self.config.stay && !ended.failed() {
+            if self.config.status {
+                eprintln!(
+                    "salsify recv: {}; waiting for the next caller",
+                    ended.say("the sender")
+                );
+            }
+            self.peer.reset(now);
+            return false;
+        }
+        self.totals.ended = Some(ended);
+        true
+    }
+
+    /// Says goodbye to the sender, unless it ended the call itself.
+    pub(crate) fn hang_up(&mut self, now: Instant) {
+        if !matches!(self.totals.ended, Some(PeerEnded::HungUp | PeerEnded::Busy)) {
+            hang_up::say_goodbye(&mut self.link, now);
+        }
+    }
+
+    /// What the data channel did, with one.
+    pub(crate) fn data_totals(&self) -> Option<DataTotals> {
+        self.data.as_ref().map(LiveData::totals)
+    }
+
+    /// Sends what the data channel has due to the session's sender.
+    fn send_data(&mut self, now: Instant) -> Result<()> {
+        let Some(data) = &mut self.data else {
+            return Ok(());
+        };
+        let peer = self.sessions.current.as_ref().map(|s| s.peer);
+        for datagram in data.poll(now, peer.is_some() && self.link.ready(now))? {
+            self.link.send(now, &datagram, peer);
+        }
+        Ok(())
+    }
+
+    /// A plaintext stranger's datagram was ignored while another session is live: tell it the
+    /// receiver is busy (at most one answer each [`BUSY_EVERY`], each smaller than what
+    /// prompted it). With keys the link's busy desk answers second callers, sealed.
+    fn answer_busy(&mut self, at: Instant, from: SocketAddr) {
+        let live_elsewhere = self
+            .sessions
+            .current
+            .as_ref()
+            .is_some_and(|s| s.peer != from);
+        if self.config.secure.is_some() || !live_elsewhere || at < self.next_busy_at {
+            return;
+        }
+        self.next_busy_at = at + BUSY_EVERY;
+        self.link.send(at, &Control::Busy.encode(), Some(from));
+        self.totals.busy_refused += 1;
+    }
+
+    /// Whether audio was heard (then queued datagrams are taken before frames are played).
+    pub(crate) fn hears_audio(&self) -> bool {
+        self.audio.as_ref().is_some_and(LiveAudio::heard)
+    }
+
+    /// One turn: sessions expired, endpoints drained, audio played, the link flushed, the
+    /// status ticked. Returns when it next has something to do on its own.
+    pub(crate) fn step(&mut self, now: Instant) -> Result<Instant> {
+        self.sessions.expire(now);
+        let deadline = self.drain(now)?;
+        if let Some(audio) = &mut self.audio {
+            for frame in audio.play(now)? {
+                if self.observer.active() {
+                    self.observer.report(Observation::AudioPlayed(frame));
+                }
+            }
+        }
+        self.send_data(now)?;
+        self.link.flush(now);
+        self.tick_status(now);
+        let audio_due = self
+            .audio
+            .as_ref()
+            .map_or(Instant::FAR_FUTURE, |a| a.next_at());
+        Ok(deadline.min(audio_due).min(self.link.deadline()))
+    }
+
+    /// Serving ended: the last figures taken, the audio finished.
+    pub(crate) fn end(&mut self) -> Result<()> {
         if let Some(s) = &self.sessions.current {
             self.totals.last = s.endpoint.stats();
         }
         self.totals.ignored = self.sessions.ignored;
         self.totals.foreign = self.sessions.foreign;
         self.totals.rejected = self.link.rejected();
+        self.totals.busy_refused += self.link.busy_refused();
+        self.totals.data = self.data_totals();
         if let Some(audio) = self.audio.take() {
             self.totals.audio_refused += audio.bad_datagrams();
             self.totals.speaker = audio.speaker_counts();
@@ -317,18 +487,58 @@ impl Loop {
     }
 
     fn on_datagram(&mut self, d: Received) -> Result<()> {
-        self.totals.datagrams += 1;
-        self.totals.kernel_stamps += u64::from(d.kernel_stamp);
+        self.count_datagram(&d);
         let Some((from, bytes)) = self.link.receive(&d) else {
             return Ok(());
         };
+        self.on_opened(d.at, from, &bytes)
+    }
+
+    /// Counts an opened datagram no one takes (malformed for a call, or data with no channel).
+    pub(crate) fn count_refused(&mut self) {
+        self.sessions.ignored += 1;
+    }
+
+    /// Counts a datagram received (before it is opened).
+    pub(crate) fn count_datagram(&mut self, d: &Received) {
+        self.totals.datagrams += 1;
+        self.totals.kernel_stamps += u64::from(d.kernel_stamp);
+    }
+
+    /// A datagram of the peer's media, opened, from `from`, arrived at `at`.
+    pub(crate) fn on_opened(&mut self, at: Instant, from: SocketAddr, bytes: &[u8]) -> Result<()> {
+        // With keys, whatever opens is the peer's; in plaintext, the session's sender's (a
+        // stranger, or a sender of another scheme with no session, cannot end the call).
+        let from_sender = self.config.secure.is_some()
+            || self
+                .sessions
+                .current
+                .as_ref()
+                .is_some_and(|s| s.peer == from);
+        if from_sender {
+            self.peer.on_heard(at);
+        }
+        if Control::is_control(bytes) {
+            match Control::parse(bytes) {
+                Ok(c) if from_sender => self.peer.on_control(c),
+                _ => self.sessions.ignored += 1,
+            }
+            return Ok(());
+        }
+        if bytes.first() == Some(&salsify_call::wire::DATA_TAG) {
+            match (&mut self.data, from_sender) {
+                (Some(data), true) => data.handle_datagram(at, bytes),
+                _ => self.sessions.ignored += 1,
+            }
+            return Ok(());
+        }
         if self.config.secure.is_some() {
             self.sessions.repoint(from);
         }
         if let Some(audio) = self
             .audio
             .as_mut()
-            .filter(|_| salsify_audio::AudioPacket::is_audio(&bytes))
+            .filter(|_| salsify_audio::AudioPacket::is_audio(bytes))
         {
             // Only the call's sender speaks in it: with keys, whoever the channel opened it
             // from (the peer); in plaintext, the current session's sender.
@@ -338,15 +548,18 @@ impl Loop {
                     .current
                     .as_ref()
                     .is_some_and(|s| s.peer == from);
-            if !(from_peer && audio.handle_datagram(d.at, &bytes)) {
+            if !(from_peer && audio.handle_datagram(at, bytes)) {
                 self.totals.audio_refused += u64::from(!from_peer);
             }
             return Ok(());
         }
         let before = self.sessions.started;
-        self.sessions.route(d.at, from, &bytes)?;
+        let route = self.sessions.route(at, from, bytes)?;
+        if route == Route::Ignored {
+            self.answer_busy(at, from);
+        }
         if let Some(s) = &self.sessions.current {
-            self.link.follow(d.at, s.peer);
+            self.link.follow(at, s.peer);
         }
         if let Some(note) = self.sessions.take_note() {
             eprintln!("salsify recv: {note}");

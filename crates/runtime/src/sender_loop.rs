@@ -30,6 +30,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 
 use anyhow::{Context, Result};
+use salsify_call::control::Control;
 use salsify_codec::Image;
 use salsify_endpoint::{EncodeFailed, EncodeRequest, SenderEndpoint, SenderOutput, SenderStats};
 use salsify_schemes::{Executor, SchemeConfig, SourceInfo};
@@ -41,8 +42,11 @@ use crate::call_start::CallStart;
 use crate::camera::{self, Captured, PictureSource};
 use crate::clock;
 use crate::csv_log::SenderLog;
+use crate::data_io::{DataIoConfig, DataTotals, LiveData};
 use crate::encoder::{Encoded, EncoderThread};
 use crate::feedback_watch::FeedbackWatch;
+use crate::hang_up::{self, HangUpConfig, HangUpWatch, PeerEnded};
+use crate::loop_link::LoopLink;
 use crate::observe::{Observation, Observer, STATE_EVERY};
 use crate::peer_link::{Connect, PeerLink, Reach};
 use crate::status::SenderStatus;
@@ -96,6 +100,11 @@ pub struct SenderLoopConfig {
     pub call_start: Option<CallStart>,
     /// The call's audio (`None`: video only).
     pub audio: Option<AudioSendConfig>,
+    /// When the receiver is taken as gone or absent (a sender that listens or meets waits
+    /// for its receiver however long: only one that dials gives up on no answer).
+    pub hang_up: HangUpConfig,
+    /// The data channel to the receiver (none by default; in a call, the call's loop has it).
+    pub data: DataIoConfig,
 }
 
 impl SenderLoopConfig {
@@ -112,6 +121,8 @@ impl SenderLoopConfig {
             secure: None,
             call_start: None,
             audio: None,
+            hang_up: HangUpConfig::default(),
+            data: DataIoConfig::default(),
         }
     }
 }
@@ -137,14 +148,21 @@ pub struct SenderTotals {
     pub audio: Option<(u64, u64)>,
     /// Microphone frames dropped because the loop did not take them in time (`--audio mic`).
     pub audio_overruns: u64,
+    /// Why the receiver's side ended the call, if it did (else this side stopped).
+    pub ended: Option<PeerEnded>,
+    /// The data channel, with one.
+    pub data: Option<DataTotals>,
 }
 
-/// Inputs of the control loop.
-enum Input {
+/// Inputs of the control loop (and of a call's, which feeds its sender and receiver from
+/// one channel).
+pub(crate) enum Input {
     Datagram(Received),
     Picture(Captured),
     Encoded(Encoded),
     CameraDone,
+    /// Something outside the loop has news (a call's data input read a line).
+    Wake,
 }
 
 /// One sender endpoint's life.
@@ -156,10 +174,11 @@ struct Session {
     deadline: Instant,
 }
 
-struct Loop {
+/// A sender's loop: its endpoint, encoders, camera pictures and audio, on its link.
+pub(crate) struct Loop {
     config: SenderLoopConfig,
     source: SourceInfo,
-    link: PeerLink,
+    link: LoopLink,
     /// The largest datagram the endpoint was told it may send.
     told_max: usize,
     session: Session,
@@ -182,6 +201,15 @@ struct Loop {
     next_state: Instant,
     /// The call's audio.
     audio: Option<LiveAudioSender>,
+    /// The camera said it stopped.
+    camera_done: bool,
+    /// Once the source ended and every encode is done: when, since when nothing was sent,
+    /// and the datagrams sent then.
+    tail: Option<(Instant, Instant, u64)>,
+    /// What was heard of the receiver, and whether it ended the call.
+    peer: HangUpWatch,
+    /// The data channel, with `--data-in` or `--data-out`.
+    data: Option<LiveData>,
 }
 
 /// Runs until `stop` is set or the camera's source ends.
@@ -191,85 +219,154 @@ pub fn run(
     stop: Arc<AtomicBool>,
     observer: Observer,
 ) -> Result<SenderTotals> {
-    let (width, height) = source.size();
-    let info = SourceInfo {
-        width,
-        height,
-        fps: source.fps(),
-    };
-    let session = new_session(&config, &info, 1, config.connection_id)?;
-    let jobs = config.scheme.encode_jobs();
-    let codec = config.scheme.codec();
-    let executor = Executor::for_codec(codec, width, height, info.fps, config.cpu_used, jobs)
-        .with_context(|| format!("cannot create the {codec} encoders"))?;
-    let socket = config.connect.bind()?;
+    let prepared = Prepared::new(config, source.as_ref())?;
+    let socket = prepared.config.connect.bind()?;
     // Met (with --via) before the reader thread takes the socket.
-    let reach = match &config.connect {
+    let link = PeerLink::connect(
+        socket,
+        reach(&prepared.config.connect),
+        prepared.config.secure.clone(),
+        "salsify send",
+        prepared.config.status,
+        &stop,
+    )?;
+    let (tx, rx) = mpsc::sync_channel::<Input>(udp::READER_BACKLOG);
+    let _reader = udp::spawn_reader(link.socket(), stop.clone(), tx.clone(), Input::Datagram)?;
+    let (mut l, camera) = prepared.start(LoopLink::Own(link), source, tx, &stop, observer)?;
+    let totals = l.run(&rx, &stop)?;
+    l.hang_up(clock::now());
+    Ok(l.finish(totals, camera))
+}
+
+/// How a side given `connect` reaches its peer.
+pub(crate) fn reach(connect: &Connect) -> Reach<'_> {
+    match connect {
         Connect::To(peer) => Reach::Dial(*peer),
         Connect::Listen(_) => Reach::Listen,
         Connect::Via(via) => Reach::Via(via),
-    };
-    let link = PeerLink::connect(
-        socket,
-        reach,
-        config.secure.clone(),
-        "salsify send",
-        config.status,
-        &stop,
-    )?;
-    let log = match &config.log {
-        Some(path) => Some(SenderLog::create(path)?),
-        None => None,
-    };
-    let (tx, rx) = mpsc::sync_channel::<Input>(udp::READER_BACKLOG);
-    let encoded_tx = tx.clone();
-    let encoder = EncoderThread::start(executor, move |e| {
-        encoded_tx.send(Input::Encoded(e)).is_ok()
-    })?;
-    let _reader = udp::spawn_reader(link.socket(), stop.clone(), tx.clone(), Input::Datagram)?;
-    let now = clock::now();
-    let camera_tx = tx;
-    let camera = camera::start(source, stop.clone(), move |c| {
-        camera_tx
-            .send(c.map_or(Input::CameraDone, Input::Picture))
-            .is_ok()
-    })?;
-    observer.report(Observation::SenderSession {
-        session: 1,
-        scheme: config.scheme.name(),
-    });
-    let audio = match &config.audio {
-        Some(a) => Some(LiveAudioSender::new(a, clock::now())?),
-        None => None,
-    };
-    let mut l = Loop {
-        audio,
-        link,
-        told_max: 0,
-        keyed_at: now,
-        keyed: false,
-        next_state: Instant::ZERO,
-        source: info,
-        session,
-        earlier: SenderStats::default(),
-        encoder,
-        encoding: VecDeque::new(),
-        pictures: VecDeque::new(),
-        captured: 0,
-        log,
-        observer,
-        status: SenderStatus::new(clock::now(), config.status),
-        config,
-    };
-    let (mut totals, camera_done) = l.run(&rx, &stop)?;
-    // Joined only once it said it stopped: otherwise it may be blocked reading a pipe.
-    if camera_done {
-        totals.source_failed = camera
-            .join()
-            .unwrap_or(Some("the camera thread panicked".into()));
     }
-    Ok(totals)
 }
+
+/// A sender's first session and encoders, made before anything touches the network (a
+/// scheme or an encoder that cannot start is an error before a socket is bound).
+pub(crate) struct Prepared {
+    pub(crate) config: SenderLoopConfig,
+    info: SourceInfo,
+    session: Session,
+    executor: Executor,
+}
+
+impl Prepared {
+    /// The first session and the encoders for `source`'s pictures.
+    pub(crate) fn new(config: SenderLoopConfig, source: &dyn PictureSource) -> Result<Self> {
+        let (width, height) = source.size();
+        let info = SourceInfo {
+            width,
+            height,
+            fps: source.fps(),
+        };
+        let session = new_session(&config, &info, 1, config.connection_id)?;
+        let jobs = config.scheme.encode_jobs();
+        let codec = config.scheme.codec();
+        let executor = Executor::for_codec(codec, width, height, info.fps, config.cpu_used, jobs)
+            .with_context(|| format!("cannot create the {codec} encoders"))?;
+        Ok(Prepared {
+            config,
+            info,
+            session,
+            executor,
+        })
+    }
+
+    /// Starts the encoder thread and the camera, both feeding `tx`, and the loop on `link`
+    /// (whose datagrams the caller's reader thread feeds to `tx`).
+    pub(crate) fn start(
+        self,
+        link: LoopLink,
+        source: Box<dyn PictureSource>,
+        tx: mpsc::SyncSender<Input>,
+        stop: &Arc<AtomicBool>,
+        observer: Observer,
+    ) -> Result<(Loop, CameraHandle)> {
+        let Prepared {
+            config,
+            info,
+            session,
+            executor,
+        } = self;
+        let log = match &config.log {
+            Some(path) => Some(SenderLog::create(path)?),
+            None => None,
+        };
+        let wake = tx.clone();
+        let data = LiveData::start(&config.data, move || {
+            let _ = wake.try_send(Input::Wake);
+        })?;
+        let encoded_tx = tx.clone();
+        let encoder = EncoderThread::start(executor, move |e| {
+            encoded_tx.send(Input::Encoded(e)).is_ok()
+        })?;
+        let now = clock::now();
+        let camera_tx = tx;
+        let camera = camera::start(source, stop.clone(), move |c| {
+            camera_tx
+                .send(c.map_or(Input::CameraDone, Input::Picture))
+                .is_ok()
+        })?;
+        observer.report(Observation::SenderSession {
+            session: 1,
+            scheme: config.scheme.name(),
+        });
+        let audio = match &config.audio {
+            Some(a) => Some(LiveAudioSender::new(a, clock::now())?),
+            None => None,
+        };
+        let peer = HangUpWatch::new(hang_up_for(&config, &link), now);
+        let l = Loop {
+            audio,
+            link,
+            told_max: 0,
+            keyed_at: now,
+            keyed: false,
+            next_state: Instant::ZERO,
+            source: info,
+            session,
+            earlier: SenderStats::default(),
+            encoder,
+            encoding: VecDeque::new(),
+            pictures: VecDeque::new(),
+            captured: 0,
+            log,
+            observer,
+            status: SenderStatus::new(clock::now(), config.status),
+            peer,
+            config,
+            camera_done: false,
+            tail: None,
+            data,
+        };
+        Ok((l, camera))
+    }
+}
+
+/// When a sender gives up on its receiver: as configured, with no answer awaited only by one
+/// that dials, and never on its own in a call (whose loop watches the peer for both).
+fn hang_up_for(config: &SenderLoopConfig, link: &LoopLink) -> HangUpConfig {
+    match (&config.connect, link.is_shared()) {
+        (_, true) => HangUpConfig {
+            gone_after: None,
+            no_answer_after: None,
+        },
+        (Connect::To(_), false) => config.hang_up,
+        (_, false) => HangUpConfig {
+            no_answer_after: None,
+            ..config.hang_up
+        },
+    }
+}
+
+/// The camera thread: joined once it said it stopped, for why it failed if it did.
+pub(crate) type CameraHandle = std::thread::JoinHandle<Option<String>>;
 
 /// Counters of `a` and `b` added (the most states held: the larger; rate and quality:
 /// `b`'s, the later session's, when it has them).
@@ -315,72 +412,82 @@ fn new_session(
 }
 
 impl Loop {
-    /// Runs until stopped or the source ended and its pictures are sent; the totals, and
-    /// whether the camera said it stopped.
-    fn run(
-        &mut self,
-        rx: &mpsc::Receiver<Input>,
-        stop: &AtomicBool,
-    ) -> Result<(SenderTotals, bool)> {
-        let mut camera_done = false;
-        // Once the source ended and every encode is done: when, and datagrams sent then.
-        let mut tail: Option<(Instant, Instant, u64)> = None;
-        loop {
-            if stop.load(Ordering::Relaxed) {
+    /// Runs until stopped or the source ended and its pictures are sent; the totals.
+    fn run(&mut self, rx: &mpsc::Receiver<Input>, stop: &AtomicBool) -> Result<SenderTotals> {
+        while !stop.load(Ordering::Relaxed) {
+            if self.step(clock::now())? {
                 break;
             }
-            let now = clock::now();
-            if now >= self.session.deadline {
-                self.session.endpoint.handle_timeout(now);
-            }
-            // Before the video's outputs, so the budget sizing a frame counts the audio.
-            self.send_audio(now)?;
-            // Drained before looking at the end, so the last picture's encode request (made
-            // when the previous encode came back) is not lost.
-            self.drain(now)?;
-            self.check_session(now)?;
-            self.flush_link(now);
-            let stats = self.stats();
-            self.status.tick(now, &stats);
-            self.report_state(now, &stats);
-            if camera_done && self.encoding.is_empty() {
-                let sent = stats.datagrams_sent;
-                match &mut tail {
-                    None => tail = Some((now, now, sent)),
-                    Some((_, quiet_since, last)) if *last != sent => {
-                        (*quiet_since, *last) = (now, sent);
-                    }
-                    Some((since, quiet_since, _)) => {
-                        if now.saturating_duration_since(*quiet_since) >= TAIL_QUIET
-                            || now.saturating_duration_since(*since) >= TAIL_MAX
-                        {
-                            break;
-                        }
-                    }
-                }
-            }
-            let audio_due = self
-                .audio
-                .as_ref()
-                .map_or(Instant::FAR_FUTURE, |a| a.next_at());
             let wait = self
-                .session
-                .deadline
-                .min(self.link.deadline())
-                .min(audio_due)
+                .next_at()
                 .saturating_duration_since(clock::now())
                 .min(MAX_WAIT);
             match rx.recv_timeout(wait) {
-                Ok(Input::CameraDone) => camera_done = true,
+                Ok(Input::Datagram(d)) => self.on_datagram(&d),
                 Ok(input) => self.handle(input),
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
             }
         }
+        self.totals()
+    }
+
+    /// One turn: deadlines, audio, the endpoint's outputs, sessions, the link, status.
+    /// Returns true once the source ended and its last datagrams are out.
+    pub(crate) fn step(&mut self, now: Instant) -> Result<bool> {
+        if self.peer.check(now).is_some() {
+            return Ok(true);
+        }
+        if now >= self.session.deadline {
+            self.session.endpoint.handle_timeout(now);
+        }
+        // Before the video's outputs, so the budget sizing a frame counts the audio.
+        self.send_audio(now)?;
+        self.send_data(now)?;
+        // Drained before looking at the end, so the last picture's encode request (made
+        // when the previous encode came back) is not lost.
+        self.drain(now)?;
+        self.check_session(now)?;
+        self.flush_link(now);
+        let stats = self.stats();
+        self.status.tick(now, &stats);
+        self.report_state(now, &stats);
+        if !(self.camera_done && self.encoding.is_empty()) {
+            return Ok(false);
+        }
+        let sent = stats.datagrams_sent;
+        match &mut self.tail {
+            None => self.tail = Some((now, now, sent)),
+            Some((_, quiet_since, last)) if *last != sent => {
+                (*quiet_since, *last) = (now, sent);
+            }
+            Some((since, quiet_since, _)) => {
+                return Ok(now.saturating_duration_since(*quiet_since) >= TAIL_QUIET
+                    || now.saturating_duration_since(*since) >= TAIL_MAX);
+            }
+        }
+        Ok(false)
+    }
+
+    /// When the loop next has something to do on its own.
+    pub(crate) fn next_at(&self) -> Instant {
+        let audio_due = self
+            .audio
+            .as_ref()
+            .map_or(Instant::FAR_FUTURE, |a| a.next_at());
+        self.session
+            .deadline
+            .min(self.link.deadline())
+            .min(audio_due)
+            .min(self.peer.next_at())
+    }
+
+    /// The run's totals, the log closed.
+    pub(crate) fn totals(&mut self) -> Result<SenderTotals> {
         if let Some(log) = self.log.take() {
             log.finish()?;
         }
-        let totals = SenderTotals {
+        Ok(SenderTotals {
             scheme: self.config.scheme.name(),
             stats: self.stats(),
             sessions: self.session.number,
@@ -390,8 +497,58 @@ impl Loop {
             source_failed: None,
             audio: self.audio.as_ref().map(|a| (a.datagrams, a.bytes)),
             audio_overruns: self.audio.as_ref().map_or(0, LiveAudioSender::overruns),
+            ended: self.peer.check(clock::now()),
+            data: self.data_totals(),
+        })
+    }
+
+    /// What the data channel did, with one.
+    pub(crate) fn data_totals(&self) -> Option<DataTotals> {
+        self.data.as_ref().map(LiveData::totals)
+    }
+
+    /// Sends what the data channel has due, counted in the scheme's budget (never behind a
+    /// frame: the endpoint's datagrams are not waited for).
+    fn send_data(&mut self, now: Instant) -> Result<()> {
+        let Some(data) = &mut self.data else {
+            return Ok(());
         };
-        Ok((totals, camera_done))
+        let ready = self.peer.heard() && self.link.ready(now);
+        for datagram in data.poll(now, ready)? {
+            if self.link.send(now, &datagram, None) > 0 {
+                self.session.endpoint.handle_audio_sent(now, datagram.len());
+                self.status.on_sent(datagram.len());
+            }
+        }
+        Ok(())
+    }
+
+    /// Says goodbye to the receiver, unless it ended the call itself.
+    pub(crate) fn hang_up(&mut self, now: Instant) {
+        if !matches!(
+            self.peer.check(now),
+            Some(PeerEnded::HungUp | PeerEnded::Busy)
+        ) {
+            hang_up::say_goodbye(&mut self.link, now);
+        }
+    }
+
+    /// `totals` with why the camera failed, if it said it stopped (otherwise it may be
+    /// blocked reading a pipe, and is not joined).
+    pub(crate) fn finish(&self, mut totals: SenderTotals, camera: CameraHandle) -> SenderTotals {
+        if self.camera_done {
+            totals.source_failed = camera
+                .join()
+                .unwrap_or(Some("the camera thread panicked".into()));
+        }
+        totals
+    }
+
+    /// Bytes sent beside the scheme's own on the same path (a call's data channel and its
+    /// receiver's feedback): counted in the scheme's budget as the audio is.
+    pub(crate) fn count_sent(&mut self, now: Instant, bytes: usize) {
+        self.session.endpoint.handle_audio_sent(now, bytes);
+        self.status.on_sent(bytes);
     }
 
     /// Reports the counters and the scheme's gauges to the observer, every [`STATE_EVERY`].
@@ -412,21 +569,43 @@ impl Loop {
         sum_stats(&self.earlier, &self.session.endpoint.stats())
     }
 
-    fn handle(&mut self, input: Input) {
+    /// A datagram from the socket: opened by the link, then the endpoint's.
+    fn on_datagram(&mut self, d: &Received) {
+        let Some((_, bytes)) = self.link.receive(d) else {
+            return;
+        };
+        self.peer.on_heard(d.at);
+        if Control::is_control(&bytes) {
+            if let Ok(c) = Control::parse(&bytes) {
+                self.peer.on_control(c);
+            }
+        } else if bytes.first() == Some(&salsify_call::wire::DATA_TAG) {
+            match &mut self.data {
+                Some(data) => data.handle_datagram(d.at, &bytes),
+                None => self.on_feedback(d.at, &bytes), // the endpoint counts it as bad
+            }
+        } else {
+            self.on_feedback(d.at, &bytes);
+        }
+    }
+
+    /// Feedback from the receiver, opened, arrived at `at`.
+    pub(crate) fn on_feedback(&mut self, at: Instant, bytes: &[u8]) {
+        self.tell_max_datagram(at);
+        let s = &mut self.session;
+        let stale_before = s.endpoint.stats().stale_feedback;
+        let accepted = s.endpoint.handle_datagram(at, bytes).is_ok()
+            && s.endpoint.stats().stale_feedback == stale_before;
+        s.watch.on_feedback(accepted);
+    }
+
+    /// A picture, an encode or the camera's end (a datagram goes to
+    /// [`Loop::on_feedback`] once opened).
+    pub(crate) fn handle(&mut self, input: Input) {
         let s = &mut self.session;
         match input {
-            Input::Datagram(d) => {
-                let Some((_, bytes)) = self.link.receive(&d) else {
-                    return;
-                };
-                self.tell_max_datagram(d.at);
-                let s = &mut self.session;
-                let stale_before = s.endpoint.stats().stale_feedback;
-                let accepted = s.endpoint.handle_datagram(d.at, &bytes).is_ok()
-                    && s.endpoint.stats().stale_feedback == stale_before;
-                s.watch.on_feedback(accepted);
-            }
-            Input::CameraDone => {}
+            Input::Datagram(_) | Input::Wake => {}
+            Input::CameraDone => self.camera_done = true,
             Input::Picture(c) => {
                 self.captured += 1;
                 let now = clock::now();

@@ -3,12 +3,14 @@
 //! and convert them, and none imports another command.
 
 pub mod audio;
+pub mod data;
 pub mod keys;
 pub mod link;
 pub mod meet;
 pub mod scheme;
 pub mod source;
 
+pub use data::DataArgs;
 pub use keys::{plaintext_warning, KeyArgs};
 pub use link::{link_path, LinkFlags};
 pub use meet::MeetArgs;

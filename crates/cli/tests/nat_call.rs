@@ -1,0 +1,229 @@
+//! Two-way calls across NATs: `salsify call --via` on both sides, encrypted, each behind its
+//! own NAT in Linux network namespaces, met through the rendezvous with coturn for STUN:
+//! directly through port-preserving NATs, relayed through coturn between two symmetric NATs,
+//! and, between symmetric NATs without `--turn`, a start that fails within 15 s naming the
+//! relay it needs. Each direction of a call must show most of its pictures, over one meeting
+//! and one session. The topology is `support/netns.rs` and `support/netns_meet.rs`'s;
+//! documentation addresses only. Needs what `nat_meet.rs` needs (skipped without it, unless
+//! SALSIFY_REQUIRE_NETNS=1); each prints `nat-call: SCENARIO: ...` with its figures.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+#[path = "support/netns.rs"]
+mod netns;
+#[path = "support/netns_meet.rs"]
+mod netns_meet;
+mod support;
+
+use netns::{seconds, serial, Host, FPS};
+use netns_meet::{Meet, RENDEZVOUS, RENDEZVOUS_PORT, TURN, TURN_PASSWORD, TURN_PORT, TURN_USER};
+
+/// Runs `body` on a fresh net (one test at a time), or skips it; checks no namespace is left.
+fn scenario(name: &str, body: impl FnOnce(&mut Meet)) {
+    let _one_at_a_time = serial();
+    if !netns_meet::usable(name) {
+        return;
+    }
+    let dir = support::temp_dir("nat-call", name);
+    let mut meet = Meet::new(&dir);
+    let prefix = meet.prefix().to_string();
+    body(&mut meet);
+    drop(meet);
+    let left = netns::namespaces_named(&prefix);
+    assert!(left.is_empty(), "{name}: namespaces left behind: {left:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Keys `a` and `b`, coturn and the rendezvous.
+fn set_up(meet: &mut Meet, seconds: f64) -> (netns::Proc, netns::Proc) {
+    for name in ["a", "b"] {
+        let out = support::run_in(&meet.dir, &["keygen", "-q", "-o", name]);
+        assert!(out.status.success(), "keygen: {out:?}");
+    }
+    (
+        meet.coturn(),
+        meet.rendezvous(support::SALSIFY, seconds + 60.0),
+    )
+}
+
+/// One side's arguments: `call --via` with its keys, STUN, and TURN when `turn`.
+fn side(me: &str, peer: &str, seconds: f64, turn: bool) -> Vec<String> {
+    let via = format!("{RENDEZVOUS}:{RENDEZVOUS_PORT}");
+    let stun = format!("{TURN}:{TURN_PORT}");
+    let mut args: Vec<String> = [
+        support::SALSIFY,
+        "call",
+        "--via",
+        &via,
+        "--stun",
+        &stun,
+        "--key",
+        &format!("{me}.key"),
+        "--peer-key",
+        &format!("{peer}.pub"),
+        "--duration",
+        &format!("{seconds:.1}"),
+    ]
+    .map(String::from)
+    .to_vec();
+    if turn {
+        let turn = format!("turn:{TURN}:{TURN_PORT}");
+        let t = [
+            "--turn",
+            &turn,
+            "--turn-user",
+            TURN_USER,
+            "--turn-password",
+            TURN_PASSWORD,
+        ];
+        args.extend(t.map(String::from));
+    }
+    args
+}
+
+/// What one side printed: frames shown of its peer, sessions, and its `met` line.
+struct Side {
+    shown: u64,
+    sessions: u64,
+    met: Option<String>,
+    ok: bool,
+    log: String,
+}
+
+fn read_side(log: &Path, ok: bool) -> Side {
+    let log = std::fs::read_to_string(log).unwrap_or_default();
+    let line = log
+        .lines()
+        .find(|l| l.starts_with("salsify call: received: ") && l.contains(" frames shown, "))
+        .unwrap_or("");
+    let number_before = |word: &str| -> u64 {
+        line.find(word)
+            .and_then(|end| line[..end].split_whitespace().last())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0)
+    };
+    Side {
+        shown: number_before(" frames shown"),
+        sessions: number_before(" sessions"),
+        met: log
+            .lines()
+            .find(|l| l.contains(": met the peer at "))
+            .map(str::to_string),
+        ok,
+        log,
+    }
+}
+
+fn strs(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
+}
+
+/// A call of `seconds` between `a` and `b`, both through the rendezvous.
+fn call(meet: &mut Meet, a: &Host, b: &Host, seconds: f64, turn: bool) -> (Side, Side) {
+    let b_args = side("b", "a", seconds + 2.0, turn);
+    let a_args = side("a", "b", seconds, turn);
+    let pb = meet.spawn(&b.ns, "b", &strs(&b_args));
+    let pa = meet.spawn(&a.ns, "a", &strs(&a_args));
+    let a_status = meet.wait(&pa, Duration::from_secs_f64(seconds + 25.0));
+    let b_status = meet.wait(&pb, Duration::from_secs(10));
+    meet.kill(&pa);
+    meet.kill(&pb);
+    let ok = |s: Option<std::process::ExitStatus>| s.is_some_and(|s| s.success());
+    (
+        read_side(&pa.log, ok(a_status)),
+        read_side(&pb.log, ok(b_status)),
+    )
+}
+
+/// Each direction showed at least `share` of a clean call's pictures, over one session, and
+/// both sides ended well and met as `how` says.
+fn assert_both_ways(name: &str, a: &Side, b: &Side, seconds: f64, share: f64, how: &str) {
+    let want = share * FPS * seconds;
+    for (who, s) in [("a", a), ("b", b)] {
+        assert!(s.ok, "{name}: {who} failed\n{}", s.log);
+        assert!(
+            s.shown as f64 >= want,
+            "{name}: {who} showed {} of its peer's frames, wanted {want:.0}\n{}",
+            s.shown,
+            s.log
+        );
+        assert_eq!(s.sessions, 1, "{name}: {who}\n{}", s.log);
+        let met = s.met.as_deref().unwrap_or("");
+        assert!(
+            met.contains(how),
+            "{name}: {who} met {met:?}, wanted {how}\n{}",
+            s.log
+        );
+    }
+}
+
+#[test]
+fn a_two_way_call_behind_port_preserving_nats_goes_direct() {
+    let name = "a_two_way_call_behind_port_preserving_nats_goes_direct";
+    scenario(name, |meet| {
+        let (_nat_a, a) = meet.behind_nat_a();
+        let (_nat_b, b) = meet.behind_nat_b();
+        let t = seconds();
+        let _servers = set_up(meet, t);
+        let (sa, sb) = call(meet, &a, &b, t, false);
+        println!(
+            "nat-call: {name}: a showed {}, b showed {} of {:.0}",
+            sa.shown,
+            sb.shown,
+            FPS * t
+        );
+        assert_both_ways(name, &sa, &sb, t, 0.8, "(direct)");
+    });
+}
+
+#[test]
+fn a_two_way_call_between_symmetric_nats_relays_through_turn() {
+    let name = "a_two_way_call_between_symmetric_nats_relays_through_turn";
+    scenario(name, |meet| {
+        let (nat_a, a) = meet.behind_nat_a();
+        let (nat_b, b) = meet.behind_nat_b();
+        meet.symmetric(&nat_a);
+        meet.symmetric(&nat_b);
+        let t = seconds();
+        let _servers = set_up(meet, t);
+        let (sa, sb) = call(meet, &a, &b, t, true);
+        println!(
+            "nat-call: {name}: a showed {}, b showed {} of {:.0}",
+            sa.shown,
+            sb.shown,
+            FPS * t
+        );
+        assert_both_ways(name, &sa, &sb, t, 0.7, "(relayed)");
+    });
+}
+
+/// Symmetric NATs and no `--turn`: the rendezvous introduces the peers, no check gets
+/// through, and both sides fail within 15 s, saying a relay is needed.
+#[test]
+fn symmetric_nats_without_turn_fail_soon_naming_a_relay() {
+    let name = "symmetric_nats_without_turn_fail_soon_naming_a_relay";
+    scenario(name, |meet| {
+        let (nat_a, a) = meet.behind_nat_a();
+        let (nat_b, b) = meet.behind_nat_b();
+        meet.symmetric(&nat_a);
+        meet.symmetric(&nat_b);
+        let _servers = set_up(meet, 20.0);
+        let started = Instant::now();
+        let (sa, sb) = call(meet, &a, &b, 20.0, false);
+        let took = started.elapsed();
+        println!(
+            "nat-call: {name}: both ended in {:.1} s",
+            took.as_secs_f64()
+        );
+        assert!(took < Duration::from_secs(17), "{name}: took {took:?}");
+        for (who, s) in [("a", &sa), ("b", &sb)] {
+            assert!(!s.ok, "{name}: {who} exited 0\n{}", s.log);
+            assert!(
+                s.log.contains("introduced the peer") && s.log.contains("needs a relay (--turn"),
+                "{name}: {who}\n{}",
+                s.log
+            );
+        }
+    });
+}

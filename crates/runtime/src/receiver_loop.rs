@@ -250,7 +250,7 @@ pub fn run_with_display(
     )?;
     let (tx, rx) = mpsc::sync_channel::<Received>(udp::READER_BACKLOG);
     let _reader = udp::spawn_reader(link.socket(), stop.clone(), tx, |d| d)?;
-    let mut l = Loop::new(config, display, LoopLink::Own(link), observer)?;
+    let mut l = Loop::new(config, display, LoopLink::Own(Box::new(link)), observer)?;
     let result = l.serve(&rx, &stop);
     l.hang_up(clock::now());
     l.finish(result)

@@ -211,7 +211,7 @@ fn parse_interval(value: &str) -> Result<Duration, String> {
         return Err(bad());
     };
     let seconds = number.parse::<f64>().map_err(|_| bad())? * scale;
-    if !(seconds.is_finite() && seconds >= 1e-3 && seconds <= 3600.0) {
+    if !(seconds.is_finite() && (1e-3..=3600.0).contains(&seconds)) {
         return Err(bad());
     }
     Ok(Duration::from_secs_f64(seconds))

@@ -265,7 +265,10 @@ mod tests {
         assert_eq!(video.trace, ack.trace);
         let setting = format!("rate:{}", bad.display());
         let err = build(&["--trace", &setting]).unwrap_err().to_string();
-        assert!(err.starts_with("--trace: ") && err.contains("line 2: the rate"), "{err}");
+        assert!(
+            err.starts_with("--trace: ") && err.contains("line 2: the rate"),
+            "{err}"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

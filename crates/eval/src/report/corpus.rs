@@ -11,7 +11,6 @@ use super::figures::{slug, Drawn};
 use super::plot::{Axis, Chart, Series};
 use super::style::styled;
 use super::tables::{cell_columns, num, Entry, Table};
-use super::Extra;
 use crate::campaign::corpus::{CorpusSpec, PREFIX};
 use crate::campaign::Group;
 
@@ -126,32 +125,35 @@ pub fn is_corpus(group: &Group) -> bool {
     group.links.iter().any(|l| l.starts_with(PREFIX))
 }
 
+/// A table under a group's own: its heading (if any), its intro and the table.
+pub type Titled = (Option<&'static str>, &'static str, Table);
+
 /// The corpus tables under a corpus group's own table (none for another group).
-pub(super) fn extras(group: &Group, runs: &[Entry]) -> Vec<Extra> {
+pub fn extras(group: &Group, runs: &[Entry]) -> Vec<Titled> {
     if !is_corpus(group) {
         return Vec::new();
     }
     let corpus = Corpus::of(runs);
     let mut out = Vec::new();
     for (i, (intro, metric)) in PER_TRACE.into_iter().enumerate() {
-        out.push(Extra {
-            title: (i == 0).then_some(PER_TRACE_TITLE),
+        out.push((
+            (i == 0).then_some(PER_TRACE_TITLE),
             intro,
-            table: per_trace_table(&corpus, metric),
-        });
+            per_trace_table(&corpus, metric),
+        ));
     }
     let refs = group.corpus.references(&group.schemes);
-    out.push(Extra {
-        title: Some(COMPARISON_TITLE),
-        intro: COMPARISON_INTRO,
-        table: comparison_table(&corpus, &refs, None),
-    });
+    out.push((
+        Some(COMPARISON_TITLE),
+        COMPARISON_INTRO,
+        comparison_table(&corpus, &refs, None),
+    ));
     let below = group.corpus.low_rate_kbps();
-    out.push(Extra {
-        title: None,
-        intro: SLOW_INTRO,
-        table: comparison_table(&corpus, &refs, Some(below)),
-    });
+    out.push((
+        None,
+        SLOW_INTRO,
+        comparison_table(&corpus, &refs, Some(below)),
+    ));
     out
 }
 
@@ -392,7 +394,7 @@ mod tests {
         );
         let extras = extras(&g, &entries);
         assert_eq!(extras.len(), 6);
-        let p95 = &extras[0].table;
+        let p95 = &extras[0].2;
         assert_eq!(
             p95.header,
             ["trace", "capacity Mb/s", "salsify-2c", "conventional"]
@@ -401,8 +403,8 @@ mod tests {
             p95.rows,
             [["a", "5.00", "200", "300"], ["b", "0.60", "400", "200"]]
         );
-        assert_eq!(extras[3].table.rows[1], ["b", "0.60", "15.0", "30.0"]);
-        let all = &extras[4].table;
+        assert_eq!(extras[3].2.rows[1], ["b", "0.60", "15.0", "30.0"]);
+        let all = &extras[4].2;
         assert_eq!(
             all.rows,
             [[
@@ -418,7 +420,7 @@ mod tests {
                 "1.00 / 0.50",
             ]]
         );
-        let slow = &extras[5].table;
+        let slow = &extras[5].2;
         assert_eq!(slow.header[2], "traces under 1.00 Mb/s");
         assert_eq!(slow.rows[0][2..4], ["1", "0 of 1 (0%)"]);
         let drawn = figures(&g, &entries);

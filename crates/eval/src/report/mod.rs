@@ -135,7 +135,15 @@ pub fn build(plan: &Plan, results: &BTreeMap<String, RunResult>, context: &Conte
             ]
             .into_iter()
             .flatten()
-            .chain(corpus::extras(&g.group, &runs))
+            .chain(
+                corpus::extras(&g.group, &runs)
+                    .into_iter()
+                    .map(|(title, intro, table)| Extra {
+                        title,
+                        intro,
+                        table,
+                    }),
+            )
             .collect(),
             violations: below.violations,
             bound_notes: below.notes,

@@ -7,7 +7,7 @@
 //! behind the other side's media as it would on a real path.
 
 use salsify_netem::{Delivered, Link, LinkConfig, LinkEvent, LinkStats, Trace};
-use salsify_time::Instant;
+use salsify_time::{Duration, Instant};
 
 use crate::harness::config_error;
 use crate::SimError;
@@ -78,6 +78,24 @@ impl Links {
             self.feedback_bytes[link] += d.size_bytes as u64;
         }
         Some(d)
+    }
+
+    /// How long a datagram offered to link `link` at `now` waits behind what is queued
+    /// there: until the trace's opportunities have carried the queued bytes. In this model
+    /// a sender hands its datagrams straight to the bottleneck, so its queue is the link's.
+    pub fn queue_wait(&mut self, link: usize, now: Instant) -> Duration {
+        let l = &mut self.links[link];
+        l.handle_timeout(now);
+        let queued = l.queued_bytes();
+        if queued == 0 {
+            return Duration::ZERO;
+        }
+        let needed = queued.div_ceil(u64::from(l.opportunity_bytes().max(1)));
+        let passed = l
+            .trace()
+            .opportunities_until(now.saturating_duration_since(l.start()));
+        let last = l.start() + l.trace().opportunity_time(passed + needed - 1);
+        last.saturating_duration_since(now)
     }
 
     /// When either link next changes.

@@ -116,6 +116,8 @@ struct ReceiverView {
     forecast_units: Option<AckForecast>,
     /// When the last ACK arrived.
     acked_at: Option<Instant>,
+    /// How long the newest ACK waited behind the receiving host's own media (a call).
+    feedback_wait: Duration,
 }
 
 /// The Salsify sender. `F` is the codec's encoded-frame type.
@@ -411,6 +413,7 @@ impl<F: SendableFrame> Sender<F> {
             forecast: self.view.forecast.as_ref(),
             acked_at: self.view.acked_at,
             in_flight: self.fragments_in_flight(),
+            feedback_wait: self.view.feedback_wait,
             mtu: self.payload,
         }
     }
@@ -984,6 +987,7 @@ impl<F: SendableFrame> Sender<F> {
             self.states.evict_older_than(*newest);
         }
         self.view.held_states = ack.held_states;
+        self.view.feedback_wait = ack.feedback_wait.unwrap_or(Duration::ZERO);
         if let Some(forecast) = ack.forecast {
             let wire = self.payload + DATA_HEADER_LEN;
             self.view.forecast = Some(HeldForecast::new(now, &forecast, FORECAST_UNIT_BYTES, wire));

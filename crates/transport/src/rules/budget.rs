@@ -92,9 +92,12 @@ impl BudgetRule for ForecastBudget {
             return self.formula(link);
         };
         let deliverable = curve.between(acked, acked + self.ewma.delay_target);
+        // The newest ACK reports the receiver as it was `feedback_wait` before it would
+        // have arrived alone; what the curve delivers in that time has left the queue.
+        let waited = curve.between(acked, acked + link.feedback_wait).floor() as u64;
         Some(delivery::budget_bytes(
             deliverable,
-            link.in_flight,
+            link.in_flight.saturating_sub(waited),
             link.mtu,
         ))
     }
@@ -111,6 +114,7 @@ mod tests {
             forecast: None,
             acked_at: Some(Instant::from_millis(5)),
             in_flight,
+            feedback_wait: Duration::ZERO,
             mtu: 1400,
         }
     }

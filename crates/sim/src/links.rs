@@ -143,3 +143,35 @@ impl Links {
         std::mem::take(&mut self.recorded[link])
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use salsify_netem::generators;
+
+    /// 1500-byte opportunities every 1 ms (12 Mbit/s).
+    fn link() -> LinkConfig {
+        LinkConfig::with_trace(generators::constant(salsify_netem::Bitrate::mbps(12)).unwrap())
+    }
+
+    #[test]
+    fn a_datagram_waits_until_the_queued_bytes_have_had_their_opportunities() {
+        let mut links = Links::new(&link(), &link(), [false, false]).unwrap();
+        let t = Instant::from_millis(10);
+        assert_eq!(links.queue_wait(0, t), Duration::ZERO);
+        for _ in 0..5 {
+            links.send(t, 0, For::Media(0), vec![0; 10], 1500);
+        }
+        // One leaves at once on the opportunity at 10 ms; the other four wait 1 ms each.
+        let wait = links.queue_wait(0, t);
+        assert!(
+            (Duration::from_millis(3)..=Duration::from_millis(5)).contains(&wait),
+            "{wait:?}"
+        );
+        assert_eq!(links.queue_wait(1, t), Duration::ZERO);
+        assert_eq!(
+            links.queue_wait(0, Instant::from_millis(30)),
+            Duration::ZERO
+        );
+    }
+}

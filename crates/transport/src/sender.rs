@@ -171,11 +171,11 @@ pub struct Sender<F: SendableFrame> {
     roomy_frames: u32,
     /// The call's audio sent beside the video on the same path.
     audio: AudioMeter,
-    /// While there is audio: when each fragment went out, until the receiver reports it, so
-    /// an ACK tells which audio (sent before the fragment it reports, on a first-in
-    /// first-out path) has arrived.
+    /// When each fragment went out, until the receiver reports it, so an ACK tells which
+    /// audio (sent before the fragment it reports, on a first-in first-out path) has arrived
+    /// and which fragments could have arrived while it waited ([`LinkView::sent_before_wait`]).
     emitted: VecDeque<(FragmentId, Instant)>,
-    /// When the newest fragment the receiver reported went out (while there is audio).
+    /// When the newest fragment the receiver reported went out.
     acked_emitted_at: Option<Instant>,
     stats: SalsifySenderStats,
 }
@@ -414,6 +414,12 @@ impl<F: SendableFrame> Sender<F> {
             acked_at: self.view.acked_at,
             in_flight: self.fragments_in_flight(),
             feedback_wait: self.view.feedback_wait,
+            sent_before_wait: self.view.acked_at.map_or(0, |at| {
+                let cut = at
+                    .checked_sub(self.view.feedback_wait)
+                    .unwrap_or(Instant::ZERO);
+                self.emitted.partition_point(|(_, sent)| *sent <= cut) as u64
+            }),
             mtu: self.payload,
         }
     }
@@ -897,15 +903,13 @@ impl<F: SendableFrame> Sender<F> {
     }
 
     fn emit_fragment(&mut self, now: Instant, f: QueuedFragment, grace: Duration) -> Vec<u8> {
-        if self.audio.total() > 0 {
-            let id = FragmentId {
-                frame: f.frame,
-                index: f.index,
-            };
-            self.emitted.push_back((id, now));
-            if self.emitted.len() > MAX_EMITTED_KEPT {
-                self.emitted.pop_front();
-            }
+        let id = FragmentId {
+            frame: f.frame,
+            index: f.index,
+        };
+        self.emitted.push_back((id, now));
+        if self.emitted.len() > MAX_EMITTED_KEPT {
+            self.emitted.pop_front();
         }
         let in_flight = self.fragments_in_flight();
         self.rules.outage.on_fragment_sent(now, in_flight);

@@ -173,7 +173,7 @@ pub struct Sender<F: SendableFrame> {
     audio: AudioMeter,
     /// When each fragment went out, until the receiver reports it, so an ACK tells which
     /// audio (sent before the fragment it reports, on a first-in first-out path) has arrived
-    /// and which fragments could have arrived while it waited ([`LinkView::sent_before_wait`]).
+    /// and which fragments could have arrived while it waited ([`LinkView::sent_within_wait`]).
     emitted: VecDeque<(FragmentId, Instant)>,
     /// When the newest fragment the receiver reported went out.
     acked_emitted_at: Option<Instant>,
@@ -414,10 +414,8 @@ impl<F: SendableFrame> Sender<F> {
             acked_at: self.view.acked_at,
             in_flight: self.fragments_in_flight(),
             feedback_wait: self.view.feedback_wait,
-            sent_before_wait: self.view.acked_at.map_or(0, |at| {
-                let cut = at
-                    .checked_sub(self.view.feedback_wait)
-                    .unwrap_or(Instant::ZERO);
+            sent_within_wait: self.acked_emitted_at.map_or(0, |at| {
+                let cut = at + self.view.feedback_wait;
                 self.emitted.partition_point(|(_, sent)| *sent <= cut) as u64
             }),
             mtu: self.payload,

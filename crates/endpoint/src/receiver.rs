@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use salsify_codec::{Image, StateHash};
-use salsify_time::{Duration, Instant};
+use salsify_time::Instant;
 
 /// A receiver of any scheme.
 ///
@@ -24,11 +24,6 @@ pub trait ReceiverEndpoint: Send + std::fmt::Debug {
     fn poll_output(&mut self, now: Instant) -> ReceiverOutput;
     /// A snapshot of the counters.
     fn stats(&self) -> ReceiverStats;
-    /// In a call, how long this host's feedback will wait behind its own media queued on the
-    /// same path, as its driver estimates at `now`: a receiver may tell its sender, so that
-    /// the sender does not count that wait as its own queue. Default: ignored (one-way
-    /// drivers never call it).
-    fn set_feedback_wait(&mut self, _now: Instant, _wait: Duration) {}
 }
 
 /// What the driver must do next for a receiver.

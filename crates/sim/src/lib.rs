@@ -167,13 +167,6 @@ impl<'a> Sim<'a> {
         for side in &mut self.sides {
             side.begin(now, self.video, &mut self.links)?;
         }
-        if self.sides.len() > 1 {
-            // In a call, each receiver's ACKs queue behind its own side's media: say how long.
-            for (s, side) in self.sides.iter_mut().enumerate() {
-                let wait = self.links.queue_wait(links::feedback_link(s), now);
-                side.set_feedback_wait(now, wait);
-            }
-        }
         for link in 0..2 {
             while let Some(d) = self.links.poll(link, now) {
                 match d.payload.to {

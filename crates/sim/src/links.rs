@@ -7,7 +7,7 @@
 //! behind the other side's media as it would on a real path.
 
 use salsify_netem::{Delivered, Link, LinkConfig, LinkEvent, LinkStats, Trace};
-use salsify_time::{Duration, Instant};
+use salsify_time::Instant;
 
 use crate::harness::config_error;
 use crate::SimError;
@@ -80,24 +80,6 @@ impl Links {
         Some(d)
     }
 
-    /// How long a datagram offered to link `link` at `now` waits behind what is queued
-    /// there: until the trace's opportunities have carried the queued bytes. In this model
-    /// a sender hands its datagrams straight to the bottleneck, so its queue is the link's.
-    pub fn queue_wait(&mut self, link: usize, now: Instant) -> Duration {
-        let l = &mut self.links[link];
-        l.handle_timeout(now);
-        let queued = l.queued_bytes();
-        if queued == 0 {
-            return Duration::ZERO;
-        }
-        let needed = queued.div_ceil(u64::from(l.opportunity_bytes().max(1)));
-        let passed = l
-            .trace()
-            .opportunities_until(now.saturating_duration_since(l.start()));
-        let last = l.start() + l.trace().opportunity_time(passed + needed - 1);
-        last.saturating_duration_since(now)
-    }
-
     /// When either link next changes.
     pub fn next_event(&self) -> Option<Instant> {
         self.links.iter().filter_map(Link::poll_timeout).min()
@@ -141,37 +123,5 @@ impl Links {
     /// The events recorded on link `link`, taken out.
     pub fn take_events(&mut self, link: usize) -> Vec<LinkEvent> {
         std::mem::take(&mut self.recorded[link])
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use salsify_netem::generators;
-
-    /// 1500-byte opportunities every 1 ms (12 Mbit/s).
-    fn link() -> LinkConfig {
-        LinkConfig::with_trace(generators::constant(salsify_netem::Bitrate::mbps(12)).unwrap())
-    }
-
-    #[test]
-    fn a_datagram_waits_until_the_queued_bytes_have_had_their_opportunities() {
-        let mut links = Links::new(&link(), &link(), [false, false]).unwrap();
-        let t = Instant::from_millis(10);
-        assert_eq!(links.queue_wait(0, t), Duration::ZERO);
-        for _ in 0..5 {
-            links.send(t, 0, For::Media(0), vec![0; 10], 1500);
-        }
-        // One leaves at once on the opportunity at 10 ms; the other four wait 1 ms each.
-        let wait = links.queue_wait(0, t);
-        assert!(
-            (Duration::from_millis(3)..=Duration::from_millis(5)).contains(&wait),
-            "{wait:?}"
-        );
-        assert_eq!(links.queue_wait(1, t), Duration::ZERO);
-        assert_eq!(
-            links.queue_wait(0, Instant::from_millis(30)),
-            Duration::ZERO
-        );
     }
 }

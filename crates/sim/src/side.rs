@@ -160,11 +160,6 @@ impl<'a> Side<'a> {
         }
     }
 
-    /// How long this side's feedback would now wait behind its own media (a call only).
-    pub fn set_feedback_wait(&mut self, now: Instant, wait: Duration) {
-        self.receiver.set_feedback_wait(now, wait);
-    }
-
     /// A feedback datagram the link delivered: timed, and to the sender.
     pub fn on_feedback(&mut self, now: Instant, d: Delivered<Datagram>) {
         self.feedback.push((d.queue_delay(), d.total_delay()));

@@ -8,7 +8,7 @@
 
 use salsify_codec::State;
 use salsify_endpoint as ep;
-use salsify_time::{Duration, Instant};
+use salsify_time::Instant;
 
 use crate::config::{ConfigError, ReceiverConfig, SenderConfig, SenderMode, SenderRules};
 use crate::error::DatagramRejected;
@@ -228,10 +228,6 @@ impl ep::ReceiverEndpoint for SalsifyReceiver {
 
     fn poll_output(&mut self, _now: Instant) -> ep::ReceiverOutput {
         Receiver::poll_output(self)
-    }
-
-    fn set_feedback_wait(&mut self, _now: Instant, wait: Duration) {
-        Receiver::set_feedback_wait(self, wait);
     }
 
     fn stats(&self) -> ep::ReceiverStats {

@@ -150,8 +150,6 @@ pub struct Receiver<D: FrameDecoder> {
     /// The last fragment accepted and its frame's fragment count.
     last_arrival: Option<(FragmentId, u16)>,
     ack_number: u32,
-    /// What the driver last said this host's ACKs wait behind its own media (a call).
-    feedback_wait: Option<Duration>,
     transmits: VecDeque<Vec<u8>>,
     events: VecDeque<ReceiverEvent<D::Picture>>,
     stats: SalsifyReceiverStats,
@@ -181,7 +179,6 @@ impl<D: FrameDecoder> Receiver<D> {
             highest: None,
             last_arrival: None,
             ack_number: 0,
-            feedback_wait: None,
             transmits: VecDeque::new(),
             events: VecDeque::new(),
             stats: SalsifyReceiverStats::default(),
@@ -250,13 +247,6 @@ impl<D: FrameDecoder> Receiver<D> {
             pending_frames: self.pending.len(),
             ..self.stats
         }
-    }
-
-    /// How long this host's ACKs will wait behind its own media, queued on the same path (a
-    /// call's driver says; see [`crate::wire::Ack::feedback_wait`]). Every ACK from now on
-    /// carries the latest figure; a receiver never told sends ACKs without it.
-    pub fn set_feedback_wait(&mut self, wait: Duration) {
-        self.feedback_wait = Some(wait);
     }
 
     /// The hash of the state of the last frame shown.
@@ -499,7 +489,6 @@ impl<D: FrameDecoder> Receiver<D> {
             frames_lost: self.stats.frames_lost,
             held_states: self.states.newest_hashes(self.config.acked_states),
             forecast,
-            feedback_wait: self.feedback_wait,
         };
         self.ack_number = self.ack_number.wrapping_add(1);
         let mut out = Vec::with_capacity(ack.encoded_len());

@@ -116,8 +116,6 @@ struct ReceiverView {
     forecast_units: Option<AckForecast>,
     /// When the last ACK arrived.
     acked_at: Option<Instant>,
-    /// How long the newest ACK waited behind the receiving host's own media (a call).
-    feedback_wait: Duration,
 }
 
 /// The Salsify sender. `F` is the codec's encoded-frame type.
@@ -171,11 +169,11 @@ pub struct Sender<F: SendableFrame> {
     roomy_frames: u32,
     /// The call's audio sent beside the video on the same path.
     audio: AudioMeter,
-    /// When each fragment went out, until the receiver reports it, so an ACK tells which
-    /// audio (sent before the fragment it reports, on a first-in first-out path) has arrived
-    /// and which fragments could have arrived while it waited ([`LinkView::sent_within_wait`]).
+    /// While there is audio: when each fragment went out, until the receiver reports it, so
+    /// an ACK tells which audio (sent before the fragment it reports, on a first-in
+    /// first-out path) has arrived.
     emitted: VecDeque<(FragmentId, Instant)>,
-    /// When the newest fragment the receiver reported went out.
+    /// When the newest fragment the receiver reported went out (while there is audio).
     acked_emitted_at: Option<Instant>,
     stats: SalsifySenderStats,
 }
@@ -413,11 +411,6 @@ impl<F: SendableFrame> Sender<F> {
             forecast: self.view.forecast.as_ref(),
             acked_at: self.view.acked_at,
             in_flight: self.fragments_in_flight(),
-            feedback_wait: self.view.feedback_wait,
-            sent_within_wait: self.acked_emitted_at.map_or(0, |at| {
-                let cut = at + self.view.feedback_wait;
-                self.emitted.partition_point(|(_, sent)| *sent <= cut) as u64
-            }),
             mtu: self.payload,
         }
     }
@@ -901,13 +894,15 @@ impl<F: SendableFrame> Sender<F> {
     }
 
     fn emit_fragment(&mut self, now: Instant, f: QueuedFragment, grace: Duration) -> Vec<u8> {
-        let id = FragmentId {
-            frame: f.frame,
-            index: f.index,
-        };
-        self.emitted.push_back((id, now));
-        if self.emitted.len() > MAX_EMITTED_KEPT {
-            self.emitted.pop_front();
+        if self.audio.total() > 0 {
+            let id = FragmentId {
+                frame: f.frame,
+                index: f.index,
+            };
+            self.emitted.push_back((id, now));
+            if self.emitted.len() > MAX_EMITTED_KEPT {
+                self.emitted.pop_front();
+            }
         }
         let in_flight = self.fragments_in_flight();
         self.rules.outage.on_fragment_sent(now, in_flight);
@@ -989,7 +984,6 @@ impl<F: SendableFrame> Sender<F> {
             self.states.evict_older_than(*newest);
         }
         self.view.held_states = ack.held_states;
-        self.view.feedback_wait = ack.feedback_wait.unwrap_or(Duration::ZERO);
         if let Some(forecast) = ack.forecast {
             let wire = self.payload + DATA_HEADER_LEN;
             self.view.forecast = Some(HeldForecast::new(now, &forecast, FORECAST_UNIT_BYTES, wire));

@@ -49,16 +49,6 @@
 //!                                      within 1, 2, ..., m ticks of the forecast's tick
 //! ```
 //!
-//! Then, also optional, a **feedback wait** (see [`Ack::feedback_wait`]): how long this ACK
-//! is expected to wait behind the receiving host's own media queued on its way back. Its tag
-//! byte is above [`MAX_FORECAST_TICKS`], so it cannot be taken for a forecast's tick count;
-//! an ACK without it parses as before:
-//! ```text
-//! offset       size field
-//! end of above    1 tag                = FEEDBACK_WAIT_TAG (0x80)
-//! +1              4 wait               u32 µs, saturating
-//! ```
-//!
 //! Parsing checks everything: length, version, type, index < count, count and length bounds,
 //! exact datagram length. A parsed value is therefore always safe to use.
 
@@ -87,10 +77,6 @@ pub const FORECAST_UNIT_BYTES: u32 = 1500;
 pub const MAX_FORECAST_TICKS: usize = 16;
 /// Bytes of a forecast trailer before its counts (tick count and tick length).
 pub const FORECAST_FIXED_LEN: usize = 5;
-/// First byte of a feedback-wait trailer (above any forecast tick count).
-pub const FEEDBACK_WAIT_TAG: u8 = 0x80;
-/// Bytes of a feedback-wait trailer (tag and wait).
-pub const FEEDBACK_WAIT_LEN: usize = 5;
 /// Shortest forecast tick on the wire.
 pub const MIN_FORECAST_TICK: Duration = Duration::from_millis(1);
 /// Longest forecast tick on the wire.
@@ -189,10 +175,6 @@ pub struct Ack {
     pub held_states: Vec<StateHash>,
     /// The receiver's delivery forecast, when it made a new one since its last ACK.
     pub forecast: Option<AckForecast>,
-    /// How long this ACK waits behind the receiving host's own media on the way back, when
-    /// its driver said (a two-way call): the sender counts the fragments its link delivered
-    /// meanwhile as arrived (see [`crate::rules::budget`]). Whole µs on the wire.
-    pub feedback_wait: Option<Duration>,
 }
 
 /// The receiver's forecast of the link (Sprout's, fed with grace-corrected arrivals): at
@@ -460,8 +442,16 @@ impl Ack {
                 got: bytes.len(),
             });
         }
-        let (forecast, feedback_wait) =
-            parse_trailers(&bytes[expected..]).map_err(|e| shift_mismatch(e, expected))?;
+        let forecast = match &bytes[expected..] {
+            [] => None,
+            trailer => Some(AckForecast::parse(trailer).map_err(|e| match e {
+                WireError::LengthMismatch { expected: e, got } => WireError::LengthMismatch {
+                    expected: expected + e,
+                    got: expected + got,
+                },
+                other => other,
+            })?),
+        };
         let held_states = (0..held_count)
             .map(|i| StateHash(read_u64(bytes, ACK_FIXED_LEN + 8 * i)))
             .collect();
@@ -483,7 +473,6 @@ impl Ack {
             frames_lost: read_u32(bytes, FRAMES_LOST),
             held_states,
             forecast,
-            feedback_wait,
         })
     }
 
@@ -492,7 +481,6 @@ impl Ack {
         ACK_FIXED_LEN
             + 8 * self.held_states.len()
             + self.forecast.as_ref().map_or(0, AckForecast::encoded_len)
-            + self.feedback_wait.map_or(0, |_| FEEDBACK_WAIT_LEN)
     }
 
     /// Appends the datagram to `out`. The inter-arrival time saturates just below the
@@ -526,48 +514,7 @@ impl Ack {
         if let Some(forecast) = &self.forecast {
             forecast.emit(out);
         }
-        if let Some(wait) = self.feedback_wait {
-            out.push(FEEDBACK_WAIT_TAG);
-            out.extend_from_slice(&micros_u32(wait).to_be_bytes());
-        }
         Ok(())
-    }
-}
-
-/// The optional trailers after an ACK's held states, `rest` exactly: a forecast, then a
-/// feedback wait, each absent or whole. Length mismatches count from the trailers' start.
-fn parse_trailers(rest: &[u8]) -> Result<(Option<AckForecast>, Option<Duration>), WireError> {
-    let (forecast, rest) = match rest.first() {
-        None => return Ok((None, None)),
-        Some(&FEEDBACK_WAIT_TAG) => (None, rest),
-        Some(&ticks) => {
-            let len = (FORECAST_FIXED_LEN + 2 * usize::from(ticks)).min(rest.len());
-            let with_wait = rest.len() == len + FEEDBACK_WAIT_LEN;
-            let end = if with_wait { len } else { rest.len() };
-            (Some(AckForecast::parse(&rest[..end])?), &rest[end..])
-        }
-    };
-    if rest.is_empty() {
-        return Ok((forecast, None));
-    }
-    if rest.len() != FEEDBACK_WAIT_LEN || rest[0] != FEEDBACK_WAIT_TAG {
-        return Err(WireError::LengthMismatch {
-            expected: FEEDBACK_WAIT_LEN,
-            got: rest.len(),
-        });
-    }
-    let wait = Duration::from_micros(u64::from(read_u32(rest, 1)));
-    Ok((forecast, Some(wait)))
-}
-
-/// `e` with a length mismatch counted from `offset` bytes earlier.
-fn shift_mismatch(e: WireError, offset: usize) -> WireError {
-    match e {
-        WireError::LengthMismatch { expected, got } => WireError::LengthMismatch {
-            expected: offset + expected,
-            got: offset + got,
-        },
-        other => other,
     }
 }
 
@@ -604,7 +551,6 @@ mod tests {
             frames_lost: 2,
             held_states: (0..held as u64).map(StateHash).collect(),
             forecast: None,
-            feedback_wait: None,
         }
     }
 
@@ -626,38 +572,6 @@ mod tests {
         assert_eq!(&out[46..50], &20_000u32.to_be_bytes());
         assert_eq!(&out[50..52], &3u16.to_be_bytes());
         assert_eq!(Ack::parse(&out).unwrap(), a);
-    }
-
-    #[test]
-    fn a_feedback_wait_trailer_comes_last_with_or_without_a_forecast() {
-        let wait = Some(Duration::from_micros(21_500));
-        for with_forecast in [false, true] {
-            let mut a = ack(1);
-            a.forecast = with_forecast.then(|| forecast(&[3, 7]));
-            let mut plain = Vec::new();
-            a.emit(&mut plain).unwrap();
-            a.feedback_wait = wait;
-            let mut out = Vec::new();
-            a.emit(&mut out).unwrap();
-            assert_eq!(out.len(), plain.len() + FEEDBACK_WAIT_LEN);
-            assert_eq!(out.len(), a.encoded_len());
-            assert_eq!(&out[..plain.len()], &plain[..], "the rest is as before");
-            assert_eq!(out[plain.len()], FEEDBACK_WAIT_TAG);
-            assert_eq!(&out[plain.len() + 1..], &21_500u32.to_be_bytes());
-            assert_eq!(Ack::parse(&out).unwrap(), a);
-            assert_eq!(Ack::parse(&plain).unwrap().feedback_wait, None);
-            // Cut short, a wrong tag, or bytes after it: refused.
-            for bad in [
-                out[..out.len() - 1].to_vec(),
-                [&out[..], &[0]].concat(),
-                [&plain[..], &[0x81, 0, 0, 0, 1]].concat(),
-            ] {
-                assert!(
-                    matches!(Ack::parse(&bad), Err(WireError::LengthMismatch { .. })),
-                    "{bad:?}"
-                );
-            }
-        }
     }
 
     #[test]
@@ -815,7 +729,6 @@ mod tests {
             held in proptest::collection::vec(any::<u64>(), 0..=MAX_HELD_STATES),
             steps in proptest::option::of(proptest::collection::vec(0u16..300, 1..=MAX_FORECAST_TICKS)),
             tick_us in 1_000u64..=1_000_000,
-            wait in proptest::option::of(arb_duration_u32()),
         ) {
             let counts = steps.map(|s| s.iter().scan(0u16, |sum, d| {
                 *sum = sum.saturating_add(*d);
@@ -832,7 +745,6 @@ mod tests {
                     tick: Duration::from_micros(tick_us),
                     counts,
                 }),
-                feedback_wait: wait,
             };
             let mut out = Vec::new();
             a.emit(&mut out).unwrap();

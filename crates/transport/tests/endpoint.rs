@@ -497,7 +497,6 @@ fn stale_acks_are_counted_apart_from_feedback_used() {
             frames_lost: 0,
             held_states: Vec::new(),
             forecast: None,
-            feedback_wait: None,
         }
         .emit(&mut out)
         .unwrap();

@@ -53,16 +53,6 @@ fn sender_with_a_frame_out(config: SenderConfig) -> (FakeSender, u64) {
 }
 
 fn ack(number: u32, highest: u16, forecast: Option<AckForecast>) -> Vec<u8> {
-    waited_ack(number, highest, forecast, None)
-}
-
-/// [`ack`] saying it waited `feedback_wait` behind the receiving host's media.
-fn waited_ack(
-    number: u32,
-    highest: u16,
-    forecast: Option<AckForecast>,
-    feedback_wait: Option<Duration>,
-) -> Vec<u8> {
     let a = Ack {
         connection_id: SenderConfig::default().connection_id,
         ack_number: number,
@@ -79,7 +69,6 @@ fn waited_ack(
         frames_lost: 0,
         held_states: vec![],
         forecast,
-        feedback_wait,
     };
     let mut out = Vec::new();
     a.emit(&mut out).unwrap();
@@ -119,34 +108,6 @@ fn the_forecast_budget_is_what_drains_within_d_less_what_is_in_flight() {
     assert_eq!(s.budget_now(t), Some(expected));
     // The paper's budget itself is untouched.
     assert_eq!(s.budget(), Some(1400 * (100 - in_flight as usize)));
-}
-
-#[test]
-fn what_drains_while_an_ack_waits_behind_the_far_hosts_media_is_not_in_flight() {
-    let config = SenderConfig {
-        budget: BudgetSource::Forecast,
-        ..SenderConfig::default()
-    };
-    let (mut s, count) = sender_with_a_frame_out(config);
-    let t = Instant::from_millis(50);
-    let in_flight = count - 1;
-    let deliverable = fragments(20.0).floor() as u64;
-    let budget = |in_flight: u64| Some(deliverable.saturating_sub(in_flight) as usize * 1400);
-    s.handle_datagram(t, &ack(0, 0, Some(forecast(4)))).unwrap();
-    assert_eq!(s.budget_now(t), budget(in_flight));
-    // A 20 ms wait: one tick of the forecast, 4 units, 4 whole fragments have drained.
-    let wait = Some(Duration::from_millis(20));
-    s.handle_datagram(t, &waited_ack(1, 0, None, wait)).unwrap();
-    let drained = fragments(4.0).floor() as u64;
-    assert_eq!(drained, 4);
-    assert_eq!(s.budget_now(t), budget(in_flight.saturating_sub(drained)));
-    // Only fragments sent before the wait began can have arrived during it: none were
-    // sent a second before this ACK. And an ACK without the hint counts all again.
-    let long = Some(Duration::from_secs(1));
-    s.handle_datagram(t, &waited_ack(2, 0, None, long)).unwrap();
-    assert_eq!(s.budget_now(t), budget(in_flight));
-    s.handle_datagram(t, &ack(3, 0, None)).unwrap();
-    assert_eq!(s.budget_now(t), budget(in_flight));
 }
 
 #[test]

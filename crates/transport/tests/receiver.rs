@@ -162,24 +162,6 @@ fn ack_carries_the_grace_corrected_interarrival_mean() {
 }
 
 #[test]
-fn acks_carry_the_feedback_wait_only_once_the_driver_says_it() {
-    let frames = chain(1);
-    let datagrams = fragments(0, &frames[0], 300);
-    assert!(datagrams.len() >= 3);
-    let mut r = receiver();
-    r.handle_datagram(Instant::ZERO, &datagrams[0]).unwrap();
-    r.set_feedback_wait(Duration::from_millis(17));
-    r.handle_datagram(Instant::from_millis(1), &datagrams[1])
-        .unwrap();
-    r.set_feedback_wait(Duration::ZERO);
-    r.handle_datagram(Instant::from_millis(2), &datagrams[2])
-        .unwrap();
-    let waits: Vec<_> = drain(&mut r).acks.iter().map(|a| a.feedback_wait).collect();
-    let said = |ms| Some(Duration::from_millis(ms));
-    assert_eq!(waits, vec![None, said(17), said(0)]);
-}
-
-#[test]
 fn a_frame_whose_source_is_missing_is_never_shown_and_counts_as_lost() {
     let frames = chain(4);
     let mut r = receiver();

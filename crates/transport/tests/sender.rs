@@ -125,7 +125,6 @@ fn ack(
         frames_lost: lost,
         held_states: held.to_vec(),
         forecast: None,
-        feedback_wait: None,
     };
     let mut out = Vec::new();
     a.emit(&mut out).unwrap();

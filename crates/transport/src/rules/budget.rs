@@ -92,14 +92,9 @@ impl BudgetRule for ForecastBudget {
             return self.formula(link);
         };
         let deliverable = curve.between(acked, acked + self.ewma.delay_target);
-        // The newest ACK reports the receiver as it was `feedback_wait` before it would
-        // have arrived alone; what the curve delivers in that time, of the fragments sent
-        // that long after the reported one, has arrived meanwhile.
-        let waited = curve.between(acked, acked + link.feedback_wait).floor() as u64;
-        let waited = waited.min(link.sent_within_wait);
         Some(delivery::budget_bytes(
             deliverable,
-            link.in_flight.saturating_sub(waited),
+            link.in_flight,
             link.mtu,
         ))
     }
@@ -116,8 +111,6 @@ mod tests {
             forecast: None,
             acked_at: Some(Instant::from_millis(5)),
             in_flight,
-            feedback_wait: Duration::ZERO,
-            sent_within_wait: 0,
             mtu: 1400,
         }
     }

@@ -15,13 +15,6 @@ pub struct LinkView<'a> {
     pub acked_at: Option<Instant>,
     /// Fragments sent beyond the newest one the receiver reported (N).
     pub in_flight: u64,
-    /// How long the newest ACK waited behind the receiving host's own media (in a call; zero
-    /// when its ACKs do not say): the link went on delivering meanwhile.
-    pub feedback_wait: Duration,
-    /// Fragments in flight sent within `feedback_wait` after the newest one the receiver
-    /// reported: on a first-in first-out path whose delay holds, those that arrived while
-    /// its ACK waited.
-    pub sent_within_wait: u64,
     /// Payload bytes of a full fragment now (the budget's MTU): the configured
     /// `fragment_payload`, or less when the path carries only smaller datagrams (see
     /// [`crate::Sender::set_max_datagram`]).

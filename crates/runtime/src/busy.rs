@@ -16,7 +16,7 @@ use std::collections::VecDeque;
 use std::net::SocketAddr;
 
 use salsify_call::control::Control;
-use salsify_secure::{Incoming, SecureChannel, SecureConfig};
+use salsify_secure::{Incoming, Rejected, SecureChannel, SecureConfig};
 use salsify_time::{Duration, Instant};
 
 /// How the desk is bounded.
@@ -33,6 +33,9 @@ pub struct BusyConfig {
     pub keep: Duration,
     /// Busy messages sent to one caller at most. Default 3.
     pub max_busy: u32,
+    /// New callers' handshakes tried per second at most (each costs a key exchange);
+    /// beyond it they are dropped. Default 20.
+    pub attempts_per_second: u32,
 }
 
 impl Default for BusyConfig {
@@ -42,6 +45,7 @@ impl Default for BusyConfig {
             max_callers: 4,
             keep: Duration::from_secs(5),
             max_busy: 3,
+            attempts_per_second: 20,
         }
     }
 }
@@ -58,6 +62,8 @@ pub struct BusyDesk {
     config: BusyConfig,
     keys: SecureConfig,
     callers: VecDeque<Caller>,
+    /// New callers tried in the current second, and when it began.
+    attempts: (u32, Instant),
     /// Busy messages sent.
     pub refused: u64,
 }
@@ -69,6 +75,7 @@ impl BusyDesk {
             config,
             keys,
             callers: VecDeque::new(),
+            attempts: (0, Instant::ZERO),
             refused: 0,
         }
     }
@@ -89,36 +96,58 @@ impl BusyDesk {
         from != peer && live && (init || self.callers.iter().any(|c| c.from == from))
     }
 
-    /// Takes a datagram from a second caller; returns what to send back to it.
-    pub fn handle(&mut self, now: Instant, from: SocketAddr, bytes: &[u8]) -> Vec<Vec<u8>> {
+    /// Takes a datagram from a second caller; returns what to send back to it, or why the
+    /// secure layer refused it (a forged handshake, or garbage from a caller it holds). A
+    /// caller is held only once its handshake was answered.
+    pub fn handle(
+        &mut self,
+        now: Instant,
+        from: SocketAddr,
+        bytes: &[u8],
+    ) -> Result<Vec<Vec<u8>>, Rejected> {
         let keep = self.config.keep;
         self.callers
             .retain(|c| now.saturating_duration_since(c.since) < keep);
-        if !self.callers.iter().any(|c| c.from == from) {
-            if self.callers.len() >= self.config.max_callers {
-                self.callers.pop_front();
-            }
-            self.callers.push_back(Caller {
-                from,
-                channel: SecureChannel::responder(self.keys.clone(), now),
-                since: now,
-                busy_sent: 0,
+        let max_busy = self.config.max_busy;
+        if let Some(caller) = self.callers.iter_mut().find(|c| c.from == from) {
+            return Ok(match caller.channel.handle_datagram(now, bytes)? {
+                Incoming::Reply(reply) => vec![reply],
+                Incoming::Data(_) if caller.busy_sent < max_busy => {
+                    caller.busy_sent += 1;
+                    let sealed = caller.channel.seal(now, &Control::Busy.encode());
+                    self.refused += u64::from(sealed.is_some());
+                    sealed.into_iter().collect()
+                }
+                _ => Vec::new(),
             });
         }
-        let max_busy = self.config.max_busy;
-        let Some(caller) = self.callers.iter_mut().find(|c| c.from == from) else {
-            return Vec::new();
-        };
-        match caller.channel.handle_datagram(now, bytes) {
-            Ok(Incoming::Reply(reply)) => vec![reply],
-            Ok(Incoming::Data(_)) if caller.busy_sent < max_busy => {
-                caller.busy_sent += 1;
-                let sealed = caller.channel.seal(now, &Control::Busy.encode());
-                self.refused += u64::from(sealed.is_some());
-                sealed.into_iter().collect()
-            }
-            _ => Vec::new(),
+        if !self.may_try(now) {
+            return Ok(Vec::new());
         }
+        let mut channel = SecureChannel::responder(self.keys.clone(), now);
+        let Incoming::Reply(reply) = channel.handle_datagram(now, bytes)? else {
+            return Ok(Vec::new());
+        };
+        if self.callers.len() >= self.config.max_callers {
+            self.callers.pop_front();
+        }
+        self.callers.push_back(Caller {
+            from,
+            channel,
+            since: now,
+            busy_sent: 0,
+        });
+        Ok(vec![reply])
+    }
+
+    /// Whether a new caller's handshake may be tried now (a bounded rate of them).
+    fn may_try(&mut self, now: Instant) -> bool {
+        let (count, since) = &mut self.attempts;
+        if now.saturating_duration_since(*since) >= Duration::from_secs(1) {
+            (*count, *since) = (0, now);
+        }
+        *count += 1;
+        *count <= self.config.attempts_per_second
     }
 }
 
@@ -153,7 +182,7 @@ mod tests {
             !desk.takes(stale, from, &init, peer, now),
             "a silent peer is not live"
         );
-        let reply = desk.handle(now, from, &init);
+        let reply = desk.handle(now, from, &init).unwrap();
         assert_eq!(reply.len(), 1);
         assert!(matches!(
             caller.handle_datagram(now, &reply[0]),
@@ -163,7 +192,7 @@ mod tests {
         for _ in 0..5 {
             let hello = caller.seal(now, &[1, 2, 3]).unwrap();
             assert!(desk.takes(now, from, &hello, peer, now));
-            for answer in desk.handle(now, from, &hello) {
+            for answer in desk.handle(now, from, &hello).unwrap() {
                 assert!(answer.len() < hello.len() + 64);
                 match caller.handle_datagram(now, &answer) {
                     Ok(Incoming::Data(plain)) => {
@@ -178,7 +207,7 @@ mod tests {
         for port in 0..10 {
             let f = SocketAddr::from(([192, 0, 2, 3], 7000 + port));
             let mut other = SecureChannel::initiator(keys().0, now, 1);
-            desk.handle(now, f, &other.poll_transmit(now).unwrap());
+            let _ = desk.handle(now, f, &other.poll_transmit(now).unwrap());
         }
         assert!(desk.callers.len() <= BusyConfig::default().max_callers);
     }

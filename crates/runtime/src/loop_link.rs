@@ -191,6 +191,11 @@ impl LoopLink {
         self.with(PeerLink::deadline)
     }
 
+    /// See [`PeerLink::peer_gone`].
+    pub fn peer_gone(&mut self) {
+        self.with_mut(PeerLink::peer_gone);
+    }
+
     /// See [`PeerLink::busy_refused`].
     pub fn busy_refused(&self) -> u64 {
         self.with(PeerLink::busy_refused)

@@ -99,6 +99,8 @@ pub struct PeerLink {
     pub unsent: u64,
     /// A listening side with keys: second callers told it is busy.
     busy: Option<BusyDesk>,
+    /// The peer hung up: nobody is busy until a new handshake completes.
+    peer_gone: bool,
 }
 
 impl std::fmt::Debug for PeerLink {
@@ -163,7 +165,14 @@ impl PeerLink {
             relay: None,
             servers: Vec::new(),
             busy,
+            peer_gone: false,
         }
+    }
+
+    /// The peer hung up (a receiver that stays for the next caller): the next caller is
+    /// served, not told busy.
+    pub fn peer_gone(&mut self) {
+        self.peer_gone = true;
     }
 
     /// Second callers told the call is busy.
@@ -178,11 +187,20 @@ impl PeerLink {
             return false;
         };
         let established = self.secure.as_ref().is_some_and(|c| c.is_established(d.at));
-        if !established || !desk.takes(d.at, d.from, &d.bytes, peer, self.path.last_heard()) {
+        let heard = self.path.last_heard();
+        if self.peer_gone || !established || !desk.takes(d.at, d.from, &d.bytes, peer, heard) {
             return false;
         }
-        for answer in desk.handle(d.at, d.from, &d.bytes) {
-            self.send_raw(d.at, &answer, d.from);
+        match desk.handle(d.at, d.from, &d.bytes) {
+            Ok(answers) => {
+                for answer in answers {
+                    self.send_raw(d.at, &answer, d.from);
+                }
+            }
+            Err(why) => {
+                self.drops
+                    .note(d.at, d.from, secure_io::Refusal::Secure(why));
+            }
         }
         true
     }
@@ -352,6 +370,7 @@ impl PeerLink {
                 }
                 Opened::Established => {
                     self.keyed = true;
+                    self.peer_gone = false;
                     self.path.on_established();
                     self.flush(d.at);
                     return None;

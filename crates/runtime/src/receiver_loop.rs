@@ -359,6 +359,7 @@ impl Loop {
                 );
             }
             self.peer.reset(now);
+            self.link.peer_gone();
             return false;
         }
         self.totals.ended = Some(ended);

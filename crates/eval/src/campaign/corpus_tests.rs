@@ -98,15 +98,18 @@ fn a_corpus_group_plans_a_run_per_file_and_shards_them() {
 
 #[test]
 fn references_default_to_the_first_scheme_and_are_checked() {
-    let schemes = vec!["salsify-2c".to_string(), "conventional".to_string()];
+    let schemes = vec!["first-scheme".to_string(), "second-scheme".to_string()];
     let spec = CorpusSpec::default();
-    assert_eq!(spec.references(&schemes), ["salsify-2c"]);
+    assert_eq!(spec.references(&schemes), ["first-scheme"]);
     assert_eq!(spec.low_rate_kbps(), DEFAULT_LOW_RATE_KBPS);
     let spec = CorpusSpec {
-        references: vec!["sprout".into()],
+        references: vec!["absent-scheme".into()],
         low_rate_kbps: Some(-1.0),
     };
-    assert!(spec.check(&schemes).unwrap_err().contains("'sprout'"));
+    assert!(spec
+        .check(&schemes)
+        .unwrap_err()
+        .contains("'absent-scheme'"));
     let spec = CorpusSpec {
         references: vec![],
         low_rate_kbps: Some(f64::NAN),

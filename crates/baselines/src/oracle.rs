@@ -106,7 +106,7 @@ use salsify_time::{Duration, Instant};
 
 use crate::core::{outcome_kind, Picture, FRAGMENT_PAYLOAD};
 use crate::error::{datagram_error, ConfigError};
-use crate::scheme::Scheme;
+use crate::wire_id::WireId;
 use crate::stats::SenderCounters;
 use crate::wire::{MediaHeader, Packet, MAX_FRAGMENTS, MEDIA_HEADER_LEN};
 
@@ -723,7 +723,7 @@ impl OracleSender {
                     count: count as u16,
                     keyframe,
                     retransmission: false,
-                    scheme: Scheme::Oracle,
+                    scheme: WireId::Oracle,
                 },
                 payload: chunk.to_vec(),
             };
@@ -758,7 +758,7 @@ impl OracleSender {
 
 impl SenderEndpoint for OracleSender {
     fn scheme(&self) -> &'static str {
-        Scheme::Oracle.name()
+        WireId::Oracle.name()
     }
 
     fn handle_picture(&mut self, now: Instant, picture: u64, captured: Instant) {

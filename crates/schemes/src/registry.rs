@@ -12,7 +12,6 @@
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
-use salsify_baselines::WireId;
 use serde::de::Error as _;
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -308,6 +307,7 @@ impl<'de> Deserialize<'de> for SchemeParams {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use salsify_baselines::WireId;
     use std::collections::HashSet;
 
     #[test]

@@ -17,9 +17,9 @@ use salsify_time::{Bitrate, Duration, Instant};
 use crate::error::PacketError;
 use crate::history::{PacketResult, SendHistory};
 use crate::pacer::{Pacer, Queued};
-use crate::wire_id::WireId;
 use crate::stats::SenderCounters;
 use crate::wire::{MediaHeader, Packet, MAX_FRAGMENTS, MEDIA_HEADER_LEN};
+use crate::wire_id::WireId;
 
 /// Payload bytes per fragment: 1400, as Salsify's fragments, so datagrams fit the 1500-byte
 /// opportunities of the emulated link with room for the 20-byte header. The most: on a path

@@ -21,9 +21,9 @@ use salsify_time::Instant;
 
 use crate::error::PacketError;
 use crate::receiver_config::ReceiverConfig;
-use crate::wire_id::WireId;
 use crate::stats::ReceiverCounters;
 use crate::wire::{Feedback, MediaHeader, Packet, MAX_FEEDBACK_ENTRIES, MAX_NACK_ENTRIES};
+use crate::wire_id::WireId;
 
 /// Most missing packets tracked before giving up and asking for a keyframe (libwebrtc
 /// `kMaxNackPackets` 1000).

@@ -106,9 +106,9 @@ use salsify_time::{Duration, Instant};
 
 use crate::core::{outcome_kind, Picture, FRAGMENT_PAYLOAD};
 use crate::error::{datagram_error, ConfigError};
-use crate::wire_id::WireId;
 use crate::stats::SenderCounters;
 use crate::wire::{MediaHeader, Packet, MAX_FRAGMENTS, MEDIA_HEADER_LEN};
+use crate::wire_id::WireId;
 
 /// The quantizer the first search starts from (the middle of the scale).
 pub const FIRST_SEARCH_START: u8 = 64;

@@ -28,8 +28,8 @@ use salsify_time::Instant;
 
 use crate::error::{datagram_error, ReceiverBuildError};
 use crate::jitter::{JitterReceiver, Output};
-use crate::wire_id::WireId;
 use crate::stats::ReceiverCounters;
+use crate::wire_id::WireId;
 
 pub use crate::jitter::{Footprint, MAX_MISSING};
 pub use crate::receiver_config::ReceiverConfig;

@@ -30,8 +30,8 @@ use crate::core::{Core, Incoming, Picture};
 use crate::error::{datagram_error, ConfigError};
 pub use crate::ladder::{ladder_size, Ladder, LadderConfig, LADDER};
 use crate::rate::Bitrate;
-use crate::wire_id::WireId;
 use crate::stats::SenderCounters;
+use crate::wire_id::WireId;
 
 /// Vidaptive's CBR encoder is told at most two frame intervals passed between pictures: the
 /// first picture after an encoder pause is budgeted as an ordinary frame, not as the whole

@@ -36,8 +36,8 @@ pub use family::{
 };
 pub use params::SchemeParams;
 pub use registry::{Registry, RegistryError};
-pub use salsify_baselines::WireId;
 pub use salsify_baselines::LinkForecast;
+pub use salsify_baselines::WireId;
 pub use setting::{run_name, setting, setting_or_default, DEFAULT_SETTING};
 pub use sweep::{BudgetSource, Sweep, TableField};
 pub use table_sweep::variants as sweep_variants;

@@ -29,7 +29,9 @@ pub struct Registry {
 
 /// Why a family was refused: it claims what a family already in the registry claims.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("family `{added}` cannot join the registry: {what} is already claimed by family `{holder}`")]
+#[error(
+    "family `{added}` cannot join the registry: {what} is already claimed by family `{holder}`"
+)]
 pub struct RegistryError {
     /// The family refused.
     pub added: &'static str,
@@ -374,8 +376,14 @@ mod tests {
         let registry = Registry::builtin().with(&FIRST).unwrap();
         let err = registry.clone().with(&SECOND).err().expect("refused");
         let message = err.to_string();
-        assert!(message.contains("`second`") && message.contains("`first`"), "{message}");
-        assert!(message.contains("Plugin(7)") && message.contains("135"), "{message}");
+        assert!(
+            message.contains("`second`") && message.contains("`first`"),
+            "{message}"
+        );
+        assert!(
+            message.contains("Plugin(7)") && message.contains("135"),
+            "{message}"
+        );
         // A family with an id of its own joins, after the others.
         let registry = registry.with(&THIRD).unwrap();
         assert_eq!(registry.families().last().unwrap().id(), "third");
@@ -384,7 +392,10 @@ mod tests {
         let err = Registry::builtin().with(&STEALS_WEBRTC).err().unwrap();
         assert_eq!((err.added, err.holder), ("steals", "conventional"));
         let err = registry.with(&SAME_NAME).err().unwrap();
-        assert_eq!((err.holder, err.what.as_str()), ("first", "scheme name first"));
+        assert_eq!(
+            (err.holder, err.what.as_str()),
+            ("first", "scheme name first")
+        );
     }
 
     #[test]

@@ -52,11 +52,20 @@ fn no_file_under_crates_names_this_crate() {
     let crates = Path::new(ROOT).join("crates");
     assert!(crates.join("schemes/src/families/mod.rs").is_file());
     let found = files_naming(&crates);
-    assert!(found.is_empty(), "files under crates/ name the example: {found:?}");
+    assert!(
+        found.is_empty(),
+        "files under crates/ name the example: {found:?}"
+    );
     // The scan finds what it looks for: this crate's own files name it.
     let own = files_naming(Path::new(env!("CARGO_MANIFEST_DIR")));
-    assert!(own.iter().any(|(p, _)| p.ends_with("src/delay_aimd.rs")), "{own:?}");
-    assert!(own.iter().any(|(p, _)| p.ends_with("Cargo.toml")), "{own:?}");
+    assert!(
+        own.iter().any(|(p, _)| p.ends_with("src/delay_aimd.rs")),
+        "{own:?}"
+    );
+    assert!(
+        own.iter().any(|(p, _)| p.ends_with("Cargo.toml")),
+        "{own:?}"
+    );
 }
 
 /// Another plug-in that picked the same wire number by hand.
@@ -93,7 +102,12 @@ static SAME: SameWire = SameWire;
 fn two_plug_ins_on_one_wire_id_are_refused_naming_both() {
     let registry = custom_scheme::registry().expect("delay-aimd joins the built-in families");
     assert!(registry.family_of("delay-aimd").is_some());
-    let message = registry.clone().with(&SAME).err().expect("refused").to_string();
+    let message = registry
+        .clone()
+        .with(&SAME)
+        .err()
+        .expect("refused")
+        .to_string();
     assert!(
         message.contains("`same-wire`") && message.contains("`delay-aimd`"),
         "{message}"

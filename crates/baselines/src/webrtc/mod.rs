@@ -62,9 +62,9 @@ use crate::core::{Core, Incoming, Picture};
 use crate::error::{datagram_error, ConfigError};
 use crate::history::PacketResult as SentResult;
 use crate::pacer::{Paced, ProbeCluster};
-use crate::wire_id::WireId;
 use crate::stats::SenderCounters;
 use crate::wire::{Packet, MEDIA_HEADER_LEN};
+use crate::wire_id::WireId;
 pub use config::ConventionalConfig;
 use video::{Admit, CwndFrameDropper, Resolution};
 

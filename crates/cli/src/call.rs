@@ -86,13 +86,13 @@ pub fn run(call: &LiveCall, folder: Option<out_dir::Plan>) -> Result<CallOutcome
         outage_at: call.path.outage_at,
         audio_frame: call.audio.as_ref().map(|a| a.player.frame.duration()),
     };
-    let scheme = prepared.sender.scheme.name();
+    let scheme = call.sender.scheme.run_name();
     let feed = dash.as_ref().map(|d| d.feed());
     let (tx, rx) = mpsc::channel();
     let view = window.as_ref().map(|w| w.view());
     let running = prepared.spawn(Box::new(source), view, &stop, &tx)?;
     drop(tx);
-    print_setup(call, scheme);
+    print_setup(call, &scheme);
     let blackbox = if call.barcoded {
         let dir = call.out.join("blackbox");
         std::fs::create_dir_all(&dir)

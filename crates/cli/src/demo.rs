@@ -188,7 +188,7 @@ fn run_mark(args: &DemoArgs, call: &LiveCall) -> RunMark {
     );
     let about = format!(
         "a demo of {} over {}, {:.0} s",
-        call.sender.scheme.name,
+        call.sender.scheme.run_name(),
         call.path.trace_name,
         args.duration.as_secs_f64()
     );
@@ -225,5 +225,18 @@ mod tests {
         let call = LiveCall::try_from(&args).unwrap();
         assert_eq!(call.sender.reset_after, Some(Duration::from_millis(500)));
         assert!(!call.encrypted);
+    }
+
+    /// `--codec av1` names the AV1 variant in the folder's mark, not the bare scheme.
+    #[test]
+    fn the_folder_mark_names_the_codec_run() {
+        let mut args = DemoArgs::default();
+        let call = LiveCall::try_from(&args).unwrap();
+        let plain = run_mark(&args, &call).about;
+        assert!(plain.starts_with("a demo of salsify-2c over"), "{plain}");
+        args.scheme.codec = Some(salsify_codec::FunctionalCodec::Av1);
+        let call = LiveCall::try_from(&args).unwrap();
+        let av1 = run_mark(&args, &call).about;
+        assert!(av1.starts_with("a demo of salsify-2c [codec av1]"), "{av1}");
     }
 }

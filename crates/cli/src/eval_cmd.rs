@@ -12,7 +12,7 @@ use anyhow::{bail, Context, Result};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use salsify_eval::campaign::{default_matrix, Matrix, PlannedRun, Shard, Store};
 use salsify_eval::experiment::Clip;
-use salsify_eval::sim::{simulate, LoopedClip, VideoSource};
+use salsify_eval::sim::{simulate, simulate_two_way, LoopedClip, VideoSource};
 
 use crate::clips::{frames_needed, live_excerpt, read_clip, synthetic_video};
 use crate::input::Size;
@@ -393,14 +393,20 @@ fn run_one(
         let mut video = clips.video(run, most_frames)?;
         let started = WallInstant::now();
         let mut reached_ms = 0;
-        let output = simulate(&config, video.as_mut(), &mut |t| {
+        let mut advance = |t: salsify_time::Duration| {
             let ms = t.as_millis() as u64;
             line.set_position(ms);
             progress.advance(ms.saturating_sub(reached_ms));
             reached_ms = reached_ms.max(ms);
-        })?;
+        };
         let played = video.name();
-        store.save(run, &output, &played, started.elapsed().as_secs_f64())?;
+        if run.experiment.two_way {
+            let output = simulate_two_way(&config, video.as_mut(), &mut advance)?;
+            store.save_two_way(run, &output, &played, started.elapsed().as_secs_f64())?;
+        } else {
+            let output = simulate(&config, video.as_mut(), &mut advance)?;
+            store.save(run, &output, &played, started.elapsed().as_secs_f64())?;
+        }
         let total_ms = (run.experiment.duration_s * 1000.0) as u64;
         progress.advance(total_ms.saturating_sub(reached_ms));
         Ok(())

@@ -114,11 +114,11 @@ enum Command {
     /// Stamp a frame-id barcode into every picture of a video (a Y4M file to feed a
     /// black-box peer such as Chromium), or read the barcodes of a Y4M file back.
     Barcode(barcode_cmd::BarcodeArgs),
-    /// Unmodified systems as peers (headless Chromium's WebRTC), measured black-box through
-    /// the link relay by barcodes and scored as simulated runs are.
     /// Read the audio barcode of a WAV file: one line per mark, its number then its time in
     /// seconds (or --write the synthetic voice that carries them).
     AudioMarks(audio_marks_cmd::AudioMarksArgs),
+    /// Unmodified systems as peers (headless Chromium's WebRTC), measured black-box through
+    /// the link relay by barcodes and scored as simulated runs are.
     #[command(subcommand)]
     Peer(peer_cmd::PeerCommand),
     /// A finished run's folder (demo, sim, a run of eval, a Chromium peer run) on the live

@@ -15,7 +15,8 @@ use crate::flags::LinkFlags;
 use crate::input::Size;
 use crate::runtime;
 
-/// The peers.
+/// Unmodified systems as peers (headless Chromium's WebRTC), measured black-box through the
+/// link relay by barcodes and scored as simulated runs are.
 #[derive(Subcommand, Debug)]
 pub enum PeerCommand {
     /// A call in headless Chromium (its own WebRTC, Chrome's defaults; VP8 unless --codec) through the link

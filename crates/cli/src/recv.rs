@@ -308,6 +308,12 @@ pub fn run(args: &RecvArgs) -> Result<()> {
             totals.replayed
         );
     }
+    if totals.busy_refused > 0 {
+        eprintln!(
+            "salsify recv: {} busy answers to other callers (one call at a time)",
+            totals.busy_refused
+        );
+    }
     if let Some(ended) = totals.ended {
         eprintln!("salsify recv: {}", ended.say("the sender"));
         if ended.failed() {
@@ -348,6 +354,7 @@ fn summary_json(totals: &runtime::ReceiverTotals) -> Result<serde_json::Value> {
         "datagrams": totals.datagrams,
         "datagrams_ignored": totals.ignored,
         "datagrams_refused": totals.rejected,
+        "busy_answers": totals.busy_refused,
     });
     if let Some(d) = &totals.data {
         json["data"] = crate::flags::data::json(d);

@@ -3,17 +3,23 @@
 //! Writes `frames.csv` (one line per camera picture), `summary.json` (the paper's summary),
 //! `rates.csv` (the controller's encoder and pacing rates, as a live sender logs them),
 //! `packets.log` (the video link in Mahimahi's mm-link log format) and `experiment.toml`
-//! (the experiment as run, flags merged in) to the output folder.
+//! (the experiment as run, flags merged in) to the output folder. A two-way call
+//! (`--two-way`) writes side A's video direction's files there and side B's in `b-to-a/`,
+//! and one `summary.json` holding both (`a_to_b`, `b_to_a`).
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
 
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use salsify_codec::FunctionalCodec;
 use salsify_eval::experiment::{Clip, Experiment};
-use salsify_eval::sim::{simulate, write_frames_csv, SimOutput, VideoSource};
+use salsify_eval::sim::{
+    simulate_two_way_until, simulate_until, write_frames_csv, SimError, SimOutput, VideoSource,
+    B_TO_A_DIR,
+};
 use salsify_netem::{LogHeader, MahimahiLog, QueueLimit};
 use salsify_runtime::csv_log;
 use salsify_time::Instant;
@@ -21,6 +27,7 @@ use salsify_time::Instant;
 use crate::clips::{frames_needed, live_excerpt, read_clip, synthetic_video};
 use crate::input::Size;
 use crate::out_dir::{self, Reuse, RunMark};
+use crate::usage::Interrupted;
 
 /// Options of `salsify sim`. Flags override the experiment file's values.
 #[derive(clap::Args, Debug)]
@@ -94,6 +101,12 @@ pub struct SimArgs {
     /// `none` (the audio plays at its own least delay) [default: video].
     #[arg(long, value_parser = ["video", "none"])]
     sync: Option<String>,
+    /// A two-way call: side A's video over the video link (PREFIX.down), side B's back
+    /// over the ACK link (PREFIX.up), each side's ACKs queued behind the other side's
+    /// video; writes B's files in `b-to-a/` and both directions in summary.json (`a_to_b`,
+    /// `b_to_a`) [default: one-way].
+    #[arg(long)]
+    two_way: bool,
     /// Output folder. One run's: a folder holding another command's or another
     /// experiment's run is refused (the same experiment is replaced, and so is an earlier sim
     /// in the default folder).
@@ -171,6 +184,7 @@ impl SimArgs {
         if let Some(t) = &self.trace {
             e.link.trace = Some(t.clone());
         }
+        e.two_way |= self.two_way;
         // VP8 with no [salsify] table is the default as it stands: nothing written.
         let table = salsify_schemes::families::salsify::SENDER_TABLE;
         match self.codec {
@@ -217,6 +231,9 @@ pub fn run(args: &SimArgs) -> Result<()> {
         default_folder: args.out == Path::new(DEFAULT_OUT),
     };
     let folder = out_dir::plan(&args.out, "--out", mark, reuse, false)?;
+    // Our own handler, installed before the run is announced: a SIGINT the process inherited
+    // as ignored (a background job of a script, as `scripts/test &`) would else not stop it.
+    let stop = crate::runtime::stop_on_ctrl_c()?;
     eprintln!(
         "simulating {} s of {} over {} with {}",
         experiment.duration_s,
@@ -225,29 +242,51 @@ pub fn run(args: &SimArgs) -> Result<()> {
         experiment.scheme
     );
     let bar = progress_bar(experiment.duration_s, args.quiet);
-    let output = simulate(&config, video.as_mut(), &mut |t| {
-        bar.set_position(t.as_millis() as u64)
-    });
+    let mut progress = |t: salsify_time::Duration| bar.set_position(t.as_millis() as u64);
+    let stopped = || stop.load(Ordering::Relaxed);
+    let outputs = match experiment.two_way {
+        true => simulate_two_way_until(&config, video.as_mut(), &mut progress, &stopped)
+            .map(|o| vec![o.a_to_b, o.b_to_a]),
+        false => simulate_until(&config, video.as_mut(), &mut progress, &stopped).map(|o| vec![o]),
+    };
     bar.finish_and_clear();
-    let output = output?;
+    if let Err(SimError::Stopped) = outputs {
+        return Err(anyhow::Error::new(Interrupted(
+            "interrupted (Ctrl-C): nothing written".into(),
+        )));
+    }
+    let outputs = outputs?;
     let folder = folder.take()?;
-    write_outputs(&args.out, &experiment, &output, &config.data_link.queue)?;
+    write_outputs(&args.out, &experiment, &outputs, &config.data_link.queue)?;
     folder.record_length(experiment.duration_s)?;
-    print_summary(&output);
-    if let Some(label) = &args.row {
-        print_row(label, &output);
+    let two_way = outputs.len() > 1;
+    for (output, direction) in outputs.iter().zip(DIRECTIONS) {
+        if two_way {
+            println!("{direction}:");
+        }
+        print_summary(output);
+        if let Some(label) = &args.row {
+            match two_way {
+                true => print_row(&format!("{label} {direction}"), output),
+                false => print_row(label, output),
+            }
+        }
     }
     println!(
-        "wrote frames.csv, summary.json, rates.csv, packets.log, experiment.toml{} to {}",
-        if output.audio.is_some() {
+        "wrote frames.csv, summary.json, rates.csv, packets.log, feedback.json, experiment.toml{}{} to {}",
+        if outputs[0].audio.is_some() {
             ", audio.csv"
         } else {
             ""
         },
+        if two_way { ", b-to-a/" } else { "" },
         args.out.display()
     );
     Ok(())
 }
+
+/// A call's directions, as the summary and the terminal name them.
+const DIRECTIONS: [&str; 2] = ["A to B", "B to A"];
 
 fn link_name(e: &Experiment) -> String {
     match &e.link.trace {
@@ -314,7 +353,53 @@ impl<'a> NamedSummary<'a> {
     }
 }
 
-fn write_outputs(out: &Path, e: &Experiment, o: &SimOutput, queue: &QueueLimit) -> Result<()> {
+/// A two-way run's summary: the run's name, then each direction's summary.
+#[derive(serde::Serialize)]
+struct TwoWaySummary<'a> {
+    scheme: &'a str,
+    setting: String,
+    two_way: bool,
+    a_to_b: &'a salsify_metrics::Summary,
+    b_to_a: &'a salsify_metrics::Summary,
+}
+
+/// Writes a run's files: one direction's (or, for a call, side A's) in `out`, side B's in
+/// `out/b-to-a`, and one summary.json.
+fn write_outputs(out: &Path, e: &Experiment, o: &[SimOutput], queue: &QueueLimit) -> Result<()> {
+    write_direction(out, e, &o[0], queue)?;
+    let path = out.join("summary.json");
+    let mut json = BufWriter::new(
+        salsify_codec::output::create(&path)
+            .with_context(|| format!("cannot create '{}'", path.display()))?,
+    );
+    match o {
+        [one] => serde_json::to_writer_pretty(&mut json, &NamedSummary::new(e, &one.summary))?,
+        [a, b, ..] => {
+            let b_dir = out.join(B_TO_A_DIR);
+            std::fs::create_dir_all(&b_dir)
+                .with_context(|| format!("cannot create '{}'", b_dir.display()))?;
+            write_direction(&b_dir, e, b, queue)?;
+            let named = NamedSummary::new(e, &a.summary);
+            let summary = TwoWaySummary {
+                scheme: named.scheme,
+                setting: named.setting,
+                two_way: true,
+                a_to_b: &a.summary,
+                b_to_a: &b.summary,
+            };
+            serde_json::to_writer_pretty(&mut json, &summary)?
+        }
+        [] => unreachable!("a run has a direction"),
+    }
+    writeln!(json)?;
+    json.flush()?;
+    salsify_codec::output::write(&out.join("experiment.toml"), toml::to_string(e)?)?;
+    Ok(())
+}
+
+/// One direction's files: frames, rates, its media link's log, its feedback's delay, its
+/// audio.
+fn write_direction(out: &Path, e: &Experiment, o: &SimOutput, queue: &QueueLimit) -> Result<()> {
     let create = |name: &str| -> Result<BufWriter<File>> {
         let path = out.join(name);
         Ok(BufWriter::new(
@@ -325,11 +410,10 @@ fn write_outputs(out: &Path, e: &Experiment, o: &SimOutput, queue: &QueueLimit) 
     let mut csv = create("frames.csv")?;
     write_frames_csv(&o.records, &mut csv)?;
     csv.flush()?;
-    let mut json = create("summary.json")?;
-    serde_json::to_writer_pretty(&mut json, &NamedSummary::new(e, &o.summary))?;
-    writeln!(json)?;
-    json.flush()?;
-    salsify_codec::output::write(&out.join("experiment.toml"), toml::to_string(e)?)?;
+    let mut feedback = create("feedback.json")?;
+    serde_json::to_writer_pretty(&mut feedback, &o.feedback)?;
+    writeln!(feedback)?;
+    feedback.flush()?;
     let mut rates = create("rates.csv")?;
     writeln!(rates, "{}", csv_log::RATES_CSV_HEADER)?;
     for &(at, encoder, pacing) in &o.rates {
@@ -389,6 +473,15 @@ fn print_summary(o: &SimOutput) {
             f(n.self_inflicted_delay_ms),
         );
     }
+    let fb = &o.feedback;
+    println!(
+        "feedback to the sender: delay ms mean {} p95 {}, of which queued mean {} p95 {} ({} datagrams)",
+        f(fb.delay_mean_ms),
+        f(fb.delay_p95_ms),
+        f(fb.queue_mean_ms),
+        f(fb.queue_p95_ms),
+        fb.datagrams
+    );
     if let Some(a) = &s.audio {
         println!(
             "audio: delay ms mean {:.1} p95 {:.1} | concealed {:.2}% (FEC-recovered {:.2}%) | A/V skew in BT.1359 window {}",
@@ -513,6 +606,21 @@ mod tests {
             FunctionalCodec::Av1
         );
         assert!(experiment(&["--codec", "h264"]).is_err());
+    }
+
+    /// `--two-way` makes the experiment a call; without it the experiment is one-way and
+    /// written as it always was (no `two_way` key, so run ids stay).
+    #[test]
+    fn the_two_way_flag_makes_a_call() {
+        use clap::Parser;
+        let experiment = |argv: &[&str]| {
+            let w = Wrapper::try_parse_from(argv).unwrap();
+            w.args.experiment().unwrap()
+        };
+        assert!(experiment(&["sim", "--two-way"]).two_way);
+        let plain = experiment(&["sim"]);
+        assert!(!plain.two_way);
+        assert!(!toml::to_string(&plain).unwrap().contains("two_way"));
     }
 
     /// `sim --help` states each default, and states it as the experiment defaults are.

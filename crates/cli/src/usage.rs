@@ -26,10 +26,26 @@ pub fn usage(message: impl Into<String>) -> anyhow::Error {
     anyhow::Error::new(UsageError(message.into()))
 }
 
-/// The exit status of a failed command: 2 when any error of the chain is bad usage, else 1.
+/// A command stopped by Ctrl-C before it had anything to show: exit status 130, as a shell
+/// reports a program SIGINT ended.
+#[derive(Debug)]
+pub struct Interrupted(pub String);
+
+impl fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Interrupted {}
+
+/// The exit status of a failed command: 2 when any error of the chain is bad usage, 130 when
+/// Ctrl-C stopped it, else 1.
 pub fn exit_code(err: &anyhow::Error) -> i32 {
     if err.chain().any(|e| e.is::<UsageError>()) {
         2
+    } else if err.chain().any(|e| e.is::<Interrupted>()) {
+        130
     } else {
         1
     }

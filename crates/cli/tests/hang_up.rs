@@ -123,3 +123,65 @@ fn a_start_with_nobody_there_fails_soon_and_says_why() {
         );
     }
 }
+
+/// While a call is live, a second caller (`keyed`: with the same keys as the first) is told
+/// the receiver is busy: it exits non-zero within 2 s saying so, and the first call goes on
+/// in its one session.
+fn a_second_caller_is_refused(keyed: bool) {
+    let dir = support::temp_dir("hangup", if keyed { "busy-keyed" } else { "busy-plain" });
+    let (recv_keys, send_keys) = keys(&dir);
+    let addr = free_addr();
+    let log = dir.join("recv.csv");
+    let log_s = log.to_str().unwrap().to_string();
+    let mut recv_args = vec![
+        "recv",
+        "--listen",
+        &addr,
+        "--duration",
+        "30",
+        "--log",
+        &log_s,
+    ];
+    let mut send_args = vec!["send", "--to", &addr, "-q"];
+    send_args.extend(SMALL);
+    if keyed {
+        recv_args.extend(recv_keys.iter().map(String::as_str));
+        send_args.extend(send_keys.iter().map(String::as_str));
+    }
+    let recv = salsify(&recv_args);
+    std::thread::sleep(Duration::from_millis(200));
+    let mut first_args = send_args.clone();
+    first_args.extend(["--duration", "4"]);
+    let first = salsify(&first_args);
+    std::thread::sleep(Duration::from_millis(1500));
+    let started = Instant::now();
+    let second = salsify(&send_args).wait_with_output().unwrap();
+    let took = started.elapsed();
+    let said = stderr(&second);
+    assert!(
+        !second.status.success(),
+        "the second caller exited 0: {said}"
+    );
+    assert!(said.contains("the receiver is busy"), "{said}");
+    assert!(
+        took < Duration::from_secs(2),
+        "the second caller took {took:?}: {said}"
+    );
+    finish(first, "first send");
+    let (out, _) = ended_after(recv, "recv", Instant::now());
+    let heard = stderr(&out);
+    assert!(heard.contains(" 1 sessions"), "{heard}");
+    assert!(heard.contains("busy answers"), "{heard}");
+    let shown = std::fs::read_to_string(&log).unwrap().lines().count() - 1;
+    assert!(shown > 80, "the first call showed {shown} frames\n{heard}");
+}
+
+#[test]
+fn a_second_caller_with_the_keys_is_refused_as_busy() {
+    a_second_caller_is_refused(true);
+}
+
+#[test]
+fn a_plaintext_stranger_is_refused_as_busy() {
+    a_second_caller_is_refused(false);
+}

@@ -410,6 +410,35 @@ fn help_is_complete_and_consistent() {
     }
 }
 
+/// Issue 55: each command's help is its own text. `audio-marks` was described by the peer
+/// command's paragraph (in `--help` and its own help), and `peer --help` said "The peers".
+#[test]
+fn each_command_is_described_by_its_own_text() {
+    let top = help(&["--help"]);
+    let line = |name: &str| {
+        top.lines()
+            .find(|l| l.trim_start().starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("no {name} in {top}"))
+            .to_string()
+    };
+    let marks = line("audio-marks");
+    assert!(
+        marks.contains("audio barcode") && !marks.contains("Chromium"),
+        "{marks}"
+    );
+    let peer = line("peer");
+    assert!(peer.contains("Chromium"), "{peer}");
+    // Each command's own help opens with its own paragraph.
+    let first = |args: &[&str]| help(args).lines().next().unwrap_or_default().to_string();
+    let marks = first(&["audio-marks", "--help"]);
+    assert!(
+        marks.starts_with("Read the audio barcode") && !marks.contains("Chromium"),
+        "{marks}"
+    );
+    let peer = first(&["peer", "--help"]);
+    assert!(peer.starts_with("Unmodified systems as peers"), "{peer}");
+}
+
 /// Beyond the findings: destinations that name no peer, outputs that are folders or in
 /// missing folders, settings far out of range are errors before anything runs.
 #[test]

@@ -135,8 +135,24 @@ fn a_failed_start_leaves_no_folder() {
 /// A simulation stopped with Ctrl-C (SIGINT) leaves no folder.
 #[test]
 fn an_interrupted_simulation_leaves_no_folder() {
-    let dir = temp_dir("out", "interrupted");
-    let mut sim = Command::new(SALSIFY)
+    interrupt_a_simulation("interrupted", false, Duration::from_millis(300));
+}
+
+/// The same with SIGINT ignored on entry, as a shell leaves it for a background job of a
+/// script (`scripts/test &`, a CI runner's step): the sim's own handler still stops it, even
+/// for a signal sent the moment it says it is under way.
+#[test]
+fn a_simulation_stops_on_sigint_even_if_it_started_ignoring_it() {
+    interrupt_a_simulation("ignored-sigint", true, Duration::ZERO);
+}
+
+/// Starts a long sim (SIGINT ignored on entry if `ignore_sigint`), sends it SIGINT `after`
+/// it said it is under way, and checks it stopped at once, with status 130 and no folder.
+fn interrupt_a_simulation(name: &str, ignore_sigint: bool, after: Duration) {
+    use std::os::unix::process::CommandExt;
+    let dir = temp_dir("out", name);
+    let mut command = Command::new(SALSIFY);
+    command
         .args([
             "sim",
             "--size",
@@ -149,25 +165,44 @@ fn an_interrupted_simulation_leaves_no_folder() {
         ])
         .current_dir(&dir)
         .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .stderr(Stdio::piped());
+    if ignore_sigint {
+        // SAFETY: signal(2) is async-signal-safe; nothing else runs between fork and exec.
+        unsafe {
+            command.pre_exec(|| {
+                libc::signal(libc::SIGINT, libc::SIG_IGN);
+                Ok(())
+            });
+        }
+    }
+    let mut sim = command.spawn().unwrap();
     // Under way once it says what it simulates.
     let mut err = sim.stderr.take().unwrap();
     let mut first = [0u8; 10];
     std::io::Read::read_exact(&mut err, &mut first).unwrap();
     assert_eq!(&first, b"simulating");
-    std::thread::sleep(Duration::from_millis(300));
+    std::thread::sleep(after);
     let killed = Command::new("kill")
         .args(["-INT", &sim.id().to_string()])
         .status()
         .unwrap();
     assert!(killed.success());
     let deadline = Instant::now() + Duration::from_secs(10);
-    while sim.try_wait().unwrap().is_none() {
-        assert!(Instant::now() < deadline, "sim did not stop on SIGINT");
+    let status = loop {
+        if let Some(status) = sim.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() >= deadline {
+            let _ = sim.kill();
+            let _ = sim.wait();
+            panic!("sim did not stop on SIGINT");
+        }
         std::thread::sleep(Duration::from_millis(50));
-    }
+    };
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
+    assert_eq!(status.code(), Some(130), "{rest}");
+    assert!(rest.contains("nothing written"), "{rest}");
     assert!(
         !dir.join("s").exists(),
         "an interrupted simulation left its folder"

@@ -31,7 +31,8 @@
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 
-use rand::Rng;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 use salsify_time::{Duration, Instant};
 
 use crate::intro::{Candidate, Introduction, Kind};
@@ -61,6 +62,12 @@ pub struct MeetConfig {
     pub opener_ttl: u32,
     /// How long after its opener a candidate gets its first check. Default 200 ms.
     pub opener_lead: Duration,
+    /// Seeds everything the meeting draws at random: its run id, the checks' transaction
+    /// ids, the seals' nonces. Default 0; the runtime draws one from the OS for each
+    /// meeting. The same seed, key and inputs replay a meeting datagram for datagram, so a
+    /// fixed seed is for tests and replays only: two live meetings under one key and one
+    /// seed would seal under the same nonces.
+    pub seed: u64,
 }
 
 impl MeetConfig {
@@ -73,6 +80,7 @@ impl MeetConfig {
             checks_per_candidate: 100,
             opener_ttl: 2,
             opener_lead: Duration::from_millis(200),
+            seed: 0,
         }
     }
 }
@@ -160,16 +168,19 @@ pub struct Meeting {
     out: VecDeque<Outgoing>,
     events: VecDeque<MeetEvent>,
     stats: MeetStats,
+    /// Everything drawn at random, from [`MeetConfig::seed`].
+    rng: ChaCha8Rng,
 }
 
 impl Meeting {
     /// A meeting under `key` with `local` candidates so far (the host's own address; more
     /// come from the rendezvous, STUN and TURN).
     pub fn new(key: MeetKey, config: MeetConfig, local: Vec<Candidate>, now: Instant) -> Self {
+        let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
         Meeting {
             key,
             config,
-            run: rand::thread_rng().gen(),
+            run: rng.gen(),
             local,
             peer_run: None,
             remotes: Vec::new(),
@@ -180,6 +191,7 @@ impl Meeting {
             out: VecDeque::new(),
             events: VecDeque::new(),
             stats: MeetStats::default(),
+            rng,
         }
     }
 
@@ -285,7 +297,7 @@ impl Meeting {
         let next = match via_relay {
             true => now,
             false => {
-                let txid: u64 = rand::thread_rng().gen();
+                let txid: u64 = self.rng.gen();
                 let bytes = self.check_bytes(IS_CHECK, txid);
                 self.out.push_back(Outgoing {
                     to: addr,
@@ -318,12 +330,12 @@ impl Meeting {
         Some((plain[0], txid, run))
     }
 
-    fn check_bytes(&self, kind: u8, txid: u64) -> Vec<u8> {
+    fn check_bytes(&mut self, kind: u8, txid: u64) -> Vec<u8> {
         let mut plain = vec![kind];
         plain.extend_from_slice(&txid.to_be_bytes());
         plain.extend_from_slice(&self.run.to_be_bytes());
         let mut b = vec![MEET_TAG, CHECK];
-        b.extend_from_slice(&self.key.seal(&plain));
+        b.extend_from_slice(&self.key.seal(&plain, &mut self.rng));
         b
     }
 
@@ -404,9 +416,10 @@ impl Meeting {
                 run: self.run,
                 candidates: self.local.clone(),
             };
-            if let Some(bytes) =
-                rendezvous::emit_register(&self.key.id(), &self.key.seal(&intro.emit()))
-            {
+            if let Some(bytes) = rendezvous::emit_register(
+                &self.key.id(),
+                &self.key.seal(&intro.emit(), &mut self.rng),
+            ) {
                 self.out.push_back(Outgoing {
                     to: self.config.rendezvous,
                     via_relay: false,
@@ -431,7 +444,7 @@ impl Meeting {
             })
             .collect();
         for (to, via_relay) in due {
-            let txid: u64 = rand::thread_rng().gen();
+            let txid: u64 = self.rng.gen();
             if self.transactions.len() == REMEMBERED {
                 self.transactions.pop_front();
             }

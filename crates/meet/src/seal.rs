@@ -67,10 +67,12 @@ impl MeetKey {
         self.low
     }
 
-    /// Seals `plain` (with a random nonce); a direction byte says which side wrote it.
-    pub fn seal(&self, plain: &[u8]) -> Vec<u8> {
+    /// Seals `plain` under a nonce drawn from `rng` (which must never repeat one under this
+    /// key: seed it from the OS, see [`crate::MeetConfig::seed`]); a direction byte says
+    /// which side wrote it.
+    pub fn seal(&self, plain: &[u8], rng: &mut impl RngCore) -> Vec<u8> {
         let mut nonce = [0u8; 24];
-        rand::thread_rng().fill_bytes(&mut nonce);
+        rng.fill_bytes(&mut nonce);
         let mut message = Vec::with_capacity(plain.len() + 1);
         message.push(u8::from(self.low));
         message.extend_from_slice(plain);
@@ -105,6 +107,10 @@ impl MeetKey {
 mod tests {
     use super::*;
 
+    fn rng() -> rand_chacha::ChaCha8Rng {
+        rand::SeedableRng::seed_from_u64(1)
+    }
+
     fn pair() -> (MeetKey, MeetKey, MeetKey) {
         let a = x25519_dalek::StaticSecret::from([7u8; 32]);
         let b = x25519_dalek::StaticSecret::from([9u8; 32]);
@@ -125,7 +131,7 @@ mod tests {
         let (a, b, _) = pair();
         assert_eq!(a.id(), b.id());
         assert_ne!(a.is_low(), b.is_low());
-        let sealed = a.seal(b"candidates");
+        let sealed = a.seal(b"candidates", &mut rng());
         assert_eq!(b.open(&sealed).as_deref(), Some(&b"candidates"[..]));
         assert_eq!(a.open(&sealed), None, "its own message reflected back");
     }
@@ -133,9 +139,9 @@ mod tests {
     #[test]
     fn a_stranger_can_neither_read_nor_forge() {
         let (a, b, stranger) = pair();
-        let sealed = a.seal(b"candidates");
+        let sealed = a.seal(b"candidates", &mut rng());
         assert_eq!(stranger.open(&sealed), None);
-        assert_eq!(b.open(&stranger.seal(b"forged")), None);
+        assert_eq!(b.open(&stranger.seal(b"forged", &mut rng())), None);
         let mut flipped = sealed.clone();
         let last = flipped.len() - 1;
         flipped[last] ^= 1;

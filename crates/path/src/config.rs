@@ -1,5 +1,7 @@
 //! The path's parameters, with their defaults.
 
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
 use salsify_time::Duration;
 
 /// Parameters of a [`crate::Path`]. Sizes are UDP payload bytes (what a socket sends).
@@ -46,6 +48,10 @@ pub struct PathConfig {
     /// Bytes a secure layer adds to each datagram (probes are padded so the sealed datagram
     /// has the probed size). 0 for plaintext.
     pub seal_overhead: usize,
+    /// Seeds what the path draws at random (challenge tokens, probe ids). Default 0; the
+    /// runtime draws one from the OS for each call, and the same seed and inputs replay a
+    /// path's datagrams exactly (tests, replays).
+    pub seed: u64,
 }
 
 impl Default for PathConfig {
@@ -66,11 +72,20 @@ impl Default for PathConfig {
             challenge_tries: 5,
             takeover_after: Duration::from_millis(500),
             seal_overhead: 0,
+            seed: 0,
         }
     }
 }
 
 impl PathConfig {
+    /// The random stream of one part of the path (the peer tracker's tokens, the prober's
+    /// ids), from [`PathConfig::seed`]: each part draws its own.
+    pub(crate) fn rng(&self, stream: u64) -> ChaCha8Rng {
+        let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
+        rng.set_stream(stream);
+        rng
+    }
+
     /// The defaults for an IPv6 path: the largest size 20 bytes less (a 40-byte IP header).
     pub fn for_ipv6(mut self) -> Self {
         self.max_datagram = 1452;

@@ -21,6 +21,7 @@
 use std::net::SocketAddr;
 
 use rand::Rng;
+use rand_chacha::ChaCha8Rng;
 use salsify_time::Instant;
 
 use crate::config::PathConfig;
@@ -67,6 +68,9 @@ pub enum PeerChange {
     Unanswered(SocketAddr),
 }
 
+/// The peer tracker's random stream of [`PathConfig::seed`].
+const RNG_STREAM: u64 = 1;
+
 /// The peer's address and the candidate it may move to.
 #[derive(Debug, Clone)]
 pub struct PeerPath {
@@ -76,12 +80,15 @@ pub struct PeerPath {
     /// A challenge to send now: (to, token).
     pending: Option<(SocketAddr, u64)>,
     last_heard: Instant,
+    /// Draws the challenges' tokens ([`PathConfig::seed`]).
+    rng: ChaCha8Rng,
 }
 
 impl PeerPath {
     /// A peer at `peer` (the address dialed: chosen, so trusted), or none yet (a listener).
     pub fn new(config: PathConfig, peer: Option<SocketAddr>, now: Instant) -> Self {
         PeerPath {
+            rng: config.rng(RNG_STREAM),
             config,
             current: peer,
             candidate: None,
@@ -146,7 +153,7 @@ impl PeerPath {
     fn challenge(&mut self, now: Instant, to: SocketAddr, received: usize, once: bool) {
         self.candidate = Some(Candidate {
             to,
-            token: rand::thread_rng().gen(),
+            token: self.rng.gen(),
             tries: 0,
             next: now,
             received: received as u64,

@@ -23,6 +23,7 @@
 use std::collections::VecDeque;
 
 use rand::Rng;
+use rand_chacha::ChaCha8Rng;
 use salsify_time::{Duration, Instant};
 
 use crate::config::PathConfig;
@@ -60,6 +61,9 @@ pub struct Probe {
     pub size: usize,
 }
 
+/// The prober's random stream of [`PathConfig::seed`].
+const RNG_STREAM: u64 = 2;
+
 /// The path MTU prober of one side of a call.
 #[derive(Debug, Clone)]
 pub struct Prober {
@@ -82,6 +86,8 @@ pub struct Prober {
     large_progress_at: Instant,
     /// Size changes not yet taken by the driver: (from, to, black hole).
     changes: VecDeque<(usize, usize, bool)>,
+    /// Draws the probes' ids ([`PathConfig::seed`]); kept across a [`Prober::restart`].
+    rng: ChaCha8Rng,
 }
 
 impl Prober {
@@ -90,6 +96,7 @@ impl Prober {
         let size = config.base_datagram;
         Prober {
             fails_at: config.max_datagram + 1,
+            rng: config.rng(RNG_STREAM),
             config,
             size,
             phase: Phase::Waiting,
@@ -101,6 +108,14 @@ impl Prober {
             large_progress_at: now,
             changes: VecDeque::new(),
         }
+    }
+
+    /// A search from the base again (the peer moved to another network), drawing on from
+    /// the same random stream (so no probe id of before comes again).
+    pub fn restart(&mut self, now: Instant) {
+        let rng = self.rng.clone();
+        *self = Prober::new(self.config.clone(), now);
+        self.rng = rng;
     }
 
     /// The largest datagram to send now (UDP payload bytes).
@@ -180,7 +195,7 @@ impl Prober {
                     self.search(now);
                     return self.handle_timeout(now);
                 }
-                let id = rand::thread_rng().gen();
+                let id = self.rng.gen();
                 if self.sent.len() == REMEMBERED_PROBES {
                     self.sent.pop_front();
                 }

@@ -216,7 +216,7 @@ impl Path {
                 // the same address (a NAT's new mapping) is the same path.
                 if from.ip() != to.ip() {
                     let before = self.max_datagram();
-                    self.prober = Prober::new(self.config.clone(), now);
+                    self.prober.restart(now);
                     self.push_size_change(before, self.max_datagram(), false);
                 }
             }
@@ -578,5 +578,54 @@ mod tests {
             p.handle_message(ms(1), addr(66), m, Origin::Plain);
         }
         assert!(drain(&mut p, ms(1)).iter().all(|(to, _)| *to != addr(66)));
+    }
+
+    /// Issue 57: a path draws only from its seed, so a dialer and a listener with one seed
+    /// exchange the same datagrams again (challenge tokens, probe ids); another seed changes
+    /// them.
+    #[test]
+    fn one_seed_replays_a_path_exactly() {
+        let transcript = |seed: u64| {
+            let config = PathConfig {
+                seed,
+                ..PathConfig::default()
+            };
+            let (dialer_addr, listener_addr) = (addr(1), addr(2));
+            let mut dialer = Path::new(
+                config.clone(),
+                Role::Dialer,
+                Some(listener_addr),
+                false,
+                ms(0),
+            );
+            let mut listener = Path::new(config, Role::Listener, None, false, ms(0));
+            let mut sent = Vec::new();
+            for t in (0..3_000).step_by(10) {
+                dialer.handle_timeout(ms(t));
+                listener.handle_timeout(ms(t));
+                let from_dialer = drain(&mut dialer, ms(t));
+                let from_listener = drain(&mut listener, ms(t));
+                for (_, m) in &from_dialer {
+                    listener.handle_received(ms(t), dialer_addr, 64, Origin::Plain, None);
+                    listener.handle_message(ms(t), dialer_addr, *m, Origin::Plain);
+                }
+                for (_, m) in &from_listener {
+                    dialer.handle_received(ms(t), listener_addr, 64, Origin::Plain, None);
+                    dialer.handle_message(ms(t), listener_addr, *m, Origin::Plain);
+                }
+                sent.extend(from_dialer);
+                sent.extend(from_listener);
+            }
+            sent
+        };
+        let first = transcript(7);
+        assert!(
+            first
+                .iter()
+                .any(|(_, m)| matches!(m, Message::Challenge { .. })),
+            "{first:?}"
+        );
+        assert_eq!(first, transcript(7));
+        assert_ne!(first, transcript(9));
     }
 }

@@ -392,6 +392,14 @@ impl Drop for Display {
     }
 }
 
+/// ` 'PATH'` for an output file, nothing for standard output (`-`) or none.
+fn named(path: &Option<std::path::PathBuf>) -> String {
+    match path {
+        Some(p) if p.as_os_str() != "-" => format!(" '{}'", p.display()),
+        _ => String::new(),
+    }
+}
+
 impl Outputs {
     /// Writes frame `d` of session `session`, shown at `at`, to every output.
     fn write(&mut self, session: u32, at: Instant, d: &Displayed) -> Result<()> {
@@ -421,7 +429,7 @@ impl Outputs {
             let scaled = scale(picture, size.0, size.1).context("scaling a shown picture")?;
             w.write_frame(&scaled)
         }
-        .context("writing the Y4M output")
+        .with_context(|| format!("writing the Y4M output{}", named(&self.config.y4m)))
     }
 
     /// Appends `d`'s coded data to the IVF output (opened at the first frame, whose coded
@@ -469,7 +477,7 @@ impl Outputs {
         ivf.last_pts = pts;
         ivf.writer
             .write_frame(pts, &d.coded)
-            .context("writing the IVF output")
+            .with_context(|| format!("writing the IVF output{}", named(&self.config.ivf)))
     }
 
     /// Flushes every output; `shown` frames were shown.

@@ -47,6 +47,7 @@ pub mod audio_capture;
 pub mod audio_playout;
 pub mod audio_receive;
 pub mod audio_send;
+pub mod busy;
 pub mod call_loop;
 pub mod call_start;
 pub mod camera;

@@ -39,6 +39,9 @@ pub struct CallLink {
     link: PeerLink,
     /// Feedback the receiver emitted this turn, marked, waiting for a media datagram.
     feedback: Vec<Vec<u8>>,
+    /// Bytes of feedback (and bundle framing) that rode on media this turn: the sender's
+    /// endpoint counted its media datagram, not these.
+    riding: usize,
     stats: CallLinkStats,
 }
 
@@ -48,6 +51,7 @@ impl CallLink {
         Rc::new(RefCell::new(CallLink {
             link,
             feedback: Vec::new(),
+            riding: 0,
             stats: CallLinkStats::default(),
         }))
     }
@@ -68,9 +72,12 @@ impl CallLink {
     }
 
     /// Sends the feedback no media datagram took this turn, each alone; returns the bytes
-    /// of each (before sealing), for the sender's budget.
+    /// of each (before sealing), and of what rode on media, for the sender's budget.
     pub fn flush_feedback(&mut self, now: Instant) -> Vec<usize> {
         let mut sizes = Vec::new();
+        if self.riding > 0 {
+            sizes.push(std::mem::take(&mut self.riding));
+        }
         for f in std::mem::take(&mut self.feedback) {
             if self.link.send(now, &f, None) > 0 {
                 self.stats.feedback_alone += 1;
@@ -108,6 +115,7 @@ impl CallLink {
         if sent > 0 {
             self.feedback.drain(..taken);
             self.stats.feedback_bundled += taken as u64;
+            self.riding += bundle.len() - media.len();
         }
         sent
     }
@@ -181,6 +189,11 @@ impl LoopLink {
     /// See [`PeerLink::deadline`].
     pub fn deadline(&self) -> Instant {
         self.with(PeerLink::deadline)
+    }
+
+    /// See [`PeerLink::busy_refused`].
+    pub fn busy_refused(&self) -> u64 {
+        self.with(PeerLink::busy_refused)
     }
 
     /// See [`PeerLink::rejected`].

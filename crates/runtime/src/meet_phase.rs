@@ -104,7 +104,12 @@ pub fn meet(
         .into_iter()
         .collect();
     let start = clock::now();
-    let mut meeting = Meeting::new(key, MeetConfig::new(via.rendezvous), host, start);
+    // A fresh seed from the OS for every meeting: its seals' nonces must never repeat.
+    let config = MeetConfig {
+        seed: rand::random(),
+        ..MeetConfig::new(via.rendezvous)
+    };
+    let mut meeting = Meeting::new(key, config, host, start);
     let mut helpers = Helpers {
         stun: via
             .stun

@@ -17,6 +17,7 @@ use salsify_path::{wire as path_wire, Origin, Path, PathConfig, PathEvent, PeerC
 use salsify_secure::{SecureChannel, SecureConfig};
 use salsify_time::Instant;
 
+use crate::busy::{BusyConfig, BusyDesk};
 use crate::meet_phase::Via;
 use crate::secure_io::{self, DropLog, Opened};
 use crate::udp::{self, Received};
@@ -96,6 +97,8 @@ pub struct PeerLink {
     servers: Vec<SocketAddr>,
     /// Datagrams the scheme gave that were not sent (no keys yet, or held back).
     pub unsent: u64,
+    /// A listening side with keys: second callers told it is busy.
+    busy: Option<BusyDesk>,
 }
 
 impl std::fmt::Debug for PeerLink {
@@ -131,11 +134,18 @@ impl PeerLink {
         let ipv6 = socket.local_addr().is_ok_and(|a| a.is_ipv6());
         let mut config = PathConfig {
             seal_overhead: overhead,
+            seed: rand::random(),
             ..PathConfig::default()
         };
         if ipv6 {
             config = config.for_ipv6();
         }
+        let busy = match (&secure, role) {
+            (Some(keys), Role::Listener) => {
+                Some(BusyDesk::new(BusyConfig::default(), keys.clone()))
+            }
+            _ => None,
+        };
         let secure = secure.map(|c| match role {
             Role::Dialer => SecureChannel::initiator(c, now, secure_io::unix_nanos()),
             Role::Listener | Role::Follower => SecureChannel::responder(c, now),
@@ -152,7 +162,29 @@ impl PeerLink {
             meeting: None,
             relay: None,
             servers: Vec::new(),
+            busy,
         }
+    }
+
+    /// Second callers told the call is busy.
+    pub fn busy_refused(&self) -> u64 {
+        self.busy.as_ref().map_or(0, |b| b.refused)
+    }
+
+    /// A second caller's datagram while the call is live, answered by the busy desk: true
+    /// when it took it.
+    fn answer_busy(&mut self, d: &Received) -> bool {
+        let (Some(desk), Some(peer)) = (&mut self.busy, self.path.peer()) else {
+            return false;
+        };
+        let established = self.secure.as_ref().is_some_and(|c| c.is_established(d.at));
+        if !established || !desk.takes(d.at, d.from, &d.bytes, peer, self.path.last_heard()) {
+            return false;
+        }
+        for answer in desk.handle(d.at, d.from, &d.bytes) {
+            self.send_raw(d.at, &answer, d.from);
+        }
+        true
     }
 
     /// Sends `datagram` to `to`, through the relay when the call is relayed.
@@ -292,6 +324,9 @@ impl PeerLink {
                 meeting.handle_datagram(d.at, d.from, via_relay, &d.bytes);
             }
             self.drive_meeting(d.at);
+            return None;
+        }
+        if self.answer_busy(d) {
             return None;
         }
         let (plain, origin) = match &mut self.secure {

@@ -38,7 +38,7 @@ use crate::loop_link::LoopLink;
 use crate::meet_phase::Via;
 use crate::observe::{Observation, Observer, STATE_EVERY};
 use crate::peer_link::{PeerLink, Reach};
-use crate::receiver_sessions::{Session, Sessions};
+use crate::receiver_sessions::{Route, Session, Sessions};
 use crate::status::ReceiverStatus;
 use crate::udp::{self, Received};
 
@@ -48,6 +48,9 @@ const MAX_WAIT: Duration = Duration::from_millis(50);
 /// After the sender hangs up, how long the receiver goes on showing and playing what came
 /// before the goodbye (the audio's jitter buffer holds up to a few frames).
 const HUNG_UP_LINGER: Duration = Duration::from_millis(300);
+
+/// At most one `busy` to plaintext strangers this often.
+const BUSY_EVERY: Duration = Duration::from_millis(100);
 
 /// Everything the receiver loop needs.
 #[derive(Debug, Clone)]
@@ -158,6 +161,9 @@ pub struct ReceiverTotals {
     pub ended: Option<PeerEnded>,
     /// The data channel, with one.
     pub data: Option<DataTotals>,
+    /// Second callers told the receiver is busy (plaintext strangers and, with keys, callers
+    /// that authenticated).
+    pub busy_refused: u64,
 }
 
 /// A receiver's loop: its sessions, display and audio, on its link.
@@ -183,6 +189,8 @@ pub(crate) struct Loop {
     peer: HangUpWatch,
     /// The data channel, with `--data-in` or `--data-out`.
     data: Option<LiveData>,
+    /// When a plaintext stranger may next be told the receiver is busy.
+    next_busy_at: Instant,
 }
 
 /// When a receiver gives up on its sender: as configured, with no answer awaited only by one
@@ -274,6 +282,7 @@ impl Loop {
         };
         Ok(Loop {
             data,
+            next_busy_at: Instant::ZERO,
             link,
             next_state: Instant::ZERO,
             newest_sent: None,
@@ -383,6 +392,23 @@ impl Loop {
         Ok(())
     }
 
+    /// A plaintext stranger's datagram was ignored while another session is live: tell it the
+    /// receiver is busy (at most one answer each [`BUSY_EVERY`], each smaller than what
+    /// prompted it). With keys the link's busy desk answers second callers, sealed.
+    fn answer_busy(&mut self, at: Instant, from: SocketAddr) {
+        let live_elsewhere = self
+            .sessions
+            .current
+            .as_ref()
+            .is_some_and(|s| s.peer != from);
+        if self.config.secure.is_some() || !live_elsewhere || at < self.next_busy_at {
+            return;
+        }
+        self.next_busy_at = at + BUSY_EVERY;
+        self.link.send(at, &Control::Busy.encode(), Some(from));
+        self.totals.busy_refused += 1;
+    }
+
     /// Whether audio was heard (then queued datagrams are taken before frames are played).
     pub(crate) fn hears_audio(&self) -> bool {
         self.audio.as_ref().is_some_and(LiveAudio::heard)
@@ -418,6 +444,7 @@ impl Loop {
         self.totals.ignored = self.sessions.ignored;
         self.totals.foreign = self.sessions.foreign;
         self.totals.rejected = self.link.rejected();
+        self.totals.busy_refused += self.link.busy_refused();
         self.totals.data = self.data_totals();
         if let Some(audio) = self.audio.take() {
             self.totals.audio_refused += audio.bad_datagrams();
@@ -448,7 +475,9 @@ impl Loop {
                 });
             }
         }
-        self.status.tick(now, self.totals.shown, &stats, &label);
+        let refused = self.link.rejected();
+        self.status
+            .tick(now, self.totals.shown, &stats, refused, &label);
         if self.observer.active() && now >= self.next_state {
             self.next_state = now + STATE_EVERY;
             self.observer.report(Observation::ReceiverState {
@@ -528,7 +557,10 @@ impl Loop {
             return Ok(());
         }
         let before = self.sessions.started;
-        self.sessions.route(at, from, bytes)?;
+        let route = self.sessions.route(at, from, bytes)?;
+        if route == Route::Ignored {
+            self.answer_busy(at, from);
+        }
         if let Some(s) = &self.sessions.current {
             self.link.follow(at, s.peer);
         }

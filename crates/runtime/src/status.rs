@@ -74,6 +74,8 @@ pub struct ReceiverStatus {
     /// The session's lost frames and bad datagrams at the last line.
     lost_before: u64,
     bad_before: u64,
+    /// Datagrams the secure layer refused, at the last line (counted for the whole run).
+    refused_before: u64,
     bytes: u64,
     /// The audio of the latest second, if the call carries audio.
     audio: Option<AudioSecond>,
@@ -88,6 +90,7 @@ impl ReceiverStatus {
             shown_before: 0,
             lost_before: 0,
             bad_before: 0,
+            refused_before: 0,
             bytes: 0,
             audio: None,
         }
@@ -103,10 +106,19 @@ impl ReceiverStatus {
         self.bytes += bytes as u64;
     }
 
-    /// Prints a line if a second has passed. `shown` counts frames over all sessions;
-    /// `stats` are the current session's.
-    pub fn tick(&mut self, now: Instant, shown: u64, stats: &ReceiverStats, session: &str) {
-        if let Some(line) = self.line(now, shown, stats, session) {
+    /// Prints a line if a second has passed. `shown` counts frames over all sessions and
+    /// `refused` the datagrams the secure layer refused over the run (the summary's
+    /// "refused unauthenticated"); `stats` are the current session's. A line's bad datagrams
+    /// are both kinds: the session's malformed ones and the refused ones.
+    pub fn tick(
+        &mut self,
+        now: Instant,
+        shown: u64,
+        stats: &ReceiverStats,
+        refused: u64,
+        session: &str,
+    ) {
+        if let Some(line) = self.line(now, shown, stats, refused, session) {
             eprintln!("{line}");
         }
     }
@@ -118,6 +130,7 @@ impl ReceiverStatus {
         now: Instant,
         shown: u64,
         stats: &ReceiverStats,
+        refused: u64,
         session: &str,
     ) -> Option<String> {
         if !self.enabled || now < self.next {
@@ -137,11 +150,13 @@ impl ReceiverStatus {
             shown.saturating_sub(self.shown_before),
             self.bytes as f64 * 8.0 / 1e3,
             delta(stats.frames_lost, self.lost_before),
-            delta(stats.bad_datagrams, self.bad_before),
+            delta(stats.bad_datagrams, self.bad_before)
+                + refused.saturating_sub(self.refused_before),
         );
         self.shown_before = shown;
         self.lost_before = stats.frames_lost;
         self.bad_before = stats.bad_datagrams;
+        self.refused_before = refused;
         self.bytes = 0;
         Some(line)
     }
@@ -192,12 +207,12 @@ mod tests {
             ..ReceiverStats::default()
         };
         let first = status
-            .line(t0 + Duration::from_secs(1), 10, &stats, "s")
+            .line(t0 + Duration::from_secs(1), 10, &stats, 0, "s")
             .unwrap();
         assert!(first.contains("lost 3, bad datagrams 7"), "{first}");
         stats.frames_lost += 1;
         let second = status
-            .line(t0 + Duration::from_secs(2), 20, &stats, "s")
+            .line(t0 + Duration::from_secs(2), 20, &stats, 0, "s")
             .unwrap();
         assert!(second.contains("lost 1, bad datagrams 0"), "{second}");
         assert!(!second.contains("audio"), "{second}");
@@ -206,11 +221,32 @@ mod tests {
             concealed_fraction: 0.012,
         });
         let third = status
-            .line(t0 + Duration::from_secs(3), 20, &stats, "s")
+            .line(t0 + Duration::from_secs(3), 20, &stats, 0, "s")
             .unwrap();
         assert!(
             third.ends_with(", s, audio 85 ms, concealed 1.2%"),
             "{third}"
         );
+    }
+
+    /// Datagrams the secure layer refused (the summary's "refused unauthenticated") are bad
+    /// datagrams on the line as well, the second's, with or without a session.
+    #[test]
+    fn refused_datagrams_count_as_bad_on_the_line() {
+        let t0 = Instant::ZERO;
+        let mut status = ReceiverStatus::new(t0, true);
+        let mut stats = ReceiverStats {
+            bad_datagrams: 2,
+            ..ReceiverStats::default()
+        };
+        let first = status
+            .line(t0 + Duration::from_secs(1), 0, &stats, 5, "no session")
+            .unwrap();
+        assert!(first.contains("bad datagrams 7"), "{first}");
+        stats.bad_datagrams += 1;
+        let second = status
+            .line(t0 + Duration::from_secs(2), 0, &stats, 9, "no session")
+            .unwrap();
+        assert!(second.contains("bad datagrams 5"), "{second}");
     }
 }

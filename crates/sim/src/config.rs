@@ -84,6 +84,9 @@ pub enum SimError {
     /// Scoring failed.
     #[error("metrics: {0}")]
     Metrics(MetricsError),
+    /// The caller's stop condition ended the run before its end ([`crate::simulate_until`]).
+    #[error("stopped before the end")]
+    Stopped,
 }
 
 // By hand rather than `#[from]`, which would also make it the error's source: the message

@@ -15,6 +15,8 @@
 //! # audio = "synthetic"          # the call's audio: none (default), synthetic (a voice with
 //! #                              # timing marks) or a 48 kHz WAV file
 //! # sync = "none"                # audio at its own least delay, not held to the video's
+//! # two_way = true               # a call: B's video back over PREFIX.up, each side's ACKs
+//! #                              # queued behind the other side's video (`simulate_two_way`)
 //!
 //! [link]
 //! trace = "../shared/traces/Verizon-LTE-short"   # PREFIX: video over PREFIX.down, ACKs over PREFIX.up
@@ -165,6 +167,12 @@ pub struct Experiment {
     /// out) or `none` (the audio plays at its own least delay).
     #[serde(skip_serializing_if = "is_video_sync")]
     pub sync: String,
+    /// A two-way call ([`crate::simulate_two_way`]): side A's video over the video link
+    /// (`PREFIX.down`), side B's back over the ACK link (`PREFIX.up`), each side's feedback
+    /// over the other's video link, behind its video; i.i.d. `loss` then applies to both
+    /// links. Default false (one-way), then not written out (run ids stay as they were).
+    #[serde(skip_serializing_if = "is_false")]
+    pub two_way: bool,
     /// The network.
     pub link: LinkSpec,
     /// The scheme parameter tables given (`[salsify]`, `[conventional]`, ... : one table per
@@ -189,6 +197,7 @@ impl Default for Experiment {
             network_skip_s: 0.0,
             audio: "none".into(),
             sync: "video".into(),
+            two_way: false,
             link: LinkSpec::default(),
             params: SchemeParams::default(),
         }
@@ -371,7 +380,17 @@ impl Experiment {
                 message: e.to_string(),
             }
         })?;
-        let (data_link, feedback_link) = self.link.build(self.seed)?;
+        if self.two_way && self.link.uplink {
+            return fail(
+                "two_way",
+                "a call runs both directions; link.uplink picks one (leave it out)",
+            );
+        }
+        let (data_link, mut feedback_link) = self.link.build(self.seed)?;
+        // In a call the ACK link carries B's video: it loses as the video link does.
+        if self.two_way && self.link.loss > 0.0 {
+            feedback_link.loss.push(LossModel::iid(self.link.loss));
+        }
         let audio = self.audio_config()?;
         Ok(SimConfig {
             scheme,
@@ -826,6 +845,22 @@ mod tests {
         };
         assert_eq!(fade(2), fade(2));
         assert_ne!(fade(2), fade(3));
+    }
+
+    /// `two_way` is written only when set, loses on both links, and refuses `uplink`.
+    #[test]
+    fn a_two_way_call_is_written_only_when_set_and_loses_both_ways() {
+        let plain = toml::to_string(&Experiment::default()).unwrap();
+        assert!(!plain.contains("two_way"), "{plain}");
+        let e = Experiment::from_toml("two_way = true\n[link]\nloss = 0.1").unwrap();
+        assert!(toml::to_string(&e).unwrap().contains("two_way = true"));
+        let c = e.sim_config().unwrap();
+        assert_eq!(c.data_link.loss, vec![LossModel::iid(0.1)]);
+        assert_eq!(c.feedback_link.loss, vec![LossModel::iid(0.1)]);
+        let mut up = e.clone();
+        up.link.uplink = true;
+        up.link.trace = Some(std::env::temp_dir());
+        assert_eq!(up.sim_config().unwrap_err().field, "two_way");
     }
 
     #[test]

@@ -1,20 +1,19 @@
-//! What a simulated run holds besides its endpoints: the camera's clock, both emulated links,
-//! the endpoints' deadlines, the frame log and the recorded link events.
+//! What one direction of a run holds besides its endpoints: the camera's clock, the
+//! endpoints' deadlines, the frame log and the media link's deliveries.
 
-use salsify_netem::{FailureForecast, Link, LinkEvent, LossPlacement};
+use salsify_netem::{FailureForecast, LinkConfig, LossPlacement};
 use salsify_time::Instant;
 
 use super::{FrameLog, SimConfig, SimError, VideoSource};
 
-/// The scheme-independent parts of a run.
+/// The scheme-independent parts of one direction.
 pub(super) struct Harness<'a> {
     pub config: &'a SimConfig,
-    pub video: &'a mut dyn VideoSource,
+    /// The link this direction's media travel on (its configuration).
+    pub media_link: &'a LinkConfig,
     /// The source's picture size.
     pub size: (u32, u32),
     pub fps: f64,
-    pub data_link: Link<Vec<u8>>,
-    pub feedback_link: Link<Vec<u8>>,
     pub log: FrameLog,
     /// The next picture the camera supplies, and when.
     pub next_capture: (u64, Instant),
@@ -22,37 +21,30 @@ pub(super) struct Harness<'a> {
     pub receiver_deadline: Instant,
     /// The receiver's decoder is busy until then (decodes run one at a time).
     pub decoder_free: Instant,
-    pub packet_events: Vec<LinkEvent>,
-    /// Every datagram the video link delivered (for Sprout's measurement).
+    /// Every media datagram the link delivered (for Sprout's measurement).
     pub packets: Vec<salsify_metrics::PacketTiming>,
 }
 
 impl<'a> Harness<'a> {
-    /// Checks the configuration and builds both links.
-    pub fn new(config: &'a SimConfig, video: &'a mut dyn VideoSource) -> Result<Self, SimError> {
-        config.cost.validate().map_err(config_error)?;
-        let fps = video.fps();
-        if !(fps.is_finite() && fps > 0.0) {
-            return Err(SimError::Config(format!("frame rate {fps}")));
-        }
-        let mut data = config.data_link.clone();
-        data.record_events = config.record_packets;
-        Ok(Harness {
+    /// One direction whose camera has `video`'s size and rate and whose media travel on
+    /// `media_link`.
+    pub fn new(
+        config: &'a SimConfig,
+        media_link: &'a LinkConfig,
+        video: &dyn VideoSource,
+    ) -> Harness<'a> {
+        Harness {
             config,
+            media_link,
             size: video.size(),
-            video,
-            fps,
-            data_link: Link::new(data, Instant::ZERO).map_err(config_error)?,
-            feedback_link: Link::new(config.feedback_link.clone(), Instant::ZERO)
-                .map_err(config_error)?,
+            fps: video.fps(),
             log: FrameLog::new(config.score_below_band),
             next_capture: (0, Instant::ZERO),
             sender_deadline: Instant::FAR_FUTURE,
             receiver_deadline: Instant::FAR_FUTURE,
             decoder_free: Instant::ZERO,
-            packet_events: Vec::new(),
             packets: Vec::new(),
-        })
+        }
     }
 
     /// When the camera supplies picture `index` (computed from the index, so no rounding
@@ -61,13 +53,12 @@ impl<'a> Harness<'a> {
         Instant::from_micros((index as f64 * 1e6 / self.fps).round() as u64)
     }
 
-    /// The earliest time anything happens, given when the encode under way (if any) ends.
+    /// The earliest time anything of this direction but its links happens, given when the
+    /// encode under way (if any) ends.
     pub fn next_event(&self, encode_done: Option<Instant>) -> Option<Instant> {
         [
             Some(self.next_capture.1),
             encode_done,
-            self.data_link.poll_timeout(),
-            self.feedback_link.poll_timeout(),
             Some(self.sender_deadline),
             Some(self.receiver_deadline),
         ]
@@ -78,31 +69,23 @@ impl<'a> Harness<'a> {
 
     /// The picture the camera supplies at `now`, if one is due: logged, and returned as
     /// (index, capture time) for the sender.
-    pub fn capture(&mut self, now: Instant) -> Option<(u64, Instant)> {
+    pub fn capture(&mut self, now: Instant, video: &mut dyn VideoSource) -> Option<(u64, Instant)> {
         if self.next_capture.1 > now {
             return None;
         }
         let (index, at) = self.next_capture;
-        self.log.on_capture(index, at, self.video.picture(index));
+        self.log.on_capture(index, at, video.picture(index));
         self.next_capture = (index + 1, self.capture_time(index + 1));
         Some((index, at))
     }
 
-    /// Keeps the video link's events, if the run records them.
-    pub fn record_events(&mut self) {
-        if self.config.record_packets {
-            while let Some(e) = self.data_link.poll_event() {
-                self.packet_events.push(e);
-            }
-        }
-    }
-
-    /// The video link's future, for a scheme that reads it (the oracle): its delivery
+    /// The media link's future, for a scheme that reads it (the oracle): its delivery
     /// opportunities from netem's own trace arithmetic and its failure windows from netem's
     /// own seeded streams (the link starts at time zero). Failures are forecast where the
-    /// link decides loss as packets enter (the default); i.i.d. loss is not forecast.
-    pub fn data_link_forecast(&self) -> salsify_schemes::LinkForecast {
-        let link = &self.config.data_link;
+    /// link decides loss as packets enter (the default); i.i.d. loss is not forecast. In a
+    /// two-way call the other side's feedback on the same link is not in it.
+    pub fn media_link_forecast(&self) -> salsify_schemes::LinkForecast {
+        let link = self.media_link;
         let trace = link.trace.clone();
         let mut failures = match link.loss_placement {
             LossPlacement::Entry => FailureForecast::new(&link.loss, link.seed, Instant::ZERO),
@@ -116,9 +99,9 @@ impl<'a> Harness<'a> {
         }
     }
 
-    /// Sprout's measurement of the video link over the run, after the configured skip.
+    /// Sprout's measurement of the media link over the run, after the configured skip.
     pub fn network_measure(&self, end: Instant) -> salsify_metrics::SproutMeasure {
-        let link = &self.config.data_link;
+        let link = self.media_link;
         let until = end.since_epoch();
         let n = link.trace.opportunities_until(until);
         let opportunities: Vec<Instant> = (0..n)
@@ -131,12 +114,6 @@ impl<'a> Harness<'a> {
         };
         let from = (Instant::ZERO + self.config.network_skip).min(end);
         salsify_metrics::SproutMeasure::compute(&self.packets, &capacity, from, end)
-    }
-
-    /// Brings the video link to the end of the run (its capacity counts to the end).
-    pub fn close(&mut self, end: Instant) {
-        self.data_link.handle_timeout(end);
-        self.record_events();
     }
 }
 

@@ -58,6 +58,9 @@ fn frontier_sweep() -> Sweep {
 /// the first). Cellular runs last 140 s with traces (the shared traces' length), 60 s
 /// otherwise; the ramp and the dropout 20 s, like the paper's windows.
 ///
+/// With traces, group `two-way` runs the main schemes on the LTE traces as two-way calls,
+/// each beside its one-way runs in both directions (see [`spec`]).
+///
 /// After the paper's experiments, group `slow` ("Slow and fading links") runs the main
 /// schemes for 120 s on [`SLOW_PRESETS`], plus the trace [`SLOW_TRACE`] when the traces
 /// folder holds it.
@@ -103,6 +106,7 @@ pub fn default_matrix(traces: Option<&Path>, video: &str) -> Result<Matrix, Matr
         name: name.into(),
         title: title.into(),
         live: false,
+        two_way: false,
         schemes: strings(schemes),
         links: vec![link.to_string()],
         queue_packets: vec![],
@@ -126,7 +130,8 @@ pub fn default_matrix(traces: Option<&Path>, video: &str) -> Result<Matrix, Matr
         cellular_s,
     );
     queue.queue_packets = vec![64, 256, 1024];
-    let groups = vec![
+    let two_way_links = lte_links.clone();
+    let mut groups = vec![
         with(
             group(
                 "cellular",
@@ -210,6 +215,20 @@ pub fn default_matrix(traces: Option<&Path>, video: &str) -> Result<Matrix, Matr
             )
         },
     ];
+    // A call's B-to-A direction runs over a trace's uplink: only with traces.
+    if traces.is_some() {
+        groups.push(Group {
+            links: two_way_links,
+            two_way: true,
+            ..group(
+                "two-way",
+                "A call both ways: each direction beside itself one-way",
+                &with_role(Role::Main),
+                "cellular",
+                cellular_s,
+            )
+        });
+    }
     let defaults = Experiment {
         video: video.to_string(),
         ..Experiment::default()
@@ -392,6 +411,30 @@ mod tests {
             .unwrap();
         assert_eq!(plan.groups[7].runs.len(), 6 * 5);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// With traces, the built-in matrix ends with the two-way group on the LTE traces: each
+    /// main scheme's call beside its one-way runs, the downlink ones shared with experiment 1.
+    #[test]
+    fn the_two_way_group_runs_the_main_schemes_on_the_lte_traces() {
+        let dir = std::env::temp_dir().join(format!("salsify-2way-traces-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for name in ["A-LTE.down", "A-LTE.up", "B-3G.down"] {
+            std::fs::write(dir.join(name), "1\n").unwrap();
+        }
+        let plan = default_matrix(Some(&dir), "synthetic")
+            .unwrap()
+            .plan()
+            .unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        let two_way = plan.groups.last().unwrap();
+        assert_eq!(two_way.group.name, "two-way");
+        assert_eq!(two_way.group.links, ["trace:A-LTE"]);
+        let main = with_role(Role::Main).len();
+        assert_eq!(two_way.runs.len(), 3 * main);
+        let cellular = &plan.groups[0].runs;
+        let shared = two_way.runs.iter().filter(|id| cellular.contains(id));
+        assert_eq!(shared.count(), main);
     }
 
     #[test]

@@ -47,6 +47,12 @@
 //! link never share a folder. A live cell plays its video's barcoded excerpt
 //! ([`crate::experiment::Clip::LiveExcerpt`]), and each live cell of ours has a simulated twin
 //! in its group: the same experiment, simulated, so the report sets the two side by side.
+//!
+//! A group with `two_way = true` runs each cell as a call (`Experiment::two_way`: side B's
+//! video back over the trace's uplink, each side's ACKs behind the other's video) and plans
+//! beside it the same cell one-way both ways (over `NAME`, and over `NAME.up` as
+//! `trace-up:NAME` runs it), so the report sets each direction beside itself alone. Its
+//! links are trace prefixes; its ids end in `__two-way`.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -89,6 +95,10 @@ pub struct Group {
     /// simulated ones; its schemes may then also be Chromium's (see [`super::live`]).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub live: bool,
+    /// Run every cell as a two-way call, beside the same cell one-way in each direction
+    /// (see the module's text); simulated groups on trace prefixes only.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub two_way: bool,
     /// Schemes (see [`schemes`]; in a live group also [`super::live::chromium_systems`]).
     pub schemes: Vec<String>,
     /// Links: presets, `trace:NAME`, `traces:*` or trace prefix paths.
@@ -342,11 +352,13 @@ impl Matrix {
                                     if group.live {
                                         e.clip = Clip::LiveExcerpt;
                                     }
+                                    e.two_way = group.two_way;
                                     let id = run_id(&e, link_name, group.live);
                                     check_experiment(group, &id, &e)?;
                                     if let Some(twin) = simulated_twin(group, &e, link_name) {
                                         runs.push(twin);
                                     }
+                                    runs.extend(one_way_twins(&e, link_name));
                                     runs.push(PlannedRun {
                                         id,
                                         link: link_name.clone(),
@@ -440,6 +452,18 @@ fn check_group(group: &Group) -> Result<(), MatrixError> {
             format!("seed {seed} is above {MAX_SEED} (the largest a TOML file holds)"),
         );
     }
+    if group.two_way {
+        let trace = |l: &String| l.starts_with("trace:") || l == "traces:*" || l.contains('/');
+        if group.live {
+            return group_error(&group.name, "a two-way group runs in the simulator only");
+        }
+        if let Some(link) = group.links.iter().find(|l| !trace(l)) {
+            return group_error(
+                &group.name,
+                format!("link '{link}': a two-way call runs B's video over a trace prefix's uplink (trace:NAME, traces:* or a path)"),
+            );
+        }
+    }
     if group.live {
         for s in &group.schemes {
             LiveSystem::parse(s).or_else(|e| group_error(&group.name, e))?;
@@ -476,6 +500,33 @@ fn simulated_twin(group: &Group, e: &Experiment, link: &str) -> Option<PlannedRu
         experiment: e.clone(),
         live: false,
     })
+}
+
+/// A two-way cell's one-way twins: the same experiment one-way over the video link (A to
+/// B alone) and over the ACK link (B to A alone, named `NAME-up` as `trace-up:` names it).
+fn one_way_twins(e: &Experiment, link: &str) -> Vec<PlannedRun> {
+    if !e.two_way {
+        return Vec::new();
+    }
+    let mut down = e.clone();
+    down.two_way = false;
+    let mut up = down.clone();
+    up.link.uplink = true;
+    let up_link = format!("{link}-up");
+    vec![
+        PlannedRun {
+            id: run_id(&down, link, false),
+            link: link.to_string(),
+            experiment: down,
+            live: false,
+        },
+        PlannedRun {
+            id: run_id(&up, &up_link, false),
+            link: up_link,
+            experiment: up,
+            live: false,
+        },
+    ]
 }
 
 /// Checks the run's experiment before anything runs: a missing file is an error now, not
@@ -568,7 +619,11 @@ fn run_id(e: &Experiment, link: &str, live: bool) -> String {
         e.link.delay_ms,
         e.seed,
         hash as u32,
-        if live { "__live" } else { "" }
+        match (live, e.two_way) {
+            (true, _) => "__live",
+            (false, true) => "__two-way",
+            (false, false) => "",
+        }
     )
 }
 
@@ -733,6 +788,41 @@ mod tests {
         );
         assert_ne!(plan.runs[0].id, plan.runs[1].id);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A two-way group plans each call beside its cell one-way both ways (the downlink twin
+    /// shared with a one-way group of the same cell); a preset link is refused.
+    #[test]
+    fn a_two_way_group_plans_each_call_beside_both_one_way_runs() {
+        let dir = std::env::temp_dir().join(format!("salsify-spec-2way-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("T.down"), "1\n").unwrap();
+        std::fs::write(dir.join("T.up"), "2\n").unwrap();
+        let mut m = matrix(
+            "[[group]]\nname = \"one\"\nschemes = [\"salsify-2c\"]\nlinks = [\"trace:T\"]\n\
+             [[group]]\nname = \"two\"\ntwo_way = true\nschemes = [\"salsify-2c\"]\nlinks = [\"trace:T\"]\n",
+        );
+        m.traces = Some(dir.clone());
+        let plan = m.plan().unwrap();
+        assert_eq!(
+            plan.runs.len(),
+            3,
+            "the call, its uplink twin, the shared downlink run"
+        );
+        assert_eq!(plan.groups[1].runs.len(), 3);
+        assert!(plan.groups[1].runs.contains(&plan.groups[0].runs[0]));
+        let call = plan.runs.iter().find(|r| r.experiment.two_way).unwrap();
+        assert!(call.id.ends_with("__two-way"), "{}", call.id);
+        let up = plan.runs.iter().find(|r| r.experiment.link.uplink).unwrap();
+        assert_eq!(up.link, "T-up");
+        assert!(!up.experiment.two_way);
+        assert_eq!(Matrix::from_toml(&m.to_toml()).unwrap(), m);
+        std::fs::remove_dir_all(&dir).unwrap();
+        let preset = matrix(
+            "[[group]]\nname = \"two\"\ntwo_way = true\nschemes = [\"salsify-2c\"]\nlinks = [\"wifi\"]\n",
+        );
+        let err = preset.plan().unwrap_err().to_string();
+        assert!(err.contains("uplink"), "{err}");
     }
 
     #[test]

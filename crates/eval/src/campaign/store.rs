@@ -12,6 +12,10 @@
 //! OUT/runs/ID/timeseries.csv   capacity, sending rate, delay in 250 ms bins
 //! OUT/runs/ID/audio.csv        a run with audio: one line per audio frame played, on
 //!                              frames.csv's time axis
+//! OUT/runs/ID/feedback.json    a simulated run: how long its ACKs took to reach the sender
+//! OUT/runs/ID/b-to-a/          a two-way call: side B's direction's frames.csv,
+//!                              timeseries.csv and feedback.json (side A's are above, and
+//!                              summary.json holds both: `a_to_b`, `b_to_a`)
 //! OUT/runs/ID/live/            a live run's own files: the call's logs, match.json, ...
 //! ```
 //!
@@ -29,7 +33,7 @@ use serde::{Deserialize, Serialize};
 use super::spec::{Matrix, Plan, PlannedRun};
 use super::timeseries::{self, Bin};
 use crate::metrics::{FrameRecord, Summary};
-use crate::sim::{write_frames_csv, SimOutput};
+use crate::sim::{write_frames_csv, FeedbackDelay, SimOutput, TwoWayOutput, B_TO_A_DIR};
 use salsify_netem::LinkEvent;
 
 /// Width of the time-series bins.
@@ -77,7 +81,47 @@ pub struct RunResult {
     pub dir: PathBuf,
 }
 
+/// What a run's `summary.json` holds: a two-way call's two directions, or one.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum StoredSummary {
+    TwoWay {
+        a_to_b: Box<Summary>,
+        b_to_a: Box<Summary>,
+    },
+    OneWay(Box<Summary>),
+}
+
+/// A two-way call's `summary.json`.
+#[derive(Serialize)]
+struct TwoWaySummary<'a> {
+    a_to_b: &'a Summary,
+    b_to_a: &'a Summary,
+}
+
 impl RunResult {
+    /// A two-way call's B-to-A direction's summary (its `summary` is A to B's); `None`
+    /// for a one-way run.
+    pub fn b_to_a(&self) -> Result<Option<Summary>, String> {
+        let path = self.dir.join("summary.json");
+        let text = fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        match serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))? {
+            StoredSummary::TwoWay { b_to_a, .. } => Ok(Some(*b_to_a)),
+            StoredSummary::OneWay(_) => Ok(None),
+        }
+    }
+
+    /// How long the run's ACKs took to reach its sender (of a call, side A's sender's;
+    /// `b_to_a`: side B's). `None` for a run stored without it (live, or made before it).
+    pub fn feedback(&self, b_to_a: bool) -> Option<FeedbackDelay> {
+        let dir = match b_to_a {
+            true => self.dir.join(B_TO_A_DIR),
+            false => self.dir.clone(),
+        };
+        let text = fs::read_to_string(dir.join("feedback.json")).ok()?;
+        serde_json::from_str(&text).ok()
+    }
+
     /// The run's time series.
     pub fn time_series(&self) -> Result<Vec<Bin>, String> {
         let path = self.dir.join("timeseries.csv");
@@ -179,7 +223,33 @@ impl Store {
         wall_s: f64,
     ) -> io::Result<()> {
         self.save_with(run, |partial| {
-            write_run(partial, run, output, video, wall_s)
+            write_run(partial, run, output, video, wall_s, None)
+        })
+    }
+
+    /// Saves a finished two-way call, atomically: side A's direction as a one-way run's
+    /// files, side B's in `b-to-a/`, both in `summary.json`.
+    pub fn save_two_way(
+        &self,
+        run: &PlannedRun,
+        output: &TwoWayOutput,
+        video: &str,
+        wall_s: f64,
+    ) -> io::Result<()> {
+        self.save_with(run, |partial| {
+            let b_dir = partial.join(B_TO_A_DIR);
+            fs::create_dir_all(&b_dir)?;
+            let b = &output.b_to_a;
+            write_series(&b_dir, run, &b.records, &b.packet_events)?;
+            write_feedback(&b_dir, &b.feedback)?;
+            write_run(
+                partial,
+                run,
+                &output.a_to_b,
+                video,
+                wall_s,
+                Some(&b.summary),
+            )
         })
     }
 
@@ -237,8 +307,12 @@ impl Store {
             let path = dir.join(name);
             fs::read_to_string(&path).map_err(|e| context(&path, e))
         };
-        let summary: Summary = serde_json::from_str(&read_json("summary.json")?)
+        let stored: StoredSummary = serde_json::from_str(&read_json("summary.json")?)
             .map_err(|e| context(&dir.join("summary.json"), e))?;
+        let summary = match stored {
+            StoredSummary::TwoWay { a_to_b, .. } => *a_to_b,
+            StoredSummary::OneWay(summary) => *summary,
+        };
         let meta: RunMeta = serde_json::from_str(&read_json("run.json")?)
             .map_err(|e| context(&dir.join("run.json"), e))?;
         Ok(Some(RunResult { meta, summary, dir }))
@@ -274,12 +348,14 @@ fn write_audio(dir: &Path, played: &[PlayedFrame], zero: Instant) -> io::Result<
     csv.flush()
 }
 
+/// Writes a simulated run's files (of a call, side A's, with side B's summary `b_to_a`).
 fn write_run(
     dir: &Path,
     run: &PlannedRun,
     output: &SimOutput,
     video: &str,
     wall_s: f64,
+    b_to_a: Option<&Summary>,
 ) -> io::Result<()> {
     let meta = RunMeta {
         id: run.id.clone(),
@@ -295,6 +371,7 @@ fn write_run(
     if let Some(audio) = &output.audio {
         write_audio(dir, &audio.played, Instant::ZERO)?;
     }
+    write_feedback(dir, &output.feedback)?;
     write_parts(
         dir,
         run,
@@ -302,7 +379,45 @@ fn write_run(
         &output.packet_events,
         &meta,
         &output.summary,
+    )?;
+    if let Some(b_to_a) = b_to_a {
+        // Over the one-way summary write_parts put there: the run is finished either way.
+        let both = TwoWaySummary {
+            a_to_b: &output.summary,
+            b_to_a,
+        };
+        salsify_codec::output::write(
+            &dir.join("summary.json"),
+            serde_json::to_string_pretty(&both)?,
+        )?;
+    }
+    Ok(())
+}
+
+fn write_feedback(dir: &Path, feedback: &FeedbackDelay) -> io::Result<()> {
+    salsify_codec::output::write(
+        &dir.join("feedback.json"),
+        serde_json::to_string_pretty(feedback)?,
     )
+}
+
+/// Writes a direction's `frames.csv` and `timeseries.csv`.
+fn write_series(
+    dir: &Path,
+    run: &PlannedRun,
+    records: &[FrameRecord],
+    events: &[LinkEvent],
+) -> io::Result<()> {
+    let create = |name: &str| salsify_codec::output::create(&dir.join(name)).map(BufWriter::new);
+    let mut frames = create("frames.csv")?;
+    write_frames_csv(records, &mut frames)?;
+    frames.flush()?;
+    let duration = Duration::from_secs_f64(run.experiment.duration_s);
+    let bins =
+        timeseries::bin_run(events, records, duration, BIN_WIDTH).map_err(io::Error::other)?;
+    let mut series = create("timeseries.csv")?;
+    timeseries::write_csv(&bins, &mut series)?;
+    series.flush()
 }
 
 /// Writes a run's files; `summary.json` last, as its presence marks the run finished.
@@ -314,16 +429,7 @@ fn write_parts(
     meta: &RunMeta,
     summary: &Summary,
 ) -> io::Result<()> {
-    let create = |name: &str| salsify_codec::output::create(&dir.join(name)).map(BufWriter::new);
-    let mut frames = create("frames.csv")?;
-    write_frames_csv(records, &mut frames)?;
-    frames.flush()?;
-    let duration = Duration::from_secs_f64(run.experiment.duration_s);
-    let bins =
-        timeseries::bin_run(events, records, duration, BIN_WIDTH).map_err(io::Error::other)?;
-    let mut series = create("timeseries.csv")?;
-    timeseries::write_csv(&bins, &mut series)?;
-    series.flush()?;
+    write_series(dir, run, records, events)?;
     let experiment = toml::to_string(&run.experiment).map_err(io::Error::other)?;
     salsify_codec::output::write(&dir.join("experiment.toml"), experiment)?;
     salsify_codec::output::write(&dir.join("run.json"), serde_json::to_string_pretty(meta)?)?;

@@ -16,6 +16,7 @@ pub mod plot;
 pub mod published;
 pub mod style;
 pub mod tables;
+pub mod two_way;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -99,11 +100,13 @@ pub fn build(plan: &Plan, results: &BTreeMap<String, RunResult>, context: &Conte
     let mut sections = Vec::new();
     let mut comparison_runs = Vec::new();
     let genies = genie::Genies::default();
-    let every_run = entries(&plan.runs.iter().map(|r| r.id.clone()).collect::<Vec<_>>());
+    let every_run = one_way(entries(
+        &plan.runs.iter().map(|r| r.id.clone()).collect::<Vec<_>>(),
+    ));
     for g in &plan.groups {
         let runs = entries(&g.runs);
         if g.group.name == "cellular" || comparison_runs.is_empty() {
-            comparison_runs = runs.clone();
+            comparison_runs = one_way(runs.clone());
         }
         let mut drawn = Vec::new();
         for figure in &g.group.figures {
@@ -130,6 +133,7 @@ pub fn build(plan: &Plan, results: &BTreeMap<String, RunResult>, context: &Conte
                 Extra::new(None, TWINS_INTRO, tables::twin_table(&runs)),
                 Extra::new(Some(PEERS_TITLE), PEERS_INTRO, peers::peer_table(&runs)),
                 Extra::new(Some(AUDIO_TITLE), AUDIO_INTRO, audio::table(&runs)),
+                Extra::new(Some(TWO_WAY_TITLE), TWO_WAY_INTRO, two_way::table(&runs)),
             ]
             .into_iter()
             .flatten()
@@ -162,6 +166,14 @@ pub fn build(plan: &Plan, results: &BTreeMap<String, RunResult>, context: &Conte
         html: html(&sections, &comparison, &paper, context, &status),
         figures: sections.into_iter().flat_map(|s| s.figures).collect(),
     }
+}
+
+/// The runs of one direction at a time: the paper measured no two-way call, so a call is
+/// set beside the paper (and in the headline comparison) nowhere.
+fn one_way(runs: Vec<Entry<'_>>) -> Vec<Entry<'_>> {
+    runs.into_iter()
+        .filter(|e| !e.plan.experiment.two_way)
+        .collect()
 }
 
 /// Which code made the runs (commit and how many runs each) and which drew the report.
@@ -237,6 +249,15 @@ to shed the delay a stall added; A/V skew in window: the share of pictures shown
 played whose audio was at most 45 ms ahead or 125 ms behind (ITU-R BT.1359), from what the \
 receiver actually played and showed. Each run's delay and skew over time are in its figures \
 below. Chromium's live cells carry no audio.";
+
+const TWO_WAY_TITLE: &str = "One-way against two-way";
+
+const TWO_WAY_INTRO: &str = "Each direction of a two-way call (issue 54; `two_way` in the \
+experiment) beside the same direction run alone: A to B over the trace's downlink, B to A over \
+its uplink, where in the call each link also carries the other direction's ACKs, queued behind \
+its video (in the group's own table a call's row, `sim, two-way`, is its A-to-B direction). ACKs queued: the mean time a direction's feedback waited and was serialised at the \
+bottleneck (the delay less propagation). The bar: each direction's SSIM within 0.5 dB and its \
+mean and p95 delay within 1.15x of the same direction one-way (judged on the unrounded figures).";
 
 const COMPARISON_TITLE: &str =
     "Salsify-2c against the conventional scheme (WebRTC-style GCC + libvpx CBR)";

@@ -96,10 +96,12 @@ impl Entry<'_> {
     }
     /// "live", "sim", or "sim, live clip" (a live cell's simulated twin, playing the live
     /// camera's barcoded excerpt), as tables say it.
+    /// A two-way call's row (its A-to-B direction) says "sim, two-way".
     pub fn how(&self) -> &'static str {
         match (self.live(), self.plan.experiment.clip) {
             (true, _) => "live",
             (false, Clip::LiveExcerpt) => "sim, live clip",
+            (false, Clip::Whole) if self.plan.experiment.two_way => "sim, two-way",
             (false, Clip::Whole) => "sim",
         }
     }

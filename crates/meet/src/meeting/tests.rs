@@ -1,5 +1,6 @@
 use super::*;
 use crate::rendezvous::Rendezvous;
+use std::cell::RefCell;
 
 fn keys() -> (MeetKey, MeetKey, MeetKey) {
     let secret = |b: u8| x25519_dalek::StaticSecret::from([b; 32]);
@@ -26,11 +27,30 @@ fn host(ip: [u8; 4], port: u16) -> Candidate {
 /// address A's `n`-th datagram to `dest` arrives (a NAT's mapping). Runs until both met or
 /// `limit_ms`; returns when each met, in ms.
 fn run(
+    a: Meeting,
+    b: Meeting,
+    a_seen_as: impl Fn(SocketAddr, usize) -> SocketAddr,
+    b_starts_ms: u64,
+    limit_ms: u64,
+) -> (Option<u64>, Option<u64>, Meeting, Meeting) {
+    run_recorded(
+        a,
+        b,
+        a_seen_as,
+        b_starts_ms,
+        limit_ms,
+        &RefCell::new(Vec::new()),
+    )
+}
+
+/// [`run`], every datagram either side sent appended to `sent`, in order.
+fn run_recorded(
     mut a: Meeting,
     mut b: Meeting,
     a_seen_as: impl Fn(SocketAddr, usize) -> SocketAddr,
     b_starts_ms: u64,
     limit_ms: u64,
+    sent: &RefCell<Vec<Outgoing>>,
 ) -> (Option<u64>, Option<u64>, Meeting, Meeting) {
     let rdv_addr = SocketAddr::from(RENDEZVOUS);
     let a_addr = a.local[0].addr;
@@ -49,6 +69,7 @@ fn run(
             moved = false;
             while let Some(o) = a.poll_transmit() {
                 moved = true;
+                sent.borrow_mut().push(o.clone());
                 if o.ttl.is_some() {
                     continue; // an opener dies on the way
                 }
@@ -65,6 +86,7 @@ fn run(
             }
             while let Some(o) = b.poll_transmit() {
                 moved = true;
+                sent.borrow_mut().push(o.clone());
                 if o.ttl.is_some() {
                     continue;
                 }
@@ -92,6 +114,10 @@ fn run(
         }
     }
     (a_met, b_met, a, b)
+}
+
+fn b_rng() -> ChaCha8Rng {
+    ChaCha8Rng::seed_from_u64(2)
 }
 
 fn meeting(key: MeetKey, ip: [u8; 4], port: u16) -> Meeting {
@@ -148,7 +174,7 @@ fn a_stranger_registered_under_the_id_is_ignored_and_forged_checks_are_refused()
         run: 1,
         candidates: vec![host([203, 0, 113, 66], 1)],
     };
-    let blob = stranger.seal(&forged.emit());
+    let blob = stranger.seal(&forged.emit(), &mut b_rng());
     let peers = rendezvous::emit_peers(SocketAddr::from(([192, 0, 2, 1], 5000)), &[&blob]);
     let now = Instant::from_millis(0);
     assert!(a.handle_datagram(now, rdv, false, &peers));
@@ -158,7 +184,7 @@ fn a_stranger_registered_under_the_id_is_ignored_and_forged_checks_are_refused()
     );
     // A check sealed by the stranger, and one of A's own reflected back.
     let stranger_check = {
-        let m = meeting(stranger, [203, 0, 113, 66], 1);
+        let mut m = meeting(stranger, [203, 0, 113, 66], 1);
         m.check_bytes(IS_CHECK, 9)
     };
     let mut b = meeting(kb, [198, 51, 100, 1], 6000);
@@ -187,6 +213,7 @@ fn every_new_candidate_gets_an_opener_first_and_checks_after_the_lead() {
                 candidates: b.local.clone(),
             }
             .emit(),
+            &mut b_rng(),
         )
     };
     let rdv = SocketAddr::from(RENDEZVOUS);
@@ -211,7 +238,7 @@ fn every_new_candidate_gets_an_opener_first_and_checks_after_the_lead() {
 #[test]
 fn a_replayed_check_is_answered_no_second_time() {
     let (ka, kb, _) = keys();
-    let a = meeting(ka, [192, 0, 2, 1], 5000);
+    let mut a = meeting(ka, [192, 0, 2, 1], 5000);
     let mut b = meeting(kb, [198, 51, 100, 1], 6000);
     let check = a.check_bytes(IS_CHECK, 42);
     let now = Instant::from_millis(0);
@@ -230,7 +257,7 @@ fn a_replayed_check_is_answered_no_second_time() {
 fn a_direct_pair_found_later_replaces_a_relayed_one() {
     let (ka, kb, _) = keys();
     let mut a = meeting(ka, [192, 0, 2, 1], 5000);
-    let b = meeting(kb, [198, 51, 100, 1], 6000);
+    let mut b = meeting(kb, [198, 51, 100, 1], 6000);
     let now = Instant::from_millis(0);
     let relayed_peer = SocketAddr::from(([203, 0, 113, 100], 50000));
     let direct_peer = SocketAddr::from(([198, 51, 100, 1], 6000));
@@ -270,4 +297,31 @@ fn a_direct_pair_found_later_replaces_a_relayed_one() {
             .count(),
         2
     );
+}
+
+/// Issue 57: a meeting draws only from its seed, so one seed replays it datagram for
+/// datagram (run ids, transaction ids, seal nonces); another seed changes them.
+#[test]
+fn one_seed_replays_a_meeting_exactly() {
+    let transcript = |seed: u64| {
+        let (ka, kb, _) = keys();
+        let side = |key, ip, port, seed| {
+            let config = MeetConfig {
+                seed,
+                ..MeetConfig::new(SocketAddr::from(RENDEZVOUS))
+            };
+            Meeting::new(key, config, vec![host(ip, port)], Instant::from_millis(0))
+        };
+        let a = side(ka, [192, 0, 2, 1], 5000, seed);
+        let b = side(kb, [198, 51, 100, 1], 6000, seed + 1);
+        let a_addr = SocketAddr::from(([192, 0, 2, 1], 5000));
+        let sent = RefCell::new(Vec::new());
+        let (a_met, b_met, _, _) = run_recorded(a, b, |_, _| a_addr, 0, 600, &sent);
+        assert!(a_met.is_some() && b_met.is_some());
+        sent.into_inner()
+    };
+    let first = transcript(7);
+    assert!(first.len() > 4, "{} datagrams", first.len());
+    assert_eq!(first, transcript(7));
+    assert_ne!(first, transcript(9));
 }

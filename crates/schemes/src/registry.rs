@@ -12,6 +12,7 @@
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
+use salsify_netem::LinkModel;
 use serde::de::Error as _;
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -25,17 +26,18 @@ use crate::params::SchemeParams;
 #[derive(Clone)]
 pub struct Registry {
     families: Vec<&'static dyn Family>,
+    /// Link models added beside the simulator's built-in presets ([`Registry::with_link`]).
+    links: Vec<&'static dyn LinkModel>,
 }
 
-/// Why a family was refused: it claims what a family already in the registry claims.
+/// Why a family (or a link model) was refused: it claims what one already in the registry
+/// claims.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "family `{added}` cannot join the registry: {what} is already claimed by family `{holder}`"
-)]
+#[error("`{added}` cannot join the registry: {what} is already claimed by `{holder}`")]
 pub struct RegistryError {
-    /// The family refused.
+    /// The family (or link model) refused.
     pub added: &'static str,
-    /// The family already holding the claim.
+    /// The family (or link model) already holding the claim.
     pub holder: &'static str,
     /// What both claim (`wire id plugin 1 (code 129)`, `scheme name x`, `table [x]`).
     pub what: String,
@@ -44,7 +46,10 @@ pub struct RegistryError {
 impl Registry {
     /// The built-in families (`families/mod.rs`).
     pub fn builtin() -> Registry {
-        let mut registry = Registry { families: vec![] };
+        let mut registry = Registry {
+            families: vec![],
+            links: vec![],
+        };
         for family in FAMILIES {
             registry = registry
                 .with(*family)
@@ -68,6 +73,25 @@ impl Registry {
         }
         self.families.push(family);
         Ok(self)
+    }
+
+    /// This registry with link model `model` added, or why not: another model holds its name.
+    /// A built-in preset of the same name wins over it (the simulator reads its presets first).
+    pub fn with_link(mut self, model: &'static dyn LinkModel) -> Result<Registry, RegistryError> {
+        if let Some(held) = self.links.iter().find(|l| l.name() == model.name()) {
+            return Err(RegistryError {
+                added: model.name(),
+                holder: held.name(),
+                what: format!("link name {}", model.name()),
+            });
+        }
+        self.links.push(model);
+        Ok(self)
+    }
+
+    /// The link models added, in registration order.
+    pub fn links(&self) -> impl Iterator<Item = &'static dyn LinkModel> + '_ {
+        self.links.iter().copied()
     }
 
     /// Every family, in registration order.
@@ -120,7 +144,13 @@ static INSTALLED: OnceLock<Registry> = OnceLock::new();
 /// Installing again is accepted when the families are the same ones (a test process whose
 /// tests each install it); otherwise the error says which registry is in place.
 pub fn install(registry: Registry) -> Result<(), String> {
-    let ids = |r: &Registry| r.families().map(|f| f.id()).collect::<Vec<_>>();
+    let ids = |r: &Registry| {
+        let links = r.links().map(|l| l.name());
+        r.families()
+            .map(|f| f.id())
+            .chain(links)
+            .collect::<Vec<_>>()
+    };
     let wanted = ids(&registry);
     let held = INSTALLED.get_or_init(|| registry);
     if ids(held) == wanted {
@@ -136,6 +166,11 @@ pub fn install(registry: Registry) -> Result<(), String> {
 /// The process's registry: the one [`install`]ed, or the built-in families.
 pub fn installed() -> &'static Registry {
     INSTALLED.get_or_init(Registry::builtin)
+}
+
+/// The link model called `name` among those added ([`Registry::with_link`]).
+pub fn link_model(name: &str) -> Option<&'static dyn LinkModel> {
+    installed().links().find(|l| l.name() == name)
 }
 
 /// Every registered family, in registration order.
@@ -396,6 +431,37 @@ mod tests {
             (err.holder, err.what.as_str()),
             ("first", "scheme name first")
         );
+    }
+
+    struct Flat(&'static str);
+
+    impl LinkModel for Flat {
+        fn name(&self) -> &'static str {
+            self.0
+        }
+        fn about(&self) -> &'static str {
+            "a flat test link"
+        }
+        fn capacity(
+            &self,
+            _seed: u64,
+        ) -> Result<salsify_netem::Trace, salsify_netem::GeneratorError> {
+            salsify_netem::generators::constant(salsify_netem::Bitrate::mbps(1))
+        }
+    }
+
+    static FLAT: Flat = Flat("flat");
+    static FLAT_AGAIN: Flat = Flat("flat");
+
+    #[test]
+    fn a_link_model_joins_once_by_name() {
+        let registry = Registry::builtin().with_link(&FLAT).unwrap();
+        assert_eq!(
+            registry.links().map(|l| l.name()).collect::<Vec<_>>(),
+            ["flat"]
+        );
+        let err = registry.with_link(&FLAT_AGAIN).err().expect("refused");
+        assert_eq!(err.what, "link name flat");
     }
 
     #[test]

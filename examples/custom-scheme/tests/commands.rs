@@ -1,5 +1,6 @@
-//! The crate's binary has every command for its scheme: `sim`, `eval` (delay-aimd beside
-//! Salsify-2c and the WebRTC baseline) with `report`, and a live `demo` over the link relay.
+//! The crate's binary has every command for its scheme and its link model: `sim`, `eval`
+//! (delay-aimd beside Salsify-2c and the WebRTC baseline over `stairs`) with `report`, and a
+//! live `demo` over the link relay.
 
 use std::fs;
 use std::path::PathBuf;
@@ -41,7 +42,7 @@ fn sim_runs_the_scheme_and_lists_it() {
     let dir = scratch("sim");
     let out = dir.join("run");
     let o = out.to_str().unwrap();
-    let args = ["sim", "--scheme", "delay-aimd", "--link", "cellular"];
+    let args = ["sim", "--scheme", "delay-aimd", "--link", "stairs"];
     ok(&[
         &args[..],
         &["--duration", "4", "--size", "160x96", "--out", o],
@@ -75,9 +76,9 @@ duration_s = 3
 
 [[group]]
 name = "custom"
-title = "delay-aimd beside Salsify-2c and GoogCC"
+title = "delay-aimd beside Salsify-2c and GoogCC over stairs"
 schemes = ["delay-aimd", "salsify-2c", "conventional"]
-links = ["cellular"]
+links = ["stairs"]
 figures = ["quality-delay"]
 "#;
 
@@ -127,6 +128,8 @@ fn demo_runs_it_live_over_the_relay() {
         "demo",
         "--scheme",
         "delay-aimd",
+        "--link",
+        "stairs",
         "--duration",
         "3",
         "--size",
@@ -137,7 +140,10 @@ fn demo_runs_it_live_over_the_relay() {
         "--out",
         out.to_str().unwrap(),
     ]);
-    assert!(said.contains("delay-aimd"), "{said}");
+    assert!(
+        said.contains("delay-aimd") && said.contains("stairs"),
+        "{said}"
+    );
     let ivf = fs::metadata(out.join("received.ivf")).expect("received.ivf");
     assert!(ivf.len() > 1000, "{said}");
     fs::remove_dir_all(&dir).unwrap();

@@ -270,8 +270,12 @@ impl Matrix {
                     continue;
                 }
                 let at = salsify_time::Duration::from_secs_f64(e.link.dropout_at_s);
-                let Some(event) = salsify_netem::presets::first_event(&e.link.preset, e.seed, at)
-                else {
+                let added = || {
+                    let model = salsify_schemes::registry::link_model(&e.link.preset)?;
+                    model.first_event(e.seed)
+                };
+                let built_in = salsify_netem::presets::first_event(&e.link.preset, e.seed, at);
+                let Some(event) = built_in.or_else(added) else {
                     continue;
                 };
                 let needed = (event.end.as_secs_f64() + EVENT_MARGIN_S).min(full);

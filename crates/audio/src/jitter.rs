@@ -82,6 +82,11 @@ impl DelayWindow {
         self.delays.push_back(delay);
     }
 
+    /// Delays held (at most [`JitterConfig::window`]).
+    pub fn held(&self) -> usize {
+        self.delays.len()
+    }
+
     /// The playout delay the buffer wants now: [`least_delay`] of the window plus the margin.
     pub fn playout_delay(&self) -> Option<Duration> {
         let delays: Vec<Duration> = self.delays.iter().copied().collect();

@@ -25,6 +25,7 @@ mod record;
 mod sender;
 mod source;
 pub mod sync;
+mod tally;
 pub mod timescale;
 mod wav;
 mod wire;
@@ -36,9 +37,12 @@ pub use marks::{read_marks, Mark};
 pub use metrics::{summarize_audio, AudioSummary};
 pub use played_csv::{read_played_csv, PlayedCsvError};
 pub use player::{AudioPlayer, PlayerConfig};
-pub use record::{write_played_csv, Arrival, PlayedFrame, PlayedKind, AUDIO_CSV_HEADER};
+pub use record::{
+    write_played_csv, write_played_row, Arrival, PlayedFrame, PlayedKind, AUDIO_CSV_HEADER,
+};
 pub use sender::AudioSender;
 pub use source::{AudioSource, LoopedSamples, SyntheticSpeech, MARK_PERIOD};
 pub use sync::{SyncConfig, SyncMode};
+pub use tally::{AudioTally, TallyConfig};
 pub use wav::{read_wav, write_wav, WavSink};
 pub use wire::{AudioPacket, AudioWireError, AUDIO_WIRE_TAG, HEADER_LEN};

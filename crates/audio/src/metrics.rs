@@ -160,7 +160,7 @@ pub fn skipped_frames(stream: &[&PlayedFrame]) -> u64 {
 /// The capture time of the audio playing at `at`, if audio was playing then. A frame plays
 /// until the next starts (an accelerated one for less than `frame`, through all its audio);
 /// an inserted frame plays the moment the stream resumes at.
-fn heard_at(played: &[PlayedFrame], at: Instant, frame: Duration) -> Option<Instant> {
+pub(crate) fn heard_at(played: &[PlayedFrame], at: Instant, frame: Duration) -> Option<Instant> {
     let i = played.partition_point(|p| p.at <= at).checked_sub(1)?;
     let p = &played[i];
     let length = played.get(i + 1).map_or(frame, |next| {

@@ -61,8 +61,6 @@ pub struct AudioPlayer {
     /// The newest sequence number received, and when a gap in them was last seen.
     newest_seq: Option<u32>,
     last_loss: Option<Instant>,
-    arrivals: Vec<Arrival>,
-    played: Vec<PlayedFrame>,
     /// Datagrams refused.
     pub bad_datagrams: u64,
 }
@@ -84,8 +82,6 @@ impl AudioPlayer {
             newest_shown: None,
             newest_seq: None,
             last_loss: None,
-            arrivals: Vec::new(),
-            played: Vec::new(),
             bad_datagrams: 0,
             config,
         })
@@ -99,8 +95,13 @@ impl AudioPlayer {
         epoch + self.frame_len() * frame as u32
     }
 
-    /// An audio datagram arrived at `now`. A bad one is counted and dropped.
-    pub fn handle_datagram(&mut self, now: Instant, bytes: &[u8]) -> Result<(), AudioWireError> {
+    /// An audio datagram arrived at `now`: the packet it carried (for the driver's figures,
+    /// [`crate::AudioTally`]; the player keeps no log). A bad one is counted and dropped.
+    pub fn handle_datagram(
+        &mut self,
+        now: Instant,
+        bytes: &[u8],
+    ) -> Result<Arrival, AudioWireError> {
         let packet = AudioPacket::decode(bytes).inspect_err(|_| self.bad_datagrams += 1)?;
         let frame = u64::from(packet.frame);
         let epoch = *self.epoch.get_or_insert_with(|| {
@@ -123,11 +124,11 @@ impl AudioPlayer {
         }
         self.newest_frame = self.newest_frame.max(Some(frame));
         self.stall_abandoned = false;
-        self.arrivals.push(Arrival {
+        let arrival = Arrival {
             frame,
             seq: packet.seq,
             at: now,
-        });
+        };
         // A packet held up by a stall teaches the buffer at most a frame more than the delay
         // it last played at steadily: the stall is waited out, and provisioning for it
         // afterwards would hold every later frame back as long.
@@ -142,7 +143,7 @@ impl AudioPlayer {
         if frame >= next_frame && frame < next_frame + MAX_AHEAD_FRAMES {
             self.waiting.insert(frame, packet.payload);
         }
-        Ok(())
+        Ok(arrival)
     }
 
     /// A picture captured at `captured` was shown at `now` (for lip sync).
@@ -204,7 +205,6 @@ impl AudioPlayer {
             captured,
             kind,
         };
-        self.played.push(played);
         (samples, played)
     }
 
@@ -256,7 +256,6 @@ impl AudioPlayer {
             captured,
             kind,
         };
-        self.played.push(played);
         let length =
             Duration::from_micros(samples.len() as u64 * 1_000_000 / u64::from(SAMPLE_RATE));
         self.next = Some((frame + 1, at + length));
@@ -265,13 +264,9 @@ impl AudioPlayer {
         Some((samples, played))
     }
 
-    /// Every frame played so far.
-    pub fn played(&self) -> &[PlayedFrame] {
-        &self.played
-    }
-
-    /// Every packet received so far.
-    pub fn arrivals(&self) -> &[Arrival] {
-        &self.arrivals
+    /// Elements held in its collections: the packets waiting (at most
+    /// `MAX_AHEAD_FRAMES`) and the delay windows', whatever the call's length.
+    pub fn held(&self) -> usize {
+        self.waiting.len() + self.delays.held() + self.video.held()
     }
 }

@@ -76,19 +76,25 @@ pub fn write_played_csv(
     mut out: impl Write,
 ) -> io::Result<()> {
     writeln!(out, "{AUDIO_CSV_HEADER}")?;
-    let ms = |t: Instant| (t.as_micros() as f64 - base.as_micros() as f64) / 1000.0;
     for p in played {
-        let kind = p.kind.name();
-        let frame = p.frame.map_or(String::new(), |f| f.to_string());
-        writeln!(
-            out,
-            "{:.3},{frame},{:.3},{:.3},{kind}",
-            ms(p.at),
-            ms(p.captured),
-            ms(p.at) - ms(p.captured),
-        )?;
+        write_played_row(p, base, &mut out)?;
     }
     Ok(())
+}
+
+/// One line of [`write_played_csv`]'s log (after its header), for a log written as the
+/// frames play.
+pub fn write_played_row(p: &PlayedFrame, base: Instant, mut out: impl Write) -> io::Result<()> {
+    let ms = |t: Instant| (t.as_micros() as f64 - base.as_micros() as f64) / 1000.0;
+    let kind = p.kind.name();
+    let frame = p.frame.map_or(String::new(), |f| f.to_string());
+    writeln!(
+        out,
+        "{:.3},{frame},{:.3},{:.3},{kind}",
+        ms(p.at),
+        ms(p.captured),
+        ms(p.at) - ms(p.captured),
+    )
 }
 
 #[cfg(test)]

@@ -60,6 +60,10 @@ impl Default for SyncConfig {
     }
 }
 
+/// The most pictures the span keeps, however fast they are shown (far more than a 500 ms
+/// span holds at any real frame rate).
+const MAX_RECENT_PICTURES: usize = 4096;
+
 /// The video's recent display delays (display minus capture) and the audio delay they ask for.
 #[derive(Debug, Clone)]
 pub struct VideoDelay {
@@ -81,13 +85,18 @@ impl VideoDelay {
     pub fn on_shown(&mut self, shown: Instant, captured: Instant) {
         self.recent
             .push_back((shown, shown.saturating_duration_since(captured)));
-        while self
-            .recent
-            .front()
-            .is_some_and(|(at, _)| shown.saturating_duration_since(*at) > self.config.span)
-        {
+        while self.recent.front().is_some_and(|(at, _)| {
+            shown.saturating_duration_since(*at) > self.config.span
+                || self.recent.len() > MAX_RECENT_PICTURES
+        }) {
             self.recent.pop_front();
         }
+    }
+
+    /// Pictures held (those of the last [`SyncConfig::span`], at most
+    /// `MAX_RECENT_PICTURES`).
+    pub fn held(&self) -> usize {
+        self.recent.len()
     }
 
     /// The audio playout delay to aim for, given the audio's own least delay `own`: `own`

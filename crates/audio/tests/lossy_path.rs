@@ -44,6 +44,7 @@ fn run(seconds: u64, loss: f64, sync: SyncMode, video_delay: Option<Duration>) -
     let mut in_flight: Vec<(Instant, Vec<u8>)> = Vec::new();
     let mut shown = Vec::new();
     let mut played = Vec::new();
+    let (mut frames, mut arrivals) = (Vec::new(), Vec::new());
     let mut first_play = None;
     let end = Instant::from_millis(seconds * 1000);
     let mut now = Instant::ZERO;
@@ -58,7 +59,7 @@ fn run(seconds: u64, loss: f64, sync: SyncMode, video_delay: Option<Duration>) -
         in_flight.sort_by_key(|(at, _)| *at);
         while in_flight.first().is_some_and(|(at, _)| *at <= now) {
             let (_, bytes) = in_flight.remove(0);
-            player.handle_datagram(now, &bytes).unwrap();
+            arrivals.push(player.handle_datagram(now, &bytes).unwrap());
         }
         if let Some(delay) = video_delay {
             let captured = Instant::from_micros(next_picture * 33_333);
@@ -71,15 +72,11 @@ fn run(seconds: u64, loss: f64, sync: SyncMode, video_delay: Option<Duration>) -
         while let Some((samples, frame)) = player.poll_frame(now) {
             first_play.get_or_insert(frame.at);
             played.extend(samples);
+            frames.push(frame);
         }
         now += Duration::from_millis(1);
     }
-    let summary = summarize_audio(
-        player.played(),
-        player.arrivals(),
-        &shown,
-        config.frame.duration(),
-    );
+    let summary = summarize_audio(&frames, &arrivals, &shown, config.frame.duration());
     Run {
         played,
         first_play: first_play.unwrap(),

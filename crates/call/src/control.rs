@@ -86,7 +86,8 @@ mod tests {
         #[test]
         fn parsing_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..8)) {
             if let Ok(c) = Control::parse(&bytes) {
-                prop_assert_eq!(c.encode().as_slice(), bytes.as_slice());
+                let encoded = c.encode();
+                prop_assert_eq!(encoded.as_slice(), bytes.as_slice());
             }
         }
     }

@@ -493,11 +493,7 @@ impl DataChannel {
                 variation: sample / 2,
             },
             Some(rt) => {
-                let diff = if sample > rt.smoothed {
-                    sample - rt.smoothed
-                } else {
-                    rt.smoothed - sample
-                };
+                let diff = sample.abs_diff(rt.smoothed);
                 RoundTrip {
                     variation: (rt.variation * 3 + diff) / 4,
                     smoothed: (rt.smoothed * 7 + sample) / 8,

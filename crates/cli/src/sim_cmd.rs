@@ -55,7 +55,9 @@ pub struct SimArgs {
     #[arg(long, value_parser = crate::input::parse_whole_fps)]
     fps: Option<u32>,
     /// Mahimahi trace prefix (video over PREFIX.down, ACKs over PREFIX.up) or one trace file,
-    /// e.g. /usr/share/mahimahi/traces/Verizon-LTE-short.
+    /// e.g. /usr/share/mahimahi/traces/Verizon-LTE-short; or rate:FILE, a throughput log
+    /// ("time rate" per interval, seconds and Mb/s unless stated: rate:FILE?unit=kbps&time=ms&interval=1s),
+    /// both directions.
     #[arg(long)]
     trace: Option<PathBuf>,
     #[arg(

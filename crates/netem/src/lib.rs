@@ -30,7 +30,8 @@
 //! ```
 //!
 //! Modules: [`trace`] (parse and write trace files), [`generators`] (synthetic traces),
-//! [`presets`] (the paper's links), [`log`] (Mahimahi `mm-link` log writer).
+//! [`presets`] (the paper's links), [`log`] (Mahimahi `mm-link` log writer), [`rate_log`]
+//! (throughput logs, "time rate" per interval, as traces).
 //!
 //! Layer 1 of the workspace (README, "Layout"): on `salsify-time` only (it knows nothing of video);
 //! the simulator (`salsify-sim`) and the real-time relay (`salsify-runtime`) both shape traffic
@@ -47,6 +48,7 @@ pub mod log;
 mod loss;
 pub mod presets;
 mod queue;
+pub mod rate_log;
 mod schedule;
 pub mod trace;
 
@@ -60,4 +62,5 @@ pub use link_model::{link_of, LinkModel};
 pub use log::{LogHeader, MahimahiLog};
 pub use loss::{FailureForecast, LossError, LossModel, LossPlacement, Outage};
 pub use queue::QueueLimit;
+pub use rate_log::{RateLog, RateLogError, RateLogFormat, RateLogSpec};
 pub use trace::{Trace, TraceError, TRACE_PACKET_BYTES};

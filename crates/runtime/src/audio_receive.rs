@@ -13,12 +13,14 @@
 //! datagram (where the scheme's wire carries it) as its capture time, which is later by the
 //! encode time: lip sync aims at the window's middle, which leaves room for that.
 
+use std::collections::VecDeque;
+use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use salsify_audio::{
-    summarize_audio, write_played_csv, AudioPlayer, AudioSummary, PlayedFrame, PlayerConfig,
-    WavSink,
+    summarize_audio, write_played_row, Arrival, AudioPlayer, AudioSummary, AudioTally, PlayedFrame,
+    PlayerConfig, TallyConfig, WavSink, AUDIO_CSV_HEADER,
 };
 use salsify_time::{Duration, Instant};
 
@@ -27,6 +29,10 @@ use crate::sound::Speaker;
 
 /// Arrivals the per-second figures look back over to tell concealment from DTX's silence.
 const RECENT_ARRIVALS: usize = 500;
+
+/// Frames kept waiting to be told the stream's end from an outage (a minute of 20 ms
+/// frames); older ones are counted as played.
+const TAIL_FRAMES: usize = 3_000;
 
 /// The receiver's audio settings and outputs.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -51,7 +57,9 @@ pub struct AudioSecond {
     pub concealed_fraction: f64,
 }
 
-/// The audio half of a live receiver.
+/// The audio half of a live receiver. It holds no log: the figures are kept as the call
+/// goes ([`AudioTally`]) and the log's rows are written as frames play, so an hour-long call
+/// holds no more than a minute-long one.
 #[derive(Debug)]
 pub struct LiveAudio {
     config: AudioReceiveConfig,
@@ -60,16 +68,25 @@ pub struct LiveAudio {
     wav: Option<WavSink>,
     /// The output device, with `--play`.
     speaker: Option<Speaker>,
-    /// Pictures shown once audio was heard: (capture time as far as known, shown at).
-    shown: Vec<(Instant, Instant)>,
-    /// Played frames already in a per-second figure.
-    counted: usize,
+    /// The log (`--audio-log`), its header written, times from `base`.
+    log: Option<BufWriter<std::fs::File>>,
+    base: Instant,
+    /// The call's figures, of the frames up to the stream's end as far as known.
+    tally: AudioTally,
+    /// Frames played after the newest packet's frame: the stream's end, unless a packet
+    /// moves past them (then they are counted).
+    tail: VecDeque<PlayedFrame>,
+    newest: Option<u64>,
+    /// The second's frames and the latest arrivals, for the per-second figures.
+    second: Vec<PlayedFrame>,
+    recent: VecDeque<Arrival>,
 }
 
 impl LiveAudio {
-    /// A receiver that has heard nothing yet (the WAV file is created at the first frame;
-    /// with `play`, the output device is opened now: an error if there is none).
-    pub fn new(config: AudioReceiveConfig) -> Result<Self> {
+    /// A receiver that has heard nothing yet, its log's times counted from `base` (the WAV
+    /// file is created at the first frame; with `play`, the output device is opened now: an
+    /// error if there is none).
+    pub fn new(config: AudioReceiveConfig, base: Instant) -> Result<Self> {
         let player = AudioPlayer::new(config.player).context("cannot start the Opus decoder")?;
         let speaker = match config.play {
             true => {
@@ -79,25 +96,46 @@ impl LiveAudio {
             }
             false => None,
         };
+        let frame = config.player.frame.duration();
         Ok(LiveAudio {
-            frame: config.player.frame.duration(),
+            frame,
             config,
             player,
             wav: None,
             speaker,
-            shown: Vec::new(),
-            counted: 0,
+            log: None,
+            base,
+            tally: AudioTally::new(TallyConfig::default(), frame),
+            tail: VecDeque::new(),
+            newest: None,
+            second: Vec::new(),
+            recent: VecDeque::new(),
         })
     }
 
-    /// Whether any audio packet was taken.
+    /// [`LiveAudio::new`] for a call with audio (`config`), none without.
+    pub fn of(config: Option<AudioReceiveConfig>, base: Instant) -> Result<Option<Self>> {
+        config.map(|c| LiveAudio::new(c, base)).transpose()
+    }
+
+    /// Whether any audio packet arrived.
     pub fn heard(&self) -> bool {
-        !self.player.arrivals().is_empty()
+        self.newest.is_some()
     }
 
     /// An audio datagram (opened) arrived at `now`; false if it was refused (counted).
     pub fn handle_datagram(&mut self, now: Instant, bytes: &[u8]) -> bool {
-        self.player.handle_datagram(now, bytes).is_ok()
+        let Ok(arrival) = self.player.handle_datagram(now, bytes) else {
+            return false;
+        };
+        self.tally.on_arrival(arrival);
+        if self.recent.len() == RECENT_ARRIVALS {
+            self.recent.pop_front();
+        }
+        self.recent.push_back(arrival);
+        self.newest = self.newest.max(Some(arrival.frame));
+        self.count_tail();
+        true
     }
 
     /// Audio datagrams refused as malformed.
@@ -113,7 +151,7 @@ impl LiveAudio {
             return;
         }
         self.player.handle_video_shown(at, captured);
-        self.shown.push((captured, at));
+        self.tally.on_shown(captured, at);
     }
 
     /// When the next frame plays (`FAR_FUTURE` before the first packet).
@@ -121,12 +159,15 @@ impl LiveAudio {
         self.player.next_at()
     }
 
-    /// Plays every frame due at `now`, into the WAV file and to the speakers; what was
-    /// played.
+    /// Plays every frame due at `now`, into the WAV file, the log and to the speakers; what
+    /// was played.
     pub fn play(&mut self, now: Instant) -> Result<Vec<PlayedFrame>> {
         let mut played = Vec::new();
         while let Some((samples, frame)) = self.player.poll_frame(now) {
             played.push(frame);
+            self.second.push(frame);
+            self.tail.push_back(frame);
+            self.log_row(&frame)?;
             if let Some(speaker) = &mut self.speaker {
                 speaker.write(&samples);
             }
@@ -139,7 +180,42 @@ impl LiveAudio {
             };
             wav.write(&samples)?;
         }
+        self.count_tail();
         Ok(played)
+    }
+
+    /// Writes `frame`'s row of the log (creating it, header first, at the first frame).
+    fn log_row(&mut self, frame: &PlayedFrame) -> Result<()> {
+        let Some(path) = &self.config.log else {
+            return Ok(());
+        };
+        let writing = |e| anyhow::Error::new(e).context(format!("writing '{}'", path.display()));
+        let out = match &mut self.log {
+            Some(out) => out,
+            None => {
+                let file = salsify_codec::output::create(path)
+                    .with_context(|| format!("cannot create '{}'", path.display()))?;
+                let mut out = BufWriter::new(file);
+                writeln!(out, "{AUDIO_CSV_HEADER}").map_err(writing)?;
+                self.log.insert(out)
+            }
+        };
+        write_played_row(frame, self.base, out).map_err(writing)
+    }
+
+    /// Counts the frames of the tail up to the last one of a frame a packet came for (the
+    /// stream went on past them), and the oldest beyond [`TAIL_FRAMES`].
+    fn count_tail(&mut self) {
+        let newest = self.newest;
+        let upto = self
+            .tail
+            .iter()
+            .rposition(|p| p.frame.is_some_and(|f| Some(f) <= newest))
+            .map_or(0, |i| i + 1)
+            .max(self.tail.len().saturating_sub(TAIL_FRAMES));
+        for p in self.tail.drain(..upto) {
+            self.tally.on_played(p);
+        }
     }
 
     /// The speakers' ring: underruns (silence given to the device) and overruns (samples
@@ -150,69 +226,38 @@ impl LiveAudio {
 
     /// The figures of the frames played since the last call, if any were.
     pub fn second(&mut self) -> Option<AudioSecond> {
-        let played = &self.player.played()[self.counted.min(self.player.played().len())..];
-        self.counted = self.player.played().len();
-        let arrivals = self.player.arrivals();
-        let recent = &arrivals[arrivals.len().saturating_sub(RECENT_ARRIVALS)..];
-        let s = summarize_audio(played, recent, &[], self.frame);
+        let played = std::mem::take(&mut self.second);
+        let s = summarize_audio(&played, self.recent.make_contiguous(), &[], self.frame);
         (s.frames_played > 0).then_some(AudioSecond {
             delay_mean_ms: s.delay_mean_ms,
             concealed_fraction: s.concealed_fraction,
         })
     }
 
-    /// Closes the WAV file, writes the log (times from `base`) and returns the call's
-    /// figures: `None` if no audio was heard. The frames played after the newest packet's
-    /// frame are the stream's end (the sender stopped), not concealment, and are not counted.
-    pub fn finish(self, base: Instant) -> Result<Option<AudioSummary>> {
-        let heard = self.heard();
-        let LiveAudio {
-            config,
-            player,
-            frame,
-            wav,
-            shown,
-            ..
-        } = self;
-        if let Some(wav) = wav {
+    /// Closes the WAV file and the log and returns the call's figures: `None` if no audio
+    /// was heard. The frames played after the newest packet's frame are the stream's end
+    /// (the sender stopped), not concealment, and are not counted.
+    pub fn finish(mut self) -> Result<Option<AudioSummary>> {
+        if let Some(wav) = self.wav.take() {
             wav.finish()?;
         }
-        if !heard {
-            return Ok(None);
-        }
-        let played = player.played();
-        if let Some(path) = &config.log {
-            let file = salsify_codec::output::create(path)
-                .with_context(|| format!("cannot create '{}'", path.display()))?;
-            let mut out = std::io::BufWriter::new(file);
-            write_played_csv(played, base, &mut out)
-                .and_then(|()| std::io::Write::flush(&mut out))
+        if let Some(mut log) = self.log.take() {
+            let path = self.config.log.clone().unwrap_or_default();
+            log.flush()
                 .with_context(|| format!("writing '{}'", path.display()))?;
         }
-        let arrivals = player.arrivals();
-        let newest = arrivals.iter().map(|a| a.frame).max();
-        let counted = until_stream_end(played, newest);
-        Ok(Some(summarize_audio(counted, arrivals, &shown, frame)))
+        if !self.heard() {
+            return Ok(None);
+        }
+        self.count_tail();
+        Ok(Some(self.tally.finish()))
     }
-}
-
-/// The frames played up to the last one of a frame at most `newest` (the newest frame a
-/// packet came for).
-fn until_stream_end(played: &[PlayedFrame], newest: Option<u64>) -> &[PlayedFrame] {
-    let Some(newest) = newest else {
-        return &played[..0];
-    };
-    let end = played
-        .iter()
-        .rposition(|p| p.frame.is_some_and(|f| f <= newest))
-        .map_or(0, |i| i + 1);
-    &played[..end]
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use salsify_audio::{read_marks, read_wav, PlayedKind, SyncMode};
+    use salsify_audio::{read_marks, read_wav, SyncMode};
 
     use crate::audio_send::{AudioInput, AudioSendConfig, LiveAudioSender};
 
@@ -240,12 +285,15 @@ mod tests {
                 LiveAudioSender::new(&AudioSendConfig::new(AudioInput::Synthetic), t0).unwrap();
             let mut player = PlayerConfig::default();
             player.sync.mode = mode;
-            let mut audio = LiveAudio::new(AudioReceiveConfig {
-                player,
-                wav: Some(wav.clone()),
-                log: Some(log.clone()),
-                play: false,
-            })
+            let mut audio = LiveAudio::new(
+                AudioReceiveConfig {
+                    player,
+                    wav: Some(wav.clone()),
+                    log: Some(log.clone()),
+                    play: false,
+                },
+                t0,
+            )
             .unwrap();
             let mut in_flight: Vec<(Instant, Vec<u8>)> = vec![];
             let mut next_picture = t0;
@@ -273,7 +321,7 @@ mod tests {
             assert!(audio.second().is_some());
             assert!(!audio.handle_datagram(now, &[0xA7, 1, 2]));
             assert_eq!(audio.bad_datagrams(), 1);
-            let s = audio.finish(t0).unwrap().unwrap();
+            let s = audio.finish().unwrap().unwrap();
             assert_eq!(s.concealed_fraction, 0.0, "{mode:?}: {s:?}");
             match mode {
                 SyncMode::Video => {
@@ -307,35 +355,18 @@ mod tests {
     fn a_receiver_that_heard_nothing_has_no_figures() {
         let dir = std::env::temp_dir().join(format!("salsify-live-silent-{}", std::process::id()));
         let wav = dir.join("never.wav");
-        let mut audio = LiveAudio::new(AudioReceiveConfig {
-            wav: Some(wav.clone()),
-            ..AudioReceiveConfig::default()
-        })
+        let mut audio = LiveAudio::new(
+            AudioReceiveConfig {
+                wav: Some(wav.clone()),
+                ..AudioReceiveConfig::default()
+            },
+            Instant::ZERO,
+        )
         .unwrap();
         audio.handle_video_shown(Instant::from_millis(100), Some(Instant::from_millis(50)));
         assert!(audio.play(Instant::from_millis(1_000)).unwrap().is_empty());
         assert!(audio.second().is_none());
-        assert_eq!(audio.finish(Instant::ZERO).unwrap(), None);
+        assert_eq!(audio.finish().unwrap(), None);
         assert!(!wav.exists());
-    }
-
-    #[test]
-    fn the_stream_ends_with_the_newest_packets_frame() {
-        let p = |frame: Option<u64>, kind| PlayedFrame {
-            at: Instant::ZERO,
-            frame,
-            captured: Instant::ZERO,
-            kind,
-        };
-        let played = [
-            p(Some(0), PlayedKind::Packet),
-            p(None, PlayedKind::Stretch),
-            p(Some(1), PlayedKind::Packet),
-            p(Some(2), PlayedKind::Missing),
-            p(Some(3), PlayedKind::Missing),
-        ];
-        assert_eq!(until_stream_end(&played, Some(2)).len(), 4);
-        assert_eq!(until_stream_end(&played, Some(9)).len(), 5);
-        assert_eq!(until_stream_end(&played, None).len(), 0);
     }
 }

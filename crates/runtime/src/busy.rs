@@ -130,7 +130,7 @@ mod tests {
     fn keys() -> (SecureConfig, SecureConfig) {
         let (a, b) = (Keypair::generate().unwrap(), Keypair::generate().unwrap());
         (
-            SecureConfig::new(a.private.clone(), b.public.clone()),
+            SecureConfig::new(a.private.clone(), b.public),
             SecureConfig::new(b.private, a.public),
         )
     }

@@ -124,8 +124,8 @@ impl CallLink {
 /// A loop's link: its own, or its side's share of a call's.
 #[derive(Debug)]
 pub enum LoopLink {
-    /// A link of its own.
-    Own(PeerLink),
+    /// A link of its own (boxed: a link is large, a share is a pointer).
+    Own(Box<PeerLink>),
     /// One side of a call's link.
     Shared(Rc<RefCell<CallLink>>, Side),
 }

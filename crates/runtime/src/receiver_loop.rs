@@ -181,9 +181,7 @@ pub(crate) struct Loop {
     newest_sent: Option<(u32, Instant)>,
     /// The call's audio.
     audio: Option<LiveAudio>,
-    /// When the loop started (time zero of the audio log), and when the audio's figures
-    /// are next taken for the status line.
-    started: Instant,
+    /// When the audio's figures are next taken for the status line.
     next_audio_second: Instant,
     /// What was heard of the sender, and whether it ended the call.
     peer: HangUpWatch,
@@ -252,7 +250,7 @@ pub fn run_with_display(
     )?;
     let (tx, rx) = mpsc::sync_channel::<Received>(udp::READER_BACKLOG);
     let _reader = udp::spawn_reader(link.socket(), stop.clone(), tx, |d| d)?;
-    let mut l = Loop::new(config, display, LoopLink::Own(link), observer)?;
+    let mut l = Loop::new(config, display, LoopLink::Own(Box::new(link)), observer)?;
     let result = l.serve(&rx, &stop);
     l.hang_up(clock::now());
     l.finish(result)
@@ -273,8 +271,8 @@ impl Loop {
             config.session_timeout,
             config.takeover_after,
         );
-        let audio = config.audio.clone().map(LiveAudio::new).transpose()?;
         let started = clock::now();
+        let audio = LiveAudio::of(config.audio.clone(), started)?;
         let peer = HangUpWatch::new(hang_up_for(&config, &link), started);
         let data = match link.is_shared() {
             true => None,
@@ -287,7 +285,6 @@ impl Loop {
             next_state: Instant::ZERO,
             newest_sent: None,
             audio,
-            started,
             next_audio_second: started + Duration::from_secs(1),
             peer,
             sessions,
@@ -449,7 +446,7 @@ impl Loop {
         if let Some(audio) = self.audio.take() {
             self.totals.audio_refused += audio.bad_datagrams();
             self.totals.speaker = audio.speaker_counts();
-            self.totals.audio = audio.finish(self.started)?;
+            self.totals.audio = audio.finish()?;
             if let Some(summary) = self.totals.audio {
                 self.observer.report(Observation::AudioSummary(summary));
             }

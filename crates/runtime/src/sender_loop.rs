@@ -232,7 +232,8 @@ pub fn run(
     )?;
     let (tx, rx) = mpsc::sync_channel::<Input>(udp::READER_BACKLOG);
     let _reader = udp::spawn_reader(link.socket(), stop.clone(), tx.clone(), Input::Datagram)?;
-    let (mut l, camera) = prepared.start(LoopLink::Own(link), source, tx, &stop, observer)?;
+    let (mut l, camera) =
+        prepared.start(LoopLink::Own(Box::new(link)), source, tx, &stop, observer)?;
     let totals = l.run(&rx, &stop)?;
     l.hang_up(clock::now());
     Ok(l.finish(totals, camera))

@@ -6,8 +6,8 @@ use std::collections::VecDeque;
 use std::io::{self, Write};
 
 use salsify_audio::{
-    summarize_audio, AudioPlayer, AudioSender, AudioSource, LoopedSamples, PlayedFrame,
-    PlayerConfig, SyntheticSpeech,
+    Arrival, AudioPlayer, AudioSender, AudioSource, AudioTally, LoopedSamples, PlayedFrame,
+    PlayerConfig, SyntheticSpeech, TallyConfig,
 };
 use salsify_metrics::AudioFigures;
 use salsify_time::{Duration, Instant};
@@ -45,6 +45,11 @@ pub(crate) struct AudioRun {
     keep_samples: bool,
     samples: Vec<i16>,
     bytes_sent: u64,
+    /// The run's figures, kept as it goes (the player keeps no log).
+    tally: AudioTally,
+    /// The run's logs, which a simulated run writes out whole (`audio.csv`).
+    played: Vec<PlayedFrame>,
+    arrivals: Vec<Arrival>,
 }
 
 impl AudioRun {
@@ -67,6 +72,9 @@ impl AudioRun {
             keep_samples: spec.keep_samples,
             samples: Vec::new(),
             bytes_sent: 0,
+            tally: AudioTally::new(TallyConfig::default(), spec.opus.frame.duration()),
+            played: Vec::new(),
+            arrivals: Vec::new(),
         })
     }
 
@@ -101,7 +109,10 @@ impl AudioRun {
 
     /// An audio datagram reached the receiver (a bad one is counted there).
     pub fn deliver(&mut self, now: Instant, datagram: &[u8]) {
-        let _ = self.player.handle_datagram(now, datagram);
+        if let Ok(arrival) = self.player.handle_datagram(now, datagram) {
+            self.tally.on_arrival(arrival);
+            self.arrivals.push(arrival);
+        }
     }
 
     /// A picture captured at `captured` is shown at `at` (now or, once decoded, later).
@@ -114,9 +125,12 @@ impl AudioRun {
         while let Some(&(captured, at)) = self.pending_shown.front().filter(|(_, at)| *at <= now) {
             self.pending_shown.pop_front();
             self.player.handle_video_shown(at, captured);
+            self.tally.on_shown(captured, at);
             self.shown.push((captured, at));
         }
-        while let Some((samples, _)) = self.player.poll_frame(now) {
+        while let Some((samples, played)) = self.player.poll_frame(now) {
+            self.tally.on_played(played);
+            self.played.push(played);
             if self.keep_samples {
                 self.samples.extend(samples);
             }
@@ -124,15 +138,14 @@ impl AudioRun {
     }
 
     pub fn finish(self) -> AudioOutput {
-        let played = self.player.played().to_vec();
-        let s = summarize_audio(&played, self.player.arrivals(), &self.shown, self.frame);
-        let skews = salsify_audio::metrics::skews(&played, &self.shown, self.frame);
+        let s = self.tally.finish();
+        let skews = salsify_audio::metrics::skews(&self.played, &self.shown, self.frame);
         AudioOutput {
             figures: audio_figures(&s),
-            played,
+            played: self.played,
             skews,
             samples: self.samples,
-            arrivals: self.player.arrivals().to_vec(),
+            arrivals: self.arrivals,
             packets_sent: self.sender.packets,
             bytes_sent: self.bytes_sent,
         }

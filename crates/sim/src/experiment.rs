@@ -20,6 +20,8 @@
 //!
 //! [link]
 //! trace = "../shared/traces/Verizon-LTE-short"   # PREFIX: video over PREFIX.down, ACKs over PREFIX.up
+//! # trace = "rate:FILE"           # a throughput log ("time rate" per interval) both ways, see
+//! #                               # salsify_netem::rate_log (options: rate:FILE?unit=kbps&interval=1s)
 //! # preset = "cellular"         # instead of a trace: cellular, intermittent, wifi, ramp,
 //! #                             # dropout, constant:KBPS; slow and fading: fade, 3g,
 //! #                             # ack-stall, cliff, vidaptive-fig1 (see PRESETS)
@@ -40,7 +42,9 @@
 
 use std::path::{Path, PathBuf};
 
-use salsify_netem::{generators, presets, Bitrate, LinkConfig, LossModel, QueueLimit, Trace};
+use salsify_netem::{
+    generators, presets, Bitrate, LinkConfig, LossModel, QueueLimit, RateLogSpec, Trace,
+};
 use salsify_schemes::{SchemeConfig, SchemeError, SchemeParams};
 use salsify_time::Duration;
 use serde::{Deserialize, Serialize};
@@ -246,7 +250,8 @@ impl Clip {
 #[serde(default, deny_unknown_fields)]
 pub struct LinkSpec {
     /// Mahimahi trace prefix: video over `PREFIX.down`, ACKs over `PREFIX.up`; or one file,
-    /// used for video with ACKs over the same trace.
+    /// used for video with ACKs over the same trace; or `rate:FILE`, a throughput log
+    /// (`salsify_netem::rate_log`) turned into a trace, both directions.
     pub trace: Option<PathBuf>,
     /// A synthetic link when no trace is given (see [`PRESETS`]).
     pub preset: String,
@@ -486,6 +491,12 @@ impl LinkSpec {
             link.propagation_delay = Duration::ZERO;
             return Ok((link.clone(), link));
         }
+        if self.uplink && self.trace.as_deref().is_some_and(is_rate_log) {
+            return fail(
+                "link.uplink",
+                "a rate log is one direction; it has no uplink",
+            );
+        }
         let (mut data, mut feedback) = match (&self.trace, self.uplink) {
             (Some(prefix), false) => trace_pair(prefix)?,
             (Some(prefix), true) => {
@@ -617,8 +628,24 @@ fn key_line(text: &str, key: &str) -> Option<usize> {
     text.lines().position(names_key).map(|i| i + 1)
 }
 
-/// Links from a trace prefix (`PREFIX.down` / `PREFIX.up`) or a single trace file.
+/// Whether a `trace` setting names a rate log (`rate:FILE`).
+pub fn is_rate_log(trace: &Path) -> bool {
+    trace
+        .to_str()
+        .is_some_and(|t| t.starts_with(salsify_netem::rate_log::SPEC_PREFIX))
+}
+
+/// Links from a trace prefix (`PREFIX.down` / `PREFIX.up`), a single trace file, or a rate
+/// log (`rate:FILE`, both directions).
 fn trace_pair(prefix: &Path) -> Result<(LinkConfig, LinkConfig), ExperimentError> {
+    if let Some(spec) = prefix.to_str().and_then(RateLogSpec::from_setting) {
+        let spec = spec.or_else(|e| fail("link.trace", format!("{}: {e}", prefix.display())))?;
+        let trace = spec
+            .load()
+            .or_else(|e| fail("link.trace", format!("{}: {e}", spec.path.display())))?;
+        let link = LinkConfig::with_trace(trace);
+        return Ok((link.clone(), link));
+    }
     let load = |path: &Path| {
         Trace::from_path(path)
             .map(LinkConfig::with_trace)
@@ -690,6 +717,42 @@ mod tests {
         assert_ne!(up.data_link.trace, up.feedback_link.trace);
         e.link.trace = None;
         assert_eq!(e.sim_config().unwrap_err().field, "link.uplink");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A `rate:` link is the log's trace both ways; a bad line, a bad option and an uplink
+    /// are errors on `link.trace` / `link.uplink` naming what is wrong.
+    #[test]
+    fn a_rate_log_is_a_link_both_ways() {
+        let dir = std::env::temp_dir().join(format!("salsify-ratelog-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let good = dir.join("good.rate");
+        std::fs::write(&good, "10.2 1.2\n10.4 2.4\n").unwrap();
+        std::fs::write(dir.join("bad.rate"), "10.2 1.2\n10.4 fast\n").unwrap();
+        let text = format!("[link]\ntrace = \"rate:{}\"\n", good.display());
+        let mut e = Experiment::from_toml(&text).unwrap();
+        let c = e.sim_config().unwrap();
+        assert_eq!(c.data_link.trace.opportunities_per_period(), 60);
+        assert_eq!(c.data_link.trace.period(), Duration::from_millis(400));
+        assert_eq!(c.data_link.trace, c.feedback_link.trace);
+        e.link.uplink = true;
+        assert_eq!(e.sim_config().unwrap_err().field, "link.uplink");
+        for (trace, want) in [
+            (
+                format!("rate:{}", dir.join("bad.rate").display()),
+                "line 2: the rate",
+            ),
+            (format!("rate:{}?unit=knots", good.display()), "unit=knots"),
+            (
+                "rate:/nonexistent/x.rate".to_string(),
+                "/nonexistent/x.rate",
+            ),
+        ] {
+            let e = Experiment::from_toml(&format!("[link]\ntrace = \"{trace}\"\n")).unwrap();
+            let err = e.sim_config().unwrap_err();
+            assert_eq!(err.field, "link.trace");
+            assert!(err.message.contains(want), "{trace}: {}", err.message);
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

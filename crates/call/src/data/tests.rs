@@ -258,7 +258,7 @@ proptest! {
                 if fate.next().unwrap_or(0) != 1 { a.handle_message(now, &ack).unwrap(); }
             }
             if a.unacked() == 0 { break; }
-            now = now + Duration::from_secs(2);
+            now += Duration::from_secs(2);
             a.handle_timeout(now);
         }
         let want: Vec<Vec<u8>> = (0..n).map(|i| (i as u32).to_be_bytes().to_vec()).collect();

@@ -18,7 +18,9 @@ const MAX_DELAY_MS: u64 = 10_000;
 #[derive(Args, Debug, Clone)]
 pub struct LinkFlags {
     /// Mahimahi trace: PREFIX (video over PREFIX.down, ACKs over PREFIX.up) or one file for
-    /// both directions. Overrides --link.
+    /// both directions; or rate:FILE, a throughput log ("time rate" per interval, seconds and
+    /// Mb/s unless stated: rate:FILE?unit=kbps&time=ms&interval=1s), both directions.
+    /// Overrides --link.
     #[arg(long)]
     pub trace: Option<PathBuf>,
     #[arg(
@@ -245,6 +247,29 @@ mod tests {
             let built = build(&["--link", &preset]).unwrap();
             assert_eq!(built.0.is_none(), preset == "none", "{preset}");
         }
+    }
+
+    /// `salsify link --trace rate:FILE` relays over the log's trace both ways; a bad line is
+    /// an error on `--trace` naming the line.
+    #[test]
+    fn a_rate_log_is_a_relay_link() {
+        let dir = std::env::temp_dir().join(format!("salsify-link-rate-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (good, bad) = (dir.join("good.rate"), dir.join("bad.rate"));
+        std::fs::write(&good, "time_s Mbps\n600.2 1.2\n600.4 2.4\n").unwrap();
+        std::fs::write(&bad, "600.2 1.2\n600.4 -2\n").unwrap();
+        let setting = format!("rate:{}", good.display());
+        let (video, ack) = build(&["--trace", &setting]).unwrap();
+        let (video, ack) = (video.unwrap(), ack.unwrap());
+        assert_eq!(video.trace.opportunities_per_period(), 60);
+        assert_eq!(video.trace, ack.trace);
+        let setting = format!("rate:{}", bad.display());
+        let err = build(&["--trace", &setting]).unwrap_err().to_string();
+        assert!(
+            err.starts_with("--trace: ") && err.contains("line 2: the rate"),
+            "{err}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// The flags and an experiment's link of the same values give the same path: the

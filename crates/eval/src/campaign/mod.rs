@@ -4,6 +4,7 @@
 //! Running the matrix in parallel and drawing the report are the command's and
 //! [`crate::report`]'s business.
 
+pub mod corpus;
 pub mod live;
 pub mod spec;
 pub mod store;
@@ -116,6 +117,7 @@ pub fn default_matrix(traces: Option<&Path>, video: &str) -> Result<Matrix, Matr
         duration_s: Some(secs),
         figures: vec![Figure::QualityDelay],
         sweep: Sweep::default(),
+        corpus: corpus::CorpusSpec::default(),
     };
     let with = |mut g: Group, figures: &[Figure]| {
         g.figures = figures.to_vec();

@@ -37,7 +37,9 @@
 //! A link is a preset of [`crate::experiment::PRESETS`], `trace:NAME` (the prefix NAME in
 //! the traces folder: video over NAME.down, ACKs over NAME.up), `trace-up:NAME` (the other
 //! direction: video over NAME.up, ACKs over NAME.down; named `NAME-up`), `traces:*` (every
-//! trace prefix in that folder, sorted), or a path to a trace prefix.
+//! trace prefix in that folder, sorted), `corpus:DIR` (every trace and rate log in folder DIR,
+//! each a link named by its file, see [`super::corpus`]), `rate:FILE` (a throughput log), or
+//! a path to a trace prefix.
 //!
 //! A group with `live = true` runs each cell in real time (see [`super::live`]): our
 //! schemes over UDP through the link relay, or Chromium's WebRTC (`chromium-vp8`,
@@ -59,6 +61,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::corpus::{self, CorpusSpec};
 use super::live::{chromium_systems, live_encryption, LiveSystem};
 use crate::campaign::sweep::Sweep;
 use crate::experiment::{schemes, Clip, Experiment, ExperimentError};
@@ -125,6 +128,10 @@ pub struct Group {
     /// [`crate::campaign::sweep`]); empty: each scheme once.
     #[serde(default, skip_serializing_if = "Sweep::is_empty")]
     pub sweep: Sweep,
+    /// What a group with a `corpus:` link compares its schemes against
+    /// (`[group.corpus]`, see [`super::corpus`]).
+    #[serde(default, skip_serializing_if = "CorpusSpec::is_empty")]
+    pub corpus: CorpusSpec,
 }
 
 /// A whole matrix.
@@ -409,6 +416,17 @@ impl Matrix {
                 let dir = self.traces_dir(group, link)?;
                 let label = format!("{name}-up");
                 out.push((label, Some(dir.join(name)), preset.clone(), true));
+            } else if let Some(dir) = link.strip_prefix(corpus::PREFIX) {
+                let found = corpus::links(Path::new(dir))
+                    .or_else(|e| group_error(&group.name, format!("{link}: {e}")))?;
+                for l in found {
+                    out.push((l.name, Some(l.trace), preset.clone(), false));
+                }
+            } else if let Some(file) = link.strip_prefix(salsify_netem::rate_log::SPEC_PREFIX) {
+                let name = Path::new(file.split('?').next().unwrap_or(file))
+                    .file_stem()
+                    .map_or(link.clone(), |n| n.to_string_lossy().into_owned());
+                out.push((name, Some(PathBuf::from(link)), preset.clone(), false));
             } else if link.contains('/') {
                 let name = Path::new(link)
                     .file_name()
@@ -448,6 +466,9 @@ fn check_group(group: &Group) -> Result<(), MatrixError> {
         return group_error(&group.name, "needs at least one scheme and one link");
     }
     if let Err(why) = group.sweep.check() {
+        return group_error(&group.name, why);
+    }
+    if let Err(why) = group.corpus.check(&group.schemes) {
         return group_error(&group.name, why);
     }
     if let Some(seed) = group.seeds.iter().find(|&&s| s > MAX_SEED) {
@@ -541,7 +562,27 @@ fn check_experiment(group: &Group, id: &str, e: &Experiment) -> Result<(), Matri
         run: id.to_string(),
         why,
     };
-    if let Some(prefix) = &e.link.trace {
+    if let Some(setting) = e.link.trace.as_deref().and_then(|t| t.to_str()) {
+        if let Some(spec) = salsify_netem::RateLogSpec::from_setting(setting) {
+            let message = match spec {
+                Ok(spec) if spec.path.is_file() => None,
+                Ok(spec) => Some(format!("'{}' is not a rate log file", spec.path.display())),
+                Err(why) => Some(format!("{setting}: {why}")),
+            };
+            if let Some(message) = message {
+                return Err(fail(ExperimentError {
+                    field: "link.trace",
+                    message,
+                }));
+            }
+        }
+    }
+    if let Some(prefix) = e
+        .link
+        .trace
+        .as_ref()
+        .filter(|t| !crate::experiment::is_rate_log(t))
+    {
         let down = PathBuf::from(format!("{}.down", prefix.display()));
         if !prefix.is_file() && !down.is_file() {
             return Err(fail(ExperimentError {

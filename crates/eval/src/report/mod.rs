@@ -5,6 +5,7 @@
 //! it is the same whichever machines and shards produced them.
 
 pub mod audio;
+pub mod corpus;
 pub mod figures;
 #[cfg(test)]
 mod fixtures;
@@ -120,6 +121,7 @@ pub fn build(plan: &Plan, results: &BTreeMap<String, RunResult>, context: &Conte
         }
         // Every run that carried audio, whatever figures the group asked for.
         drawn.extend(audio::figures(&g.group.name, &runs));
+        drawn.extend(corpus::figures(&g.group, &runs));
         let below = tables::below_the_bound(&runs);
         sections.push(Section {
             title: if g.group.title.is_empty() {
@@ -137,6 +139,15 @@ pub fn build(plan: &Plan, results: &BTreeMap<String, RunResult>, context: &Conte
             ]
             .into_iter()
             .flatten()
+            .chain(
+                corpus::extras(&g.group, &runs)
+                    .into_iter()
+                    .map(|(title, intro, table)| Extra {
+                        title,
+                        intro,
+                        table,
+                    }),
+            )
             .collect(),
             violations: below.violations,
             bound_notes: below.notes,

@@ -393,11 +393,16 @@ impl Loop {
     /// receiver is busy (at most one answer each [`BUSY_EVERY`], each smaller than what
     /// prompted it). With keys the link's busy desk answers second callers, sealed.
     fn answer_busy(&mut self, at: Instant, from: SocketAddr) {
-        let live_elsewhere = self
-            .sessions
-            .current
-            .as_ref()
-            .is_some_and(|s| s.peer != from);
+        // A real call: its session showed frames and its sender was heard just now. A
+        // stranger that spoke first holds a session that shows nothing: the real sender is
+        // not told busy, and takes over as before.
+        let takeover = self.config.takeover_after;
+        let shown = self.newest_sent.map(|(n, _)| n);
+        let live_elsewhere = self.sessions.current.as_ref().is_some_and(|s| {
+            s.peer != from
+                && shown == Some(s.number)
+                && at.saturating_duration_since(s.last_heard) < takeover
+        });
         if self.config.secure.is_some() || !live_elsewhere || at < self.next_busy_at {
             return;
         }

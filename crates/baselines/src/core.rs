@@ -17,9 +17,9 @@ use salsify_time::{Bitrate, Duration, Instant};
 use crate::error::PacketError;
 use crate::history::{PacketResult, SendHistory};
 use crate::pacer::{Pacer, Queued};
-use crate::scheme::Scheme;
 use crate::stats::SenderCounters;
 use crate::wire::{MediaHeader, Packet, MAX_FRAGMENTS, MEDIA_HEADER_LEN};
+use crate::wire_id::WireId;
 
 /// Payload bytes per fragment: 1400, as Salsify's fragments, so datagrams fit the 1500-byte
 /// opportunities of the emulated link with room for the 20-byte header. The most: on a path
@@ -110,7 +110,7 @@ pub(crate) struct Encoding {
 /// Shared sender machinery.
 #[derive(Debug)]
 pub(crate) struct Core {
-    scheme: Scheme,
+    scheme: WireId,
     next_transport_seq: u32,
     next_media_seq: u32,
     next_frame: u32,
@@ -137,7 +137,7 @@ pub(crate) struct Core {
 }
 
 impl Core {
-    pub fn new(scheme: Scheme) -> Self {
+    pub fn new(scheme: WireId) -> Self {
         Core {
             scheme,
             next_transport_seq: 0,
@@ -509,7 +509,7 @@ mod audio_tests {
 
     #[test]
     fn the_audio_rate_comes_off_a_target_down_to_its_floor() {
-        let mut core = Core::new(Scheme::Conventional);
+        let mut core = Core::new(WireId::Conventional);
         let t = Instant::from_millis(1000);
         assert_eq!(
             core.less_audio(t, Bitrate::kbps(500), Bitrate::kbps(50)),

@@ -246,7 +246,7 @@ fn run(
                 WebrtcSender::new(ConventionalConfig::default(), (w, h)).unwrap(),
             ),
             ReceiverConfig {
-                feedback_interval: crate::Scheme::Conventional.feedback_interval(),
+                feedback_interval: crate::WireId::Conventional.feedback_interval(),
                 ..Default::default()
             },
         ),

@@ -21,9 +21,9 @@ use salsify_time::Instant;
 
 use crate::error::PacketError;
 use crate::receiver_config::ReceiverConfig;
-use crate::scheme::Scheme;
 use crate::stats::ReceiverCounters;
 use crate::wire::{Feedback, MediaHeader, Packet, MAX_FEEDBACK_ENTRIES, MAX_NACK_ENTRIES};
+use crate::wire_id::WireId;
 
 /// Most missing packets tracked before giving up and asking for a keyframe (libwebrtc
 /// `kMaxNackPackets` 1000).
@@ -88,7 +88,7 @@ impl Assembly {
 pub(crate) struct JitterReceiver {
     config: ReceiverConfig,
     /// The scheme named by the first media datagram.
-    scheme: Option<Scheme>,
+    scheme: Option<WireId>,
     // Feedback.
     arrivals: BTreeMap<u32, Instant>,
     next_report: Option<u32>,
@@ -134,7 +134,7 @@ impl JitterReceiver {
     }
 
     /// The scheme named by the first media datagram, once one arrived.
-    pub fn scheme(&self) -> Option<Scheme> {
+    pub fn scheme(&self) -> Option<WireId> {
         self.scheme
     }
 
@@ -505,7 +505,7 @@ mod tests {
                 count,
                 keyframe: key,
                 retransmission: false,
-                scheme: Scheme::Conventional,
+                scheme: WireId::Conventional,
             },
             payload: vec![frame as u8; 3],
         }
@@ -531,7 +531,7 @@ mod tests {
         assert_eq!(r.scheme(), None);
         r.handle_datagram(t(0), &media(0, 0, 0, 0, 2, true))
             .unwrap();
-        assert_eq!(r.scheme(), Some(Scheme::Conventional));
+        assert_eq!(r.scheme(), Some(WireId::Conventional));
         r.handle_datagram(t(1), &media(1, 1, 0, 1, 2, true))
             .unwrap();
         let (ev, _) = drain(&mut r);

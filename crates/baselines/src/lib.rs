@@ -23,7 +23,7 @@
 //! [`deadband_passes`]), the picture size (the ladder's rung) and the encoder settings
 //! (from each scheme's config). All three share the [`receiver::BaselineReceiver`] (feedback,
 //! NACK, PLI, in-order jitter buffer, VP8 decoder) and the [`wire`] format, whose media
-//! datagrams name the sending [`Scheme`] ([`wire::scheme_of`]). [`BaselineSender`] builds
+//! datagrams name the sending [`WireId`] ([`wire::scheme_of`]). [`BaselineSender`] builds
 //! any sender by scheme. Configurations read from experiment files (serde, durations in ms,
 //! rates in kb/s) and check themselves (`validate`, errors naming the field).
 //!
@@ -51,13 +51,13 @@ pub mod rate;
 pub mod rate_sender;
 pub mod receiver;
 mod receiver_config;
-pub mod scheme;
 pub mod sender;
 pub mod sprout;
 pub mod stats;
 pub mod vidaptive;
 pub mod webrtc;
 pub mod wire;
+pub mod wire_id;
 
 pub use core::deadband_passes;
 pub use error::{ConfigError, PacketError, ReceiverBuildError};
@@ -65,10 +65,10 @@ pub use oracle::{LinkForecast, OracleConfig, OracleRule, OracleSender};
 pub use rate::Bitrate;
 pub use rate_sender::{RateController, RateSender};
 pub use receiver::{BaselineReceiver, ReceiverConfig};
-pub use scheme::{twcc_feedback_interval, Scheme, RECEIVE_ONLY_SEND_TARGET};
 pub use sender::BaselineSender;
 pub use sprout::{SproutConfig, SproutMode, SproutReceiver, SproutSender};
 pub use stats::{ReceiverCounters, SenderCounters};
 pub use vidaptive::{LadderConfig, VidaptiveConfig, VidaptiveSender, VIDAPTIVE_MAX_GAP_FRAMES};
 pub use webrtc::{ConventionalConfig, WebrtcSender};
 pub use wire::scheme_of;
+pub use wire_id::{twcc_feedback_interval, WireId, RECEIVE_ONLY_SEND_TARGET};

@@ -106,9 +106,9 @@ use salsify_time::{Duration, Instant};
 
 use crate::core::{outcome_kind, Picture, FRAGMENT_PAYLOAD};
 use crate::error::{datagram_error, ConfigError};
-use crate::scheme::Scheme;
 use crate::stats::SenderCounters;
 use crate::wire::{MediaHeader, Packet, MAX_FRAGMENTS, MEDIA_HEADER_LEN};
+use crate::wire_id::WireId;
 
 /// The quantizer the first search starts from (the middle of the scale).
 pub const FIRST_SEARCH_START: u8 = 64;
@@ -723,7 +723,7 @@ impl OracleSender {
                     count: count as u16,
                     keyframe,
                     retransmission: false,
-                    scheme: Scheme::Oracle,
+                    scheme: WireId::Oracle,
                 },
                 payload: chunk.to_vec(),
             };
@@ -758,7 +758,7 @@ impl OracleSender {
 
 impl SenderEndpoint for OracleSender {
     fn scheme(&self) -> &'static str {
-        Scheme::Oracle.name()
+        WireId::Oracle.name()
     }
 
     fn handle_picture(&mut self, now: Instant, picture: u64, captured: Instant) {

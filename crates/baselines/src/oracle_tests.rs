@@ -153,7 +153,7 @@ fn searches_continue_from_the_last_frame_found() {
                 let Ok(Packet::Media { header, payload: p }) = Packet::parse(d) else {
                     panic!()
                 };
-                assert_eq!(header.scheme, Scheme::Oracle);
+                assert_eq!(header.scheme, WireId::Oracle);
                 payload.extend_from_slice(&p);
             }
         }

@@ -313,7 +313,7 @@ mod tests {
                 count: 1,
                 keyframe: false,
                 retransmission: false,
-                scheme: crate::Scheme::Conventional,
+                scheme: crate::WireId::Conventional,
             },
             payload: vec![0; len - crate::wire::MEDIA_HEADER_LEN],
             enqueued: Instant::ZERO,

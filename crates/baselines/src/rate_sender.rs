@@ -12,7 +12,7 @@ use salsify_time::{Bitrate, Duration, Instant};
 use crate::core::{Core, Incoming, Picture};
 use crate::error::datagram_error;
 use crate::history::PacketResult;
-use crate::scheme::Scheme;
+use crate::wire_id::WireId;
 
 /// The least a controller's target leaves the video once the audio's rate is taken from it.
 const MIN_VIDEO: Bitrate = Bitrate::kbps(30);
@@ -21,7 +21,7 @@ const MIN_VIDEO: Bitrate = Bitrate::kbps(30);
 pub trait RateController: Send + std::fmt::Debug {
     /// The scheme's name (as in experiment files).
     fn scheme(&self) -> &'static str;
-    /// Its number on the wire ([`Scheme::Plugin`]; 0-127, one per plugged-in family).
+    /// Its number on the wire ([`WireId::Plugin`]; 0-127, one per plugged-in family).
     fn wire_number(&self) -> u8;
     /// The rate before any feedback.
     fn start_rate(&self) -> Bitrate;
@@ -47,7 +47,7 @@ pub struct RateSender<C: RateController> {
 impl<C: RateController> RateSender<C> {
     /// A sender for a `source` = (width, height) camera.
     pub fn new(controller: C, source: (u32, u32)) -> Self {
-        let mut core = Core::new(Scheme::Plugin(controller.wire_number()));
+        let mut core = Core::new(WireId::Plugin(controller.wire_number()));
         let start = controller.start_rate();
         core.pacer
             .set_rate(start.mul_f64(controller.pacing_factor()));

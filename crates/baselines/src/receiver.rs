@@ -28,8 +28,8 @@ use salsify_time::Instant;
 
 use crate::error::{datagram_error, ReceiverBuildError};
 use crate::jitter::{JitterReceiver, Output};
-use crate::scheme::Scheme;
 use crate::stats::ReceiverCounters;
+use crate::wire_id::WireId;
 
 pub use crate::jitter::{Footprint, MAX_MISSING};
 pub use crate::receiver_config::ReceiverConfig;
@@ -76,7 +76,7 @@ impl BaselineReceiver {
     }
 
     /// The scheme named by the first media datagram, once one arrived.
-    pub fn sender_scheme(&self) -> Option<Scheme> {
+    pub fn sender_scheme(&self) -> Option<WireId> {
         self.inner.scheme()
     }
 
@@ -124,7 +124,7 @@ pub fn vp8_keyframe_size(data: &[u8]) -> Option<(u32, u32)> {
 impl ReceiverEndpoint for BaselineReceiver {
     /// The sending scheme's name once a media datagram named it, `"baseline"` before.
     fn scheme(&self) -> &'static str {
-        self.inner.scheme().map_or("baseline", Scheme::name)
+        self.inner.scheme().map_or("baseline", WireId::name)
     }
 
     fn handle_datagram(&mut self, now: Instant, datagram: &[u8]) -> Result<(), DatagramError> {
@@ -190,7 +190,7 @@ mod tests {
     use salsify_time::Duration;
 
     /// One media datagram carrying a whole frame.
-    fn datagram(n: u32, data: &[u8], keyframe: bool, scheme: Scheme) -> Vec<u8> {
+    fn datagram(n: u32, data: &[u8], keyframe: bool, scheme: WireId) -> Vec<u8> {
         Packet::Media {
             header: MediaHeader {
                 transport_seq: n,
@@ -226,7 +226,7 @@ mod tests {
     fn decodes_at_the_coded_size_follows_size_changes_and_asks_for_keyframes() {
         let (w, h) = (160, 96);
         let video = SyntheticSource::new(w, h, 30, 5).unwrap();
-        let config = ReceiverConfig::for_scheme(Scheme::Vidaptive);
+        let config = ReceiverConfig::for_scheme(WireId::Vidaptive);
         let mut r = BaselineReceiver::new(config, (w, h)).unwrap();
         assert_eq!(r.scheme(), "baseline");
         let mut n = 0u32;
@@ -238,7 +238,7 @@ mod tests {
                 let picture = scale(&video.frame(i), size.0, size.1).unwrap();
                 let f = enc.encode(&picture, i * 33_333, i == 0).unwrap().unwrap();
                 let now = Instant::from_millis(u64::from(n) * 33);
-                let d = datagram(n, &f.data, f.keyframe, Scheme::Vidaptive);
+                let d = datagram(n, &f.data, f.keyframe, WireId::Vidaptive);
                 r.handle_datagram(now, &d).unwrap();
                 n += 1;
                 let (ev, _) = drain(&mut r, now);
@@ -252,7 +252,7 @@ mod tests {
             }
         }
         assert_eq!(r.scheme(), "vidaptive");
-        assert_eq!(r.sender_scheme(), Some(Scheme::Vidaptive));
+        assert_eq!(r.sender_scheme(), Some(WireId::Vidaptive));
         assert_eq!(
             shown,
             [
@@ -267,7 +267,7 @@ mod tests {
         assert_eq!(r.decoder_size(), (80, 48));
         // An undecodable inter frame: not shown, a PLI instead.
         let now = Instant::from_millis(1000);
-        r.handle_datagram(now, &datagram(n, &[0xff; 40], false, Scheme::Vidaptive))
+        r.handle_datagram(now, &datagram(n, &[0xff; 40], false, WireId::Vidaptive))
             .unwrap();
         let (ev, tx) = drain(&mut r, now);
         assert!(ev.is_empty(), "{ev:?}");

@@ -1,6 +1,6 @@
 //! The baseline receiver's parameters ([`ReceiverConfig`]), below both the receiver and the
 //! [`crate::scheme`] that picks each scheme's feedback period
-//! ([`ReceiverConfig::for_scheme`] lives beside [`crate::Scheme`]).
+//! ([`ReceiverConfig::for_scheme`] lives beside [`crate::WireId`]).
 
 use salsify_time::Duration;
 
@@ -12,7 +12,7 @@ use crate::error::ConfigError;
 #[serde(default, deny_unknown_fields)]
 pub struct ReceiverConfig {
     /// Feedback period; `None` = one feedback per packet (`feedback_interval_ms = 0`).
-    /// Default 100 ms. See [`crate::Scheme::feedback_interval`] for what each scheme needs.
+    /// Default 100 ms. See [`crate::WireId::feedback_interval`] for what each scheme needs.
     #[serde(
         rename = "feedback_interval_ms",
         with = "salsify_time::serde_units::opt_millis"

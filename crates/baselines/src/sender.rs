@@ -9,7 +9,7 @@ use salsify_endpoint::{
 use salsify_time::Instant;
 
 use crate::error::ConfigError;
-use crate::scheme::Scheme;
+use crate::wire_id::WireId;
 use crate::{
     ConventionalConfig, LinkForecast, OracleConfig, OracleSender, VidaptiveConfig, VidaptiveSender,
     WebrtcSender,
@@ -48,11 +48,11 @@ impl BaselineSender {
     }
 
     /// Which scheme it runs.
-    pub fn kind(&self) -> Scheme {
+    pub fn kind(&self) -> WireId {
         match self {
-            BaselineSender::Conventional(_) => Scheme::Conventional,
-            BaselineSender::Vidaptive(_) => Scheme::Vidaptive,
-            BaselineSender::Oracle(_) => Scheme::Oracle,
+            BaselineSender::Conventional(_) => WireId::Conventional,
+            BaselineSender::Vidaptive(_) => WireId::Vidaptive,
+            BaselineSender::Oracle(_) => WireId::Oracle,
         }
     }
 

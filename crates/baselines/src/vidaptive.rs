@@ -30,8 +30,8 @@ use crate::core::{Core, Incoming, Picture};
 use crate::error::{datagram_error, ConfigError};
 pub use crate::ladder::{ladder_size, Ladder, LadderConfig, LADDER};
 use crate::rate::Bitrate;
-use crate::scheme::Scheme;
 use crate::stats::SenderCounters;
+use crate::wire_id::WireId;
 
 /// Vidaptive's CBR encoder is told at most two frame intervals passed between pictures: the
 /// first picture after an encoder pause is budgeted as an ordinary frame, not as the whole
@@ -256,7 +256,7 @@ impl VidaptiveSender {
     /// A sender for a `source` = (width, height) camera; the configuration is checked.
     pub fn new(config: VidaptiveConfig, source: (u32, u32)) -> Result<Self, ConfigError> {
         config.validate()?;
-        let mut core = Core::new(Scheme::Vidaptive);
+        let mut core = Core::new(WireId::Vidaptive);
         core.pacer.set_rate(config.start_rate);
         core.stats.target = config.start_rate;
         Ok(VidaptiveSender {
@@ -590,7 +590,7 @@ fn q_retrans_only(in_pacer: &std::collections::VecDeque<(u32, f64, Instant)>, fr
 
 impl SenderEndpoint for VidaptiveSender {
     fn scheme(&self) -> &'static str {
-        Scheme::Vidaptive.name()
+        WireId::Vidaptive.name()
     }
 
     fn handle_picture(&mut self, now: Instant, picture: u64, captured: Instant) {

@@ -23,13 +23,13 @@
 //!
 //! The first byte tells baseline datagrams from Salsify's (whose first byte is its wire
 //! version, 1; see [`salsify_endpoint::WireFamily`]). Byte 19 of every media datagram names
-//! the sending [`Scheme`], so a receiver learns from the first media datagram which scheme it
-//! serves, and so which feedback that scheme needs: [`scheme_of`], [`Scheme::feedback_interval`].
+//! the sending [`WireId`], so a receiver learns from the first media datagram which scheme it
+//! serves, and so which feedback that scheme needs: [`scheme_of`], [`WireId::feedback_interval`].
 
 use salsify_time::Instant;
 
 pub use crate::error::WireError;
-use crate::scheme::Scheme;
+use crate::wire_id::WireId;
 
 /// The first byte of every baseline datagram.
 pub const TAG: u8 = salsify_endpoint::BASELINE_WIRE_TAG;
@@ -71,7 +71,7 @@ pub struct MediaHeader {
     /// This is a retransmission.
     pub retransmission: bool,
     /// The scheme that sent it.
-    pub scheme: Scheme,
+    pub scheme: WireId,
 }
 
 /// Transport feedback: arrival times of consecutive transport sequence numbers.
@@ -164,7 +164,7 @@ impl Packet {
                 if flags & !(FLAG_KEYFRAME | FLAG_RETRANSMISSION) != 0 {
                     return Err(WireError::Reserved(flags));
                 }
-                let scheme = Scheme::from_wire_id(b[19]).ok_or(WireError::Scheme(b[19]))?;
+                let scheme = WireId::from_wire_id(b[19]).ok_or(WireError::Scheme(b[19]))?;
                 Ok(Packet::Media {
                     header: MediaHeader {
                         transport_seq: u32_at(b, 2),
@@ -301,10 +301,10 @@ impl Packet {
 /// The scheme that sent `datagram`, if it is a baseline media datagram (tag, kind, a whole
 /// header) whose byte 19 names one. Reads nothing else, so a receiver can learn the scheme
 /// (and so its feedback mode) before it builds its endpoint.
-pub fn scheme_of(datagram: &[u8]) -> Option<Scheme> {
+pub fn scheme_of(datagram: &[u8]) -> Option<WireId> {
     match datagram {
         [TAG, KIND_MEDIA, ..] if datagram.len() >= MEDIA_HEADER_LEN => {
-            Scheme::from_wire_id(datagram[19])
+            WireId::from_wire_id(datagram[19])
         }
         _ => None,
     }
@@ -322,7 +322,7 @@ mod tests {
             any::<u16>(),
             (
                 any::<(bool, bool)>(),
-                proptest::sample::select(Scheme::ALL.to_vec()),
+                proptest::sample::select(WireId::ALL.to_vec()),
             ),
             proptest::collection::vec(any::<u8>(), 0..64),
         )
@@ -409,7 +409,7 @@ mod tests {
                 count: 1,
                 keyframe: true,
                 retransmission: false,
-                scheme: Scheme::Vidaptive,
+                scheme: WireId::Vidaptive,
             },
             payload: vec![7],
         }
@@ -418,16 +418,16 @@ mod tests {
         // 20-byte header + 1 payload byte, as before the scheme byte existed.
         assert_eq!(media.len(), MEDIA_HEADER_LEN + 1);
         assert_eq!(media[19], 2);
-        assert_eq!(scheme_of(&media), Some(Scheme::Vidaptive));
+        assert_eq!(scheme_of(&media), Some(WireId::Vidaptive));
         let mut bad_scheme = media.clone();
-        // Codes 128-255 are plugged-in controllers (`Scheme::Plugin`); below, only 1-3 exist.
+        // Codes 128-255 are plugged-in controllers (`WireId::Plugin`); below, only 1-3 exist.
         for b in [0, 5, 127] {
             bad_scheme[19] = b;
             assert_eq!(Packet::parse(&bad_scheme), Err(WireError::Scheme(b)));
             assert_eq!(scheme_of(&bad_scheme), None);
         }
         bad_scheme[19] = 255;
-        assert_eq!(scheme_of(&bad_scheme), Some(Scheme::Plugin(127)));
+        assert_eq!(scheme_of(&bad_scheme), Some(WireId::Plugin(127)));
         assert_eq!(scheme_of(&media[..MEDIA_HEADER_LEN - 1]), None);
         let mut flags = media.clone();
         flags[18] = 4;

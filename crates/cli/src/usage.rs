@@ -169,8 +169,9 @@ pub fn check_live_scheme(flag: &str, name: &str) -> Result<()> {
 /// Refuses a link preset that is not one of the list (`constant:...` is left to the link's
 /// own checks, which say what is wrong with the rate).
 pub fn check_link(flag: &str, preset: &str) -> Result<()> {
+    let added = salsify_schemes::registry::link_model(preset).is_some();
     let presets = salsify_eval::experiment::PRESETS;
-    if presets.contains(&preset) || preset.starts_with("constant:") {
+    if added || presets.contains(&preset) || preset.starts_with("constant:") {
         return Ok(());
     }
     Err(unknown_name("preset", preset, presets).context(flag.to_string()))

@@ -670,7 +670,7 @@ fn every_live_scheme_crosses_the_relay_and_matches_its_source() {
         "sprout-ewma",
     ];
     assert!(live.iter().all(|s| scheme_names().contains(s)));
-    // And one live scheme of every other registered family (a plugged-in one included).
+    // And one live scheme of every other registered family (a built-in family added later included).
     for family in registry::families() {
         let first = family
             .schemes()

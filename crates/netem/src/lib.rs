@@ -43,6 +43,7 @@
 mod config;
 pub mod generators;
 pub mod link;
+mod link_model;
 pub mod log;
 mod loss;
 pub mod presets;
@@ -57,6 +58,7 @@ pub use link::{
     Admission, Delivered, Link, LinkDrop, LinkEvent, LinkEventKind, LinkStats, PacketError,
     TimeoutReason,
 };
+pub use link_model::{link_of, LinkModel};
 pub use log::{LogHeader, MahimahiLog};
 pub use loss::{FailureForecast, LossError, LossModel, LossPlacement, Outage};
 pub use queue::QueueLimit;

@@ -373,7 +373,7 @@ mod tests {
                 count: 2,
                 keyframe: true,
                 retransmission: false,
-                scheme: salsify_baselines::Scheme::Conventional,
+                scheme: salsify_baselines::WireId::Conventional,
             },
             payload: vec![1, 2, 3],
         }
@@ -523,7 +523,7 @@ mod tests {
         // With a live session (and after it dies), a foreign sender is ignored too.
         let mut s = sessions(Some("vidaptive"));
         let mut vidaptive = conventional_media();
-        vidaptive[19] = salsify_baselines::Scheme::Vidaptive.wire_id();
+        vidaptive[19] = salsify_baselines::WireId::Vidaptive.wire_id();
         assert_eq!(s.route(at(0), addr(1), &vidaptive).unwrap(), Route::Started);
         let foreign = conventional_media();
         assert_eq!(s.route(at(10), addr(2), &foreign).unwrap(), Route::Ignored);

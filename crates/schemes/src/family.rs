@@ -8,6 +8,7 @@
 use std::fmt::Debug;
 use std::sync::Arc;
 
+use salsify_baselines::WireId;
 use salsify_codec::FunctionalCodec;
 use salsify_endpoint::{EncodeKind, ReceiverEndpoint, SenderEndpoint};
 use salsify_time::Duration;
@@ -20,7 +21,8 @@ use crate::sweep::Sweep;
 use crate::LinkForecast;
 
 /// A family of schemes: its names and parameter tables, and how a name becomes a configured
-/// [`Scheme`]. Registered by one line in `crates/schemes/src/families/mod.rs`.
+/// [`Scheme`]. A built-in family is one line in `crates/schemes/src/families/mod.rs`; a crate
+/// of its own adds one to a [`crate::Registry`] with [`crate::Registry::with`].
 pub trait Family: Sync {
     /// The family's id (used in messages and docs).
     fn id(&self) -> &'static str;
@@ -33,6 +35,12 @@ pub trait Family: Sync {
     /// The scheme called `name` (one of [`Family::schemes`]), with `params` (already
     /// checked against every table's type and range).
     fn configure(&self, name: &str, params: &SchemeParams) -> Result<SchemeConfig, SchemeError>;
+    /// The ids its schemes claim on the baselines' shared wire (byte 19 of a media header,
+    /// [`WireId`]): a registry refuses a family claiming one another family holds. A family
+    /// with a wire of its own claims none (the default).
+    fn wire_ids(&self) -> Vec<WireId> {
+        Vec::new()
+    }
     /// The scheme (of this family) that sent `datagram`, if its wire says so: a receiver
     /// learns the scheme it serves from the first datagram.
     fn scheme_of_datagram(&self, datagram: &[u8]) -> Option<&'static str> {

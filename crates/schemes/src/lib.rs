@@ -1,7 +1,8 @@
 //! Every scheme as a plug-in, and the codec work their encode requests name.
 //!
 //! A scheme family implements [`Family`] (its names, parameter tables, endpoints, wire, figure
-//! style, sweep knobs) and is registered by one line in `families/mod.rs`. The drivers (the
+//! style, sweep knobs); the built-in ones are listed in `families/mod.rs`, and a crate of its
+//! own adds one to a [`Registry`] (which refuses two families claiming one wire id). The drivers (the
 //! simulator `salsify-sim`, the real-time runtime `salsify-runtime`, the evaluation
 //! `salsify-eval` and the command) ask the [`registry`] and never match on a scheme's name:
 //! they drive `Box<dyn SenderEndpoint>` / `Box<dyn ReceiverEndpoint>` and carry out encode
@@ -34,7 +35,9 @@ pub use family::{
     TableType, VP9_SVC_MODE,
 };
 pub use params::SchemeParams;
+pub use registry::{Registry, RegistryError};
 pub use salsify_baselines::LinkForecast;
+pub use salsify_baselines::WireId;
 pub use setting::{run_name, setting, setting_or_default, DEFAULT_SETTING};
 pub use sweep::{BudgetSource, Sweep, TableField};
 pub use table_sweep::variants as sweep_variants;

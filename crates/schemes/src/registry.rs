@@ -1,8 +1,18 @@
-//! The registry: every scheme family, and what drivers ask of a scheme by name. The list of
-//! families is in `families/mod.rs` (one line per family).
+//! The registry: the scheme families a process runs, and what drivers ask of a scheme by name.
+//!
+//! A [`Registry`] is a value: [`Registry::builtin`] holds the families in `families/mod.rs`,
+//! and [`Registry::with`] adds one from any crate, refusing a family whose scheme names,
+//! table names or wire ids another family already claims. The binary assembles it and
+//! [`install`]s it once, before any driver runs; the drivers (the simulator, the runtime,
+//! the evaluation, the command) and the experiment-file reader ask the installed one through
+//! the functions below (reading an experiment file's tables happens inside serde, where no
+//! value can be handed in, so the registry is the process's). A process that installs
+//! none runs the built-in families.
 
 use std::collections::BTreeMap;
+use std::sync::OnceLock;
 
+use salsify_netem::LinkModel;
 use serde::de::Error as _;
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -12,14 +22,165 @@ use crate::families::FAMILIES;
 use crate::family::{Family, Role, Runs, SchemeConfig, SchemeInfo, TableInfo};
 use crate::params::SchemeParams;
 
+/// The scheme families a process runs, in the order lists and legends show them.
+#[derive(Clone)]
+pub struct Registry {
+    families: Vec<&'static dyn Family>,
+    /// Link models added beside the simulator's built-in presets ([`Registry::with_link`]).
+    links: Vec<&'static dyn LinkModel>,
+}
+
+/// Why a family (or a link model) was refused: it claims what one already in the registry
+/// claims.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{added}` cannot join the registry: {what} is already claimed by `{holder}`")]
+pub struct RegistryError {
+    /// The family (or link model) refused.
+    pub added: &'static str,
+    /// The family (or link model) already holding the claim.
+    pub holder: &'static str,
+    /// What both claim (`wire id plugin 1 (code 129)`, `scheme name x`, `table [x]`).
+    pub what: String,
+}
+
+impl Registry {
+    /// The built-in families (`families/mod.rs`).
+    pub fn builtin() -> Registry {
+        let mut registry = Registry {
+            families: vec![],
+            links: vec![],
+        };
+        for family in FAMILIES {
+            registry = registry
+                .with(*family)
+                .unwrap_or_else(|e| panic!("the built-in families clash: {e}"));
+        }
+        registry
+    }
+
+    /// This registry with `family` added after the others, or why not: a scheme name, a
+    /// table name, a family id or a wire id it claims is another family's (the error names
+    /// both families).
+    pub fn with(mut self, family: &'static dyn Family) -> Result<Registry, RegistryError> {
+        for held in &self.families {
+            if let Some(what) = clash(*held, family) {
+                return Err(RegistryError {
+                    added: family.id(),
+                    holder: held.id(),
+                    what,
+                });
+            }
+        }
+        self.families.push(family);
+        Ok(self)
+    }
+
+    /// This registry with link model `model` added, or why not: another model holds its name.
+    /// A built-in preset of the same name wins over it (the simulator reads its presets first).
+    pub fn with_link(mut self, model: &'static dyn LinkModel) -> Result<Registry, RegistryError> {
+        if let Some(held) = self.links.iter().find(|l| l.name() == model.name()) {
+            return Err(RegistryError {
+                added: model.name(),
+                holder: held.name(),
+                what: format!("link name {}", model.name()),
+            });
+        }
+        self.links.push(model);
+        Ok(self)
+    }
+
+    /// The link models added, in registration order.
+    pub fn links(&self) -> impl Iterator<Item = &'static dyn LinkModel> + '_ {
+        self.links.iter().copied()
+    }
+
+    /// Every family, in registration order.
+    pub fn families(&self) -> impl Iterator<Item = &'static dyn Family> + '_ {
+        self.families.iter().copied()
+    }
+
+    /// Every scheme of every family, in registration order (browser peers included).
+    pub fn schemes(&self) -> impl Iterator<Item = &'static SchemeInfo> + '_ {
+        self.families().flat_map(|f| f.schemes().iter())
+    }
+
+    /// The family that owns scheme `name`.
+    pub fn family_of(&self, name: &str) -> Option<&'static dyn Family> {
+        self.families()
+            .find(|f| f.schemes().iter().any(|s| s.name == name))
+    }
+
+    /// Every parameter table, in registration order.
+    pub fn tables(&self) -> impl Iterator<Item = &'static TableInfo> + '_ {
+        self.families().flat_map(|f| f.tables().iter())
+    }
+}
+
+/// What `added` claims that `held` already does, in words.
+fn clash(held: &dyn Family, added: &dyn Family) -> Option<String> {
+    if held.id() == added.id() {
+        return Some(format!("family id {}", added.id()));
+    }
+    let held_wire = held.wire_ids();
+    if let Some(id) = added.wire_ids().into_iter().find(|w| held_wire.contains(w)) {
+        return Some(format!("wire id {id:?} (code {})", id.wire_id()));
+    }
+    for s in added.schemes() {
+        if held.schemes().iter().any(|h| h.name == s.name) {
+            return Some(format!("scheme name {}", s.name));
+        }
+    }
+    for t in added.tables() {
+        if held.tables().iter().any(|h| h.name == t.name) {
+            return Some(format!("table [{}]", t.name));
+        }
+    }
+    None
+}
+
+static INSTALLED: OnceLock<Registry> = OnceLock::new();
+
+/// Makes `registry` the process's, before any driver asks (a binary's `main` does this).
+/// Installing again is accepted when the families are the same ones (a test process whose
+/// tests each install it); otherwise the error says which registry is in place.
+pub fn install(registry: Registry) -> Result<(), String> {
+    let ids = |r: &Registry| {
+        let links = r.links().map(|l| l.name());
+        r.families()
+            .map(|f| f.id())
+            .chain(links)
+            .collect::<Vec<_>>()
+    };
+    let wanted = ids(&registry);
+    let held = INSTALLED.get_or_init(|| registry);
+    if ids(held) == wanted {
+        Ok(())
+    } else {
+        Err(format!(
+            "a registry is already in place (families {}); install the registry before anything asks for a scheme",
+            ids(held).join(", ")
+        ))
+    }
+}
+
+/// The process's registry: the one [`install`]ed, or the built-in families.
+pub fn installed() -> &'static Registry {
+    INSTALLED.get_or_init(Registry::builtin)
+}
+
+/// The link model called `name` among those added ([`Registry::with_link`]).
+pub fn link_model(name: &str) -> Option<&'static dyn LinkModel> {
+    installed().links().find(|l| l.name() == name)
+}
+
 /// Every registered family, in registration order.
 pub fn families() -> impl Iterator<Item = &'static dyn Family> {
-    FAMILIES.iter().copied()
+    installed().families()
 }
 
 /// Every scheme of every family, in registration order (browser peers included).
 pub fn schemes() -> impl Iterator<Item = &'static SchemeInfo> {
-    families().flat_map(|f| f.schemes().iter())
+    installed().schemes()
 }
 
 /// The scheme called `name`.
@@ -29,7 +190,7 @@ pub fn scheme(name: &str) -> Option<&'static SchemeInfo> {
 
 /// The family that owns scheme `name`.
 pub fn family_of(name: &str) -> Option<&'static dyn Family> {
-    families().find(|f| f.schemes().iter().any(|s| s.name == name))
+    installed().family_of(name)
 }
 
 /// The names of the schemes our endpoints run (in the simulator, and live where they can):
@@ -100,7 +261,7 @@ pub fn receiver_scheme(name: &str) -> Option<&'static str> {
 
 /// Every parameter table, in registration order.
 pub fn tables() -> impl Iterator<Item = &'static TableInfo> {
-    families().flat_map(|f| f.tables().iter())
+    installed().tables()
 }
 
 /// The table called `name`.
@@ -183,6 +344,7 @@ impl<'de> Deserialize<'de> for SchemeParams {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use salsify_baselines::WireId;
     use std::collections::HashSet;
 
     #[test]
@@ -206,6 +368,100 @@ mod tests {
             assert_eq!(with_role(role).len(), 1, "{role:?}");
         }
         assert!(!with_role(Role::Main).is_empty());
+    }
+
+    /// A family for the refusal tests: a name, and the wire id it claims.
+    struct Claims(&'static str, &'static [SchemeInfo], WireId);
+
+    impl Family for Claims {
+        fn id(&self) -> &'static str {
+            self.0
+        }
+        fn schemes(&self) -> &'static [SchemeInfo] {
+            self.1
+        }
+        fn wire_ids(&self) -> Vec<WireId> {
+            vec![self.2]
+        }
+        fn configure(&self, name: &str, _: &SchemeParams) -> Result<SchemeConfig, SchemeError> {
+            Err(unknown(name))
+        }
+    }
+
+    const fn info(name: &'static str) -> SchemeInfo {
+        SchemeInfo {
+            name,
+            about: "a test family",
+            runs: Runs::SimulatorOnly,
+            sends_video: true,
+            color: "#123456",
+            marker: crate::Marker::Star,
+            roles: &[],
+        }
+    }
+
+    static FIRST: Claims = Claims("first", &[info("first")], WireId::Plugin(7));
+    static SECOND: Claims = Claims("second", &[info("second")], WireId::Plugin(7));
+    static THIRD: Claims = Claims("third", &[info("third")], WireId::Plugin(8));
+    static STEALS_WEBRTC: Claims = Claims("steals", &[info("steals")], WireId::Conventional);
+    static SAME_NAME: Claims = Claims("same-name", &[info("first")], WireId::Plugin(9));
+
+    #[test]
+    fn two_families_claiming_one_wire_id_are_refused_naming_both() {
+        let registry = Registry::builtin().with(&FIRST).unwrap();
+        let err = registry.clone().with(&SECOND).err().expect("refused");
+        let message = err.to_string();
+        assert!(
+            message.contains("`second`") && message.contains("`first`"),
+            "{message}"
+        );
+        assert!(
+            message.contains("Plugin(7)") && message.contains("135"),
+            "{message}"
+        );
+        // A family with an id of its own joins, after the others.
+        let registry = registry.with(&THIRD).unwrap();
+        assert_eq!(registry.families().last().unwrap().id(), "third");
+        assert!(registry.family_of("third").is_some());
+        // A built-in id, or a scheme name already taken, is refused as well.
+        let err = Registry::builtin().with(&STEALS_WEBRTC).err().unwrap();
+        assert_eq!((err.added, err.holder), ("steals", "conventional"));
+        let err = registry.with(&SAME_NAME).err().unwrap();
+        assert_eq!(
+            (err.holder, err.what.as_str()),
+            ("first", "scheme name first")
+        );
+    }
+
+    struct Flat(&'static str);
+
+    impl LinkModel for Flat {
+        fn name(&self) -> &'static str {
+            self.0
+        }
+        fn about(&self) -> &'static str {
+            "a flat test link"
+        }
+        fn capacity(
+            &self,
+            _seed: u64,
+        ) -> Result<salsify_netem::Trace, salsify_netem::GeneratorError> {
+            salsify_netem::generators::constant(salsify_netem::Bitrate::mbps(1))
+        }
+    }
+
+    static FLAT: Flat = Flat("flat");
+    static FLAT_AGAIN: Flat = Flat("flat");
+
+    #[test]
+    fn a_link_model_joins_once_by_name() {
+        let registry = Registry::builtin().with_link(&FLAT).unwrap();
+        assert_eq!(
+            registry.links().map(|l| l.name()).collect::<Vec<_>>(),
+            ["flat"]
+        );
+        let err = registry.with_link(&FLAT_AGAIN).err().expect("refused");
+        assert_eq!(err.what, "link name flat");
     }
 
     #[test]

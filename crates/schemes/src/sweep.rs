@@ -9,8 +9,8 @@
 //!                                        # forecast budget, and Sprout's video schemes)
 //! oracle_slack_frames = [0, 0.5, 2, 8]   # the oracle's quality slack
 //!
-//! [group.sweep.delay_aimd]               # any field of any scheme's parameter table
-//! threshold_ms = [25, 50]
+//! [group.sweep.sprout]                   # any field of any scheme's parameter table
+//! fragment_payload = [1000, 1200]
 //! ```
 //!
 //! A table's sweep ([`Sweep::tables`]) applies to the schemes whose family reads that table;

@@ -163,12 +163,12 @@ mod tests {
     /// A scheme's own parameter, swept by its table's name, names each run by it.
     #[test]
     fn a_tables_field_is_swept_for_the_schemes_that_read_it() {
-        let s = sweep("[delay_aimd]\nthreshold_ms = [25, 50.5]");
+        let s = sweep("[sprout]\nfragment_payload = [1000, 1200]");
         s.check().unwrap();
-        let runs = variants("delay-aimd", &s, &SchemeParams::default());
-        let names: Vec<String> = runs.iter().map(|p| setting("delay-aimd", p)).collect();
-        // 50.5 is not the default (50): both runs are named.
-        assert_eq!(names, ["threshold_ms 25", "threshold_ms 50.5"]);
+        let runs = variants("sprout", &s, &SchemeParams::default());
+        let names: Vec<String> = runs.iter().map(|p| setting("sprout", p)).collect();
+        // Neither is the default (1400): both runs are named.
+        assert_eq!(names, ["fragment_payload 1000", "fragment_payload 1200"]);
         // Other families do not read the table.
         assert_eq!(
             variants("salsify-2c", &s, &SchemeParams::default()).len(),
@@ -199,13 +199,13 @@ mod tests {
     fn unknown_tables_fields_and_bad_values_are_named() {
         let err = |text: &str| sweep(text).check().unwrap_err();
         assert!(err("[no_table]\nx = [1]").contains("sweep.no_table"));
-        assert!(err("[delay_aimd]\nthresold_ms = [1]").contains("has no field `thresold_ms`"));
-        assert!(err("[delay_aimd]\nthreshold_ms = 5").contains("list of values"));
+        assert!(err("[sprout]\nfragment_paylod = [1]").contains("has no field `fragment_paylod`"));
+        assert!(err("[sprout]\nfragment_payload = 5").contains("list of values"));
         // Out of the table's range: its own check's message.
-        assert!(err("[delay_aimd]\nthreshold_ms = [-1]").contains("threshold_ms"));
+        assert!(err("[sprout]\nfragment_payload = [0]").contains("fragment_payload"));
         // Of the wrong type.
         assert!(
-            err("[delay_aimd]\nthreshold_ms = [\"x\"]").contains("sweep.delay_aimd.threshold_ms")
+            err("[sprout]\nfragment_payload = [\"x\"]").contains("sweep.sprout.fragment_payload")
         );
         assert!(err("knob = [1]").contains("not a knob"));
     }

@@ -103,6 +103,16 @@ pub const PRESETS: &[&str] = &[
     "none",
 ];
 
+/// The presets' names and the link models a crate added (`Registry::with_link`), for
+/// messages.
+fn preset_names() -> String {
+    let added = salsify_schemes::registry::installed()
+        .links()
+        .map(|l| l.name());
+    let names: Vec<&str> = PRESETS.iter().copied().chain(added).collect();
+    names.join(", ")
+}
+
 /// The link presets ([`PRESETS`]) as help text, one list for every command's `--link`.
 #[macro_export]
 macro_rules! link_presets_help {
@@ -563,10 +573,13 @@ impl LinkSpec {
                          {MAX_CONSTANT_KBPS}, e.g. constant:5000"
                     ),
                 ),
-                None => fail(
-                    "link.preset",
-                    format!("unknown preset '{other}'; one of {}", PRESETS.join(", ")),
-                ),
+                None => match salsify_schemes::registry::link_model(other) {
+                    Some(model) => generated(salsify_netem::link_of(model, seed)),
+                    None => fail(
+                        "link.preset",
+                        format!("unknown preset '{other}'; one of {}", preset_names()),
+                    ),
+                },
             },
         }
     }

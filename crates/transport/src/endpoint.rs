@@ -46,7 +46,12 @@ fn datagram_error(datagram: &[u8], why: DatagramRejected) -> ep::DatagramError {
 }
 
 impl ep::SenderEndpoint for SalsifySender {
+    /// The name its builder gave it ([`Sender::with_name`]: the registry's scheme); else
+    /// the ablation its config runs, in the registry's words.
     fn scheme(&self) -> &'static str {
+        if let Some(name) = self.name() {
+            return name;
+        }
         let c = self.config();
         match c.mode {
             SenderMode::ConventionalCodec => "salsify-conventional-codec",

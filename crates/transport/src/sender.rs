@@ -56,11 +56,9 @@ use crate::resolution::{self, ResolutionStep};
 use crate::rules::walk::{OptionSize, Pick};
 use crate::rules::{LinkView, Rules};
 use crate::state_store::StateStore;
-use crate::wire::{
-    Ack, AckForecast, DataFragment, Datagram, FragmentId, DATA_HEADER_LEN, FORECAST_UNIT_BYTES,
-    MAX_FRAGMENTS,
-};
+use crate::wire::{AckForecast, DataFragment, Datagram, FragmentId, MAX_FRAGMENTS};
 
+mod acks;
 mod max_datagram;
 mod types;
 
@@ -122,6 +120,9 @@ struct ReceiverView {
 #[derive(Debug)]
 pub struct Sender<F: SendableFrame> {
     config: SenderConfig,
+    /// The scheme's name as its registry knows it, when the builder said it
+    /// ([`Sender::with_name`]).
+    name: Option<&'static str>,
     /// Payload bytes per fragment now: `config.fragment_payload` until the path is said to
     /// carry less ([`Sender::set_max_datagram`]).
     payload: usize,
@@ -189,6 +190,7 @@ impl<F: SendableFrame> Sender<F> {
             _ => Duration::from_secs(1),
         };
         Ok(Sender {
+            name: None,
             payload: config.fragment_payload,
             states: StateStore::new(config.max_states),
             pacer: Pacer::new(config.pacing.max_gap),
@@ -253,6 +255,17 @@ impl<F: SendableFrame> Sender<F> {
     pub fn with_parallel_encodes(mut self, parallel: bool) -> Self {
         self.parallel = parallel;
         self
+    }
+
+    /// The same sender calling itself `name` (the scheme it was built as) in its reports.
+    pub fn with_name(mut self, name: &'static str) -> Self {
+        self.name = Some(name);
+        self
+    }
+
+    /// The name it was given ([`Sender::with_name`]), if any.
+    pub fn name(&self) -> Option<&'static str> {
+        self.name
     }
 
     /// True for Salsify-2c: requests say the options may be encoded at once.
@@ -930,70 +943,6 @@ impl<F: SendableFrame> Sender<F> {
             .expect("sender builds only valid fragments");
         self.stats.fragments_sent += 1;
         out
-    }
-
-    /// Maps the receiver's newest received fragment to a sequence number (for N).
-    fn note_received(&mut self, highest: FragmentId) {
-        let Some(&(_, first, count)) = self
-            .frame_records
-            .iter()
-            .find(|(frame, _, _)| *frame == highest.frame)
-        else {
-            return;
-        };
-        if highest.index >= count {
-            return;
-        }
-        let seq = first + u64::from(highest.index);
-        if self.view.highest_seq.is_none_or(|s| seq > s) {
-            self.view.highest_seq = Some(seq);
-            if let Some(pos) = self.emitted.iter().position(|(id, _)| *id == highest) {
-                self.acked_emitted_at = Some(self.emitted[pos].1);
-                self.emitted.drain(..=pos);
-            }
-            while self
-                .frame_records
-                .front()
-                .is_some_and(|(frame, _, _)| *frame != highest.frame)
-            {
-                self.frame_records.pop_front();
-            }
-        }
-    }
-
-    /// Takes in a fresh ACK: estimate, loss report, held states, state eviction, pacing.
-    fn apply_ack(&mut self, now: Instant, ack: Ack) {
-        self.view.ack_number = Some(ack.ack_number);
-        self.view.mean_interarrival = ack.mean_interarrival.or(self.view.mean_interarrival);
-        if ack.frames_lost > self.view.frames_lost {
-            let until = now + self.config.recovery_duration;
-            self.recovery_until = Some(until);
-            self.stats.recoveries += 1;
-            self.events
-                .push_back(SenderEvent::RecoveryStarted { at: now, until });
-        }
-        self.view.frames_lost = self.view.frames_lost.max(ack.frames_lost);
-        // The receiver keeps only states from its newest one the sender can use onward,
-        // and the sender never encodes from anything older, so older states are dead.
-        if let Some(newest) = ack
-            .held_states
-            .iter()
-            .rev()
-            .find(|h| self.states.contains(**h))
-        {
-            self.states.evict_older_than(*newest);
-        }
-        self.view.held_states = ack.held_states;
-        if let Some(forecast) = ack.forecast {
-            let wire = self.payload + DATA_HEADER_LEN;
-            self.view.forecast = Some(HeldForecast::new(now, &forecast, FORECAST_UNIT_BYTES, wire));
-            self.view.forecast_units = Some(forecast);
-        }
-        if let Some(tau) = self.view.mean_interarrival {
-            let p = &self.config.pacing;
-            let gap = (tau / p.speedup).clamp(p.min_gap, p.max_gap);
-            self.pacer.set_gap(gap);
-        }
     }
 }
 

@@ -62,9 +62,9 @@ use crate::core::{Core, Incoming, Picture};
 use crate::error::{datagram_error, ConfigError};
 use crate::history::PacketResult as SentResult;
 use crate::pacer::{Paced, ProbeCluster};
-use crate::scheme::Scheme;
 use crate::stats::SenderCounters;
 use crate::wire::{Packet, MEDIA_HEADER_LEN};
+use crate::wire_id::WireId;
 pub use config::ConventionalConfig;
 use video::{Admit, CwndFrameDropper, Resolution};
 
@@ -208,7 +208,7 @@ impl WebrtcSender {
     /// A sender for a `source` = (width, height) camera; the configuration is checked.
     pub fn new(config: ConventionalConfig, source: (u32, u32)) -> Result<Self, ConfigError> {
         config.validate()?;
-        let mut core = Core::new(Scheme::Conventional);
+        let mut core = Core::new(WireId::Conventional);
         let pacing_rate = config.start.mul_f64(config.pacing_factor);
         core.pacer.set_rate(pacing_rate);
         core.stats.target = config.start;
@@ -708,7 +708,7 @@ impl WebrtcSender {
 
 impl SenderEndpoint for WebrtcSender {
     fn scheme(&self) -> &'static str {
-        Scheme::Conventional.name()
+        WireId::Conventional.name()
     }
 
     fn handle_picture(&mut self, now: Instant, picture: u64, captured: Instant) {

@@ -63,7 +63,7 @@ fn run(
 ) -> Run {
     let mut s = WebrtcSender::new(config, source).unwrap();
     let mut r = JitterReceiver::new(ReceiverConfig {
-        feedback_interval: crate::Scheme::Conventional.feedback_interval(),
+        feedback_interval: crate::WireId::Conventional.feedback_interval(),
         ..ReceiverConfig::default()
     });
     let mut link = Link {

@@ -6,6 +6,7 @@
 
 pub mod corpus;
 pub mod live;
+mod shard;
 pub mod spec;
 pub mod store;
 pub mod sweep;
@@ -13,7 +14,8 @@ pub mod timeseries;
 
 use std::path::Path;
 
-pub use spec::{Figure, Group, Matrix, MatrixError, Plan, PlannedGroup, PlannedRun, Shard};
+pub use shard::Shard;
+pub use spec::{Figure, Group, Matrix, MatrixError, Plan, PlannedGroup, PlannedRun};
 pub use store::{LiveRun, RunMeta, RunResult, Store};
 
 use crate::experiment::Experiment;

@@ -277,8 +277,12 @@ impl Matrix {
                     continue;
                 }
                 let at = salsify_time::Duration::from_secs_f64(e.link.dropout_at_s);
-                let Some(event) = salsify_netem::presets::first_event(&e.link.preset, e.seed, at)
-                else {
+                let added = || {
+                    let model = salsify_schemes::registry::link_model(&e.link.preset)?;
+                    model.first_event(e.seed)
+                };
+                let built_in = salsify_netem::presets::first_event(&e.link.preset, e.seed, at);
+                let Some(event) = built_in.or_else(added) else {
                     continue;
                 };
                 let needed = (event.end.as_secs_f64() + EVENT_MARGIN_S).min(full);
@@ -675,52 +679,10 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     })
 }
 
-/// Which of `n` shards (counted from 1) to run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Shard {
-    /// This shard, 1..=count.
-    pub index: usize,
-    /// How many shards.
-    pub count: usize,
-}
-
-impl std::str::FromStr for Shard {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Shard, String> {
-        let (i, n) = s
-            .split_once('/')
-            .ok_or_else(|| format!("'{s}' is not I/N (e.g. 1/4)"))?;
-        let index: usize = i
-            .trim()
-            .parse()
-            .map_err(|_| format!("'{i}' is not a number"))?;
-        let count: usize = n
-            .trim()
-            .parse()
-            .map_err(|_| format!("'{n}' is not a number"))?;
-        if count == 0 || index == 0 || index > count {
-            return Err(format!(
-                "shard {index}/{count}: shards count from 1, so I must be in 1..={count}"
-            ));
-        }
-        Ok(Shard { index, count })
-    }
-}
-
-impl Shard {
-    /// The whole matrix.
-    pub const ALL: Shard = Shard { index: 1, count: 1 };
-
-    /// Whether the run at `position` of the sorted plan belongs to this shard. Runs are
-    /// dealt round-robin, so shards get similar mixes of long and short runs.
-    pub fn takes(&self, position: usize) -> bool {
-        position % self.count == self.index - 1
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::campaign::Shard;
 
     fn matrix(groups: &str) -> Matrix {
         Matrix::from_toml(&format!(

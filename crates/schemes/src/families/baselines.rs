@@ -3,7 +3,7 @@
 //! oracle. A media datagram names its scheme (byte 19), so the receiver learns it.
 
 use salsify_baselines::{
-    BaselineReceiver, BaselineSender, ConventionalConfig, OracleConfig, Scheme as Wire,
+    BaselineReceiver, BaselineSender, ConventionalConfig, OracleConfig, WireId,
     VidaptiveConfig,
 };
 use salsify_endpoint::{EncodeKind, ReceiverEndpoint, SenderEndpoint, WireFamily};
@@ -38,7 +38,7 @@ impl TableType for OracleConfig {
 /// One baseline family: one scheme, one table, one wire id.
 pub struct Baseline {
     kind: Kind,
-    wire: Wire,
+    wire: WireId,
     scheme: &'static [SchemeInfo],
     table: &'static [TableInfo],
 }
@@ -53,7 +53,7 @@ enum Kind {
 /// The WebRTC scheme.
 pub(crate) static WEBRTC: Baseline = Baseline {
     kind: Kind::Webrtc,
-    wire: Wire::Conventional,
+    wire: WireId::Conventional,
     scheme: &[SchemeInfo {
         name: "conventional",
         about: "WebRTC: libwebrtc's GoogCC, pacer and video sender over libvpx CBR",
@@ -79,7 +79,7 @@ pub(crate) static WEBRTC: Baseline = Baseline {
 /// The Vidaptive-style scheme.
 pub(crate) static VIDAPTIVE: Baseline = Baseline {
     kind: Kind::Vidaptive,
-    wire: Wire::Vidaptive,
+    wire: WireId::Vidaptive,
     scheme: &[SchemeInfo {
         name: "vidaptive",
         about: "Vidaptive-style: Copa, padding, pause/reset and alpha over libvpx CBR",
@@ -98,7 +98,7 @@ pub(crate) static VIDAPTIVE: Baseline = Baseline {
 /// The oracle.
 pub(crate) static ORACLE: Baseline = Baseline {
     kind: Kind::Oracle,
-    wire: Wire::Oracle,
+    wire: WireId::Oracle,
     scheme: &[SchemeInfo {
         name: "oracle",
         about: "the oracle: knows the link's future (simulation only)",
@@ -132,7 +132,7 @@ pub fn is_baseline_media(datagram: &[u8]) -> bool {
 pub struct BaselineScheme {
     name: &'static str,
     table: &'static str,
-    wire: Wire,
+    wire: WireId,
     config: BaselineConfig,
 }
 
@@ -176,6 +176,10 @@ impl Family for Baseline {
             wire: self.wire,
             config,
         }))
+    }
+
+    fn wire_ids(&self) -> Vec<WireId> {
+        vec![self.wire]
     }
 
     fn scheme_of_datagram(&self, datagram: &[u8]) -> Option<&'static str> {

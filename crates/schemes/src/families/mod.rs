@@ -1,7 +1,8 @@
-//! Every registered scheme family: one line each below, `module => [STATICS]`, or
-//! `module = "path/to/file.rs" => [STATICS]` for a family kept outside this folder. A family
-//! is a module with a static implementing [`crate::Family`]; its line adds its schemes to
-//! every driver (the simulator, `salsify send/recv`, the evaluation and its figures).
+//! The built-in scheme families ([`crate::Registry::builtin`]): one line each below,
+//! `module => [STATICS]`. A family is a module with a static implementing [`crate::Family`];
+//! its line adds its schemes to every driver (the simulator, `salsify send/recv`, the
+//! evaluation and its figures). A family from a crate of its own is added to a registry
+//! with [`crate::Registry::with`] instead, and edits nothing here (docs/custom-scheme.md).
 //!
 //! `cargo fmt` does not reach modules declared inside a macro: format a family's file with
 //! `rustfmt --edition 2021 FILE`.
@@ -19,5 +20,4 @@ families! {
     baselines => [WEBRTC, VIDAPTIVE, ORACLE],
     sprout => [FAMILY],
     chromium => [FAMILY],
-    delay_aimd = "../../../../examples/custom-scheme/delay_aimd.rs" => [FAMILY],
 }

@@ -154,6 +154,16 @@ impl SalsifyScheme {
     pub fn parallel(&self) -> bool {
         self.parallel
     }
+
+    /// The name its sender reports: the scheme's, or its sibling's when `salsify send
+    /// --mode` overrode the encode mode (Salsify-2c sent serially is Salsify-1c).
+    fn sender_name(&self) -> &'static str {
+        match (self.name, self.parallel) {
+            ("salsify-2c", false) => "salsify-1c",
+            ("salsify-1c", true) => "salsify-2c",
+            (name, _) => name,
+        }
+    }
 }
 
 impl Salsify {
@@ -402,9 +412,9 @@ impl Scheme for SalsifyScheme {
             connection_id,
             ..self.sender.clone()
         };
-        Ok(Box::new(
-            SalsifySender::from_config(config, self.parallel).map_err(|e| invalid(SENDER)(&e))?,
-        ))
+        let sender =
+            SalsifySender::from_config(config, self.parallel).map_err(|e| invalid(SENDER)(&e))?;
+        Ok(Box::new(sender.with_name(self.sender_name())))
     }
 
     fn build_receiver(

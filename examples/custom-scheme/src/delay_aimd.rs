@@ -7,26 +7,29 @@
 //! `hold_ms`. Everything else (CBR libvpx, fragmentation, pacing, NACK and PLI, transport
 //! feedback) is the baselines' sender, `salsify_baselines::RateSender`, and their receiver.
 //!
-//! The family is added to every driver by one line in `crates/schemes/src/families/mod.rs`.
+//! The family joins a registry in this crate's [`crate::registry`], and every driver runs it;
+//! nothing under the project's `crates/` names it.
 
 use salsify_baselines::history::PacketResult;
-use salsify_baselines::{BaselineReceiver, RateController, RateSender, Scheme as Wire};
+use salsify_baselines::{BaselineReceiver, RateController, RateSender, WireId};
 use salsify_endpoint::{EncodeKind, ReceiverEndpoint, SenderEndpoint};
 use salsify_time::{Bitrate, Duration, Instant};
 use serde::{Deserialize, Serialize};
 
-use crate::error::{SchemeError, SourceInfo};
-use crate::family::{Family, Marker, Runs, Scheme, SchemeConfig, SchemeInfo, TableInfo, TableType};
-use crate::params::SchemeParams;
+use salsify_schemes::{
+    Family, Marker, Runs, Scheme, SchemeConfig, SchemeError, SchemeInfo, SchemeParams, SourceInfo,
+    TableInfo, TableType,
+};
 
 /// The family, as registered.
-pub(crate) static FAMILY: DelayAimd = DelayAimd;
+pub static FAMILY: DelayAimd = DelayAimd;
 
 /// The scheme's name, and its parameter table's (`[delay_aimd]`).
 const NAME: &str = "delay-aimd";
 const TABLE: &str = "delay_aimd";
-/// Its number on the baselines' wire (`Scheme::Plugin`): one per plugged-in family.
-const WIRE_NUMBER: u8 = 1;
+/// Its number on the baselines' wire (`WireId::Plugin`): one per plugged-in family (a
+/// registry refuses a second family claiming it).
+pub const WIRE_NUMBER: u8 = 1;
 
 /// The `[delay_aimd]` table.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -137,8 +140,12 @@ impl Family for DelayAimd {
         Ok(SchemeConfig::new(DelayAimdScheme(config)))
     }
 
+    fn wire_ids(&self) -> Vec<WireId> {
+        vec![WireId::Plugin(WIRE_NUMBER)]
+    }
+
     fn scheme_of_datagram(&self, datagram: &[u8]) -> Option<&'static str> {
-        (salsify_baselines::scheme_of(datagram)? == Wire::Plugin(WIRE_NUMBER)).then_some(NAME)
+        (salsify_baselines::scheme_of(datagram)? == WireId::Plugin(WIRE_NUMBER)).then_some(NAME)
     }
 }
 
@@ -299,6 +306,7 @@ mod tests {
 
     #[test]
     fn the_table_is_checked_and_the_wire_names_the_scheme() {
+        salsify_schemes::registry::install(crate::registry().unwrap()).unwrap();
         let mut params = SchemeParams::default();
         params.set(
             TABLE,
@@ -319,7 +327,7 @@ mod tests {
             count: 1,
             keyframe: true,
             retransmission: false,
-            scheme: Wire::Plugin(WIRE_NUMBER),
+            scheme: WireId::Plugin(WIRE_NUMBER),
         };
         let datagram = salsify_baselines::wire::Packet::Media {
             header,

@@ -47,9 +47,9 @@ pub fn twcc_feedback_interval(own_target: Option<Bitrate>) -> Duration {
 
 /// A baseline scheme. Every media datagram carries it (byte 19, see [`crate::wire`]), so a
 /// receiver learns from the first one which scheme it serves ([`crate::wire::scheme_of`])
-/// and so which feedback that scheme needs ([`Scheme::feedback_interval`]).
+/// and so which feedback that scheme needs ([`WireId::feedback_interval`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Scheme {
+pub enum WireId {
     /// WebRTC: libwebrtc's GoogCC (the `goog_cc` port) and video sender, libvpx CBR
     /// ([`crate::WebrtcSender`]).
     Conventional,
@@ -62,41 +62,41 @@ pub enum Scheme {
     Plugin(u8),
 }
 
-impl Scheme {
+impl WireId {
     /// Every scheme.
-    pub const ALL: [Scheme; 3] = [Scheme::Conventional, Scheme::Vidaptive, Scheme::Oracle];
+    pub const ALL: [WireId; 3] = [WireId::Conventional, WireId::Vidaptive, WireId::Oracle];
 
     /// Its name in experiment files (and `SenderEndpoint::scheme`).
     pub fn name(self) -> &'static str {
         match self {
-            Scheme::Conventional => "conventional",
-            Scheme::Vidaptive => "vidaptive",
-            Scheme::Oracle => "oracle",
-            Scheme::Plugin(_) => "plugin",
+            WireId::Conventional => "conventional",
+            WireId::Vidaptive => "vidaptive",
+            WireId::Oracle => "oracle",
+            WireId::Plugin(_) => "plugin",
         }
     }
 
     /// The scheme called `name`.
-    pub fn from_name(name: &str) -> Option<Scheme> {
-        Scheme::ALL.into_iter().find(|s| s.name() == name)
+    pub fn from_name(name: &str) -> Option<WireId> {
+        WireId::ALL.into_iter().find(|s| s.name() == name)
     }
 
     /// Its code in a media header's byte 19. Code 4 belonged to a retired scheme (the
     /// hand-written GCC that libwebrtc's controller replaced) and is now unknown, like 0.
     pub fn wire_id(self) -> u8 {
         match self {
-            Scheme::Conventional => 1,
-            Scheme::Vidaptive => 2,
-            Scheme::Oracle => 3,
-            Scheme::Plugin(n) => 128 | (n & 127),
+            WireId::Conventional => 1,
+            WireId::Vidaptive => 2,
+            WireId::Oracle => 3,
+            WireId::Plugin(n) => 128 | (n & 127),
         }
     }
 
     /// The scheme with wire code `id`.
-    pub fn from_wire_id(id: u8) -> Option<Scheme> {
+    pub fn from_wire_id(id: u8) -> Option<WireId> {
         match id {
-            128.. => Some(Scheme::Plugin(id & 127)),
-            _ => Scheme::ALL.into_iter().find(|s| s.wire_id() == id),
+            128.. => Some(WireId::Plugin(id & 127)),
+            _ => WireId::ALL.into_iter().find(|s| s.wire_id() == id),
         }
     }
 
@@ -107,16 +107,16 @@ impl Scheme {
     /// ignores feedback).
     pub fn feedback_interval(self) -> Option<Duration> {
         match self {
-            Scheme::Conventional => Some(twcc_feedback_interval(Some(RECEIVE_ONLY_SEND_TARGET))),
-            Scheme::Vidaptive => None,
-            Scheme::Oracle | Scheme::Plugin(_) => ReceiverConfig::default().feedback_interval,
+            WireId::Conventional => Some(twcc_feedback_interval(Some(RECEIVE_ONLY_SEND_TARGET))),
+            WireId::Vidaptive => None,
+            WireId::Oracle | WireId::Plugin(_) => ReceiverConfig::default().feedback_interval,
         }
     }
 }
 
 impl ReceiverConfig {
-    /// The defaults with the feedback `scheme` needs ([`Scheme::feedback_interval`]).
-    pub fn for_scheme(scheme: Scheme) -> Self {
+    /// The defaults with the feedback `scheme` needs ([`WireId::feedback_interval`]).
+    pub fn for_scheme(scheme: WireId) -> Self {
         ReceiverConfig {
             feedback_interval: scheme.feedback_interval(),
             ..ReceiverConfig::default()
@@ -124,7 +124,7 @@ impl ReceiverConfig {
     }
 }
 
-impl std::fmt::Display for Scheme {
+impl std::fmt::Display for WireId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
     }
@@ -136,21 +136,21 @@ mod tests {
 
     #[test]
     fn names_and_wire_ids_round_trip() {
-        for s in Scheme::ALL {
-            assert_eq!(Scheme::from_name(s.name()), Some(s));
-            assert_eq!(Scheme::from_wire_id(s.wire_id()), Some(s));
+        for s in WireId::ALL {
+            assert_eq!(WireId::from_name(s.name()), Some(s));
+            assert_eq!(WireId::from_wire_id(s.wire_id()), Some(s));
         }
-        assert_eq!(Scheme::from_wire_id(0), None);
-        assert_eq!(Scheme::from_wire_id(130), Some(Scheme::Plugin(2)));
-        assert_eq!(Scheme::Plugin(2).wire_id(), 130);
-        assert_eq!(Scheme::from_name("webrtc"), None);
+        assert_eq!(WireId::from_wire_id(0), None);
+        assert_eq!(WireId::from_wire_id(130), Some(WireId::Plugin(2)));
+        assert_eq!(WireId::Plugin(2).wire_id(), 130);
+        assert_eq!(WireId::from_name("webrtc"), None);
         assert_eq!(
-            Scheme::Conventional.feedback_interval(),
+            WireId::Conventional.feedback_interval(),
             Some(Duration::from_millis(50))
         );
         // The retired hand-written GCC's code is no scheme's any more.
-        assert_eq!(Scheme::from_wire_id(4), None);
-        assert_eq!(Scheme::Vidaptive.feedback_interval(), None);
+        assert_eq!(WireId::from_wire_id(4), None);
+        assert_eq!(WireId::Vidaptive.feedback_interval(), None);
     }
 
     #[test]
@@ -187,7 +187,7 @@ mod tests {
             crate::ConventionalConfig::default().start
         );
         assert_eq!(
-            Scheme::Conventional.feedback_interval(),
+            WireId::Conventional.feedback_interval(),
             Some(twcc_feedback_interval(Some(RECEIVE_ONLY_SEND_TARGET)))
         );
     }

@@ -9,7 +9,7 @@
 //! without it, unless SALSIFY_REQUIRE_NETNS=1); documentation addresses only.
 
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 #[path = "support/nat_models.rs"]
 mod nat_models;
@@ -119,17 +119,28 @@ fn two_destinations(meet: &mut Meet, host: &Host, port: u16) -> Vec<(String, u16
 
 /// Whether a datagram from an address `host` never sent to (coturn's, port 9200) reaches
 /// `host`'s socket on `port` once that socket has sent to the rendezvous's address: the
-/// mapping is read from `nat`'s connection tracking (`outside` is its outside address).
+/// mapping is read from `nat`'s connection tracking (`outside` is its outside address; the
+/// flow is its LAN host's, the host itself or a NAT in series).
 fn stranger_gets_in(meet: &mut Meet, nat: &Nat, outside: &str, host: &Host, port: u16) -> bool {
-    let inside = meet.knock("inside", host, port, RENDEZVOUS, 9103, 1.5);
-    std::thread::sleep(Duration::from_millis(400));
-    let src = format!("{}:{port}", host.addr);
-    let mapped = meet
-        .conntrack(nat)
-        .into_iter()
-        .find(|f| f.src == src)
-        .and_then(|f| f.reply_dst.rsplit_once(':').map(|(_, p)| p.to_string()))
-        .unwrap_or_else(|| panic!("no flow of {src} in {}'s connection tracking", nat.ns));
+    let inside = meet.knock("inside", host, port, RENDEZVOUS, 9103, 2.0);
+    let src = format!("{}:{port}", nat.lan_host);
+    let until = Instant::now() + Duration::from_secs(2);
+    let mapped = loop {
+        let flow = meet.conntrack(nat).into_iter().find(|f| f.src == src);
+        if let Some(f) = flow {
+            break f
+                .reply_dst
+                .rsplit_once(':')
+                .map(|(_, p)| p.to_string())
+                .unwrap();
+        }
+        assert!(
+            Instant::now() < until,
+            "no flow of {src} in {}'s connection tracking",
+            nat.ns
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
     let servers = meet.servers(TURN);
     let third = meet.knock(
         "third",

@@ -45,6 +45,15 @@ pub const BEHIND_B: &str = "198.51.100.10";
 /// The stranger's address on the core.
 pub const STRANGER: &str = "203.0.113.66";
 
+/// A NAT box's rules until a model is applied: plain Linux masquerading of what leaves by
+/// `out` (tables and chains named as [`Net::rebind`] expects).
+pub const MASQUERADE: &str = "table ip slsf_nat {\n\
+     \tchain postrouting {\n\
+     \t\ttype nat hook postrouting priority 100; policy accept;\n\
+     \t\toifname \"out\" masquerade\n\
+     \t}\n\
+     }\n";
+
 /// Why namespaces cannot be used here, or `Ok` when they can: root, the tools (`ip`, `nft`,
 /// `conntrack`, `python3`) and a namespace actually created and deleted.
 pub fn available() -> Result<(), String> {
@@ -449,6 +458,84 @@ impl Net {
         )
     }
 
+    /// A home NAT stacked behind a carrier-grade NAT on side `a` or `b`: the CGNAT takes
+    /// the NAT's place on the core (outside 203.0.113.18 or .34), its LAN is the shared link
+    /// 203.0.113.128/28 (side a) or .144/28 (side b), unknown to the core, where the home
+    /// NAT's outside address (.130 or .146) lies; behind it the usual LAN and host. Both
+    /// boxes masquerade as [`Net::behind_nat_a`]'s NAT does until a model is applied. Returns
+    /// the CGNAT, the home NAT and the host.
+    pub fn behind_cgnat(&mut self, which: &str) -> (Nat, Nat, Host) {
+        let (core_addr, out_addr, core_gw, outside, shared) = match which {
+            "a" => (
+                "203.0.113.17/28",
+                "203.0.113.18/28",
+                "203.0.113.17",
+                NAT_A_OUTSIDE,
+                128,
+            ),
+            _ => (
+                "203.0.113.33/28",
+                "203.0.113.34/28",
+                "203.0.113.33",
+                NAT_B_OUTSIDE,
+                144,
+            ),
+        };
+        let (cg_lan, home_out, home_gw): (String, &'static str, String) = (
+            format!("203.0.113.{}/28", shared + 1),
+            if which == "a" {
+                "203.0.113.130"
+            } else {
+                "203.0.113.146"
+            },
+            format!("203.0.113.{}", shared + 1),
+        );
+        let (lan_addr, host_addr, lan_gw, host) = match which {
+            "a" => ("192.0.2.1/24", "192.0.2.10/24", "192.0.2.1", BEHIND_A),
+            _ => (
+                "198.51.100.1/24",
+                "198.51.100.10/24",
+                "198.51.100.1",
+                BEHIND_B,
+            ),
+        };
+        let cgnat = self.namespace(&format!("cgnat{which}"));
+        let home = self.namespace(&format!("nat{which}"));
+        let inside = self.namespace(&format!("host{which}"));
+        let core = self.core.clone();
+        let core_dev = format!("n{which}");
+        self.wire(&core, &core_dev, core_addr, &cgnat, "out", out_addr);
+        let home_cidr = format!("{home_out}/28");
+        self.wire(&cgnat, "lan", &cg_lan, &home, "out", &home_cidr);
+        self.wire(&home, "lan", lan_addr, &inside, "eth0", host_addr);
+        self.ip(&cgnat, &["route", "add", "default", "via", core_gw]);
+        self.ip(&home, &["route", "add", "default", "via", &home_gw]);
+        self.ip(&inside, &["route", "add", "default", "via", lan_gw]);
+        for ns in [&cgnat, &home] {
+            self.exec(ns, &["sysctl", "-qw", "net.ipv4.ip_forward=1"]);
+            self.nft(ns, MASQUERADE);
+        }
+        let uplink = Link {
+            ns: core,
+            dev: core_dev,
+        };
+        let nat = |ns: &str, outside: &'static str, lan_host: &'static str| Nat {
+            ns: ns.to_string(),
+            outside,
+            lan_host,
+            uplink: uplink.clone(),
+        };
+        (
+            nat(&cgnat, outside, home_out),
+            nat(&home, home_out, host),
+            Host {
+                ns: inside,
+                addr: host,
+                uplink: uplink.clone(),
+            },
+        )
+    }
+
     fn behind_nat(
         &mut self,
         which: &str,
@@ -466,15 +553,7 @@ impl Net {
         self.ip(&nat, &["route", "add", "default", "via", core_gw]);
         self.ip(&inside, &["route", "add", "default", "via", lan_gw]);
         self.exec(&nat, &["sysctl", "-qw", "net.ipv4.ip_forward=1"]);
-        self.nft(
-            &nat,
-            "table ip slsf_nat {\n\
-             \tchain postrouting {\n\
-             \t\ttype nat hook postrouting priority 100; policy accept;\n\
-             \t\toifname \"out\" masquerade\n\
-             \t}\n\
-             }\n",
-        );
+        self.nft(&nat, MASQUERADE);
         let uplink = Link {
             ns: core,
             dev: core_dev,

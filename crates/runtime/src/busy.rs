@@ -50,6 +50,17 @@ impl Default for BusyConfig {
     }
 }
 
+/// What the desk does with a datagram ([`BusyDesk::decide`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// Not the desk's: the call's channel takes it.
+    Pass,
+    /// A first handshake while the call is live: dropped, unanswered.
+    Hold,
+    /// A second caller's: [`BusyDesk::handle`] answers it.
+    Answer,
+}
+
 struct Caller {
     from: SocketAddr,
     channel: SecureChannel,
@@ -64,6 +75,10 @@ pub struct BusyDesk {
     callers: VecDeque<Caller>,
     /// New callers tried in the current second, and when it began.
     attempts: (u32, Instant),
+    /// Addresses whose first handshake was held (not answered), and when: a sender that
+    /// crashed and started again retries after its handshake interval, by when its old self
+    /// has long been silent, and takes over; a live call's peer is heard in between.
+    held: VecDeque<(SocketAddr, Instant)>,
     /// Busy messages sent.
     pub refused: u64,
 }
@@ -76,24 +91,47 @@ impl BusyDesk {
             keys,
             callers: VecDeque::new(),
             attempts: (0, Instant::ZERO),
+            held: VecDeque::new(),
             refused: 0,
         }
     }
 
-    /// Whether the desk takes `bytes` from `from` while the call's peer (`peer`, last heard
-    /// `heard`) is live: a handshake from another address, or anything from a caller it
-    /// holds.
-    pub fn takes(
-        &self,
+    /// What to do with `bytes` from `from` while the call's peer is `peer`, last heard
+    /// `heard`: a caller's first handshake while the peer is live is held (dropped
+    /// unanswered), its next one while the peer is still live and was heard since is
+    /// answered busy, and anything else goes to the call as before.
+    pub fn decide(
+        &mut self,
         now: Instant,
         from: SocketAddr,
         bytes: &[u8],
         peer: SocketAddr,
         heard: Instant,
-    ) -> bool {
+    ) -> Decision {
+        if from == peer {
+            return Decision::Pass;
+        }
+        if self.callers.iter().any(|c| c.from == from) {
+            return Decision::Answer;
+        }
         let live = now.saturating_duration_since(heard) < self.config.live_within;
         let init = bytes.first() == Some(&salsify_secure::wire::TYPE_INIT);
-        from != peer && live && (init || self.callers.iter().any(|c| c.from == from))
+        if !(live && init) {
+            return Decision::Pass;
+        }
+        let keep = self.config.keep;
+        self.held
+            .retain(|(_, at)| now.saturating_duration_since(*at) < keep);
+        if self.held.iter().any(|(a, at)| *a == from && *at < heard) {
+            return Decision::Answer; // held once, and the peer spoke since: it is busy
+        }
+        if !self.held.iter().any(|(a, _)| *a == from) {
+            if self.held.len() >= self.config.max_callers {
+                self.held.pop_front();
+            }
+            self.held.push_back((from, now));
+        }
+        Decision::Hold
     }
 
     /// Takes a datagram from a second caller; returns what to send back to it, or why the
@@ -175,12 +213,25 @@ mod tests {
         let from: SocketAddr = "192.0.2.2:6000".parse().unwrap();
         let mut caller = SecureChannel::initiator(caller_keys, now, 1);
         let init = caller.poll_transmit(now).unwrap();
-        assert!(desk.takes(now, from, &init, peer, now));
-        assert!(!desk.takes(now, peer, &init, peer, now), "the peer itself");
+        let d = |desk: &mut BusyDesk, at, from, heard| desk.decide(at, from, &init, peer, heard);
+        assert_eq!(
+            d(&mut desk, now, peer, now),
+            Decision::Pass,
+            "the peer itself"
+        );
         let stale = now + Duration::from_secs(1);
-        assert!(
-            !desk.takes(stale, from, &init, peer, now),
-            "a silent peer is not live"
+        assert_eq!(
+            d(&mut desk, stale, from, now),
+            Decision::Pass,
+            "a silent peer"
+        );
+        assert_eq!(d(&mut desk, now, from, now), Decision::Hold, "held once");
+        let retry = now + Duration::from_millis(500);
+        let heard = now + Duration::from_millis(490);
+        assert_eq!(
+            d(&mut desk, retry, from, heard),
+            Decision::Answer,
+            "the peer spoke since"
         );
         let reply = desk.handle(now, from, &init).unwrap();
         assert_eq!(reply.len(), 1);
@@ -191,7 +242,7 @@ mod tests {
         let mut told = 0;
         for _ in 0..5 {
             let hello = caller.seal(now, &[1, 2, 3]).unwrap();
-            assert!(desk.takes(now, from, &hello, peer, now));
+            assert_eq!(desk.decide(now, from, &hello, peer, now), Decision::Answer);
             for answer in desk.handle(now, from, &hello).unwrap() {
                 assert!(answer.len() < hello.len() + 64);
                 match caller.handle_datagram(now, &answer) {

@@ -17,7 +17,7 @@ use salsify_path::{wire as path_wire, Origin, Path, PathConfig, PathEvent, PeerC
 use salsify_secure::{SecureChannel, SecureConfig};
 use salsify_time::Instant;
 
-use crate::busy::{BusyConfig, BusyDesk};
+use crate::busy::{BusyConfig, BusyDesk, Decision};
 use crate::meet_phase::Via;
 use crate::secure_io::{self, DropLog, Opened};
 use crate::udp::{self, Received};
@@ -188,8 +188,13 @@ impl PeerLink {
         };
         let established = self.secure.as_ref().is_some_and(|c| c.is_established(d.at));
         let heard = self.path.last_heard();
-        if self.peer_gone || !established || !desk.takes(d.at, d.from, &d.bytes, peer, heard) {
+        if self.peer_gone || !established {
             return false;
+        }
+        match desk.decide(d.at, d.from, &d.bytes, peer, heard) {
+            Decision::Pass => return false,
+            Decision::Hold => return true,
+            Decision::Answer => {}
         }
         match desk.handle(d.at, d.from, &d.bytes) {
             Ok(answers) => {

@@ -136,12 +136,15 @@ impl BusyDesk {
 
     /// Takes a datagram from a second caller; returns what to send back to it, or why the
     /// secure layer refused it (a forged handshake, or garbage from a caller it holds). A
-    /// caller is held only once its handshake was answered.
+    /// caller is held only once its handshake was answered. `newest_init`: the call's own
+    /// channel's newest accepted handshake timestamp: a handshake no newer is a replay of
+    /// the peer's (a stranger copying it), and gets no answer.
     pub fn handle(
         &mut self,
         now: Instant,
         from: SocketAddr,
         bytes: &[u8],
+        newest_init: u64,
     ) -> Result<Vec<Vec<u8>>, Rejected> {
         let keep = self.config.keep;
         self.callers
@@ -166,6 +169,9 @@ impl BusyDesk {
         let Incoming::Reply(reply) = channel.handle_datagram(now, bytes)? else {
             return Ok(Vec::new());
         };
+        if channel.state().last_init_timestamp <= newest_init {
+            return Ok(Vec::new());
+        }
         if self.callers.len() >= self.config.max_callers {
             self.callers.pop_front();
         }
@@ -233,7 +239,12 @@ mod tests {
             Decision::Answer,
             "the peer spoke since"
         );
-        let reply = desk.handle(now, from, &init).unwrap();
+        let replay = desk.handle(now, from, &init, u64::MAX).unwrap();
+        assert!(
+            replay.is_empty(),
+            "a handshake no newer than the call's is a replay"
+        );
+        let reply = desk.handle(now, from, &init, 0).unwrap();
         assert_eq!(reply.len(), 1);
         assert!(matches!(
             caller.handle_datagram(now, &reply[0]),
@@ -243,7 +254,7 @@ mod tests {
         for _ in 0..5 {
             let hello = caller.seal(now, &[1, 2, 3]).unwrap();
             assert_eq!(desk.decide(now, from, &hello, peer, now), Decision::Answer);
-            for answer in desk.handle(now, from, &hello).unwrap() {
+            for answer in desk.handle(now, from, &hello, 0).unwrap() {
                 assert!(answer.len() < hello.len() + 64);
                 match caller.handle_datagram(now, &answer) {
                     Ok(Incoming::Data(plain)) => {
@@ -258,7 +269,7 @@ mod tests {
         for port in 0..10 {
             let f = SocketAddr::from(([192, 0, 2, 3], 7000 + port));
             let mut other = SecureChannel::initiator(keys().0, now, 1);
-            let _ = desk.handle(now, f, &other.poll_transmit(now).unwrap());
+            let _ = desk.handle(now, f, &other.poll_transmit(now).unwrap(), 0);
         }
         assert!(desk.callers.len() <= BusyConfig::default().max_callers);
     }

@@ -196,7 +196,11 @@ impl PeerLink {
             Decision::Hold => return true,
             Decision::Answer => {}
         }
-        match desk.handle(d.at, d.from, &d.bytes) {
+        let newest_init = self
+            .secure
+            .as_ref()
+            .map_or(0, |c| c.state().last_init_timestamp);
+        match desk.handle(d.at, d.from, &d.bytes, newest_init) {
             Ok(answers) => {
                 for answer in answers {
                     self.send_raw(d.at, &answer, d.from);

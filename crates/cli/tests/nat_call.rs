@@ -16,23 +16,12 @@ mod netns;
 mod netns_meet;
 mod support;
 
-use netns::{seconds, serial, Host, FPS};
+use netns::{seconds, Host, FPS};
 use netns_meet::{Meet, RENDEZVOUS, RENDEZVOUS_PORT, TURN, TURN_PASSWORD, TURN_PORT, TURN_USER};
 
 /// Runs `body` on a fresh net (one test at a time), or skips it; checks no namespace is left.
 fn scenario(name: &str, body: impl FnOnce(&mut Meet)) {
-    let _one_at_a_time = serial();
-    if !netns_meet::usable(name) {
-        return;
-    }
-    let dir = support::temp_dir("nat-call", name);
-    let mut meet = Meet::new(&dir);
-    let prefix = meet.prefix().to_string();
-    body(&mut meet);
-    drop(meet);
-    let left = netns::namespaces_named(&prefix);
-    assert!(left.is_empty(), "{name}: namespaces left behind: {left:?}");
-    let _ = std::fs::remove_dir_all(&dir);
+    netns_meet::scenario("nat-call", name, body);
 }
 
 /// Keys `a` and `b`, coturn and the rendezvous.

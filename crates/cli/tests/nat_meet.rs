@@ -24,7 +24,7 @@ mod netns;
 mod netns_meet;
 mod support;
 
-use netns::{seconds, serial, Host, Proc, FPS, NAT_A_OUTSIDE, NAT_B_OUTSIDE, STRANGER};
+use netns::{seconds, Host, Proc, FPS, NAT_A_OUTSIDE, NAT_B_OUTSIDE, STRANGER};
 use netns_meet::{
     Counts, Flow, Meet, RENDEZVOUS, RENDEZVOUS_PORT, TURN, TURN_PASSWORD, TURN_PORT, TURN_USER,
 };
@@ -42,18 +42,7 @@ fn expected(seconds: f64) -> f64 {
 /// time), or skips it (see [`netns_meet::usable`]); then checks that none of the net's
 /// namespaces remain, and removes the scratch folder (kept when the test failed).
 fn scenario(name: &str, body: impl FnOnce(&mut Meet)) {
-    let _one_at_a_time = serial();
-    if !netns_meet::usable(name) {
-        return;
-    }
-    let dir = support::temp_dir("meet", name);
-    let mut meet = Meet::new(&dir);
-    let prefix = meet.prefix().to_string();
-    body(&mut meet);
-    drop(meet);
-    let left = netns::namespaces_named(&prefix);
-    assert!(left.is_empty(), "{name}: namespaces left behind: {left:?}");
-    let _ = std::fs::remove_dir_all(&dir);
+    netns_meet::scenario("meet", name, body);
 }
 
 fn read(path: &Path) -> String {

@@ -20,7 +20,7 @@ mod netns_meet;
 mod support;
 
 use nat_models::NatModel;
-use netns::{serial, Host, Nat, FPS, NAT_A_OUTSIDE, NAT_B_OUTSIDE};
+use netns::{Host, Nat, FPS, NAT_A_OUTSIDE, NAT_B_OUTSIDE};
 use netns_meet::{Meet, RENDEZVOUS, RENDEZVOUS_PORT, TURN, TURN_PASSWORD, TURN_PORT, TURN_USER};
 
 /// Seconds within which home routers must meet directly.
@@ -95,18 +95,7 @@ impl Place {
 
 /// Runs `body` on a fresh net (one test at a time), or skips it; checks no namespace is left.
 fn scenario(name: &str, body: impl FnOnce(&mut Meet)) {
-    let _one_at_a_time = serial();
-    if !netns_meet::usable(name) {
-        return;
-    }
-    let dir = support::temp_dir("nat-models", name);
-    let mut meet = Meet::new(&dir);
-    let prefix = meet.prefix().to_string();
-    body(&mut meet);
-    drop(meet);
-    let left = netns::namespaces_named(&prefix);
-    assert!(left.is_empty(), "{name}: namespaces left behind: {left:?}");
-    let _ = std::fs::remove_dir_all(&dir);
+    netns_meet::scenario("nat-models", name, body);
 }
 
 /// The outside address and port two datagrams from `host`'s port `port`, to two ports of the

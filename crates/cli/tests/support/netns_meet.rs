@@ -958,3 +958,21 @@ impl Drop for Meet {
         }
     }
 }
+
+/// Runs `body` on a fresh net with the meeting's servers' host for test `name` (one test at a
+/// time, scratch folder under `group`), or skips it (see [`usable`]); then checks that none
+/// of the net's namespaces remain, and removes the scratch folder (kept when the test failed).
+pub fn scenario(group: &str, name: &str, body: impl FnOnce(&mut Meet)) {
+    let _one_at_a_time = netns::serial();
+    if !usable(name) {
+        return;
+    }
+    let dir = crate::support::temp_dir(group, name);
+    let mut meet = Meet::new(&dir);
+    let prefix = meet.prefix().to_string();
+    body(&mut meet);
+    drop(meet);
+    let left = netns::namespaces_named(&prefix);
+    assert!(left.is_empty(), "{name}: namespaces left behind: {left:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

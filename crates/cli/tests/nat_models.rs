@@ -403,6 +403,40 @@ fn home_routers_meet_directly_and_gateways_relay_through_turn() {
     );
 }
 
+/// A home router and a gateway with `--turn`: each side's first acknowledged pair may be
+/// the other's relay, reached straight (both did, every time, before the listener kept its
+/// allocation until the dialer's handshake showed the way); the call relays and shows
+/// pictures both ways, over one session.
+#[test]
+fn a_home_router_and_a_gateway_relay_through_turn() {
+    let name = "a_home_router_and_a_gateway_relay_through_turn";
+    let (a, b) = (
+        Place::Behind(NatModel::Home),
+        Place::Behind(NatModel::Gateway),
+    );
+    let t = seconds();
+    let Some(sides) = call_between(name, a, b, t, true) else {
+        return;
+    };
+    println!(
+        "nat-models: {name}: met in {:?} / {:?} s, showed {} / {} of {:.0}",
+        sides.0.met_s,
+        sides.1.met_s,
+        sides.0.shown,
+        sides.1.shown,
+        FPS * t
+    );
+    assert_met(name, &sides, "relayed", None);
+    for s in [&sides.0, &sides.1] {
+        assert!(
+            s.shown as f64 >= SHOWN_FLOOR * FPS * t,
+            "{name}: {}\n{}",
+            s.shown,
+            s.log
+        );
+    }
+}
+
 /// One row of the matrix: how a call between two places went.
 fn matrix_row(a: Place, b: Place, turn: bool, sides: &(Side, Side), direct: f64) -> String {
     let how = |s: &Side| {

@@ -60,7 +60,8 @@ pub struct Met {
     pub dials: bool,
     /// The meeting, to keep answering the peer's checks.
     pub meeting: Meeting,
-    /// The TURN allocation the pair goes through (this side relays), if it does.
+    /// The TURN allocation the pair goes through (this side relays), or, for a listener on
+    /// a relayed pair, the one the dialer's handshake may come through.
     pub relay: Option<TurnClient>,
     /// The STUN and TURN servers used: their late answers are no one's datagrams.
     pub servers: Vec<SocketAddr>,
@@ -165,8 +166,12 @@ pub fn meet(
                     took.as_secs_f64()
                 );
                 let dials = meeting.dials();
+                // Each side picks the first pair acknowledged, so the two may pick different
+                // relayed pairs (each sending straight to the other's relay). The dialer's
+                // choice holds: a listener on a relayed pair keeps its allocation until the
+                // dialer's handshake shows whether it comes through it.
                 let relay = match helpers.turn.take() {
-                    Some(t) if pair.via_relay => Some(t),
+                    Some(t) if pair.via_relay || (pair.relayed && !dials) => Some(t),
                     Some(mut t) => {
                         // Not needed: give the allocation back.
                         t.close(now);

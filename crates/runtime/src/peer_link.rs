@@ -93,6 +93,9 @@ pub struct PeerLink {
     /// The TURN allocation everything to the peer goes through (a relayed call), until a
     /// direct pair takes over.
     relay: Option<TurnClient>,
+    /// A listener met on a relayed pair: the dialer's first handshake says which way it sends
+    /// (through this side's allocation, kept, or straight, and the allocation goes back).
+    relay_until_dialed: bool,
     /// STUN and TURN servers the meeting used: what they send late is dropped quietly.
     servers: Vec<SocketAddr>,
     /// Datagrams the scheme gave that were not sent (no keys yet, or held back).
@@ -163,6 +166,7 @@ impl PeerLink {
             unsent: 0,
             meeting: None,
             relay: None,
+            relay_until_dialed: false,
             servers: Vec::new(),
             busy,
             peer_gone: false,
@@ -214,6 +218,23 @@ impl PeerLink {
         true
     }
 
+    /// Deletes the TURN allocation (the dialer reaches this side without it).
+    fn give_back_relay(&mut self, now: Instant) {
+        let Some(mut relay) = self.relay.take() else {
+            return;
+        };
+        relay.close(now);
+        while let Some(d) = relay.poll_transmit(now) {
+            udp::send(&self.socket, &d, relay.server());
+        }
+        if self.verbose {
+            eprintln!(
+                "{}: the peer reaches this side straight; its relay is given back",
+                self.who
+            );
+        }
+    }
+
     /// Sends `datagram` to `to`, through the relay when the call is relayed.
     fn send_raw(&mut self, now: Instant, datagram: &[u8], to: SocketAddr) {
         match &mut self.relay {
@@ -258,6 +279,7 @@ impl PeerLink {
         if let Some(met) = met {
             link.meeting = Some(met.meeting);
             link.servers = met.servers;
+            link.relay_until_dialed = met.relay.is_some() && !met.dials;
             link.relay = met.relay;
         }
         Ok(link)
@@ -370,6 +392,9 @@ impl PeerLink {
                     (plain, Origin::Authenticated { newest })
                 }
                 Opened::Reply(reply) => {
+                    if std::mem::take(&mut self.relay_until_dialed) && !via_relay {
+                        self.give_back_relay(d.at);
+                    }
                     // The same size as the init it answers: no amplification.
                     self.send_raw(d.at, &reply, d.from);
                     if self.verbose {

@@ -284,17 +284,23 @@ function showMeta(meta) {
   dirty = true;
 }
 
-// A picture: shown once loaded (the image stays hidden until the first, so nothing shows
-// broken before it), captioned with the frame number the call gave it.
+// A picture: decoded off the page and swapped in whole once loaded, so the page never shows
+// a half-loaded or broken one (and nothing before the first); captioned with the frame
+// number the call gave it. A picture that finishes after a newer one is dropped.
 function showPicture(p) {
-  const img = $("picture");
-  img.onload = () => {
+  const next = new Image();
+  next.onload = () => {
+    if (p.seq <= data.picture) return;
+    const img = $("picture");
+    next.id = img.id;
+    next.alt = img.alt;
+    next.classList.add("loaded");
+    img.replaceWith(next);
     data.picture = p.seq; data.frame = p.frame;
-    img.classList.add("loaded");
     const what = data.meta.picture_note || "last shown picture";
     setText("picture-caption", p.frame === null || p.frame === undefined ? what : `${what}: frame ${p.frame}`);
   };
-  img.src = q(`picture.jpg?seq=${p.seq}`);
+  next.src = q(`picture.jpg?seq=${p.seq}`);
 }
 
 // What the page shows, read back from its own DOM, for tests and scripts (`?probe`).

@@ -2,8 +2,9 @@
 //! own NAT in Linux network namespaces, met through the rendezvous with coturn for STUN:
 //! directly through port-preserving NATs, relayed through coturn between two symmetric NATs,
 //! and, between symmetric NATs without `--turn`, a start that fails within 15 s naming the
-//! relay it needs. Each direction of a call must show most of its pictures, over one meeting
-//! and one session. The topology is `support/netns.rs` and `support/netns_meet.rs`'s;
+//! relay it needs; and two faults a call meets again through: the TURN server restarted
+//! during a relayed call, a NAT's mappings flushed during a direct one. Each direction of a
+//! call must show most of its pictures, over one meeting and one session. The topology is `support/netns.rs` and `support/netns_meet.rs`'s;
 //! documentation addresses only. Needs what `nat_meet.rs` needs (skipped without it, unless
 //! SALSIFY_REQUIRE_NETNS=1); each prints `nat-call: SCENARIO: ...` with its figures.
 
@@ -214,5 +215,149 @@ fn symmetric_nats_without_turn_fail_soon_naming_a_relay() {
                 s.log
             );
         }
+    });
+}
+
+/// The longest gap between two pictures a side showed during a call (`--out`'s
+/// `received.csv`, display times in µs on one clock) and the span from its first picture
+/// to its last, in seconds.
+fn longest_gap(received_csv: &Path) -> (f64, f64) {
+    let text = std::fs::read_to_string(received_csv).unwrap_or_default();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap_or("").split(',').collect();
+    let col = header.iter().position(|c| *c == "display_us");
+    let mut shown: Vec<f64> = lines
+        .filter_map(|l| l.split(',').nth(col?)?.parse().ok())
+        .collect();
+    shown.sort_by(f64::total_cmp);
+    let gap = shown
+        .windows(2)
+        .map(|w| (w[1] - w[0]) / 1e6)
+        .fold(0.0, f64::max);
+    let span = match (shown.first(), shown.last()) {
+        (Some(first), Some(last)) => (last - first) / 1e6,
+        _ => 0.0,
+    };
+    (gap, span)
+}
+
+/// A call of `seconds` between `a` and `b` (each writing `--out a-out` / `b-out`), with
+/// `fault` done `fault_at` seconds after both started.
+fn call_with_fault(
+    meet: &mut Meet,
+    (a, b): (&Host, &Host),
+    seconds: f64,
+    turn: bool,
+    fault_at: f64,
+    fault: impl FnOnce(&mut Meet),
+) -> (Side, Side) {
+    let mut b_args = side("b", "a", seconds + 2.0, turn);
+    b_args.extend(["--out".to_string(), "b-out".to_string()]);
+    let mut a_args = side("a", "b", seconds, turn);
+    a_args.extend(["--out".to_string(), "a-out".to_string()]);
+    let pb = meet.spawn(&b.ns, "b", &strs(&b_args));
+    let pa = meet.spawn(&a.ns, "a", &strs(&a_args));
+    std::thread::sleep(Duration::from_secs_f64(fault_at));
+    fault(meet);
+    let a_status = meet.wait(&pa, Duration::from_secs_f64(seconds + 25.0));
+    let b_status = meet.wait(&pb, Duration::from_secs(10));
+    meet.kill(&pa);
+    meet.kill(&pb);
+    let ok = |s: Option<std::process::ExitStatus>| s.is_some_and(|s| s.success());
+    (
+        read_side(&pa.log, ok(a_status)),
+        read_side(&pb.log, ok(b_status)),
+    )
+}
+
+/// Both sides met the peer again after the fault and went on in the one secure session
+/// (the video may start a second session with a keyframe after seconds without feedback,
+/// by design), with no gap in either direction's pictures longer than `max_gap` seconds;
+/// prints the gaps. Pictures must go on until 3 s before the call's end (`seconds`): a
+/// call that never came back has no long gap, only an early last picture.
+fn assert_recovered(meet: &Meet, name: &str, sides: (&Side, &Side), seconds: f64, max_gap: f64) {
+    let gaps: Vec<(f64, f64)> = ["a-out", "b-out"]
+        .iter()
+        .map(|d| longest_gap(&meet.dir.join(d).join("received.csv")))
+        .collect();
+    println!(
+        "nat-call: {name}: longest gap in pictures {:.2} s (a) / {:.2} s (b); pictures over {:.1} / {:.1} s",
+        gaps[0].0, gaps[1].0, gaps[0].1, gaps[1].1
+    );
+    for ((who, s), (gap, span)) in [("a", sides.0), ("b", sides.1)].into_iter().zip(&gaps) {
+        assert!(s.ok, "{name}: {who} failed\n{}", s.log);
+        assert!(s.sessions <= 2, "{name}: {who}\n{}", s.log);
+        assert!(
+            s.log.contains("met the peer again at"),
+            "{name}: {who} did not meet the peer again\n{}",
+            s.log
+        );
+        assert!(*gap < max_gap, "{name}: {who}: gap {gap:.2} s\n{}", s.log);
+        assert!(
+            *span >= seconds - 3.0,
+            "{name}: {who}: pictures over {span:.1} s of {seconds:.1}\n{}",
+            s.log
+        );
+    }
+}
+
+/// The TURN server killed and started again during a relayed call (the allocations gone
+/// with it): both sides hear nothing for 3 s, meet again through the rendezvous with new
+/// allocations, and the call goes on in its session; pictures again within 6 s of the
+/// kill (3 s of silence, the meeting, the relay's settling).
+#[test]
+fn a_relayed_call_survives_its_turn_server_restarting() {
+    let name = "a_relayed_call_survives_its_turn_server_restarting";
+    scenario(name, |meet| {
+        let (nat_a, a) = meet.behind_nat_a();
+        let (nat_b, b) = meet.behind_nat_b();
+        meet.symmetric(&nat_a);
+        meet.symmetric(&nat_b);
+        let t = seconds().max(8.0) + 8.0;
+        let (coturn, _rendezvous) = set_up(meet, t);
+        let (sa, sb) = call_with_fault(meet, (&a, &b), t, true, 4.0, |meet| {
+            meet.kill(&coturn);
+            meet.coturn(); // ended with the net
+        });
+        assert_recovered(meet, name, (&sa, &sb), t, 6.0);
+    });
+}
+
+/// Flushes `nat`'s connection tracking while its LAN host's datagrams are held back for
+/// 300 ms, so the peer's datagrams arrive first (a router restarting): they are tracked as
+/// flows to the NAT itself, on the outside port the host had.
+fn forget_mappings(meet: &mut Meet, nat: &netns::Nat) {
+    meet.nft(
+        &nat.ns,
+        "table ip slsf_fault {\n\
+         \tchain forward {\n\
+         \t\ttype filter hook forward priority -10; policy accept;\n\
+         \t\tiifname \"lan\" drop\n\
+         \t}\n\
+         }\n",
+    );
+    meet.exec(&nat.ns, &["conntrack", "-F"]);
+    std::thread::sleep(Duration::from_millis(300));
+    meet.exec(&nat.ns, &["nft", "delete", "table", "ip", "slsf_fault"]);
+}
+
+/// A NAT's mappings flushed (conntrack -F) during a direct call: the peer's datagrams,
+/// still arriving, pin the old outside port (conntrack keeps their flow), so this side's
+/// next flow to the peer leaves from another port, which the peer's NAT drops, and no
+/// direct pair can work until the peer stops sending there (measured: without `--turn`
+/// the meetings again find nothing and the call ends after 10 s). With `--turn` on both
+/// sides they meet again through the relay and go on.
+#[test]
+fn a_direct_call_with_turn_survives_its_nat_forgetting_its_mappings() {
+    let name = "a_direct_call_with_turn_survives_its_nat_forgetting_its_mappings";
+    scenario(name, |meet| {
+        let (nat_a, a) = meet.behind_nat_a();
+        let (_nat_b, b) = meet.behind_nat_b();
+        let t = seconds().max(8.0) + 8.0;
+        let _servers = set_up(meet, t);
+        let (sa, sb) = call_with_fault(meet, (&a, &b), t, true, 4.0, |meet| {
+            forget_mappings(meet, &nat_a);
+        });
+        assert_recovered(meet, name, (&sa, &sb), t, 6.0);
     });
 }

@@ -195,6 +195,14 @@ impl Path {
         }
     }
 
+    /// The way to the peer changed under the same address (through a relay now, or no
+    /// longer): what datagrams it carries is searched again from the base.
+    pub fn restart_search(&mut self, now: Instant) {
+        let before = self.max_datagram();
+        self.prober.restart(now);
+        self.push_size_change(before, self.max_datagram(), false);
+    }
+
     /// The driver's session rules chose the peer at `to` ([`Role::Follower`] only).
     pub fn follow(&mut self, now: Instant, to: SocketAddr) {
         if self.role != Role::Follower {
@@ -281,6 +289,12 @@ impl Path {
     /// An encrypted session's handshake completed at this side (the dialer's): a keep-alive
     /// at once confirms the keys to the listener, which may then send.
     pub fn on_established(&mut self) {
+        self.keep_alive_now();
+    }
+
+    /// A keep-alive to the peer at once (a side that found a new pair tells the peer which
+    /// way it comes).
+    pub fn keep_alive_now(&mut self) {
         if let Some(to) = self.peer.current() {
             self.queue(to, Message::KeepAlive { len: 2 });
         }

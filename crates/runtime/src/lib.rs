@@ -70,6 +70,7 @@ pub mod receiver_loop;
 pub mod receiver_sessions;
 pub mod relay;
 pub mod relay_sender;
+pub mod remeet;
 pub mod secure_io;
 pub mod sender_loop;
 pub mod sound;

@@ -94,33 +94,8 @@ pub fn meet(
     who: &str,
     stop: &AtomicBool,
 ) -> Result<Met> {
-    let public = Keypair::from_private(secure.local.clone()).public;
-    let key = MeetKey::new(secure.local.as_bytes(), &public.0, &secure.peer.0);
-    let port = socket.local_addr().context("the socket's address")?.port();
-    let host = local_ip_towards(via.rendezvous)
-        .map(|ip| Candidate {
-            kind: Kind::Host,
-            addr: SocketAddr::new(ip, port),
-        })
-        .into_iter()
-        .collect();
     let start = clock::now();
-    // A fresh seed from the OS for every meeting: its seals' nonces must never repeat.
-    let config = MeetConfig {
-        seed: rand::random(),
-        ..MeetConfig::new(via.rendezvous)
-    };
-    let mut meeting = Meeting::new(key, config, host, start);
-    let mut helpers = Helpers {
-        stun: via
-            .stun
-            .map(|server| StunBinding::new(server, Retransmits::default(), start)),
-        turn: via.turn.as_ref().map(|t| {
-            let config = TurnConfig::new(t.server, t.user.clone(), t.password.clone());
-            TurnClient::new(config, start)
-        }),
-        who: who.to_string(),
-    };
+    let (mut meeting, mut helpers) = start_meeting(via, socket, secure, who, start)?;
     socket
         .set_read_timeout(Some(std::time::Duration::from_millis(5)))
         .context("cannot set the socket's read timeout")?;
@@ -205,6 +180,45 @@ pub fn meet(
     }
 }
 
+/// A fresh meeting (a new run, fresh seed) with this side's host candidate, and its STUN
+/// binding and TURN allocation: what [`meet`] drives before a call and a
+/// [`crate::peer_link::PeerLink`] drives again when its path goes silent.
+pub(crate) fn start_meeting(
+    via: &Via,
+    socket: &UdpSocket,
+    secure: &SecureConfig,
+    who: &str,
+    now: Instant,
+) -> Result<(Meeting, Helpers)> {
+    let public = Keypair::from_private(secure.local.clone()).public;
+    let key = MeetKey::new(secure.local.as_bytes(), &public.0, &secure.peer.0);
+    let port = socket.local_addr().context("the socket's address")?.port();
+    let host = local_ip_towards(via.rendezvous)
+        .map(|ip| Candidate {
+            kind: Kind::Host,
+            addr: SocketAddr::new(ip, port),
+        })
+        .into_iter()
+        .collect();
+    // A fresh seed from the OS for every meeting: its seals' nonces must never repeat.
+    let config = MeetConfig {
+        seed: rand::random(),
+        ..MeetConfig::new(via.rendezvous)
+    };
+    let meeting = Meeting::new(key, config, host, now);
+    let helpers = Helpers {
+        stun: via
+            .stun
+            .map(|server| StunBinding::new(server, Retransmits::default(), now)),
+        turn: via.turn.as_ref().map(|t| {
+            let config = TurnConfig::new(t.server, t.user.clone(), t.password.clone());
+            TurnClient::new(config, now)
+        }),
+        who: who.to_string(),
+    };
+    Ok((meeting, helpers))
+}
+
 /// How far a meeting got: what its failure says.
 #[derive(Debug, Default)]
 struct Progress {
@@ -254,15 +268,16 @@ impl Progress {
 }
 
 /// The STUN binding and TURN allocation beside a meeting, on the same socket.
-struct Helpers {
+pub(crate) struct Helpers {
     stun: Option<StunBinding>,
-    turn: Option<TurnClient>,
+    /// The allocation (taken by the link once the pair is known).
+    pub(crate) turn: Option<TurnClient>,
     who: String,
 }
 
 impl Helpers {
     /// Their timers and requests, and the candidates they found.
-    fn tick(&mut self, now: Instant, socket: &UdpSocket, meeting: &mut Meeting) {
+    pub(crate) fn tick(&mut self, now: Instant, socket: &UdpSocket, meeting: &mut Meeting) {
         if let Some(b) = &mut self.stun {
             if now >= b.poll_timeout() {
                 b.handle_timeout(now);
@@ -317,8 +332,37 @@ impl Helpers {
         }
     }
 
+    /// When [`Helpers::tick`] next has something to do.
+    pub(crate) fn poll_timeout(&self) -> Instant {
+        let stun = self
+            .stun
+            .as_ref()
+            .map_or(Instant::FAR_FUTURE, |b| b.poll_timeout());
+        let turn = self
+            .turn
+            .as_ref()
+            .map_or(Instant::FAR_FUTURE, |t| t.poll_timeout());
+        stun.min(turn)
+    }
+
+    /// During a call: a datagram from this meeting's STUN or TURN server. `None`: not
+    /// theirs; `Some(None)`: theirs, consumed; `Some(Some((peer, payload)))`: a peer's
+    /// datagram out of the relay.
+    pub(crate) fn intercept(&mut self, d: &udp::Received) -> Option<Option<(SocketAddr, Vec<u8>)>> {
+        if let Some(b) = &mut self.stun {
+            if d.from == b.server() && b.handle_datagram(d.at, &d.bytes) {
+                return Some(None);
+            }
+        }
+        let t = self.turn.as_mut()?;
+        if d.from != t.server() || !TurnClient::is_turn(&d.bytes) {
+            return None;
+        }
+        Some(t.handle_datagram(d.at, &d.bytes))
+    }
+
     /// Lets the peer's candidates reach this side through the relay.
-    fn permit(&mut self, now: Instant, candidates: &[Candidate]) {
+    pub(crate) fn permit(&mut self, now: Instant, candidates: &[Candidate]) {
         if let Some(t) = &mut self.turn {
             for c in candidates.iter().filter(|c| c.kind != Kind::Relayed) {
                 t.permit(now, c.addr);
@@ -326,7 +370,7 @@ impl Helpers {
         }
     }
 
-    fn send(
+    pub(crate) fn send(
         &mut self,
         now: Instant,
         socket: &UdpSocket,
@@ -349,7 +393,7 @@ impl Helpers {
 
     /// A datagram: the STUN server's answer, the relay's (a peer's datagram unwrapped), or a
     /// meeting datagram straight from a peer or the rendezvous.
-    fn receive(&mut self, d: &udp::Received, meeting: &mut Meeting) {
+    pub(crate) fn receive(&mut self, d: &udp::Received, meeting: &mut Meeting) {
         if let Some(b) = &mut self.stun {
             if d.from == b.server() && b.handle_datagram(d.at, &d.bytes) {
                 return;

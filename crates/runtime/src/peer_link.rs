@@ -12,13 +12,14 @@
 use std::net::{SocketAddr, UdpSocket};
 
 use salsify_meet::turn::TurnClient;
-use salsify_meet::{MeetEvent, Meeting};
+use salsify_meet::{MeetEvent, Meeting, Pair};
 use salsify_path::{wire as path_wire, Origin, Path, PathConfig, PathEvent, PeerChange, Role};
 use salsify_secure::{SecureChannel, SecureConfig};
 use salsify_time::Instant;
 
 use crate::busy::{BusyConfig, BusyDesk, Decision};
 use crate::meet_phase::Via;
+use crate::remeet::{RemeetConfig, RemeetPolicy, Remeeting};
 use crate::secure_io::{self, DropLog, Opened};
 use crate::udp::{self, Received};
 
@@ -96,6 +97,12 @@ pub struct PeerLink {
     /// A listener met on a relayed pair: the dialer's first handshake says which way it sends
     /// (through this side's allocation, kept, or straight, and the allocation goes back).
     relay_until_dialed: bool,
+    /// What a meeting again needs (`--via`): where, and the keys its checks are sealed with.
+    again: Option<(Via, SecureConfig)>,
+    /// When to meet the peer again (its path silent).
+    remeet_policy: RemeetPolicy,
+    /// The meeting running again, if one is.
+    remeeting: Option<Remeeting>,
     /// STUN and TURN servers the meeting used: what they send late is dropped quietly.
     servers: Vec<SocketAddr>,
     /// Datagrams the scheme gave that were not sent (no keys yet, or held back).
@@ -167,6 +174,9 @@ impl PeerLink {
             meeting: None,
             relay: None,
             relay_until_dialed: false,
+            again: None,
+            remeet_policy: RemeetPolicy::new(RemeetConfig::default()),
+            remeeting: None,
             servers: Vec::new(),
             busy,
             peer_gone: false,
@@ -227,12 +237,6 @@ impl PeerLink {
         while let Some(d) = relay.poll_transmit(now) {
             udp::send(&self.socket, &d, relay.server());
         }
-        if self.verbose {
-            eprintln!(
-                "{}: the peer reaches this side straight; its relay is given back",
-                self.who
-            );
-        }
     }
 
     /// Sends `datagram` to `to`, through the relay when the call is relayed.
@@ -260,6 +264,10 @@ impl PeerLink {
         verbose: bool,
         stop: &std::sync::atomic::AtomicBool,
     ) -> anyhow::Result<PeerLink> {
+        let again = match (reach, &secure) {
+            (Reach::Via(via), Some(keys)) => Some((via.clone(), keys.clone())),
+            _ => None,
+        };
         let met = match (reach, &secure) {
             (Reach::Via(via), Some(keys)) => {
                 Some(crate::meet_phase::meet(via, &socket, keys, who, stop)?)
@@ -281,6 +289,7 @@ impl PeerLink {
             link.servers = met.servers;
             link.relay_until_dialed = met.relay.is_some() && !met.dials;
             link.relay = met.relay;
+            link.again = again;
         }
         Ok(link)
     }
@@ -347,6 +356,20 @@ impl PeerLink {
     /// Takes a datagram: the scheme's datagram in it and the peer's address, or `None`
     /// (a handshake, a path message, another address's, or refused and logged).
     pub fn receive(&mut self, d: &Received) -> Option<(SocketAddr, Vec<u8>)> {
+        if let Some(r) = &mut self.remeeting {
+            match r.helpers.intercept(d) {
+                Some(Some((peer, payload))) => {
+                    let unwrapped = Received {
+                        from: peer,
+                        bytes: payload,
+                        ..d.clone()
+                    };
+                    return self.receive_direct(&unwrapped, true);
+                }
+                Some(None) => return None,
+                None => {}
+            }
+        }
         if let Some(relay) = &mut self.relay {
             if d.from == relay.server() && TurnClient::is_turn(&d.bytes) {
                 // The relay's own messages are consumed; a peer's datagram comes out of it.
@@ -412,6 +435,19 @@ impl PeerLink {
                 Opened::Dropped => return None,
             },
         };
+        if matches!(origin, Origin::Authenticated { .. })
+            && std::mem::take(&mut self.relay_until_dialed)
+        {
+            // The dialer's first word since the meeting: answer the way it came.
+            if !via_relay && self.relay.is_some() {
+                self.give_back_relay(d.at);
+                self.path.restart_search(d.at);
+                if self.verbose {
+                    eprintln!("{}: the peer reaches this side straight", self.who);
+                }
+            }
+            self.path.switch(d.at, d.from);
+        }
         let counter = sealed_counter(&d.bytes);
         let from_peer = self
             .path
@@ -493,9 +529,15 @@ impl PeerLink {
         if now >= self.path.poll_timeout() {
             self.path.handle_timeout(now);
         }
+        self.check_remeet(now);
         if let Some(meeting) = &mut self.meeting {
             if now >= meeting.poll_timeout() {
                 meeting.handle_timeout(now);
+            }
+            if let Some(r) = &mut self.remeeting {
+                if now >= r.helpers.poll_timeout() {
+                    r.helpers.tick(now, &self.socket, meeting);
+                }
             }
         }
         sent += self.drive_meeting(now);
@@ -539,7 +581,111 @@ impl PeerLink {
             .relay
             .as_ref()
             .map_or(Instant::FAR_FUTURE, |r| r.poll_timeout());
-        secure.min(self.path.poll_timeout()).min(meeting).min(relay)
+        let remeet = match (&self.remeeting, &self.again) {
+            (Some(r), _) => r
+                .helpers
+                .poll_timeout()
+                .min(self.remeet_policy.give_up_at(r.since)),
+            (None, Some(_)) if self.keyed && !self.peer_gone => {
+                self.remeet_policy.next_at(self.path.last_heard())
+            }
+            _ => Instant::FAR_FUTURE,
+        };
+        secure
+            .min(self.path.poll_timeout())
+            .min(meeting)
+            .min(relay)
+            .min(remeet)
+    }
+
+    /// Starts a meeting again when the peer has been silent long enough (a call met through
+    /// a rendezvous), and gives up one that found no pair in time.
+    fn check_remeet(&mut self, now: Instant) {
+        if self.again.is_none() {
+            return;
+        }
+        if let Some(r) = &self.remeeting {
+            if self.remeet_policy.given_up(now, r.since) {
+                if let Some(mut r) = self.remeeting.take() {
+                    if let Some(t) = &mut r.helpers.turn {
+                        t.close(now);
+                        while let Some(d) = t.poll_transmit(now) {
+                            udp::send(&self.socket, &d, t.server());
+                        }
+                    }
+                }
+                eprintln!("{}: no pair found with the peer again yet", self.who);
+            }
+            return;
+        }
+        let heard = self.path.last_heard();
+        if !self.keyed || self.peer_gone || !self.remeet_policy.due(now, heard) {
+            return;
+        }
+        let silent = now.saturating_duration_since(heard).as_secs_f64();
+        let started = match &self.again {
+            Some((via, keys)) => {
+                crate::meet_phase::start_meeting(via, &self.socket, keys, self.who, now)
+            }
+            None => return,
+        };
+        let (meeting, helpers) = match started {
+            Ok(m) => m,
+            Err(e) => {
+                eprintln!("{}: cannot meet the peer again: {e:#}", self.who);
+                self.again = None;
+                return;
+            }
+        };
+        self.remeet_policy.started(now, heard);
+        eprintln!(
+            "{}: no word from the peer for {silent:.1} s: meeting it again through the rendezvous",
+            self.who
+        );
+        // The old allocation goes first: the new one is made on the same socket and server.
+        self.give_back_relay(now);
+        self.relay_until_dialed = false;
+        self.meeting = Some(meeting);
+        self.remeeting = Some(Remeeting {
+            helpers,
+            since: now,
+        });
+    }
+
+    /// A meeting run again found `pair`: the dialer sends there from now on (and says so
+    /// with a keep-alive); the listener on a relayed pair waits for it, as at the start.
+    fn finish_remeet(&mut self, now: Instant, pair: Pair) {
+        let Some(r) = self.remeeting.take() else {
+            return;
+        };
+        let dials = self.meeting.as_ref().is_some_and(|m| m.dials());
+        let mut turn = r.helpers.turn;
+        let keep = pair.via_relay || (pair.relayed && !dials);
+        if !keep {
+            if let Some(t) = &mut turn {
+                t.close(now);
+                while let Some(d) = t.poll_transmit(now) {
+                    udp::send(&self.socket, &d, t.server());
+                }
+            }
+            turn = None;
+        }
+        self.relay = turn;
+        // Through a relay now, or straight: the largest datagram may differ.
+        self.path.restart_search(now);
+        if dials || !pair.relayed {
+            self.path.switch(now, pair.remote);
+            self.path.keep_alive_now();
+        } else {
+            self.relay_until_dialed = true;
+        }
+        let how = if pair.relayed { "relayed" } else { "direct" };
+        eprintln!(
+            "{}: met the peer again at {} ({how}) in {:.2} s",
+            self.who,
+            pair.remote,
+            now.saturating_duration_since(r.since).as_secs_f64()
+        );
     }
 
     /// Sends what the meeting has to send (checks, answers: through the relay where they
@@ -554,12 +700,18 @@ impl PeerLink {
         while let Some(o) = meeting.poll_transmit() {
             out.push(o);
         }
-        let mut direct = None;
+        let mut events = vec![];
         while let Some(event) = meeting.poll_event() {
+            events.push(event);
+        }
+        let mut direct = None;
+        let mut met_again = None;
+        for event in events {
             match event {
+                MeetEvent::Met(pair) if self.remeeting.is_some() => met_again = Some(pair),
                 MeetEvent::Met(pair) if !pair.relayed => direct = Some(pair.remote),
                 MeetEvent::Introduced(candidates) => {
-                    if let Some(relay) = &mut self.relay {
+                    if let Some(relay) = self.meeting_relay() {
                         for c in &candidates {
                             relay.permit(now, c.addr);
                         }
@@ -571,20 +723,29 @@ impl PeerLink {
         let mut sent = 0;
         for o in out {
             sent += o.bytes.len();
-            match (o.via_relay, &mut self.relay) {
+            let socket = &self.socket;
+            let relay = match &mut self.remeeting {
+                Some(r) => r.helpers.turn.as_mut(),
+                None => self.relay.as_mut(),
+            };
+            match (o.via_relay, relay) {
                 (true, Some(relay)) => {
                     if let Some(wrapped) = relay.wrap(now, o.to, &o.bytes) {
-                        udp::send(&self.socket, &wrapped, relay.server());
+                        udp::send(socket, &wrapped, relay.server());
                     }
                 }
                 (true, None) => {}
                 (false, _) => {
                     match o.ttl {
-                        Some(ttl) => udp::send_with_ttl(&self.socket, &o.bytes, o.to, ttl),
-                        None => udp::send(&self.socket, &o.bytes, o.to),
+                        Some(ttl) => udp::send_with_ttl(socket, &o.bytes, o.to, ttl),
+                        None => udp::send(socket, &o.bytes, o.to),
                     };
                 }
             }
+        }
+        if let Some(pair) = met_again {
+            self.finish_remeet(now, pair);
+            return sent;
         }
         if let Some(to) = direct.filter(|_| self.relay.is_some()) {
             self.relay = None;
@@ -597,6 +758,15 @@ impl PeerLink {
             }
         }
         sent
+    }
+
+    /// The allocation the meeting's relayed checks go through: the running meeting's own
+    /// while one runs again, else the call's.
+    fn meeting_relay(&mut self) -> Option<&mut TurnClient> {
+        match &mut self.remeeting {
+            Some(r) => r.helpers.turn.as_mut(),
+            None => self.relay.as_mut(),
+        }
     }
 
     fn report(&self, event: PathEvent) {

@@ -168,11 +168,6 @@ impl EncodeTimeControl {
         }
     }
 
-    /// The camera's mean frame interval, once two pictures came.
-    pub fn frame_interval(&self) -> Option<Duration> {
-        self.interval.map(Duration::from_secs_f64)
-    }
-
     /// A camera picture captured at `captured`: the frame interval follows the camera.
     pub fn on_picture(&mut self, captured: Instant) {
         if let Some(last) = self.last_capture.filter(|l| captured > *l) {

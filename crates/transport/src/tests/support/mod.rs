@@ -7,10 +7,10 @@ pub mod link;
 
 use std::collections::{BTreeMap, HashMap};
 
+use crate::fake::{FakeDecoder, FakeEncoder, FakeFrame, FakePicture, FakeState};
+use crate::*;
 use salsify_codec::{Quality, StateHash};
 use salsify_time::{Duration, Instant};
-use salsify_transport::fake::{FakeDecoder, FakeEncoder, FakeFrame, FakePicture, FakeState};
-use salsify_transport::*;
 
 pub use salsify_endpoint::{
     Choice, Displayed, EncodeJob, EncodeRequest, ReceiverEvent, ReceiverOutput, SenderEvent,

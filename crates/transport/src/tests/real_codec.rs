@@ -6,14 +6,12 @@
 //! panic, the state stores stay bounded, and once the loss stops a frame sent after that is
 //! shown within 2 RTT + one frame interval. Run with `--nocapture` for the figures.
 
-mod support;
-
+use super::support::{EncodeRequest, EncodeService, LinkConfig, SentFrame, Session};
+use crate::*;
 use salsify_codec::synthetic::SyntheticSource;
 use salsify_codec::{EncodedFrame as Vp8Frame, Encoder, Image, State};
 use salsify_endpoint::EncodeJob;
 use salsify_time::Duration;
-use salsify_transport::*;
-use support::{EncodeRequest, EncodeService, LinkConfig, SentFrame, Session};
 
 const RTT: Duration = Duration::from_millis(40);
 const FRAME: Duration = Duration::from_micros(33_333);

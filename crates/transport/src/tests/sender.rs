@@ -1,12 +1,12 @@
 //! The sender alone, driven by hand: budget arithmetic, choice, skip cadence, forced sends,
 //! quality stepping, source-state choice in loss recovery, eviction, pacing and grace.
 
+use crate::fake::{FakeEncoder, FakeFrame, FakeState};
+use crate::wire::{Ack, DataFragment, FragmentId};
+use crate::*;
 use salsify_codec::{Quality, StateHash};
 use salsify_endpoint::{Choice, EncodeJob, EncodeRequest, SenderEvent, SenderOutput, SentFrame};
 use salsify_time::{Duration, Instant};
-use salsify_transport::fake::{FakeEncoder, FakeFrame, FakeState};
-use salsify_transport::wire::{Ack, DataFragment, FragmentId};
-use salsify_transport::*;
 
 type FakeSender = Sender<FakeFrame>;
 

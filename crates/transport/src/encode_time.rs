@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::ConfigError;
 
-/// Parameters of [`EncodeTimeControl`] (`[salsify.encode_time]` in experiment files).
+/// Parameters of `EncodeTimeControl` (`[salsify.encode_time]` in experiment files).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct EncodeTimeConfig {

@@ -85,7 +85,7 @@ pub use endpoint::{ReceiverSetupError, SalsifyReceiver, SalsifySender};
 pub use error::{ConfigError, DatagramRejected, SenderError};
 pub use receiver::{Receiver, SalsifyReceiverStats};
 pub use sender::{SalsifySenderStats, Sender};
-pub use vp8::Vp8Decoder;
+pub use vp8::VideoDecoder;
 pub use wire::{Ack, AckForecast, DataFragment, Datagram, FragmentId, WireError};
 
 #[cfg(test)]

@@ -45,13 +45,13 @@ impl EncodeService for Vp8Service {
     }
 }
 
-type Vp8Session = Session<Vp8Service, Vp8Decoder>;
+type Vp8Session = Session<Vp8Service, VideoDecoder>;
 
 /// 64x48 synthetic video at 30 fps through links `lossy` both ways, 2 ms per encode.
 fn vp8_session(lossy: LinkConfig) -> Vp8Session {
     let (width, height) = (64, 48);
     let sender = Sender::new(SenderConfig::default(), State::initial()).unwrap();
-    let receiver = Receiver::new(ReceiverConfig::default(), Vp8Decoder::new().unwrap()).unwrap();
+    let receiver = Receiver::new(ReceiverConfig::default(), VideoDecoder::new().unwrap()).unwrap();
     let service = Vp8Service {
         encoder: Encoder::new(width, height).unwrap(),
         source: SyntheticSource::new(width, height, 30, 7).unwrap(),

@@ -354,7 +354,6 @@ pub fn fake_session(
 }
 
 /// [`fake_session`] with a receiver configuration too.
-#[allow(dead_code)] // not every test binary uses it
 pub fn fake_session_with_receiver(
     sender: SenderConfig,
     receiver: ReceiverConfig,

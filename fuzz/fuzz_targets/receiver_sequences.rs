@@ -19,8 +19,7 @@ use salsify_codec::StateHash;
 use salsify_endpoint::{ReceiverEndpoint, ReceiverOutput};
 use salsify_sprout_model::ForecasterKind;
 use salsify_time::{Duration, Instant};
-use salsify_transport::wire::DataFragment;
-use salsify_transport::SalsifyReceiver;
+use salsify_transport::{DataFragment, SalsifyReceiver};
 
 /// Most outputs one input may yield: every feedback datagram a full sequence window needs,
 /// NACKs, a PLI and every frame the reassembly limit holds, with room to spare.

@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use salsify_transport::wire::{DataFragment, Datagram};
+use salsify_transport::{DataFragment, Datagram};
 
 fuzz_target!(|bytes: &[u8]| {
     let _ = Datagram::parse(bytes);

@@ -15,7 +15,7 @@ use salsify_codec::{FunctionalCodec, Image, IvfReader, PlainDecoder};
 use salsify_eval::metrics::ssim_luma;
 use salsify_schemes::registry::{self, scheme_names};
 use salsify_schemes::Runs;
-use salsify_transport::wire::DataFragment;
+use salsify_transport::DataFragment;
 
 mod support;
 

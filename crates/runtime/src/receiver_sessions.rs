@@ -345,7 +345,7 @@ mod tests {
     /// First fragment of a two-fragment Salsify keyframe of session `connection_id`.
     fn salsify_fragment(connection_id: u16, frame: u32) -> Vec<u8> {
         let mut out = Vec::new();
-        salsify_transport::wire::DataFragment {
+        salsify_transport::DataFragment {
             connection_id,
             frame,
             index: 0,

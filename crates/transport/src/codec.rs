@@ -1,7 +1,7 @@
 //! The little the transport needs to know about a codec.
 //!
 //! The sender and receiver are generic over these traits so their tests run on a size-only
-//! fake codec ([`crate::fake`]) without libvpx, while the real VP8 codec plugs in through
+//! fake codec (`crate::fake`, test-only) without libvpx, while the real VP8 codec plugs in through
 //! [`crate::vp8`]. The sender never encodes: it asks the runtime for encodes (see
 //! [`salsify_endpoint::EncodeRequest`]) and receives frames implementing [`SendableFrame`].
 

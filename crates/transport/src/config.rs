@@ -183,11 +183,11 @@ pub struct SenderConfig {
     pub rules: SenderRules,
     /// Parameters of [`SenderRules::SlowLink`] (ignored under the other rules).
     pub slow_link: SlowLinkConfig,
-    /// Keeping a picture's encodes within the frame interval ([`crate::encode_time`]).
+    /// Keeping a picture's encodes within the frame interval (`crate::encode_time`).
     pub encode_time: EncodeTimeConfig,
     /// Salsify or an ablation.
     pub mode: SenderMode,
-    /// Where the budget comes from (see [`crate::delivery`]): `"forecast"` (default: the
+    /// Where the budget comes from (see `crate::delivery`): `"forecast"` (default: the
     /// receiver's Sprout forecast of what the link delivers within `d` of the last ACK, at the
     /// receiver's confidence, less what is in flight; the receiver forecasts for such a
     /// sender) or `"ewma"` (the paper's `MTU x (d / tau - N)` from the inter-arrival EWMA,

@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::ConfigError;
 
-/// Parameters of [`EncodeTimeControl`] (`[salsify.encode_time]` in experiment files).
+/// Parameters of `EncodeTimeControl` (`[salsify.encode_time]` in experiment files).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct EncodeTimeConfig {
@@ -166,11 +166,6 @@ impl EncodeTimeControl {
             per_picture: 0.0,
             per_byte: None,
         }
-    }
-
-    /// The camera's mean frame interval, once two pictures came.
-    pub fn frame_interval(&self) -> Option<Duration> {
-        self.interval.map(Duration::from_secs_f64)
     }
 
     /// A camera picture captured at `captured`: the frame interval follows the camera.

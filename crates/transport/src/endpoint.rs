@@ -14,7 +14,7 @@ use crate::config::{ConfigError, ReceiverConfig, SenderConfig, SenderMode, Sende
 use crate::error::DatagramRejected;
 use crate::receiver::Receiver;
 use crate::sender::Sender;
-use crate::vp8::Vp8Decoder;
+use crate::vp8::VideoDecoder;
 
 /// The Salsify sender (or one of its ablations) on libvpx's frames: the [`Sender`] itself,
 /// a [`ep::SenderEndpoint`] with no translation (it speaks the endpoint's vocabulary).
@@ -22,7 +22,7 @@ pub type SalsifySender = Sender<salsify_codec::EncodedFrame>;
 
 /// The Salsify receiver decoding with libvpx: the [`Receiver`] itself, a
 /// [`ep::ReceiverEndpoint`].
-pub type SalsifyReceiver = Receiver<Vp8Decoder>;
+pub type SalsifyReceiver = Receiver<VideoDecoder>;
 
 impl SalsifySender {
     /// A sender whose first frame is a keyframe (it starts from [`State::initial`]);
@@ -212,9 +212,9 @@ impl From<salsify_codec::CodecError> for ReceiverSetupError {
 }
 
 impl SalsifyReceiver {
-    /// A receiver with its own VP8 decoder.
+    /// A receiver with its own [`VideoDecoder`] (VP8 and AV1 frames alike).
     pub fn from_config(config: ReceiverConfig) -> Result<Self, ReceiverSetupError> {
-        Ok(Receiver::new(config, Vp8Decoder::new()?)?)
+        Ok(Receiver::new(config, VideoDecoder::new()?)?)
     }
 }
 

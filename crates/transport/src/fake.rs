@@ -33,10 +33,8 @@ pub struct FakeFrame {
     pub source: StateHash,
     /// Target state.
     pub target: FakeState,
-    /// Quantizer used.
+    /// Quantizer used (the picture id travels only in `bytes`, as the decoder reads it).
     pub quality: Quality,
-    /// The picture encoded.
-    pub picture: u64,
 }
 
 impl SendableFrame for FakeFrame {
@@ -117,7 +115,6 @@ impl FakeEncoder {
             source: source.0,
             target: FakeState(target),
             quality,
-            picture,
         }
     }
 

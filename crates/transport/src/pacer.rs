@@ -39,11 +39,6 @@ impl<T> Pacer<T> {
         self.gap = gap;
     }
 
-    /// The current spacing.
-    pub fn gap(&self) -> Duration {
-        self.gap
-    }
-
     /// Queues `item`.
     pub fn push(&mut self, item: T) {
         let after_idle = self.queue.is_empty();
@@ -94,14 +89,10 @@ impl<T> Pacer<T> {
         before - self.queue.len()
     }
 
-    /// Items waiting.
+    /// Items waiting (the unit tests' view of the queue).
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.queue.len()
-    }
-
-    /// True if nothing waits.
-    pub fn is_empty(&self) -> bool {
-        self.queue.is_empty()
     }
 }
 

@@ -384,14 +384,14 @@ impl<F: SendableFrame> Sender<F> {
 
     /// The budget for the next frame in bytes, `MTU x (d / tau - N)` clamped at zero; `None`
     /// (no limit) before the first estimate while nothing is in flight (under the paper's
-    /// rules: before the first estimate). See [`decision::frame_budget`] and
-    /// [`decision::paper_budget`].
+    /// rules: before the first estimate). See `decision::frame_budget` and
+    /// `decision::paper_budget`.
     pub fn budget(&self) -> Option<usize> {
         self.rules.budget.formula(&self.link())
     }
 
     /// The budget the sender would decide with at `now`, in bytes: [`Sender::budget`] as the
-    /// configured budget source amends it (see [`crate::rules::budget`]).
+    /// configured budget source amends it (see `crate::rules::budget`).
     pub fn budget_now(&self, now: Instant) -> Option<usize> {
         let budget = self.rules.budget.budget(&self.link());
         budget.map(|b| b.saturating_sub(self.audio_in_flight(now)))
@@ -435,7 +435,7 @@ impl<F: SendableFrame> Sender<F> {
 
     /// True when fragments are in flight and the receiver has been silent long enough that
     /// what is in flight is presumed lost (see [`SenderConfig::outage_timeout`] and
-    /// [`crate::rules::outage`]; never under the paper's rules).
+    /// `crate::rules::outage`; never under the paper's rules).
     pub fn outage_suspected(&self, now: Instant) -> bool {
         let (tau, in_flight) = (self.view.mean_interarrival, self.fragments_in_flight());
         self.rules.outage.outage_suspected(now, tau, in_flight)

@@ -81,7 +81,8 @@ impl<S: CodecState> StateStore<S> {
         }
     }
 
-    /// The newest state.
+    /// The newest state (the unit tests' view of the store).
+    #[cfg(test)]
     pub fn newest(&self) -> Option<&S> {
         self.entries.back()
     }
@@ -95,11 +96,6 @@ impl<S: CodecState> StateStore<S> {
     /// States held now.
     pub fn len(&self) -> usize {
         self.entries.len()
-    }
-
-    /// True if no state is held.
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
     }
 
     /// Most states held at once so far.

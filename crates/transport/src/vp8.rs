@@ -31,25 +31,25 @@ impl SendableFrame for Vp8Frame {
     }
 }
 
-/// The functional decoder (VP8 and AV1 frames alike; the name is from when there was only
-/// VP8) as a [`FrameDecoder`] showing [`Image`]s.
-pub struct Vp8Decoder(FunctionalDecoder);
+/// The functional decoder as a [`FrameDecoder`] showing [`Image`]s: VP8 and AV1 frames alike,
+/// so one receiver decodes whichever codec the call's sender chose.
+pub struct VideoDecoder(FunctionalDecoder);
 
-impl std::fmt::Debug for Vp8Decoder {
+impl std::fmt::Debug for VideoDecoder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Vp8Decoder")
+        f.write_str("VideoDecoder")
     }
 }
 
-impl Vp8Decoder {
+impl VideoDecoder {
     /// A decoder; fails only if libvpx cannot create one (libaom's opens on the first AV1
     /// frame).
     pub fn new() -> Result<Self, CodecError> {
-        FunctionalDecoder::new().map(Vp8Decoder)
+        FunctionalDecoder::new().map(VideoDecoder)
     }
 }
 
-impl FrameDecoder for Vp8Decoder {
+impl FrameDecoder for VideoDecoder {
     type State = State;
     type Picture = Image;
 

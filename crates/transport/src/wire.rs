@@ -100,7 +100,7 @@ pub enum WireError {
     /// A type byte that is neither data nor ACK.
     #[error("unknown message type {0:#04x}")]
     UnknownType(u8),
-    /// A fragment count of zero or above [`MAX_FRAGMENTS`].
+    /// A fragment count of zero or above `MAX_FRAGMENTS`.
     #[error("fragment count {0} is outside 1..={MAX_FRAGMENTS}")]
     BadFragmentCount(u16),
     /// A fragment index at or beyond the fragment count.
@@ -111,7 +111,7 @@ pub enum WireError {
         /// The count on the wire.
         count: u16,
     },
-    /// A payload length of zero or above [`MAX_PAYLOAD`].
+    /// A payload length of zero or above `MAX_PAYLOAD`.
     #[error("payload length {0} is outside 1..={MAX_PAYLOAD}")]
     BadPayloadLength(usize),
     /// The datagram's length differs from what its header declares.
@@ -122,10 +122,10 @@ pub enum WireError {
         /// Actual length.
         got: usize,
     },
-    /// An ACK listing more than [`MAX_HELD_STATES`] states.
+    /// An ACK listing more than `MAX_HELD_STATES` states.
     #[error("{0} held states is above the limit of {MAX_HELD_STATES}")]
     TooManyStates(usize),
-    /// A forecast trailer that is malformed: a tick count outside 1..=[`MAX_FORECAST_TICKS`],
+    /// A forecast trailer that is malformed: a tick count outside 1..=`MAX_FORECAST_TICKS`,
     /// a tick length outside its bounds, or counts that decrease.
     #[error("malformed delivery forecast: {0}")]
     BadForecast(&'static str),
@@ -171,20 +171,20 @@ pub struct Ack {
     pub current_state: StateHash,
     /// How many frames the receiver has given up on (cumulative).
     pub frames_lost: u32,
-    /// States the receiver holds and can decode from, oldest first; at most [`MAX_HELD_STATES`].
+    /// States the receiver holds and can decode from, oldest first; at most `MAX_HELD_STATES`.
     pub held_states: Vec<StateHash>,
     /// The receiver's delivery forecast, when it made a new one since its last ACK.
     pub forecast: Option<AckForecast>,
 }
 
 /// The receiver's forecast of the link (Sprout's, fed with grace-corrected arrivals): at
-/// least `counts[i]` packet units ([`FORECAST_UNIT_BYTES`] wire bytes each) will be delivered within `i + 1`
+/// least `counts[i]` packet units (`FORECAST_UNIT_BYTES` wire bytes each) will be delivered within `i + 1`
 /// ticks, with the receiver's configured confidence.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AckForecast {
     /// Length of one tick.
     pub tick: Duration,
-    /// Cumulative counts, non-decreasing; 1..=[`MAX_FORECAST_TICKS`] of them.
+    /// Cumulative counts, non-decreasing; 1..=`MAX_FORECAST_TICKS` of them.
     pub counts: Vec<u16>,
 }
 

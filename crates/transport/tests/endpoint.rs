@@ -483,7 +483,7 @@ fn the_endpoints_are_the_state_machines_themselves() {
 /// ACKs from zero again.
 #[test]
 fn stale_acks_are_counted_apart_from_feedback_used() {
-    use salsify_transport::wire::{Ack, FragmentId};
+    use salsify_transport::{Ack, FragmentId};
     let (mut tx, _rx) = pair(SenderConfig::default(), true);
     let ack = |ack_number: u32| {
         let mut out = Vec::new();

@@ -327,7 +327,7 @@ impl Family for Salsify {
 
     fn is_sender_datagram(&self, datagram: &[u8]) -> bool {
         WireFamily::of(datagram) == Some(WireFamily::Salsify)
-            && salsify_transport::wire::DataFragment::parse(datagram).is_ok()
+            && salsify_transport::DataFragment::parse(datagram).is_ok()
     }
 
     fn receiver_scheme(&self, _name: &str) -> &'static str {

@@ -16,7 +16,7 @@ pub struct ReceiverConfig {
     /// Weight of a new sample in the inter-arrival EWMA. Default 0.1 (the paper).
     pub ewma_alpha: f64,
     /// Estimate tau per full-size datagram (an EWMA of sizes beside the EWMA of gaps; see
-    /// [`crate::estimator`]), not per datagram whatever its size. Default true; the
+    /// `crate::estimator`), not per datagram whatever its size. Default true; the
     /// `salsify-paper` scheme uses the paper's plain per-packet mean.
     pub size_aware_estimate: bool,
     /// States older than the source of the last frame decoded that are kept anyway (the
@@ -37,12 +37,12 @@ pub struct ReceiverConfig {
     /// Most frames being reassembled at once (oldest dropped first). Default 16.
     pub max_pending_frames: usize,
     /// Most decoder states kept (oldest dropped first; a state used as a reference is kept
-    /// anyway, see [`crate::state_store::StateStore::insert_keeping`]). One state is one reference
+    /// anyway, see `crate::state_store::StateStore::insert_keeping`). One state is one reference
     /// picture, 1.4 MB at 720p. Default 48: `states_behind` and the newest 16.
     pub max_states: usize,
     /// How many of the newest held states each ACK lists. Default 8.
     pub acked_states: usize,
-    /// Forecast the link and send the forecast on ACKs (see [`crate::link_forecast`]), for a
+    /// Forecast the link and send the forecast on ACKs (see `crate::link_forecast`), for a
     /// sender that budgets with it (`[salsify] budget = "forecast"`). Default false (ACKs as
     /// they were); the schemes turn it on when their sender budgets with the forecast.
     #[serde(skip_serializing_if = "std::ops::Not::not")]

@@ -9,7 +9,7 @@ use crate::serde_units::millis;
 /// Which rules decide, beyond Algorithm 2, when the sender sends although the budget says skip.
 ///
 /// In TOML a lowercase name: `rules = "paper"` or `"slow-link"`. Each names one rule per
-/// seam of [`crate::rules`], built once when the sender is.
+/// seam of `crate::rules`, built once when the sender is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
@@ -20,7 +20,7 @@ pub enum SenderRules {
     /// `max_consecutive_skips` skips in a row whether or not something is in flight.
     Paper,
     /// The default: the first round's rules made safe on slow and fading links (see [`SlowLinkConfig`] and
-    /// [`crate::decision`]): the outage timeout follows the link's own pace, probes are the
+    /// `crate::decision`): the outage timeout follows the link's own pace, probes are the
     /// worse option if it is one fragment, else the coarsest frame the encoder makes, and back
     /// off exponentially, and forced sends never exceed what the
     /// estimate drains within the delay target (one fragment at least), asking the encoder
@@ -43,7 +43,7 @@ pub struct SlowLinkConfig {
     #[serde(rename = "max_probe_interval_ms", with = "millis")]
     pub max_probe_interval: Duration,
     /// Cap the probe interval also at `ack_timeout_factor x pace` (at least
-    /// `outage_probe_interval`; [`crate::decision::probe_interval_cap`]): on a fast link a
+    /// `outage_probe_interval`; `crate::decision::probe_interval_cap`): on a fast link a
     /// probe costs next to nothing and need not back off (measured: intermittent link p95
     /// 257 -> 132 ms, ACK-stall link 2309 -> 1973 ms). Default true. The risk it takes: tau
     /// is the time per fragment *received*, short fragments included, so on a slow link the
@@ -74,7 +74,7 @@ impl Default for SlowLinkConfig {
 }
 
 /// The resolution step of the slow-link rules (`[slow_link.resolution]`; see
-/// [`crate::resolution`]): where even the coarsest frame at the current size takes longer
+/// `crate::resolution`): where even the coarsest frame at the current size takes longer
 /// than the delay target to cross the link at the estimated rate, for `step_down_after`
 /// without a break, the sender codes the picture at half the width and height (a keyframe at
 /// the new size; the receiver's picture is scaled up for display). It steps back up when a

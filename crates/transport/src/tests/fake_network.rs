@@ -3,11 +3,9 @@
 //! and the ablations end to end. Every shown frame is checked against what the sender sent.
 //! Run with `--nocapture` to see the measured figures.
 
-mod support;
-
+use super::support::{fake_session, ms, FakeSession, LinkConfig, SentFrame};
+use crate::*;
 use salsify_time::{Duration, Instant};
-use salsify_transport::*;
-use support::{fake_session, ms, FakeSession, LinkConfig, SentFrame};
 
 const RTT: Duration = Duration::from_millis(40);
 const FRAME: Duration = Duration::from_micros(33_333);

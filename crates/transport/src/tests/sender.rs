@@ -1,12 +1,12 @@
 //! The sender alone, driven by hand: budget arithmetic, choice, skip cadence, forced sends,
 //! quality stepping, source-state choice in loss recovery, eviction, pacing and grace.
 
+use crate::fake::{FakeEncoder, FakeFrame, FakeState};
+use crate::wire::{Ack, DataFragment, FragmentId};
+use crate::*;
 use salsify_codec::{Quality, StateHash};
 use salsify_endpoint::{Choice, EncodeJob, EncodeRequest, SenderEvent, SenderOutput, SentFrame};
 use salsify_time::{Duration, Instant};
-use salsify_transport::fake::{FakeEncoder, FakeFrame, FakeState};
-use salsify_transport::wire::{Ack, DataFragment, FragmentId};
-use salsify_transport::*;
 
 type FakeSender = Sender<FakeFrame>;
 
@@ -253,7 +253,7 @@ fn two_options_step_quality_down_17_and_up_23_within_3_to_127() {
 
     // Budget zero: forced worse options walk up to the clamp at 127 (the paper's rules, which
     // force the worse option whatever its size; the slow-link rules' cap is tested in
-    // tests/slow_link.rs).
+    // tests::slow_link).
     let mut s = new_sender(SenderConfig {
         max_consecutive_skips: 0,
         rules: SenderRules::Paper,
@@ -329,7 +329,7 @@ fn sends_the_larger_option_that_fits_else_skips() {
 fn skips_at_most_max_consecutive_then_forces_the_worse_option() {
     let enc = FakeEncoder::default();
     // The paper's count; the slow-link rules force after `idle_link_skips` with nothing in
-    // flight (tests/slow_link.rs).
+    // flight (tests::slow_link).
     let mut s = new_sender(SenderConfig {
         rules: SenderRules::Paper,
         ..SenderConfig::default()

@@ -6,14 +6,12 @@
 //! panic, the state stores stay bounded, and once the loss stops a frame sent after that is
 //! shown within 2 RTT + one frame interval. Run with `--nocapture` for the figures.
 
-mod support;
-
+use super::support::{EncodeRequest, EncodeService, LinkConfig, SentFrame, Session};
+use crate::*;
 use salsify_codec::synthetic::SyntheticSource;
 use salsify_codec::{EncodedFrame as Vp8Frame, Encoder, Image, State};
 use salsify_endpoint::EncodeJob;
 use salsify_time::Duration;
-use salsify_transport::*;
-use support::{EncodeRequest, EncodeService, LinkConfig, SentFrame, Session};
 
 const RTT: Duration = Duration::from_millis(40);
 const FRAME: Duration = Duration::from_micros(33_333);
@@ -47,13 +45,13 @@ impl EncodeService for Vp8Service {
     }
 }
 
-type Vp8Session = Session<Vp8Service, Vp8Decoder>;
+type Vp8Session = Session<Vp8Service, VideoDecoder>;
 
 /// 64x48 synthetic video at 30 fps through links `lossy` both ways, 2 ms per encode.
 fn vp8_session(lossy: LinkConfig) -> Vp8Session {
     let (width, height) = (64, 48);
     let sender = Sender::new(SenderConfig::default(), State::initial()).unwrap();
-    let receiver = Receiver::new(ReceiverConfig::default(), Vp8Decoder::new().unwrap()).unwrap();
+    let receiver = Receiver::new(ReceiverConfig::default(), VideoDecoder::new().unwrap()).unwrap();
     let service = Vp8Service {
         encoder: Encoder::new(width, height).unwrap(),
         source: SyntheticSource::new(width, height, 30, 7).unwrap(),

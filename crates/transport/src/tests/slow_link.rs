@@ -2,14 +2,12 @@
 //! ([`SenderRules::Paper`]) in whole sessions over the fake codec: what they send while the
 //! link is slow, silent or too slow for the delay target, against the default rules.
 
-mod support;
-
+use super::support::{fake_session, fake_session_with_receiver, ms, FakeSession, LinkConfig};
+use crate::fake::SizeModel;
+use crate::*;
 use salsify_codec::Quality;
 use salsify_endpoint::{Choice, SentFrame};
 use salsify_time::Duration;
-use salsify_transport::fake::SizeModel;
-use salsify_transport::*;
-use support::{fake_session, fake_session_with_receiver, ms, FakeSession, LinkConfig};
 
 /// 500 kbit/s, 20 ms each way.
 fn narrow() -> LinkConfig {

@@ -7,10 +7,10 @@ pub mod link;
 
 use std::collections::{BTreeMap, HashMap};
 
+use crate::fake::{FakeDecoder, FakeEncoder, FakeFrame, FakePicture, FakeState};
+use crate::*;
 use salsify_codec::{Quality, StateHash};
 use salsify_time::{Duration, Instant};
-use salsify_transport::fake::{FakeDecoder, FakeEncoder, FakeFrame, FakePicture, FakeState};
-use salsify_transport::*;
 
 pub use salsify_endpoint::{
     Choice, Displayed, EncodeJob, EncodeRequest, ReceiverEvent, ReceiverOutput, SenderEvent,
@@ -354,7 +354,6 @@ pub fn fake_session(
 }
 
 /// [`fake_session`] with a receiver configuration too.
-#[allow(dead_code)] // not every test binary uses it
 pub fn fake_session_with_receiver(
     sender: SenderConfig,
     receiver: ReceiverConfig,

@@ -2,14 +2,14 @@
 //! a held state, waiting for reordered frames, loss counting, duplicates, stale and
 //! malformed datagrams, ACK contents and state eviction.
 
+use crate::fake::{FakeDecoder, FakeEncoder, FakeFrame, FakePicture, FakeState};
+use crate::wire::{Ack, DataFragment};
+use crate::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use salsify_codec::{Quality, StateHash};
 use salsify_endpoint::{Displayed, ReceiverEvent, ReceiverOutput};
 use salsify_time::{Duration, Instant};
-use salsify_transport::fake::{FakeDecoder, FakeEncoder, FakeFrame, FakePicture, FakeState};
-use salsify_transport::wire::{Ack, DataFragment};
-use salsify_transport::*;
 
 type FakeReceiver = Receiver<FakeDecoder>;
 

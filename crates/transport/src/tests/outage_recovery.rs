@@ -3,11 +3,9 @@
 //! link comes back — whatever the phase of the outage against the sender's frames — and that
 //! frame is one the receiver can decode (never a wrong state).
 
-mod support;
-
+use super::support::{fake_session, ms, FakeSession, LinkConfig};
+use crate::*;
 use salsify_time::Duration;
-use salsify_transport::*;
-use support::{fake_session, ms, FakeSession, LinkConfig};
 
 /// 500 kbit/s, 20 ms each way (RTT 40 ms), no loss outside the outage.
 fn narrow() -> LinkConfig {

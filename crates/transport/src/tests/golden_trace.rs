@@ -10,16 +10,14 @@
 //! means behaviour changed. If a change of behaviour is intended, re-record them (run with
 //! `--nocapture` to see the new values) and say so in the commit.
 
-mod support;
-
+use super::support::{EncodeService, FakeService, Link, LinkConfig};
+use crate::fake::{FakeDecoder, FakeFrame, FakePicture, FakeState};
+use crate::*;
 use salsify_codec::{Quality, StateHash};
 use salsify_endpoint::{
     EncodeJob, EncodeRequest, ReceiverEvent, ReceiverOutput, SenderEvent, SenderOutput,
 };
 use salsify_time::{Duration, Instant};
-use salsify_transport::fake::{FakeDecoder, FakeFrame, FakePicture, FakeState};
-use salsify_transport::*;
-use support::{EncodeService, FakeService, Link, LinkConfig};
 
 /// FNV-1a, 64 bits: tiny and stable across Rust versions (unlike `DefaultHasher`).
 struct Digest(u64);

@@ -1,12 +1,12 @@
 //! The forecast budget, the ACK-stall rules and the quantizer walk from the budget, driven by
 //! hand: what the sender may send and ask for after ACKs, and while ACKs are silent.
 
+use crate::fake::{FakeEncoder, FakeFrame, FakeState};
+use crate::wire::{Ack, AckForecast, DataFragment, FragmentId, DATA_HEADER_LEN};
+use crate::*;
 use salsify_codec::StateHash;
 use salsify_endpoint::{EncodeJob, SenderOutput};
 use salsify_time::{Duration, Instant};
-use salsify_transport::fake::{FakeEncoder, FakeFrame, FakeState};
-use salsify_transport::wire::{Ack, AckForecast, DataFragment, FragmentId, DATA_HEADER_LEN};
-use salsify_transport::*;
 
 type FakeSender = Sender<FakeFrame>;
 

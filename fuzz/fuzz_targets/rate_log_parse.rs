@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use salsify_netem::{RateLog, RateLogFormat, RateLogSpec};
+use salsify_netem::{RateLog, RateLogSpec};
 
 fuzz_target!(|data: &[u8]| {
     // The first byte picks the stated format, the rest is the log.

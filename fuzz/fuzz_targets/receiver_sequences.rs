@@ -14,7 +14,7 @@ use libfuzzer_sys::fuzz_target;
 use salsify_baselines::sprout::wire::{emit_data, DataHeader, Payload};
 use salsify_baselines::sprout::{SproutConfig, SproutReceiver};
 use salsify_baselines::wire::{MediaHeader, Packet};
-use salsify_baselines::{BaselineReceiver, ReceiverConfig, Scheme};
+use salsify_baselines::{BaselineReceiver, ReceiverConfig, WireId};
 use salsify_codec::StateHash;
 use salsify_endpoint::{ReceiverEndpoint, ReceiverOutput};
 use salsify_sprout_model::ForecasterKind;
@@ -58,9 +58,9 @@ fn datagram(kind: u8, n: Numbers, key: bool) -> Vec<u8> {
                 keyframe: key,
                 retransmission: false,
                 scheme: if kind == 0 {
-                    Scheme::Conventional
+                    WireId::Conventional
                 } else {
-                    Scheme::Vidaptive
+                    WireId::Vidaptive
                 },
             },
             payload: vec![n.frame as u8; 40],

@@ -18,6 +18,9 @@ pub struct AudioSender {
     next_frame: u64,
     next_seq: u32,
     pcm: Vec<i16>,
+    /// Send silence in place of the source's samples (the microphone turned off).
+    muted: bool,
+    silence: Vec<i16>,
     /// Frames encoded, and packets sent.
     pub frames: u64,
     /// Packets sent.
@@ -38,9 +41,18 @@ impl AudioSender {
             next_frame: 0,
             next_seq: 0,
             pcm: vec![0; config.frame.samples()],
+            muted: false,
+            silence: Vec::new(),
             frames: 0,
             packets: 0,
         })
+    }
+
+    /// Sends silence from now on in place of the source's samples (`true`), or the samples
+    /// again: the frame numbers and times go on either way, so the receiver plays silence,
+    /// not a gap to conceal.
+    pub fn set_muted(&mut self, muted: bool) {
+        self.muted = muted;
     }
 
     fn frame_len(&self) -> Duration {
@@ -91,7 +103,12 @@ impl AudioSender {
     }
 
     fn encode(&mut self, frame: u64, pcm: &[i16]) -> Result<Option<AudioPacket>, AudioError> {
-        let payload = self.encoder.encode(pcm)?;
+        let payload = if self.muted {
+            self.silence.resize(pcm.len(), 0);
+            self.encoder.encode(&self.silence)?
+        } else {
+            self.encoder.encode(pcm)?
+        };
         self.next_frame = frame + 1;
         self.frames += 1;
         if payload.len() <= DTX_PACKET_MAX {

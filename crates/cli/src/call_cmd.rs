@@ -49,7 +49,9 @@ pub struct CallArgs {
     /// played and measured whenever it comes.
     #[arg(long, default_value = "none")]
     pub audio: String,
-    /// Show the peer's video in a window (as `salsify recv --display`).
+    /// Show the peer's video in a window (as `salsify recv --display`), with this side's own
+    /// pictures small in its bottom-right corner; in it `m` turns the microphone off and on
+    /// (silence is sent), `v` the camera (a black picture is sent), `q` or Escape ends the call.
     #[arg(long)]
     pub display: bool,
     /// Also play the peer's audio on the default output device (needs `--features sound`).
@@ -162,12 +164,25 @@ pub fn run(args: &CallArgs) -> Result<()> {
     if !config.video {
         camera.input = "synthetic".into(); // sized like one; never played
     }
-    let source = CameraInput::open(&camera)?;
+    let mut source: Box<dyn runtime::camera::PictureSource> = Box::new(CameraInput::open(&camera)?);
     let display = runtime::display::Display::new(config.receiver.display.clone())?;
     let title = format!("salsify call: {}", config.sender.scheme.name());
     let size = (args.source.size.width, args.source.size.height);
-    let window = window::open(args.display, &title, size, true)?;
+    let mut window = window::open(args.display, &title, size, true)?;
     config.receiver.display.view = window.as_ref().map(|w| w.view());
+    if let Some(controls) = window.as_mut().map(|w| w.call_controls()) {
+        // The window's keys: `m` sends silence, `v` a black picture; its corner shows ours.
+        if let Some(audio) = &mut config.sender.audio {
+            audio.mute = Some(controls.mute);
+        }
+        if config.video {
+            source = Box::new(runtime::camera::SwitchedCamera::new(
+                source,
+                controls.camera_off,
+                Some(controls.preview),
+            ));
+        }
+    }
     let stop = runtime::stop_on_ctrl_c()?;
     runtime::stop_after(&stop, args.duration);
     if !args.quiet {
@@ -193,7 +208,7 @@ pub fn run(args: &CallArgs) -> Result<()> {
     )?;
     let observer = dashboard::observer(&dash);
     let totals = window::run_in(window, "salsify call", &stop.clone(), move || {
-        call_loop::run(config, Box::new(source), display, stop, observer)
+        call_loop::run(config, source, display, stop, observer)
     });
     dashboard::finish(dash);
     let totals = totals?;

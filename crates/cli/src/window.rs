@@ -12,6 +12,16 @@ use anyhow::Result;
 
 use crate::runtime::display::LiveView;
 
+/// What a call's window hands its sources.
+pub struct CallControls {
+    /// This side's own pictures, as sent.
+    pub preview: LiveView,
+    /// On while the microphone is off (`m`).
+    pub mute: crate::runtime::switch::Switch,
+    /// On while the camera is off (`v`).
+    pub camera_off: crate::runtime::switch::Switch,
+}
+
 /// An open window, or none.
 pub struct SessionWindow {
     #[cfg(feature = "display")]
@@ -59,6 +69,23 @@ impl SessionWindow {
         {
             let screen = self.window.screen();
             LiveView::new(move |picture| screen.show(picture))
+        }
+        #[cfg(not(feature = "display"))]
+        unreachable!("no window is ever opened without the display feature")
+    }
+
+    /// A call's side of the window: where this side's own pictures go (shown small in a
+    /// corner), and the flags its `m` (microphone off) and `v` (camera off) keys set.
+    pub fn call_controls(&mut self) -> CallControls {
+        #[cfg(feature = "display")]
+        {
+            let screen = self.window.preview_screen();
+            let keys = self.window.call_keys();
+            CallControls {
+                preview: LiveView::new(move |picture| screen.show(picture)),
+                mute: crate::runtime::switch::Switch::new(keys.mute_flag()),
+                camera_off: crate::runtime::switch::Switch::new(keys.camera_flag()),
+            }
         }
         #[cfg(not(feature = "display"))]
         unreachable!("no window is ever opened without the display feature")

@@ -547,3 +547,186 @@ fn the_demo_shows_its_video_in_a_window() {
     assert!(dir.join("received.ivf").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The mean luma of `w`x`h` pixels of `image` from (`x`, `y`).
+fn mean_luma(image: &Image, (x, y, w, h): (usize, usize, usize, usize)) -> f64 {
+    let plane = image.y();
+    let sum: u64 = (y..y + h)
+        .flat_map(|r| plane.row(r)[x..x + w].iter().map(|&v| u64::from(v)))
+        .sum();
+    sum as f64 / (w * h) as f64
+}
+
+/// Root-mean-square of 16-bit mono samples `from..to` seconds into a 48 kHz WAV.
+fn rms(wav: &Path, from: f64, to: f64) -> f64 {
+    let bytes = std::fs::read(wav).unwrap_or_else(|e| panic!("{}: {e}", wav.display()));
+    let data = bytes
+        .windows(4)
+        .position(|w| w == b"data")
+        .expect("a data chunk")
+        + 8;
+    let samples: Vec<f64> = bytes[data..]
+        .chunks_exact(2)
+        .map(|c| f64::from(i16::from_le_bytes([c[0], c[1]])))
+        .collect();
+    let (a, b) = ((from * 48_000.0) as usize, (to * 48_000.0) as usize);
+    let part = &samples[a.min(samples.len())..b.min(samples.len())];
+    assert!(
+        !part.is_empty(),
+        "{}: no samples in {from}-{to} s",
+        wav.display()
+    );
+    (part.iter().map(|s| s * s).sum::<f64>() / part.len() as f64).sqrt()
+}
+
+/// A call's window shows the peer's video with this side's own pictures small in its
+/// bottom-right corner; `v` turns the camera off (the peer then gets black pictures, the
+/// preview goes black, the title says so) and `m` the microphone (the peer hears silence).
+#[test]
+fn a_calls_window_previews_its_own_pictures_and_its_keys_mute_and_blank() {
+    let Some(x) = xvfb("a_calls_window_previews_its_own_pictures_and_its_keys_mute_and_blank")
+    else {
+        return;
+    };
+    let dir = temp_dir("call-keys");
+    let addr = free_addr();
+    let peer_out = dir.join("peer");
+    let size = format!("{}x{}", SIZE.0, SIZE.1);
+    let side = salsify(
+        Some(&x.display),
+        &[
+            "call",
+            "--listen",
+            &addr,
+            "--display",
+            "--size",
+            &size,
+            "--audio",
+            "synthetic",
+            "--duration",
+            "12",
+            "-q",
+        ],
+    );
+    let peer = salsify(
+        None,
+        &[
+            "call",
+            "--to",
+            &addr,
+            "--size",
+            &size,
+            "--audio",
+            "synthetic",
+            "--out",
+            peer_out.to_str().unwrap(),
+            "--duration",
+            "12",
+            "-q",
+        ],
+    );
+    std::thread::sleep(Duration::from_millis(3500));
+    let before = screenshot(&x, &dir);
+    let press = |keys: &[&str]| {
+        let mut args = vec![
+            "search",
+            "--sync",
+            "--name",
+            "salsify call",
+            "windowfocus",
+            "--sync",
+        ];
+        args.push("key");
+        args.extend_from_slice(keys);
+        let out = Command::new("xdotool")
+            .args(&args)
+            .env("DISPLAY", &x.display)
+            .output()
+            .expect("xdotool runs");
+        assert!(
+            out.status.success(),
+            "xdotool: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let pressed = Instant::now();
+    press(&["v", "m"]);
+    std::thread::sleep(Duration::from_millis(2000));
+    let after = screenshot(&x, &dir);
+    let title = Command::new("xdotool")
+        .args(["search", "--name", "microphone off, camera off"])
+        .env("DISPLAY", &x.display)
+        .output()
+        .expect("xdotool runs");
+    let side = finish(side, "salsify call --display");
+    finish(peer, "salsify call (the peer)");
+    assert!(
+        title.status.success(),
+        "the title does not say the microphone and camera are off: {}",
+        String::from_utf8_lossy(&side.stderr)
+    );
+    // The preview: a quarter of the width, in the bottom-right corner (inside its margin).
+    let (w, h) = (SIZE.0 as usize / 4, SIZE.1 as usize / 4);
+    let margin = (SIZE.0 as f64 * 0.02).round() as usize;
+    let corner = (
+        SIZE.0 as usize - w - margin + 4,
+        SIZE.1 as usize - h - margin + 4,
+        w - 8,
+        h - 8,
+    );
+    let middle = (SIZE.0 as usize / 4, SIZE.1 as usize / 4, w, h);
+    let (corner_before, corner_after) = (mean_luma(&before, corner), mean_luma(&after, corner));
+    let middle_after = mean_luma(&after, middle);
+    eprintln!(
+        "preview luma {corner_before:.1} -> {corner_after:.1} after `v`; the peer's picture {middle_after:.1}"
+    );
+    assert!(
+        corner_after < 20.0,
+        "the preview is not black: {corner_after:.1}"
+    );
+    assert!(
+        corner_before > 30.0,
+        "no preview before `v`: {corner_before:.1}"
+    );
+    assert!(
+        middle_after > 30.0,
+        "the peer's picture went dark too: {middle_after:.1}"
+    );
+    // What the peer got: black pictures at the end, silence after the keys.
+    let y4m = dir.join("peer.y4m");
+    let ffmpeg = Command::new("ffmpeg")
+        .args(["-v", "error", "-y", "-i"])
+        .arg(peer_out.join("received.ivf"))
+        .arg(&y4m)
+        .output()
+        .expect("ffmpeg runs");
+    assert!(
+        ffmpeg.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ffmpeg.stderr)
+    );
+    let decoded = read_y4m(&y4m);
+    let full = (0, 0, SIZE.0 as usize, SIZE.1 as usize);
+    let (first, last) = (
+        mean_luma(&decoded[decoded.len() / 10], full),
+        mean_luma(decoded.last().unwrap(), full),
+    );
+    let since_keys = pressed.elapsed().as_secs_f64(); // the WAV ends with the call
+    let wav = peer_out.join("audio.wav");
+    let (loud, quiet) = (
+        rms(&wav, 1.0, 3.0),
+        rms(&wav, 12.0 - since_keys + 1.5, 10.5),
+    );
+    eprintln!(
+        "the peer's pictures: luma {first:.1} -> {last:.1}; its audio RMS {loud:.0} -> {quiet:.0}"
+    );
+    assert!(
+        first > 30.0 && last < 20.0,
+        "pictures {first:.1} -> {last:.1}"
+    );
+    assert!(
+        loud > 300.0 && quiet < loud / 20.0,
+        "audio RMS {loud:.0} -> {quiet:.0}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -437,6 +437,46 @@ fn a_home_router_and_a_gateway_relay_through_turn() {
     }
 }
 
+/// Two peers behind one home router, on one LAN: they meet directly within 3 s on their
+/// LAN addresses (the host candidates; a Linux router does not hairpin their outside
+/// ones) and show most of their pictures.
+#[test]
+fn two_peers_behind_one_home_router_meet_on_their_lan() {
+    let name = "two_peers_behind_one_home_router_meet_on_their_lan";
+    let t = seconds();
+    let mut sides = None;
+    scenario(name, |meet| {
+        let (nat, a) = meet.behind_nat_a();
+        let b = meet.second_host_behind_nat_a(&nat);
+        NatModel::Home.apply(meet, &nat);
+        let _servers = set_up(meet, t);
+        sides = Some(call(meet, &a, &b, t, false));
+    });
+    let Some(sides) = sides else { return };
+    println!(
+        "nat-models: {name}: met in {:?} / {:?} s, showed {} / {} of {:.0}",
+        sides.0.met_s,
+        sides.1.met_s,
+        sides.0.shown,
+        sides.1.shown,
+        FPS * t
+    );
+    assert_met(name, &sides, "direct", Some(MEET_WITHIN_S));
+    for (s, peer) in [(&sides.0, netns::BEHIND_A2), (&sides.1, netns::BEHIND_A)] {
+        assert!(
+            s.log.contains(&format!("met the peer at {peer}:")),
+            "{name}: not met on the LAN\n{}",
+            s.log
+        );
+        assert!(
+            s.shown as f64 >= SHOWN_FLOOR * FPS * t,
+            "{name}: {}\n{}",
+            s.shown,
+            s.log
+        );
+    }
+}
+
 /// One row of the matrix: how a call between two places went.
 fn matrix_row(a: Place, b: Place, turn: bool, sides: &(Side, Side), direct: f64) -> String {
     let how = |s: &Side| {

@@ -20,6 +20,7 @@ use salsify_audio::{AudioSender, AudioSource, LoopedSamples, OpusConfig, Synthet
 use salsify_time::{Duration, Instant};
 
 use crate::sound::Microphone;
+use crate::switch::Switch;
 
 /// How often the loop looks for the microphone's next frame once it is due (the device
 /// hands frames on in its own rhythm, after its own buffering).
@@ -73,6 +74,8 @@ pub struct AudioSendConfig {
     pub input: AudioInput,
     /// The encoder (default: 20 ms frames, 32 kb/s, FEC and DTX on).
     pub opus: OpusConfig,
+    /// Silence is sent while this is on (a call window's `m`).
+    pub mute: Option<Switch>,
 }
 
 impl AudioSendConfig {
@@ -81,6 +84,7 @@ impl AudioSendConfig {
         AudioSendConfig {
             input,
             opus: OpusConfig::default(),
+            mute: None,
         }
     }
 }
@@ -99,6 +103,7 @@ pub struct LiveAudioSender {
     mic: Option<Microphone>,
     /// With the microphone: when to look in its queue again.
     poll_again: Instant,
+    mute: Option<Switch>,
 }
 
 impl LiveAudioSender {
@@ -122,6 +127,7 @@ impl LiveAudioSender {
             dropped: 0,
             mic,
             poll_again: start,
+            mute: config.mute.clone(),
         })
     }
 
@@ -142,6 +148,8 @@ impl LiveAudioSender {
     /// The datagrams due at `now`, oldest first (DTX's silent frames make none). `ready`:
     /// whether the peer can be sent to; if not, what is due is dropped.
     pub fn poll(&mut self, now: Instant, ready: bool) -> Result<Vec<Vec<u8>>> {
+        self.sender
+            .set_muted(self.mute.as_ref().is_some_and(Switch::is_on));
         if self.mic.is_some() {
             return self.poll_mic(now, ready);
         }

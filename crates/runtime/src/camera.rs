@@ -13,10 +13,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use salsify_codec::{Image, SyntheticSource};
+use salsify_codec::{Image, PlaneId, SyntheticSource};
 use salsify_time::{Duration, Instant};
 
 use crate::clock;
+use crate::display::LiveView;
+use crate::switch::Switch;
 
 /// Pictures to play, all of one size.
 pub trait PictureSource: Send {
@@ -102,6 +104,73 @@ pub struct Captured {
     pub at: Instant,
     /// The picture.
     pub image: Arc<Image>,
+}
+
+/// A call's camera as its window's keys leave it: a black picture in place of each one
+/// while the camera is off (the peer sees it went dark, and a still picture costs almost
+/// nothing to send), and each picture that goes out shown small in the window (`preview`).
+pub struct SwitchedCamera {
+    inner: Box<dyn PictureSource>,
+    off: Switch,
+    preview: Option<LiveView>,
+    black: Option<Image>,
+}
+
+impl SwitchedCamera {
+    /// `inner`, off while `off` is on, its pictures also handed to `preview`.
+    pub fn new(inner: Box<dyn PictureSource>, off: Switch, preview: Option<LiveView>) -> Self {
+        SwitchedCamera {
+            inner,
+            off,
+            preview,
+            black: None,
+        }
+    }
+
+    /// A black picture of `size` (limited-range I420: luma 16, chroma 128).
+    fn black(&mut self, size: (u32, u32)) -> Result<Image> {
+        if let Some(b) = self
+            .black
+            .as_ref()
+            .filter(|b| (b.width(), b.height()) == size)
+        {
+            return Ok(b.clone());
+        }
+        let mut image = Image::new(size.0, size.1).context("a black picture")?;
+        for (id, value) in [(PlaneId::Y, 16), (PlaneId::U, 128), (PlaneId::V, 128)] {
+            image.plane_mut(id).data_mut().fill(value);
+        }
+        self.black = Some(image.clone());
+        Ok(image)
+    }
+}
+
+impl PictureSource for SwitchedCamera {
+    fn size(&self) -> (u32, u32) {
+        self.inner.size()
+    }
+
+    fn fps(&self) -> f64 {
+        self.inner.fps()
+    }
+
+    fn next_picture(&mut self) -> Result<Option<Image>> {
+        let Some(picture) = self.inner.next_picture()? else {
+            return Ok(None);
+        };
+        let picture = match self.off.is_on() {
+            true => self.black((picture.width(), picture.height()))?,
+            false => picture,
+        };
+        if let Some(view) = &self.preview {
+            view.show(Arc::new(picture.clone()));
+        }
+        Ok(Some(picture))
+    }
+
+    fn is_live(&self) -> bool {
+        self.inner.is_live()
+    }
 }
 
 /// Plays `source` on a new thread until `stop` is set, the source ends, or `deliver` returns

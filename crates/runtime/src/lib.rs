@@ -75,6 +75,7 @@ pub mod secure_io;
 pub mod sender_loop;
 pub mod sound;
 pub mod status;
+pub mod switch;
 pub mod udp;
 
 use std::sync::atomic::{AtomicBool, Ordering};

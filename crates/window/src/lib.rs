@@ -18,6 +18,11 @@
 //! and [`Window::run`] moves the session's work (receiver loop, demo monitor) to a scoped
 //! thread. On Linux (X11, Wayland) any one thread would do; the main thread works everywhere.
 //!
+//! **In a call** ([`Window::preview_screen`], [`Window::call_keys`]) the window also shows a
+//! small preview of this side's own pictures in its bottom-right corner, and its `m` and `v`
+//! keys turn the microphone and the camera off and on ([`CallKeys`]; the title says what is
+//! off).
+//!
 //! **Closing** the window (its close button, Escape or `q`) sets the session's stop flag, the
 //! same flag Ctrl-C sets, so the session ends the same way and keeps everything written.
 //! SDL's own SIGINT/SIGTERM handlers are turned off so Ctrl-C stays the command's.
@@ -30,10 +35,12 @@
 
 #![warn(missing_docs)]
 
+mod call_keys;
 mod config;
 mod mailbox;
 mod sdl;
 
+pub use call_keys::CallKeys;
 pub use config::{WindowConfig, WindowError, WindowOutcome};
 pub use mailbox::{Screen, WindowStats};
 pub use sdl::Window;

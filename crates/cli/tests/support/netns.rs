@@ -38,6 +38,8 @@ pub const PUBLIC: &str = "203.0.113.10";
 pub const NAT_A_OUTSIDE: &str = "203.0.113.18";
 /// The host behind NAT A.
 pub const BEHIND_A: &str = "192.0.2.10";
+/// The second host on NAT A's LAN ([`Net::second_host_behind_nat_a`]).
+pub const BEHIND_A2: &str = "192.0.2.11";
 /// NAT B's outside address; its LAN is 198.51.100.0/24.
 pub const NAT_B_OUTSIDE: &str = "203.0.113.34";
 /// The host behind NAT B.
@@ -444,6 +446,36 @@ impl Net {
             NAT_A_OUTSIDE,
             BEHIND_A,
         )
+    }
+
+    /// A second host, 192.0.2.11, on the LAN of NAT A (made by [`Net::behind_nat_a`]): the
+    /// NAT's `lan` end goes into a bridge with the LAN address, and the new host hangs off
+    /// it, so the two hosts share one link (two laptops at one home router) and reach each
+    /// other without the NAT.
+    pub fn second_host_behind_nat_a(&mut self, nat: &Nat) -> Host {
+        let inside = self.namespace("hosta2");
+        let lan = "192.0.2.1/24";
+        self.ip(&nat.ns, &["link", "add", "br0", "type", "bridge"]);
+        self.ip(&nat.ns, &["addr", "del", lan, "dev", "lan"]);
+        self.ip(&nat.ns, &["link", "set", "lan", "master", "br0"]);
+        self.ip(&nat.ns, &["addr", "add", lan, "dev", "br0"]);
+        self.ip(&nat.ns, &["link", "set", "br0", "up"]);
+        self.ip(
+            &nat.ns,
+            &[
+                "link", "add", "lan2", "type", "veth", "peer", "name", "eth0", "netns", &inside,
+            ],
+        );
+        self.ip(&nat.ns, &["link", "set", "lan2", "master", "br0"]);
+        self.ip(&nat.ns, &["link", "set", "lan2", "up"]);
+        self.ip(&inside, &["addr", "add", "192.0.2.11/24", "dev", "eth0"]);
+        self.ip(&inside, &["link", "set", "eth0", "up"]);
+        self.ip(&inside, &["route", "add", "default", "via", "192.0.2.1"]);
+        Host {
+            ns: inside,
+            addr: BEHIND_A2,
+            uplink: nat.uplink.clone(),
+        }
     }
 
     /// NAT B (outside 203.0.113.34 on the core's `nb`, LAN 198.51.100.0/24) and the host

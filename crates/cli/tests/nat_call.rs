@@ -111,19 +111,7 @@ fn strs(v: &[String]) -> Vec<&str> {
 
 /// A call of `seconds` between `a` and `b`, both through the rendezvous.
 fn call(meet: &mut Meet, a: &Host, b: &Host, seconds: f64, turn: bool) -> (Side, Side) {
-    let b_args = side("b", "a", seconds + 2.0, turn);
-    let a_args = side("a", "b", seconds, turn);
-    let pb = meet.spawn(&b.ns, "b", &strs(&b_args));
-    let pa = meet.spawn(&a.ns, "a", &strs(&a_args));
-    let a_status = meet.wait(&pa, Duration::from_secs_f64(seconds + 25.0));
-    let b_status = meet.wait(&pb, Duration::from_secs(10));
-    meet.kill(&pa);
-    meet.kill(&pb);
-    let ok = |s: Option<std::process::ExitStatus>| s.is_some_and(|s| s.success());
-    (
-        read_side(&pa.log, ok(a_status)),
-        read_side(&pb.log, ok(b_status)),
-    )
+    call_with_fault(meet, (a, b), seconds, turn, 0.0, |_| {})
 }
 
 /// Each direction showed at least `share` of a clean call's pictures, over one session, and

@@ -147,12 +147,8 @@ pub fn meet(
                 // dialer's handshake shows whether it comes through it.
                 let relay = match helpers.turn.take() {
                     Some(t) if pair.via_relay || (pair.relayed && !dials) => Some(t),
-                    Some(mut t) => {
-                        // Not needed: give the allocation back.
-                        t.close(now);
-                        while let Some(d) = t.poll_transmit(now) {
-                            udp::send(socket, &d, t.server());
-                        }
+                    Some(t) => {
+                        give_back(socket, t, now); // not needed
                         None
                     }
                     None => None,
@@ -217,6 +213,14 @@ pub(crate) fn start_meeting(
         who: who.to_string(),
     };
     Ok((meeting, helpers))
+}
+
+/// Deletes `turn`'s allocation on its server (the delete sent now, no answer awaited).
+pub(crate) fn give_back(socket: &UdpSocket, mut turn: TurnClient, now: Instant) {
+    turn.close(now);
+    while let Some(d) = turn.poll_transmit(now) {
+        udp::send(socket, &d, turn.server());
+    }
 }
 
 /// How far a meeting got: what its failure says.

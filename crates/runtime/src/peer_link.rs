@@ -230,12 +230,8 @@ impl PeerLink {
 
     /// Deletes the TURN allocation (the dialer reaches this side without it).
     fn give_back_relay(&mut self, now: Instant) {
-        let Some(mut relay) = self.relay.take() else {
-            return;
-        };
-        relay.close(now);
-        while let Some(d) = relay.poll_transmit(now) {
-            udp::send(&self.socket, &d, relay.server());
+        if let Some(relay) = self.relay.take() {
+            crate::meet_phase::give_back(&self.socket, relay, now);
         }
     }
 
@@ -606,13 +602,8 @@ impl PeerLink {
         }
         if let Some(r) = &self.remeeting {
             if self.remeet_policy.given_up(now, r.since) {
-                if let Some(mut r) = self.remeeting.take() {
-                    if let Some(t) = &mut r.helpers.turn {
-                        t.close(now);
-                        while let Some(d) = t.poll_transmit(now) {
-                            udp::send(&self.socket, &d, t.server());
-                        }
-                    }
+                if let Some(t) = self.remeeting.take().and_then(|r| r.helpers.turn) {
+                    crate::meet_phase::give_back(&self.socket, t, now);
                 }
                 eprintln!("{}: no pair found with the peer again yet", self.who);
             }
@@ -659,18 +650,14 @@ impl PeerLink {
             return;
         };
         let dials = self.meeting.as_ref().is_some_and(|m| m.dials());
-        let mut turn = r.helpers.turn;
         let keep = pair.via_relay || (pair.relayed && !dials);
-        if !keep {
-            if let Some(t) = &mut turn {
-                t.close(now);
-                while let Some(d) = t.poll_transmit(now) {
-                    udp::send(&self.socket, &d, t.server());
-                }
+        self.relay = match r.helpers.turn {
+            Some(t) if !keep => {
+                crate::meet_phase::give_back(&self.socket, t, now);
+                None
             }
-            turn = None;
-        }
-        self.relay = turn;
+            turn => turn,
+        };
         // Through a relay now, or straight: the largest datagram may differ.
         self.path.restart_search(now);
         if dials || !pair.relayed {

@@ -42,6 +42,14 @@ pub struct PathConfig {
     pub challenge_every: Duration,
     /// Challenges sent before a new address is given up on. Default 5.
     pub challenge_tries: u32,
+    /// An address given up on (its challenges unanswered, or the peer's own newer datagram
+    /// came from where it was) is not challenged again for this long, twice as long each
+    /// time after, up to [`PathConfig::max_rechallenge_after`]: a stranger who copies the
+    /// peer's datagrams and wins the race with some draws a few challenges, not one for
+    /// each. Default 1 s (a validation's 5 tries).
+    pub rechallenge_after: Duration,
+    /// The longest wait of [`PathConfig::rechallenge_after`]. Default 16 s.
+    pub max_rechallenge_after: Duration,
     /// Plaintext listener: how long the peer must have been silent before another address
     /// may take its place (the receiver's takeover rule). Default 500 ms.
     pub takeover_after: Duration,
@@ -70,6 +78,8 @@ impl Default for PathConfig {
             amplification: 3,
             challenge_every: Duration::from_millis(200),
             challenge_tries: 5,
+            rechallenge_after: Duration::from_secs(1),
+            max_rechallenge_after: Duration::from_secs(16),
             takeover_after: Duration::from_millis(500),
             seal_overhead: 0,
             seed: 0,

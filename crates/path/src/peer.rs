@@ -17,12 +17,17 @@
 //!   has been silent for [`crate::PathConfig::takeover_after`].
 //! - A listener's first authenticated datagram gives it its peer at once: the handshake's
 //!   round trip was made from there.
+//! - A copy that beat the peer's own datagram there (an on-path stranger forwarding what it
+//!   sees, as in RFC 9000 section 9.3.3) is found out when the peer's next newest datagram
+//!   comes from where it was: the candidate is dropped. An address dropped or given up on is
+//!   not challenged again for [`crate::PathConfig::rechallenge_after`], doubling each time,
+//!   so such a stranger draws a few challenges in a call, not one for each race it wins.
 
 use std::net::SocketAddr;
 
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
-use salsify_time::Instant;
+use salsify_time::{Duration, Instant};
 
 use crate::config::PathConfig;
 use crate::wire::CHALLENGE_LEN;
@@ -71,6 +76,18 @@ pub enum PeerChange {
 /// The peer tracker's random stream of [`PathConfig::seed`].
 const RNG_STREAM: u64 = 1;
 
+/// Addresses remembered as held off: a stranger with more addresses than this draws at most
+/// its amplification credit's challenges at each.
+const HELD_OFF: usize = 8;
+
+/// An address given up on: not challenged before `until`; `wait` is the last hold-off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct HeldOff {
+    addr: SocketAddr,
+    until: Instant,
+    wait: Duration,
+}
+
 /// The peer's address and the candidate it may move to.
 #[derive(Debug, Clone)]
 pub struct PeerPath {
@@ -82,6 +99,8 @@ pub struct PeerPath {
     last_heard: Instant,
     /// Draws the challenges' tokens ([`PathConfig::seed`]).
     rng: ChaCha8Rng,
+    /// Addresses given up on, each with when it may be challenged again.
+    held_off: Vec<HeldOff>,
 }
 
 impl PeerPath {
@@ -94,6 +113,7 @@ impl PeerPath {
             candidate: None,
             pending: None,
             last_heard: now,
+            held_off: Vec::new(),
         }
     }
 
@@ -123,6 +143,12 @@ impl PeerPath {
     ) -> (bool, Option<PeerChange>) {
         if self.current == Some(from) {
             self.last_heard = now;
+            if origin == (Origin::Authenticated { newest: true }) {
+                // The peer is still here: the candidate's datagram was a copy that won a race.
+                if let Some(c) = self.candidate.take() {
+                    self.hold_off(now, c.to);
+                }
+            }
             return (true, None);
         }
         let Origin::Authenticated { newest } = origin else {
@@ -140,9 +166,10 @@ impl PeerPath {
                 }),
             );
         }
+        let held_off = self.is_held_off(now, from);
         match &mut self.candidate {
             Some(c) if c.to == from => c.received += size as u64,
-            _ if newest => self.challenge(now, from, size, false),
+            _ if newest && !held_off => self.challenge(now, from, size, false),
             _ => {}
         }
         (true, None)
@@ -181,6 +208,7 @@ impl PeerPath {
         }
         let from = self.current.replace(to);
         self.candidate = None;
+        self.held_off.retain(|h| h.addr != to);
         self.last_heard = now;
         Some(PeerChange::Moved { from, to })
     }
@@ -208,6 +236,7 @@ impl PeerPath {
         self.candidate
             .filter(|c| c.to == from && c.token == token)?;
         self.candidate = None;
+        self.held_off.retain(|h| h.addr != from);
         let old = self.current.replace(from);
         self.last_heard = now;
         Some(PeerChange::Moved {
@@ -228,6 +257,7 @@ impl PeerPath {
             if c.tries >= self.config.challenge_tries {
                 let gone = c.to;
                 self.candidate = None;
+                self.hold_off(now, gone);
                 return Some(PeerChange::Unanswered(gone));
             }
             // Out of credit: wait for more from it, or give up at the usual time.
@@ -240,6 +270,38 @@ impl PeerPath {
         c.next = now + self.config.challenge_every;
         self.pending = Some((c.to, c.token));
         None
+    }
+
+    /// `addr` is not challenged again for a while: the first time for
+    /// [`PathConfig::rechallenge_after`], then twice the last wait, up to its maximum.
+    fn hold_off(&mut self, now: Instant, addr: SocketAddr) {
+        let first = self.config.rechallenge_after;
+        let longest = self.config.max_rechallenge_after.max(first);
+        match self.held_off.iter_mut().find(|h| h.addr == addr) {
+            Some(h) => {
+                h.wait = (h.wait * 2).min(longest);
+                h.until = now + h.wait;
+            }
+            None => {
+                if self.held_off.len() == HELD_OFF {
+                    // Forget the one free soonest.
+                    if let Some(i) = (0..HELD_OFF).min_by_key(|&i| self.held_off[i].until) {
+                        self.held_off.swap_remove(i);
+                    }
+                }
+                self.held_off.push(HeldOff {
+                    addr,
+                    until: now + first,
+                    wait: first,
+                });
+            }
+        }
+    }
+
+    fn is_held_off(&self, now: Instant, addr: SocketAddr) -> bool {
+        self.held_off
+            .iter()
+            .any(|h| h.addr == addr && now < h.until)
     }
 
     /// A challenge to send now: (to, token).
@@ -323,6 +385,62 @@ mod tests {
         // 100 bytes from it buy at most 300 bytes of 10-byte challenges: all 5 tries here.
         assert_eq!(challenges, 5);
         assert!(t <= t0 + Duration::from_millis(1200), "{t:?}");
+    }
+
+    /// The peer sends a newest datagram every 10 ms from where it is; a stranger's copy of
+    /// every 7th beats it there from the stranger's address (the original then refused as a
+    /// replay). The stranger draws a few challenges over 20 s, not one for each race won.
+    #[test]
+    fn copies_that_win_the_race_draw_a_few_challenges_not_one_each() {
+        let t0 = Instant::from_millis(0);
+        let mut p = PeerPath::new(PathConfig::default(), Some(addr(1)), t0);
+        let (mut challenges, mut copies) = (0, 0);
+        for i in 1..=2000u64 {
+            let t = t0 + Duration::from_millis(10 * i);
+            if i % 7 == 0 {
+                copies += 1;
+                assert_eq!(p.on_received(t, addr(66), 1000, NEWEST), (true, None));
+            } else {
+                assert_eq!(p.on_received(t, addr(1), 1000, NEWEST), (true, None));
+            }
+            assert!(!matches!(
+                p.handle_timeout(t),
+                Some(PeerChange::Moved { .. })
+            ));
+            challenges += usize::from(p.poll_challenge().is_some());
+            assert_eq!(p.current(), Some(addr(1)));
+        }
+        // Held off 1, 2, 4, 8 s after each: five challenges in 20 s, for 285 copies.
+        assert_eq!(copies, 285);
+        assert!(challenges <= 6, "{challenges} challenges");
+    }
+
+    /// An address held off because a stranger's copies came from it can still be the peer's
+    /// later: once its hold-off is over, its newest datagram is challenged and the answer moves
+    /// the peer.
+    #[test]
+    fn an_address_held_off_is_challenged_again_after_its_wait() {
+        let t0 = Instant::from_millis(0);
+        let mut p = PeerPath::new(PathConfig::default(), Some(addr(1)), t0);
+        p.on_received(t0, addr(2), 100, NEWEST);
+        p.handle_timeout(t0);
+        assert!(p.poll_challenge().is_some());
+        let t1 = t0 + Duration::from_millis(10);
+        p.on_received(t1, addr(1), 100, NEWEST);
+        assert_eq!(p.candidate(), None, "the peer's own newer datagram: a copy");
+        let t2 = t1 + Duration::from_millis(500);
+        p.on_received(t2, addr(2), 100, NEWEST);
+        assert_eq!(p.candidate(), None, "held off for 1 s");
+        let t3 = t1 + Duration::from_millis(1001);
+        p.on_received(t3, addr(2), 100, NEWEST);
+        p.handle_timeout(t3);
+        let (to, token) = p.poll_challenge().expect("challenged after its wait");
+        assert_eq!(to, addr(2));
+        assert!(matches!(
+            p.on_response(t3, addr(2), token),
+            Some(PeerChange::Moved { .. })
+        ));
+        assert_eq!(p.current(), Some(addr(2)));
     }
 
     #[test]

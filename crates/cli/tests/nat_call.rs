@@ -349,3 +349,234 @@ fn a_direct_call_with_turn_survives_its_nat_forgetting_its_mappings() {
         assert_recovered(meet, name, (&sa, &sb), t, 6.0);
     });
 }
+
+/// The resident memory of process `pid` in kB (0 once it is gone).
+fn rss_kb(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Per-minute frames and delay (mean, p95, in ms) of a `received.csv`, by display time.
+fn delay_by_minute(received_csv: &Path) -> Vec<(usize, f64, f64)> {
+    let text = std::fs::read_to_string(received_csv).unwrap_or_default();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap_or("").split(',').collect();
+    let at = |name: &str| header.iter().position(|c| *c == name);
+    let (Some(shown), Some(delay)) = (at("display_us"), at("delay_us")) else {
+        return Vec::new();
+    };
+    let rows: Vec<(f64, f64)> = lines
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            Some((f.get(shown)?.parse().ok()?, f.get(delay)?.parse().ok()?))
+        })
+        .collect();
+    let Some(t0) = rows.iter().map(|r| r.0).reduce(f64::min) else {
+        return Vec::new();
+    };
+    let mut minutes: Vec<Vec<f64>> = Vec::new();
+    for (t, d) in rows {
+        let m = ((t - t0) / 60e6) as usize;
+        if minutes.len() <= m {
+            minutes.resize(m + 1, Vec::new());
+        }
+        minutes[m].push(d / 1e3);
+    }
+    minutes
+        .into_iter()
+        .map(|mut d| {
+            d.sort_by(f64::total_cmp);
+            let mean = d.iter().sum::<f64>() / d.len().max(1) as f64;
+            let p95 = d
+                .get((0.95 * (d.len().max(1) - 1) as f64) as usize)
+                .copied();
+            (d.len(), mean, p95.unwrap_or(f64::NAN))
+        })
+        .collect()
+}
+
+/// The median of `v` (NaN when empty).
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+/// A relayed call's soak, run by `scripts/soak --relayed` (ignored by `cargo test`): a
+/// two-way call through coturn between two symmetric NATs, encrypted, with synthetic audio
+/// and ten ordered data messages a second each way, for SALSIFY_SOAK_MINUTES (default 10).
+/// Every 10 s it records the resident memory of both sides and of coturn; at the end it
+/// writes `memory.csv`, `per-minute.csv` (each direction's frames and delay) and
+/// `soak.txt` to SALSIFY_SOAK_OUT (default `results/soak/relayed`), and fails when a
+/// side's memory grew (its last window's largest resident set over its first's by more
+/// than 10% and 2 MB), the data did not all arrive in order, or a direction's pictures
+/// stopped.
+#[test]
+#[ignore = "a soak of minutes: scripts/soak --relayed"]
+fn a_relayed_call_soaks() {
+    let name = "a_relayed_call_soaks";
+    let minutes: u64 = std::env::var("SALSIFY_SOAK_MINUTES")
+        .ok()
+        .and_then(|m| m.parse().ok())
+        .filter(|m| *m >= 3)
+        .unwrap_or(10);
+    let out = std::env::var_os("SALSIFY_SOAK_OUT").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../results/soak/relayed"),
+        std::path::PathBuf::from,
+    );
+    std::fs::create_dir_all(&out).unwrap();
+    scenario(name, |meet| {
+        let (nat_a, a) = meet.behind_nat_a();
+        let (nat_b, b) = meet.behind_nat_b();
+        meet.symmetric(&nat_a);
+        meet.symmetric(&nat_b);
+        let seconds = (minutes * 60) as f64;
+        let (coturn, _rendezvous) = set_up(meet, seconds);
+        let commands: String = (0..minutes * 600)
+            .map(|i| format!("command {i}\n"))
+            .collect();
+        std::fs::write(meet.dir.join("commands.txt"), &commands).unwrap();
+        let args = |me: &str, peer: &str, secs: f64| {
+            let mut v = side(me, peer, secs, true);
+            let extra = [
+                "--size",
+                "320x180",
+                "--audio",
+                "synthetic",
+                "--data-in",
+                "commands.txt",
+                "--data-out",
+                &format!("{me}-got.txt"),
+                "--out",
+                &format!("{me}-out"),
+                "-q",
+            ];
+            v.extend(extra.map(String::from));
+            v
+        };
+        let pb = meet.spawn(&b.ns, "b", &strs(&args("b", "a", seconds + 2.0)));
+        let pa = meet.spawn(&a.ns, "a", &strs(&args("a", "b", seconds)));
+        let started = Instant::now();
+        let mut memory = String::from("t_s,a_rss_kb,b_rss_kb,coturn_rss_kb\n");
+        let mut samples: Vec<(f64, [u64; 3])> = Vec::new();
+        while meet.exited(&pa).is_none() && started.elapsed().as_secs_f64() < seconds + 25.0 {
+            let t = started.elapsed().as_secs_f64();
+            let rss = [rss_kb(pa.pid), rss_kb(pb.pid), rss_kb(coturn.pid)];
+            memory += &format!("{t:.0},{},{},{}\n", rss[0], rss[1], rss[2]);
+            samples.push((t, rss));
+            if samples.len().is_multiple_of(30) {
+                println!("nat-call: {name}: {:.0} of {minutes} min", t / 60.0);
+            }
+            std::thread::sleep(Duration::from_secs(10));
+        }
+        let a_status = meet.wait(&pa, Duration::from_secs(25));
+        let b_status = meet.wait(&pb, Duration::from_secs(10));
+        meet.kill(&pa);
+        meet.kill(&pb);
+        std::fs::write(out.join("memory.csv"), &memory).unwrap();
+        let ok = |s: Option<std::process::ExitStatus>| s.is_some_and(|s| s.success());
+        let (sa, sb) = (
+            read_side(&pa.log, ok(a_status)),
+            read_side(&pb.log, ok(b_status)),
+        );
+        for (who, log) in [("a", &pa.log), ("b", &pb.log)] {
+            let _ = std::fs::copy(log, out.join(format!("{who}.log")));
+        }
+        let report = soak_report(meet, &out, minutes, &samples, (&sa, &sb));
+        std::fs::write(out.join("soak.txt"), report.join("\n") + "\n").unwrap();
+        for line in &report {
+            println!("nat-call: {name}: {line}");
+        }
+    });
+}
+
+/// Writes `per-minute.csv` and returns the soak's report lines; asserts what
+/// [`a_relayed_call_soaks`] promises.
+fn soak_report(
+    meet: &Meet,
+    out: &Path,
+    minutes: u64,
+    samples: &[(f64, [u64; 3])],
+    (sa, sb): (&Side, &Side),
+) -> Vec<String> {
+    let span = (minutes.saturating_sub(1) / 2).clamp(1, 10) as f64;
+    let last = minutes as f64;
+    let window = |lo: f64, hi: f64, k: usize| {
+        let v = samples
+            .iter()
+            .filter(|(t, r)| *t >= lo * 60.0 && *t < hi * 60.0 && r[k] > 0)
+            .map(|(_, r)| r[k]);
+        v.max().unwrap_or(0) as f64 / 1024.0
+    };
+    let mut report = vec![format!(
+        "soak: {minutes} min, a relayed call through coturn between two symmetric NATs, 320x180, \
+         encrypted, audio synthetic, 10 ordered commands/s each way; exits a {} b {}",
+        sa.ok, sb.ok
+    )];
+    let mut grew = Vec::new();
+    for (k, who) in ["a", "b", "coturn"].iter().enumerate() {
+        let (early, late) = (window(1.0, 1.0 + span, k), window(last - span, last, k));
+        report.push(format!(
+            "{who} memory: {early:.1} MB in minutes 1-{:.0}, {late:.1} MB in the last {span:.0}",
+            1.0 + span
+        ));
+        if k < 2 && late > early * 1.1 && late > early + 2.0 {
+            grew.push(format!("{who} {early:.1} -> {late:.1} MB"));
+        }
+    }
+    let commands = std::fs::read_to_string(meet.dir.join("commands.txt")).unwrap();
+    let mut csv = String::from("direction,minute,frames,delay_mean_ms,delay_p95_ms\n");
+    let mut stopped = Vec::new();
+    for (who, side) in [("a", sa), ("b", sb)] {
+        let got =
+            std::fs::read_to_string(meet.dir.join(format!("{who}-got.txt"))).unwrap_or_default();
+        let data = if got == commands {
+            format!(
+                "all {} commands delivered in order",
+                commands.lines().count()
+            )
+        } else {
+            format!(
+                "{} of {} commands (or out of order)",
+                got.lines().count(),
+                commands.lines().count()
+            )
+        };
+        let per_minute = delay_by_minute(&meet.dir.join(format!("{who}-out/received.csv")));
+        for (m, (frames, mean, p95)) in per_minute.iter().enumerate() {
+            csv += &format!("to {who},{m},{frames},{mean:.1},{p95:.1}\n");
+        }
+        let p95 = |r: std::ops::Range<usize>| {
+            median(
+                per_minute
+                    .get(r)
+                    .unwrap_or(&[])
+                    .iter()
+                    .map(|m| m.2)
+                    .collect(),
+            )
+        };
+        let n = per_minute.len();
+        let s = span as usize;
+        report.push(format!(
+            "to {who}: {} frames shown, {} sessions; delay p95 (median of per-minute p95s) \
+             {:.1} ms in minutes 1-{}, {:.1} ms in the last {s}; {data}",
+            side.shown,
+            side.sessions,
+            p95(1..1 + s),
+            1 + s,
+            p95(n.saturating_sub(s)..n),
+        ));
+        if n + 1 < minutes as usize || got != commands {
+            stopped.push(format!("to {who}: {n} minutes of pictures; {data}"));
+        }
+    }
+    std::fs::write(out.join("per-minute.csv"), csv).unwrap();
+    assert!(sa.ok && sb.ok, "a soak side failed\n{}\n{}", sa.log, sb.log);
+    assert!(grew.is_empty(), "memory grew: {grew:?}\n{report:#?}");
+    assert!(stopped.is_empty(), "{stopped:?}\n{report:#?}");
+    report
+}

@@ -62,10 +62,9 @@ pub struct SimArgs {
     trace: Option<PathBuf>,
     #[arg(
         long,
-        help = concat!(
-            "Synthetic link when no trace is given: ",
-            salsify_eval::sim::link_presets_help!(),
-            " [default: cellular]"
+        help = format!(
+            "Synthetic link when no trace is given: {} [default: cellular]",
+            salsify_eval::experiment::link_presets_help()
         )
     )]
     link: Option<String>,

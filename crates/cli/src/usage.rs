@@ -170,11 +170,11 @@ pub fn check_live_scheme(flag: &str, name: &str) -> Result<()> {
 /// own checks, which say what is wrong with the rate).
 pub fn check_link(flag: &str, preset: &str) -> Result<()> {
     let added = salsify_schemes::registry::link_model(preset).is_some();
-    let presets = salsify_eval::experiment::PRESETS;
+    let presets = salsify_eval::experiment::presets();
     if added || presets.contains(&preset) || preset.starts_with("constant:") {
         return Ok(());
     }
-    Err(unknown_name("preset", preset, presets).context(flag.to_string()))
+    Err(unknown_name("preset", preset, &presets).context(flag.to_string()))
 }
 
 /// Refuses a HOST:PORT with no port or a port that is not a number, and when `destination`

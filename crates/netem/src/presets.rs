@@ -250,39 +250,177 @@ pub struct LinkEvent {
 /// The first event of preset `preset` with this seed (and the dropout's start `dropout_at`),
 /// or `None` for a link that has none to keep (a steady or randomly varying link, a trace).
 pub fn first_event(preset: &str, seed: u64, dropout_at: Duration) -> Option<LinkEvent> {
-    let event = |what, start, end| Some(LinkEvent { what, start, end });
-    match preset {
-        "dropout" => event(
-            "the dropout",
-            dropout_at,
-            dropout_at + Duration::from_secs(1),
-        ),
-        "cliff" => event(
-            "the cliff",
-            CLIFF_HIGH_TIME,
-            CLIFF_HIGH_TIME + CLIFF_LOW_TIME,
-        ),
-        "ramp" => {
+    (find(preset)?.first_event)(seed, dropout_at)
+}
+
+/// How a preset's links are built.
+#[derive(Clone, Copy)]
+pub enum Build {
+    /// The video direction from the seed; the ACK direction replays it without its losses
+    /// (ACKs are what recovery needs, and the paper's emulators impaired the forward path).
+    Video(fn(u64) -> Result<LinkConfig, GeneratorError>),
+    /// Both directions from the seed: (video, ACK).
+    BothWays(fn(u64) -> Result<(LinkConfig, LinkConfig), GeneratorError>),
+    /// Built by the driver from a parameter of its own: `constant:KBPS`'s rate, `dropout`'s
+    /// start ([`dropout_500k`]), or `none`, no emulation at all.
+    Driver,
+}
+
+/// One built-in link preset: the name `--link` and an experiment's `preset` take, one line
+/// on what it is (every command's `--help` lists these), whether the evaluation runs it in
+/// its long slow-and-fading group, how it is built, and its first event.
+#[derive(Clone, Copy)]
+pub struct Preset {
+    /// Its name (`constant:KBPS` stands for every `constant:` rate).
+    pub name: &'static str,
+    /// What it is, in a few words.
+    pub about: &'static str,
+    /// In the evaluation's slow-and-fading group (long runs: their events are minutes apart).
+    pub slow: bool,
+    /// How its links are built.
+    pub build: Build,
+    /// Its first event with a seed and the dropout's start ([`first_event`]).
+    pub first_event: fn(u64, Duration) -> Option<LinkEvent>,
+}
+
+impl std::fmt::Debug for Preset {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Preset")
+            .field("name", &self.name)
+            .field("slow", &self.slow)
+            .finish_non_exhaustive()
+    }
+}
+
+fn no_event(_: u64, _: Duration) -> Option<LinkEvent> {
+    None
+}
+
+fn event(what: &'static str, start: Duration, end: Duration) -> Option<LinkEvent> {
+    Some(LinkEvent { what, start, end })
+}
+
+/// The built-in presets, in the order `--help` lists them: the paper's links, then the slow
+/// and fading suite, then `none`. The one list: the simulator, `salsify link`, the
+/// evaluation and every `--help` read it.
+pub const BUILTIN: &[Preset] = &[
+    Preset {
+        name: "cellular",
+        about: "Sprout-style, about 5 Mb/s",
+        slow: false,
+        build: Build::Video(synthetic_cellular),
+        first_event: no_event,
+    },
+    Preset {
+        name: "intermittent",
+        about: "12 Mb/s with short failures",
+        slow: false,
+        build: Build::Video(intermittent),
+        first_event: no_event,
+    },
+    Preset {
+        name: "wifi",
+        about: "570 kb/s, Poisson",
+        slow: false,
+        build: Build::Video(wifi_poisson),
+        first_event: no_event,
+    },
+    Preset {
+        name: "ramp",
+        about: "4 Mb/s to 0 and back, 20 s",
+        slow: false,
+        build: Build::Video(|_| ramp()),
+        first_event: |_, _| {
             let r = RampParams::default();
             event(
                 "the ramp to zero and back",
                 r.hold_high,
                 r.hold_high + r.ramp_down + r.hold_zero + r.ramp_up,
             )
-        }
-        "fade" => fade_schedule(seed).first().and_then(|f| {
+        },
+    },
+    Preset {
+        name: "dropout",
+        about: "500 kb/s with a one-second outage at --dropout-at",
+        slow: false,
+        build: Build::Driver,
+        first_event: |_, at| event("the dropout", at, at + Duration::from_secs(1)),
+    },
+    Preset {
+        name: "constant:KBPS",
+        about: "a constant rate",
+        slow: false,
+        build: Build::Driver,
+        first_event: no_event,
+    },
+    Preset {
+        name: "fade",
+        about: "5 Mb/s with deep fades to 10-50 kb/s",
+        slow: true,
+        build: Build::Video(fade),
+        first_event: |seed, _| {
+            let f = *fade_schedule(seed).first()?;
             event(
                 "the first fade",
                 f.start,
                 f.start + FADE_EDGE + f.hold + FADE_EDGE,
             )
-        }),
-        "ack-stall" => ack_stall_outages(seed)
-            .first()
-            .and_then(|o| event("the first ACK stall", o.start, o.start + o.duration)),
-        "vidaptive-fig1" => event("the step down to 500 kb/s", FIG1_HOLD, FIG1_HOLD),
-        _ => None,
-    }
+        },
+    },
+    Preset {
+        name: "3g",
+        about: "a random walk within 20-800 kb/s",
+        slow: true,
+        build: Build::Video(three_g),
+        first_event: no_event,
+    },
+    Preset {
+        name: "ack-stall",
+        about: "2 Mb/s, the ACK path dead for 2-5 s every 10-20 s",
+        slow: true,
+        build: Build::BothWays(ack_stall),
+        first_event: |seed, _| {
+            let o = ack_stall_outages(seed).into_iter().next()?;
+            event("the first ACK stall", o.start, o.start + o.duration)
+        },
+    },
+    Preset {
+        name: "cliff",
+        about: "10 Mb/s for 20 s, 100 kb/s for 10 s",
+        slow: true,
+        build: Build::Video(|_| cliff()),
+        first_event: |_, _| {
+            event(
+                "the cliff",
+                CLIFF_HIGH_TIME,
+                CLIFF_HIGH_TIME + CLIFF_LOW_TIME,
+            )
+        },
+    },
+    Preset {
+        name: "vidaptive-fig1",
+        about: "2 Mb/s and 500 kb/s alternating every 40 s",
+        slow: false,
+        build: Build::Video(|_| vidaptive_fig1()),
+        first_event: |_, _| event("the step down to 500 kb/s", FIG1_HOLD, FIG1_HOLD),
+    },
+    Preset {
+        name: "none",
+        about: "no emulation",
+        slow: false,
+        build: Build::Driver,
+        first_event: no_event,
+    },
+];
+
+/// The built-in preset `name` (any `constant:` rate is `constant:KBPS`).
+pub fn find(name: &str) -> Option<&'static Preset> {
+    let name = if name.starts_with("constant:") {
+        "constant:KBPS"
+    } else {
+        name
+    };
+    BUILTIN.iter().find(|p| p.name == name)
 }
 
 #[cfg(test)]

@@ -24,7 +24,7 @@
 //! #                               # salsify_netem::rate_log (options: rate:FILE?unit=kbps&interval=1s)
 //! # preset = "cellular"         # instead of a trace: cellular, intermittent, wifi, ramp,
 //! #                             # dropout, constant:KBPS; slow and fading: fade, 3g,
-//! #                             # ack-stall, cliff, vidaptive-fig1 (see PRESETS)
+//! #                             # ack-stall, cliff, vidaptive-fig1 (see presets())
 //! queue_packets = 256
 //! delay_ms = 20                  # one way, each direction
 //! loss = 0.0                     # i.i.d. loss on the video direction
@@ -56,52 +56,15 @@ pub fn schemes() -> Vec<&'static str> {
     salsify_schemes::registry::scheme_names()
 }
 
-/// The link presets a [`LinkSpec`] can name. Unless a preset says otherwise the ACK
+/// The link presets a [`LinkSpec`] can name: `salsify_netem::presets::BUILTIN`'s, in its
+/// order (`constant:KBPS` stands for any rate). Unless a preset says otherwise the ACK
 /// direction replays the video direction's trace without its losses; all are seeded by the
-/// experiment's seed where random (see `salsify_netem::presets` for each one's definition).
-///
-/// - `cellular`: Sprout-style synthetic cellular link, about 5 Mb/s, 120 s period.
-/// - `intermittent`: 12 Mb/s, failing (every packet lost) after exponential gaps of mean 5 s
-///   for exponential times of mean 0.2 s.
-/// - `wifi`: Poisson deliveries averaging 570 kb/s.
-/// - `ramp`: 4 Mb/s falling linearly to zero and back, 20 s cycle.
-/// - `dropout`: 500 kb/s with a one-second outage at `dropout_at_s`.
-/// - `constant:KBPS`: a constant rate.
-/// - `fade`: deep fades: 5 Mb/s falling over 1 s to 10-50 kb/s, held 5-30 s, back over 1 s;
-///   four fades per 180 s period (one per 45 s slot, at least 8 s healthy before and 5 s
-///   after each), depths, lengths and times from the seed.
-/// - `3g`: a random walk of the rate within 20-800 kb/s (pulled to 250 kb/s with a 30 s time
-///   constant, volatility 80 kb/s per sqrt(s)), Poisson deliveries, 300 s period.
-/// - `ack-stall`: 2 Mb/s both ways; the video path never fails, the ACK path loses every
-///   packet for 2-5 s after every 10-20 s (uniform, from the seed; the first hour scheduled).
-/// - `cliff`: 10 Mb/s for 20 s, then at once 100 kb/s for 10 s, repeating (30 s period).
-/// - `vidaptive-fig1`: Vidaptive's Figure 1 link, 2 Mb/s and 500 kb/s alternating every 40 s,
-///   starting high (use with `delay_ms = 25` and a deep queue for its 50 ms RTT, no drops).
-/// - `none`: no emulation: the live relay forwards at once; the simulator runs an
-///   unconstrained 1 Gb/s path without added delay, queue limit or loss.
-///
-/// Every command that takes a link (`link`, `demo`, `peer`, `sim`) lists them through
-/// `link_presets_help!`, which a test keeps equal to this list.
-pub const PRESETS: &[&str] = &[
-    "cellular",
-    "intermittent",
-    "wifi",
-    "ramp",
-    "dropout",
-    "constant:KBPS",
-    // The slow and fading suite: 5 Mb/s with four 5-30 s fades to 10-50 kb/s per 180 s.
-    "fade",
-    // A random walk between 20 and 800 kb/s.
-    "3g",
-    // 2 Mb/s; the ACK path dead for 2-5 s every 10-20 s.
-    "ack-stall",
-    // 10 Mb/s for 20 s, 100 kb/s for 10 s, repeating.
-    "cliff",
-    // Vidaptive's Figure 1: 2 Mb/s and 500 kb/s alternating every 40 s.
-    "vidaptive-fig1",
-    // No emulation.
-    "none",
-];
+/// experiment's seed where random (see `salsify_netem::presets` for each one's definition,
+/// and `docs/simulator.md`). `none` is no emulation: the live relay forwards at once; the
+/// simulator runs an unconstrained 1 Gb/s path without added delay, queue limit or loss.
+pub fn presets() -> Vec<&'static str> {
+    presets::BUILTIN.iter().map(|p| p.name).collect()
+}
 
 /// The presets' names and the link models a crate added (`Registry::with_link`), for
 /// messages.
@@ -109,22 +72,31 @@ fn preset_names() -> String {
     let added = salsify_schemes::registry::installed()
         .links()
         .map(|l| l.name());
-    let names: Vec<&str> = PRESETS.iter().copied().chain(added).collect();
+    let names: Vec<&str> = presets().into_iter().chain(added).collect();
     names.join(", ")
 }
 
-/// The link presets ([`PRESETS`]) as help text, one list for every command's `--link`.
-#[macro_export]
-macro_rules! link_presets_help {
-    () => {
-        "cellular (Sprout-style, about 5 Mb/s), intermittent (12 Mb/s with short \
-         failures), wifi (570 kb/s, Poisson), ramp (4 Mb/s to 0 and back, 20 s), dropout \
-         (500 kb/s with a one-second outage at --dropout-at), constant:KBPS, fade (5 Mb/s with \
-         deep fades to 10-50 kb/s), 3g (a random walk within 20-800 kb/s), ack-stall (2 Mb/s, \
-         the ACK path dead for 2-5 s every 10-20 s), cliff (10 Mb/s for 20 s, 100 kb/s for \
-         10 s), vidaptive-fig1 (2 Mb/s and 500 kb/s alternating every 40 s), or none (no \
-         emulation)"
-    };
+/// The link presets and the added link models as help text, one list for every command's
+/// `--link`: "cellular (Sprout-style, about 5 Mb/s), ..., or none (no emulation)".
+pub fn link_presets_help() -> String {
+    let added = salsify_schemes::registry::installed()
+        .links()
+        .map(|l| (l.name(), l.about()));
+    let mut items: Vec<String> = presets::BUILTIN
+        .iter()
+        .filter(|p| p.name != "none")
+        .map(|p| (p.name, p.about))
+        .chain(added)
+        .map(|(name, about)| match name {
+            "constant:KBPS" => name.to_string(),
+            _ => format!("{name} ({about})"),
+        })
+        .collect();
+    if let Some(none) = presets::find("none") {
+        let last = format!("or none ({})", none.about);
+        items.push(last);
+    }
+    items.join(", ")
 }
 
 /// Latest outage of the `dropout` preset, in seconds (a million: 11.6 days).
@@ -253,7 +225,7 @@ pub struct LinkSpec {
     /// used for video with ACKs over the same trace; or `rate:FILE`, a throughput log
     /// (`salsify_netem::rate_log`) turned into a trace, both directions.
     pub trace: Option<PathBuf>,
-    /// A synthetic link when no trace is given (see [`PRESETS`]).
+    /// A synthetic link when no trace is given (see [`presets`]).
     pub preset: String,
     /// DropTail queue in packets (0 = unlimited).
     pub queue_packets: u32,
@@ -521,32 +493,31 @@ impl LinkSpec {
         Ok((data, feedback))
     }
 
-    /// A preset's video and ACK links. Outages and failures belong to the video direction
-    /// only (ACKs are what recovery needs, and the paper's emulators impaired the forward
-    /// path), except in `ack-stall`, whose point is an ACK path that fails.
+    /// A preset's video and ACK links (the table's [`presets::Build`]): outages and failures
+    /// belong to the video direction only, except where a preset builds both (`ack-stall`,
+    /// whose point is an ACK path that fails).
     fn preset_links(&self, seed: u64) -> Result<(LinkConfig, LinkConfig), ExperimentError> {
-        if self.preset == "ack-stall" {
-            return presets::ack_stall(seed).or_else(|e| fail("link.preset", e.to_string()));
-        }
-        let data = self.preset_link(seed)?;
+        let generated = |e: salsify_netem::GeneratorError| ExperimentError {
+            field: "link.preset",
+            message: e.to_string(),
+        };
+        let data = match presets::find(&self.preset).map(|p| p.build) {
+            Some(presets::Build::BothWays(build)) => return build(seed).map_err(generated),
+            Some(presets::Build::Video(build)) => build(seed).map_err(generated)?,
+            Some(presets::Build::Driver) | None => self.driver_link(seed)?,
+        };
         let mut feedback = data.clone();
         feedback.loss.clear();
         Ok((data, feedback))
     }
 
-    fn preset_link(&self, seed: u64) -> Result<LinkConfig, ExperimentError> {
+    /// The video link of a preset built from a parameter of the experiment's (`dropout`,
+    /// `constant:KBPS`), or of a link model a crate added.
+    fn driver_link(&self, seed: u64) -> Result<LinkConfig, ExperimentError> {
         let generated = |r: Result<LinkConfig, salsify_netem::GeneratorError>| {
             r.or_else(|e| fail("link.preset", e.to_string()))
         };
         match self.preset.as_str() {
-            "cellular" => generated(presets::synthetic_cellular(seed)),
-            "intermittent" => generated(presets::intermittent(seed)),
-            "wifi" => generated(presets::wifi_poisson(seed)),
-            "ramp" => generated(presets::ramp()),
-            "fade" => generated(presets::fade(seed)),
-            "3g" => generated(presets::three_g(seed)),
-            "cliff" => generated(presets::cliff()),
-            "vidaptive-fig1" => generated(presets::vidaptive_fig1()),
             "dropout" => {
                 if !(self.dropout_at_s.is_finite()
                     && (0.0..=MAX_DROPOUT_AT_S).contains(&self.dropout_at_s))
@@ -832,15 +803,29 @@ mod tests {
         }
     }
 
-    /// The help text every command shows lists exactly the presets, none missing or extra.
+    /// The help text every command shows lists exactly the presets, in the table's order,
+    /// each with what it is.
     #[test]
     fn the_preset_help_lists_every_preset() {
-        let help = crate::link_presets_help!();
-        let listed: Vec<&str> = help
-            .split([',', ' '])
-            .filter(|w| PRESETS.contains(w) || w.starts_with("constant:") || w.ends_with("-fig1"))
-            .collect();
-        assert_eq!(listed, PRESETS, "{help}");
+        let help = link_presets_help();
+        let all = presets();
+        let listed: Vec<&str> = help.split([',', ' ']).filter(|w| all.contains(w)).collect();
+        assert_eq!(listed, all, "{help}");
+        assert!(help.contains("fade (5 Mb/s with deep fades"), "{help}");
+        assert!(help.ends_with(", or none (no emulation)"), "{help}");
+    }
+
+    /// Every preset of the table builds, and only one whose table entry builds both ways
+    /// has losses on its ACK path.
+    #[test]
+    fn every_preset_of_the_table_builds() {
+        for p in presets::BUILTIN {
+            let name = p.name.replace("KBPS", "800");
+            let e = Experiment::from_toml(&format!("[link]\npreset = \"{name}\"")).unwrap();
+            let c = e.sim_config().unwrap_or_else(|e| panic!("{name}: {e}"));
+            let both = matches!(p.build, presets::Build::BothWays(_));
+            assert_eq!(c.feedback_link.loss.is_empty(), !both, "{name}");
+        }
     }
 
     /// A constant rate of 0 or a non-number is named as such, not as an unknown preset.
@@ -888,7 +873,7 @@ mod tests {
     #[test]
     fn slow_presets_build_and_only_ack_stall_stalls_the_ack_path() {
         for preset in ["fade", "3g", "ack-stall", "cliff"] {
-            assert!(PRESETS.contains(&preset), "{preset}");
+            assert!(presets().contains(&preset), "{preset}");
             let e = Experiment::from_toml(&format!("[link]\npreset = \"{preset}\"")).unwrap();
             let c = e.sim_config().unwrap();
             assert!(c.data_link.loss.is_empty(), "{preset}");

@@ -68,6 +68,23 @@ fn sim_runs_the_scheme_and_lists_it() {
     fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Every command's `--link` help lists the added link model, with what it is, beside the
+/// built-in presets (the help is built from the registry the binary handed over).
+#[test]
+fn the_link_help_lists_the_added_model() {
+    for command in ["sim", "link", "demo"] {
+        let help = ok(&[command, "--help"]);
+        let line = help
+            .lines()
+            .find(|l| l.contains("Synthetic link when no trace is given"))
+            .unwrap_or_else(|| panic!("{command} --help has no --link line:\n{help}"));
+        assert!(
+            line.contains("cellular (") && line.contains("stairs (example: 4 Mb/s"),
+            "{command}: {line}"
+        );
+    }
+}
+
 const MATRIX: &str = r#"
 [defaults]
 size = "96x64"

@@ -26,9 +26,9 @@ pub struct LinkFlags {
     #[arg(
         long,
         default_value = "cellular",
-        help = concat!(
-            "Synthetic link when no trace is given: ",
-            salsify_eval::sim::link_presets_help!()
+        help = format!(
+            "Synthetic link when no trace is given: {}",
+            salsify_eval::experiment::link_presets_help()
         )
     )]
     pub link: String,
@@ -242,7 +242,7 @@ mod tests {
     /// Every preset of the one list builds here, as in the simulator.
     #[test]
     fn every_listed_preset_builds() {
-        for preset in salsify_eval::experiment::PRESETS {
+        for preset in salsify_eval::experiment::presets() {
             let preset = preset.replace("KBPS", "800");
             let built = build(&["--link", &preset]).unwrap();
             assert_eq!(built.0.is_none(), preset == "none", "{preset}");

@@ -26,9 +26,15 @@ use sweep::Sweep;
 /// The trace experiments 4 and 7 use when real traces are given: the paper used Verizon LTE.
 const PREFERRED_TRACE: &str = "Verizon-LTE";
 
-/// The slow and fading link presets of the `slow` group (see
-/// [`crate::experiment::PRESETS`]).
-pub const SLOW_PRESETS: &[&str] = &["fade", "3g", "ack-stall", "cliff"];
+/// The slow and fading link presets of the `slow` group: those the preset table
+/// (`salsify_netem::presets::BUILTIN`) marks slow, in its order (fade, 3g, ack-stall, cliff).
+pub fn slow_presets() -> Vec<&'static str> {
+    salsify_netem::presets::BUILTIN
+        .iter()
+        .filter(|p| p.slow)
+        .map(|p| p.name)
+        .collect()
+}
 
 /// The recorded slow link the `slow` group adds when the traces folder holds it: a 3G
 /// (EV-DO) trace recorded while driving, about 0.5 Mb/s.
@@ -65,11 +71,12 @@ fn frontier_sweep() -> Sweep {
 /// each beside its one-way runs in both directions (see [`spec`]).
 ///
 /// After the paper's experiments, group `slow` ("Slow and fading links") runs the main
-/// schemes for 120 s on [`SLOW_PRESETS`], plus the trace [`SLOW_TRACE`] when the traces
+/// schemes for 120 s on [`slow_presets`], plus the trace [`SLOW_TRACE`] when the traces
 /// folder holds it.
 pub fn default_matrix(traces: Option<&Path>, video: &str) -> Result<Matrix, MatrixError> {
     let mut lte_links: Vec<String> = Vec::new();
-    let mut slow_links: Vec<String> = SLOW_PRESETS.iter().map(|s| s.to_string()).collect();
+    let slow = slow_presets();
+    let mut slow_links: Vec<String> = slow.iter().map(|s| s.to_string()).collect();
     let (cellular, single, cellular_s) = match traces {
         Some(dir) => {
             let names = spec::trace_prefixes(dir).map_err(|e| MatrixError::Group {
@@ -198,7 +205,7 @@ pub fn default_matrix(traces: Option<&Path>, video: &str) -> Result<Matrix, Matr
                     "slow",
                     "Slow and fading links",
                     &with_role(Role::Slow),
-                    SLOW_PRESETS[0],
+                    slow[0],
                     SLOW_SECS,
                 ),
                 &[QualityDelay, TimeSeries],
@@ -351,7 +358,7 @@ mod tests {
         // The slow group: the six slow-group schemes on the four slow presets, nothing shared.
         let slow = &plan.groups[7];
         assert_eq!(slow.group.name, "slow");
-        assert_eq!(slow.group.links, SLOW_PRESETS);
+        assert_eq!(slow.group.links, slow_presets());
         assert_eq!(slow.runs.len(), 6 * 4);
         // The frontier group: Salsify-2c at 4 targets x 2 budgets, the oracle at 4 slacks,
         // Sprout, and the conventional run it shares with experiment 1.
@@ -371,9 +378,7 @@ mod tests {
             5 + 5 + 5 + 3 + 5 + 5 + 6 + 24 + 13,
             "distinct runs"
         );
-        for preset in SLOW_PRESETS {
-            assert!(crate::experiment::PRESETS.contains(preset), "{preset}");
-        }
+        assert_eq!(slow_presets(), ["fade", "3g", "ack-stall", "cliff"]);
     }
 
     #[test]
@@ -404,10 +409,10 @@ mod tests {
             let m = default_matrix(Some(dir), "synthetic").unwrap();
             m.groups[7].links.clone()
         };
-        assert_eq!(slow_links(&dir), SLOW_PRESETS);
+        assert_eq!(slow_links(&dir), slow_presets());
         std::fs::write(dir.join(format!("{SLOW_TRACE}.down")), "1\n").unwrap();
         let links = slow_links(&dir);
-        assert_eq!(links[..4], *SLOW_PRESETS);
+        assert_eq!(links[..4], slow_presets());
         assert_eq!(links[4], format!("trace:{SLOW_TRACE}"));
         let plan = default_matrix(Some(&dir), "synthetic")
             .unwrap()

@@ -59,7 +59,7 @@ pub fn run(call: &LiveCall, folder: Option<out_dir::Plan>) -> Result<CallOutcome
         call.dashboard.as_deref(),
         &dash_title,
         Some(&scheme),
-        dashboard::Role::Demo,
+        dashboard::Runner::Demo,
     )?;
     let folder = folder.map(out_dir::Plan::take).transpose()?;
     let started = (|| {

@@ -204,7 +204,7 @@ pub fn run(args: &CallArgs) -> Result<()> {
         args.dashboard.dashboard.as_deref(),
         &title,
         Some(config.sender.scheme.name()),
-        dashboard::Role::Recv,
+        dashboard::Runner::Recv,
     )?;
     let observer = dashboard::observer(&dash);
     let totals = window::run_in(window, "salsify call", &stop.clone(), move || {

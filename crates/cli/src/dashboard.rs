@@ -45,7 +45,7 @@ pub fn parse_listen(s: &str) -> Result<SocketAddr> {
 
 /// Which command runs the dashboard: what its page can show.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
+pub enum Runner {
     /// Sender, link and receiver in one process.
     Demo,
     /// The sender alone: its picture is the last captured one.
@@ -78,7 +78,7 @@ pub fn start<T: Send + 'static>(
     addr: Option<&str>,
     title: &str,
     scheme: Option<&str>,
-    role: Role,
+    role: Runner,
 ) -> Result<Option<Live<T>>>
 where
     CallView: Translate<T>,
@@ -88,9 +88,9 @@ where
     };
     let listen = Listen::new(parse_listen(addr)?);
     let note = match role {
-        Role::Send => "the last captured picture",
-        Role::Link => "no pictures at the relay",
-        Role::Demo | Role::Recv => "the last shown picture",
+        Runner::Send => "the last captured picture",
+        Runner::Link => "no pictures at the relay",
+        Runner::Demo | Runner::Recv => "the last shown picture",
     };
     let meta = json!({ "mode": "live", "title": title, "scheme": scheme, "picture_note": note });
     let live = Live::start(&listen, meta, clock::now, CallView::new(role))?;
@@ -143,7 +143,7 @@ pub fn finish<T: Send + 'static>(live: Option<Live<T>>) {
 /// Turns a call's observations into the page's series (names as in `page/app.js`).
 #[derive(Debug)]
 pub struct CallView {
-    role: Role,
+    role: Runner,
     /// Sender counters at the last report (summed over sessions: they only grow).
     sender: SenderStats,
     /// Receiver: lost and refused at the last report (a session's count from zero).
@@ -159,7 +159,7 @@ pub struct CallView {
 
 impl CallView {
     /// For a dashboard of `role`.
-    pub fn new(role: Role) -> CallView {
+    pub fn new(role: Runner) -> CallView {
         CallView {
             role,
             sender: SenderStats::default(),
@@ -256,7 +256,7 @@ impl CallView {
             dropped.saturating_sub(self.drops) as f64,
         );
         self.drops = dropped;
-        if self.role == Role::Link {
+        if self.role == Runner::Link {
             s.value(
                 at,
                 "recv.refused",
@@ -307,7 +307,7 @@ pub fn audio_values(p: &salsify_audio::PlayedFrame) -> Vec<(&'static str, Agg, f
 impl Translate<Observation> for CallView {
     fn translate(&mut self, o: Observation, s: &mut Sink<'_>) {
         match o {
-            Observation::Captured { image, picture, .. } if self.role == Role::Send => {
+            Observation::Captured { image, picture, .. } if self.role == Runner::Send => {
                 s.picture(image, Some(picture))
             }
             Observation::Captured { .. } => {}
@@ -321,7 +321,7 @@ impl Translate<Observation> for CallView {
                 ..
             } => {
                 // The demo counts shown frames as its summary does (Fact::Scored).
-                if self.role != Role::Demo {
+                if self.role != Runner::Demo {
                     s.value(at, "recv.shown", Agg::Rate, 1.0);
                 }
                 s.value(at, "recv.height", Agg::Last, f64::from(image.height()));

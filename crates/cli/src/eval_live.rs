@@ -21,7 +21,7 @@ use salsify_eval::campaign::{LiveRun, PlannedRun, RunMeta, Store};
 use salsify_eval::experiment::{Clip, Experiment, LIVE_EXCERPT_FRAMES};
 use salsify_peer::Analysis;
 use salsify_runtime::{
-    AudioInput, AudioSendConfig, CallAudio, CameraConfig, LinkPath, LiveCall, PathStart,
+    AudioSendConfig, CallAudio, CameraConfig, LinkPath, LiveAudioInput, LiveCall, PathStart,
     ReceiverSide, SchemeChoice, SenderSide,
 };
 use salsify_time::{Duration, Instant};
@@ -261,7 +261,7 @@ fn live_call(e: &Experiment, scheme: &str, source: &Path, work: &Path) -> Result
 /// The call's audio as the experiment says (`audio`, `sync`), as its simulated twin carries
 /// it; what the receiver played is written to `audio.wav` in the cell's folder.
 fn cell_audio(e: &Experiment, work: &Path) -> Result<Option<CallAudio>> {
-    let Some(input) = AudioInput::parse("audio", &e.audio)? else {
+    let Some(input) = LiveAudioInput::parse("audio", &e.audio)? else {
         return Ok(None);
     };
     let mut player = PlayerConfig::default();
@@ -358,7 +358,7 @@ mod tests {
             .unwrap()
             .audio
             .unwrap();
-        assert_eq!(audio.send.input, AudioInput::Synthetic);
+        assert_eq!(audio.send.input, LiveAudioInput::Synthetic);
         assert_eq!(audio.player.sync.mode, salsify_audio::SyncMode::None);
         assert_eq!(audio.wav, Some(work.join("audio.wav")));
         e.sync = "sometimes".into();

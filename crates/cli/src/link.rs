@@ -71,7 +71,7 @@ pub fn run(args: &LinkArgs) -> Result<()> {
         args.dashboard.dashboard.as_deref(),
         &title,
         None,
-        crate::dashboard::Role::Link,
+        crate::dashboard::Runner::Link,
     )?;
     // The log folder is made only now that the dashboard's port is bound: a failed start
     // leaves no folder.

@@ -262,7 +262,7 @@ pub fn run(args: &RecvArgs) -> Result<()> {
         args.dashboard.dashboard.as_deref(),
         &title,
         scheme,
-        dashboard::Role::Recv,
+        dashboard::Runner::Recv,
     )?;
     let observer = dashboard::observer(&dash);
     let totals = window::run_in(window, "salsify recv", &stop.clone(), move || {

@@ -108,7 +108,7 @@ pub fn run(args: &SendArgs) -> Result<()> {
         args.dashboard.dashboard.as_deref(),
         &title,
         scheme,
-        dashboard::Role::Send,
+        dashboard::Runner::Send,
     )?;
     let totals = sender_loop::run(config, Box::new(source), stop, dashboard::observer(&dash));
     dashboard::finish(dash);

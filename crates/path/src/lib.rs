@@ -36,5 +36,5 @@ pub use config::PathConfig;
 pub use peer::PeerChange;
 pub use peer::{Origin, PeerPath};
 pub use pmtu::Prober;
-pub use state::{Path, PathEvent, PathStats, Role, Transmit};
+pub use state::{Contact, Path, PathEvent, PathStats, Transmit};
 pub use wire::{Message, WireError, PATH_TAG};

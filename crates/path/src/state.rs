@@ -16,15 +16,15 @@ const HELLO_EVERY: Duration = Duration::from_millis(500);
 
 /// How a side found its peer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
-    /// It dialed the peer's address.
-    Dialer,
+pub enum Contact {
+    /// It dialed the peer at this address (so trusts it).
+    Dial(SocketAddr),
     /// It listens: the peer is whoever authenticates first (encrypted), or answers a
     /// challenge (plaintext).
-    Listener,
+    Listen,
     /// It listens and its driver says who the peer is ([`Path::follow`]): a plaintext
     /// receiver, whose session rules pick the sender (and which sends far less than it gets).
-    Follower,
+    Follow,
 }
 
 /// Something for the driver to report.
@@ -70,7 +70,7 @@ pub struct PathStats {
 #[derive(Debug, Clone)]
 pub struct Path {
     config: PathConfig,
-    role: Role,
+    contact: Contact,
     secure: bool,
     peer: PeerPath,
     prober: Prober,
@@ -92,21 +92,19 @@ pub struct Path {
 }
 
 impl Path {
-    /// A side in `role`; `peer` is the dialed address (`None` for a listener); `secure`:
-    /// datagrams are sealed, so an authenticated datagram may move the peer.
-    pub fn new(
-        config: PathConfig,
-        role: Role,
-        peer: Option<SocketAddr>,
-        secure: bool,
-        now: Instant,
-    ) -> Self {
-        let next_hello = (role == Role::Dialer && !secure).then_some(now);
+    /// A side that reached its peer as `contact` says; `secure`: datagrams are sealed, so
+    /// an authenticated datagram may move the peer.
+    pub fn new(config: PathConfig, contact: Contact, secure: bool, now: Instant) -> Self {
+        let peer = match contact {
+            Contact::Dial(to) => Some(to),
+            Contact::Listen | Contact::Follow => None,
+        };
+        let next_hello = (peer.is_some() && !secure).then_some(now);
         Path {
             peer: PeerPath::new(config.clone(), peer, now),
             prober: Prober::new(config.clone(), now),
             config,
-            role,
+            contact,
             secure,
             out: VecDeque::new(),
             events: VecDeque::new(),
@@ -159,8 +157,8 @@ impl Path {
         origin: Origin,
         counter: Option<u64>,
     ) -> bool {
-        let (ours, change) = match (self.role, origin) {
-            (Role::Follower, Origin::Plain) => (true, None),
+        let (ours, change) = match (self.contact, origin) {
+            (Contact::Follow, Origin::Plain) => (true, None),
             _ => self.peer.on_received(now, from, size, origin),
         };
         if let Some(change) = change {
@@ -203,9 +201,9 @@ impl Path {
         self.push_size_change(before, self.max_datagram(), false);
     }
 
-    /// The driver's session rules chose the peer at `to` ([`Role::Follower`] only).
+    /// The driver's session rules chose the peer at `to` ([`Contact::Follow`] only).
     pub fn follow(&mut self, now: Instant, to: SocketAddr) {
-        if self.role != Role::Follower {
+        if self.contact != Contact::Follow {
             return;
         }
         if let Some(change) = self.peer.follow(now, to) {
@@ -261,7 +259,7 @@ impl Path {
                 self.prober.on_ack(now, id);
                 self.take_prober_changes();
             }
-            Message::KeepAlive { len } if !self.secure && self.role == Role::Listener => {
+            Message::KeepAlive { len } if !self.secure && self.contact == Contact::Listen => {
                 self.peer.on_hello(now, from, len);
             }
             Message::Challenge { token } if trusted => {
@@ -418,12 +416,11 @@ mod tests {
         let (dialer_addr, listener_addr) = (addr(1), addr(2));
         let mut dialer = Path::new(
             PathConfig::default(),
-            Role::Dialer,
-            Some(listener_addr),
+            Contact::Dial(listener_addr),
             false,
             ms(0),
         );
-        let mut listener = Path::new(PathConfig::default(), Role::Listener, None, false, ms(0));
+        let mut listener = Path::new(PathConfig::default(), Contact::Listen, false, ms(0));
         dialer.handle_timeout(ms(0));
         let hello = drain(&mut dialer, ms(0));
         assert!(
@@ -470,13 +467,7 @@ mod tests {
 
     #[test]
     fn an_authenticated_roam_moves_after_the_new_address_answers() {
-        let mut p = Path::new(
-            PathConfig::default(),
-            Role::Dialer,
-            Some(addr(1)),
-            true,
-            ms(0),
-        );
+        let mut p = Path::new(PathConfig::default(), Contact::Dial(addr(1)), true, ms(0));
         let roam = Origin::Authenticated { newest: true };
         assert!(p.handle_received(ms(10), addr(7), 90, roam, Some(5)));
         assert_eq!(p.poll_event(), None, "not before it answers");
@@ -510,7 +501,7 @@ mod tests {
     #[test]
     fn a_quiet_side_keeps_its_nat_open_and_a_receiving_side_reports() {
         let config = PathConfig::default();
-        let mut p = Path::new(config.clone(), Role::Dialer, Some(addr(1)), true, ms(0));
+        let mut p = Path::new(config.clone(), Contact::Dial(addr(1)), true, ms(0));
         p.handle_received(
             ms(5),
             addr(1),
@@ -549,7 +540,7 @@ mod tests {
             seal_overhead: 29,
             ..PathConfig::default()
         };
-        let mut p = Path::new(config, Role::Dialer, Some(addr(1)), true, ms(0));
+        let mut p = Path::new(config, Contact::Dial(addr(1)), true, ms(0));
         p.on_sent(ms(0), 1200, Some(0));
         p.handle_timeout(ms(0));
         let probe = p.poll_transmit(ms(0)).unwrap();
@@ -576,13 +567,7 @@ mod tests {
 
     #[test]
     fn a_stranger_cannot_make_a_dialer_answer_or_report() {
-        let mut p = Path::new(
-            PathConfig::default(),
-            Role::Dialer,
-            Some(addr(1)),
-            false,
-            ms(0),
-        );
+        let mut p = Path::new(PathConfig::default(), Contact::Dial(addr(1)), false, ms(0));
         let _ = drain(&mut p, ms(0));
         for m in [
             Message::Challenge { token: 1 },
@@ -605,14 +590,8 @@ mod tests {
                 ..PathConfig::default()
             };
             let (dialer_addr, listener_addr) = (addr(1), addr(2));
-            let mut dialer = Path::new(
-                config.clone(),
-                Role::Dialer,
-                Some(listener_addr),
-                false,
-                ms(0),
-            );
-            let mut listener = Path::new(config, Role::Listener, None, false, ms(0));
+            let mut dialer = Path::new(config.clone(), Contact::Dial(listener_addr), false, ms(0));
+            let mut listener = Path::new(config, Contact::Listen, false, ms(0));
             let mut sent = Vec::new();
             for t in (0..3_000).step_by(10) {
                 dialer.handle_timeout(ms(t));

@@ -259,7 +259,7 @@ mod tests {
     use super::*;
     use salsify_audio::{read_marks, read_wav, SyncMode};
 
-    use crate::audio_send::{AudioInput, AudioSendConfig, LiveAudioSender};
+    use crate::audio_send::{AudioSendConfig, LiveAudioInput, LiveAudioSender};
 
     fn ms(n: u64) -> Duration {
         Duration::from_millis(n)
@@ -282,7 +282,7 @@ mod tests {
             let log = dir.join("audio.csv");
             let t0 = Instant::from_millis(10_000);
             let mut sender =
-                LiveAudioSender::new(&AudioSendConfig::new(AudioInput::Synthetic), t0).unwrap();
+                LiveAudioSender::new(&AudioSendConfig::new(LiveAudioInput::Synthetic), t0).unwrap();
             let mut player = PlayerConfig::default();
             player.sync.mode = mode;
             let mut audio = LiveAudio::new(

@@ -28,7 +28,7 @@ pub const MIC_POLL: Duration = Duration::from_millis(2);
 
 /// Where the sender's audio comes from.
 #[derive(Debug, Clone, PartialEq)]
-pub enum AudioInput {
+pub enum LiveAudioInput {
     /// The synthetic voice with a timing mark each second (`--audio synthetic`).
     Synthetic,
     /// Samples (48 kHz mono) played in a loop (`--audio FILE.wav`).
@@ -37,18 +37,18 @@ pub enum AudioInput {
     Mic,
 }
 
-impl AudioInput {
+impl LiveAudioInput {
     /// `none` (no audio), `synthetic`, `mic`, or a 48 kHz `.wav` file, read now. An error
     /// says what the flag takes (for `flag`). The microphone is opened when the call starts.
-    pub fn parse(flag: &str, value: &str) -> Result<Option<AudioInput>> {
+    pub fn parse(flag: &str, value: &str) -> Result<Option<LiveAudioInput>> {
         match value {
             "none" => Ok(None),
-            "synthetic" => Ok(Some(AudioInput::Synthetic)),
-            "mic" => Ok(Some(AudioInput::Mic)),
+            "synthetic" => Ok(Some(LiveAudioInput::Synthetic)),
+            "mic" => Ok(Some(LiveAudioInput::Mic)),
             path if path.to_ascii_lowercase().ends_with(".wav") => {
                 let samples = salsify_audio::read_wav(std::path::Path::new(path))
                     .with_context(|| format!("{flag} {path}"))?;
-                Ok(Some(AudioInput::Samples(Arc::new(samples))))
+                Ok(Some(LiveAudioInput::Samples(Arc::new(samples))))
             }
             other => anyhow::bail!(
                 "{flag} '{other}': none, synthetic, mic or a .wav file (48 kHz; \
@@ -59,10 +59,10 @@ impl AudioInput {
 
     fn source(&self) -> Box<dyn AudioSource> {
         match self {
-            AudioInput::Synthetic => Box::new(SyntheticSpeech::new(0)),
-            AudioInput::Samples(s) => Box::new(LoopedSamples::new(s.to_vec())),
+            LiveAudioInput::Synthetic => Box::new(SyntheticSpeech::new(0)),
+            LiveAudioInput::Samples(s) => Box::new(LoopedSamples::new(s.to_vec())),
             // Its frames are pushed (`encode_frame`); the source is never asked.
-            AudioInput::Mic => Box::new(LoopedSamples::new(Vec::new())),
+            LiveAudioInput::Mic => Box::new(LoopedSamples::new(Vec::new())),
         }
     }
 }
@@ -71,7 +71,7 @@ impl AudioInput {
 #[derive(Debug, Clone, PartialEq)]
 pub struct AudioSendConfig {
     /// The source.
-    pub input: AudioInput,
+    pub input: LiveAudioInput,
     /// The encoder (default: 20 ms frames, 32 kb/s, FEC and DTX on).
     pub opus: OpusConfig,
     /// Silence is sent while this is on (a call window's `m`).
@@ -80,7 +80,7 @@ pub struct AudioSendConfig {
 
 impl AudioSendConfig {
     /// `input` with the default encoder.
-    pub fn new(input: AudioInput) -> Self {
+    pub fn new(input: LiveAudioInput) -> Self {
         AudioSendConfig {
             input,
             opus: OpusConfig::default(),
@@ -113,7 +113,7 @@ impl LiveAudioSender {
         let sender = AudioSender::new(&config.opus, config.input.source(), start)
             .context("cannot start the Opus encoder")?;
         let mic = match config.input {
-            AudioInput::Mic => {
+            LiveAudioInput::Mic => {
                 let mic = Microphone::open(start)?;
                 eprintln!("salsify: microphone {}", mic.description());
                 Some(mic)
@@ -203,7 +203,7 @@ mod tests {
     #[test]
     fn frames_are_due_on_the_clock_and_never_skipped() {
         let t0 = Instant::from_millis(5_000);
-        let config = AudioSendConfig::new(AudioInput::Synthetic);
+        let config = AudioSendConfig::new(LiveAudioInput::Synthetic);
         let mut audio = LiveAudioSender::new(&config, t0).unwrap();
         assert_eq!(audio.next_at(), t0 + Duration::from_millis(20));
         assert!(audio
@@ -267,7 +267,7 @@ mod tests {
         use crate::audio_capture::{CaptureQueue, ChunkerConfig, FrameChunker};
         let t0 = Instant::from_millis(3_000);
         let (sink, queue) = CaptureQueue::bounded(4);
-        let mut audio = LiveAudioSender::new(&AudioSendConfig::new(AudioInput::Synthetic), t0)
+        let mut audio = LiveAudioSender::new(&AudioSendConfig::new(LiveAudioInput::Synthetic), t0)
             .expect("encoder");
         audio.mic = Some(Microphone::from_queue(queue));
         audio.poll_again = t0;
@@ -336,12 +336,12 @@ mod tests {
 
     #[test]
     fn inputs_parse_with_clear_errors() {
-        assert_eq!(AudioInput::parse("--audio", "none").unwrap(), None);
+        assert_eq!(LiveAudioInput::parse("--audio", "none").unwrap(), None);
         assert_eq!(
-            AudioInput::parse("--audio", "synthetic").unwrap(),
-            Some(AudioInput::Synthetic)
+            LiveAudioInput::parse("--audio", "synthetic").unwrap(),
+            Some(LiveAudioInput::Synthetic)
         );
-        let e = AudioInput::parse("--audio", "song.mp3")
+        let e = LiveAudioInput::parse("--audio", "song.mp3")
             .unwrap_err()
             .to_string();
         assert!(
@@ -350,7 +350,7 @@ mod tests {
         );
         let e = format!(
             "{:#}",
-            AudioInput::parse("--audio", "/nonexistent/x.wav").unwrap_err()
+            LiveAudioInput::parse("--audio", "/nonexistent/x.wav").unwrap_err()
         );
         assert!(e.contains("/nonexistent/x.wav"), "{e}");
     }

@@ -84,7 +84,7 @@ use std::sync::Arc;
 use salsify_time::Duration;
 
 pub use audio_receive::{AudioReceiveConfig, AudioSecond};
-pub use audio_send::{AudioInput, AudioSendConfig};
+pub use audio_send::{AudioSendConfig, LiveAudioInput};
 pub use call_start::CallStart;
 pub use camera::{PictureSource, SyntheticCamera};
 pub use display::{DisplayConfig, LiveView};

@@ -13,7 +13,8 @@ use std::net::{SocketAddr, UdpSocket};
 
 use salsify_meet::turn::TurnClient;
 use salsify_meet::{MeetEvent, Meeting, Pair};
-use salsify_path::{wire as path_wire, Origin, Path, PathConfig, PathEvent, PeerChange, Role};
+pub use salsify_path::Contact;
+use salsify_path::{wire as path_wire, Origin, Path, PathConfig, PathEvent, PeerChange};
 use salsify_secure::{SecureChannel, SecureConfig};
 use salsify_time::Instant;
 
@@ -64,18 +65,6 @@ pub enum Reach<'a> {
     Follow,
     /// It meets the peer through a rendezvous first (needs keys).
     Via(&'a Via),
-}
-
-/// How a loop found its peer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Contact {
-    /// It dials this address (and starts the handshake).
-    Dial(SocketAddr),
-    /// It listens: the peer dials it.
-    Listen,
-    /// It listens and its session rules pick the peer ([`PeerLink::follow`]): a plaintext
-    /// receiver serving whichever sender talks to it.
-    Follow,
 }
 
 /// A socket, its peer, and what is between them.
@@ -138,11 +127,6 @@ impl PeerLink {
         } else {
             0
         };
-        let (role, peer) = match contact {
-            Contact::Dial(to) => (Role::Dialer, Some(to)),
-            Contact::Listen => (Role::Listener, None),
-            Contact::Follow => (Role::Follower, None),
-        };
         let ipv6 = socket.local_addr().is_ok_and(|a| a.is_ipv6());
         let mut config = PathConfig {
             seal_overhead: overhead,
@@ -152,19 +136,19 @@ impl PeerLink {
         if ipv6 {
             config = config.for_ipv6();
         }
-        let busy = match (&secure, role) {
-            (Some(keys), Role::Listener) => {
+        let busy = match (&secure, contact) {
+            (Some(keys), Contact::Listen) => {
                 Some(BusyDesk::new(BusyConfig::default(), keys.clone()))
             }
             _ => None,
         };
-        let secure = secure.map(|c| match role {
-            Role::Dialer => SecureChannel::initiator(c, now, secure_io::unix_nanos()),
-            Role::Listener | Role::Follower => SecureChannel::responder(c, now),
+        let secure = secure.map(|c| match contact {
+            Contact::Dial(_) => SecureChannel::initiator(c, now, secure_io::unix_nanos()),
+            Contact::Listen | Contact::Follow => SecureChannel::responder(c, now),
         });
         PeerLink {
             socket,
-            path: Path::new(config, role, peer, secure.is_some(), now),
+            path: Path::new(config, contact, secure.is_some(), now),
             secure,
             drops: DropLog::new(who),
             who,
@@ -315,7 +299,7 @@ impl PeerLink {
     pub fn is_initiator(&self) -> bool {
         self.secure
             .as_ref()
-            .is_some_and(|c| c.role() == salsify_secure::Role::Initiator)
+            .is_some_and(|c| c.role() == salsify_secure::HandshakeRole::Initiator)
     }
 
     /// Datagrams refused on arrival.

@@ -207,10 +207,10 @@ pub enum Marker {
 }
 
 /// A part a scheme plays in the built-in evaluation. Group roles carry a rank (lists are
-/// sorted by it); the single roles ([`Role::Default`], [`Role::Salsify`], [`Role::Webrtc`],
-/// [`Role::Bound`]) belong to one scheme each.
+/// sorted by it); the single roles ([`SchemeRole::Default`], [`SchemeRole::Salsify`], [`SchemeRole::Webrtc`],
+/// [`SchemeRole::Bound`]) belong to one scheme each.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Role {
+pub enum SchemeRole {
     /// The scheme `--scheme` and experiment files default to.
     Default,
     /// The Salsify the report measures everything else against.
@@ -250,12 +250,12 @@ pub struct SchemeInfo {
     /// Its marker shape in every figure.
     pub marker: Marker,
     /// The parts it plays in the built-in evaluation, with its rank in each group.
-    pub roles: &'static [(Role, u8)],
+    pub roles: &'static [(SchemeRole, u8)],
 }
 
 impl SchemeInfo {
     /// Its rank in `role`, if it plays it.
-    pub fn rank(&self, role: Role) -> Option<u8> {
+    pub fn rank(&self, role: SchemeRole) -> Option<u8> {
         self.roles.iter().find(|(r, _)| *r == role).map(|(_, n)| *n)
     }
 }

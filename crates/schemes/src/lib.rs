@@ -31,8 +31,8 @@ mod table_sweep;
 pub use error::{SchemeError, SourceInfo};
 pub use executor::{BackgroundExecutor, Executed, Executor, Work};
 pub use family::{
-    Family, Marker, PeerCodec, Role, Runs, Scheme, SchemeConfig, SchemeInfo, Simulated, TableInfo,
-    TableType, VP9_SVC_MODE,
+    Family, Marker, PeerCodec, Runs, Scheme, SchemeConfig, SchemeInfo, SchemeRole, Simulated,
+    TableInfo, TableType, VP9_SVC_MODE,
 };
 pub use params::SchemeParams;
 pub use registry::{Registry, RegistryError};

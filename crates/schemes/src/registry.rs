@@ -19,7 +19,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::error::SchemeError;
 use crate::families::FAMILIES;
-use crate::family::{Family, Role, Runs, SchemeConfig, SchemeInfo, TableInfo};
+use crate::family::{Family, Runs, SchemeConfig, SchemeInfo, SchemeRole, TableInfo};
 use crate::params::SchemeParams;
 
 /// The scheme families a process runs, in the order lists and legends show them.
@@ -211,7 +211,7 @@ pub fn peer_names() -> Vec<&'static str> {
 }
 
 /// The schemes that play group role `role`, by rank.
-pub fn with_role(role: Role) -> Vec<&'static str> {
+pub fn with_role(role: SchemeRole) -> Vec<&'static str> {
     let mut out: Vec<(u8, &'static str)> = schemes()
         .filter_map(|s| s.rank(role).map(|n| (n, s.name)))
         .collect();
@@ -223,7 +223,7 @@ pub fn with_role(role: Role) -> Vec<&'static str> {
 ///
 /// # Panics
 /// If no registered scheme plays it (the registry's own tests check every role is taken).
-pub fn the(role: Role) -> &'static str {
+pub fn the(role: SchemeRole) -> &'static str {
     with_role(role)
         .first()
         .copied()
@@ -232,7 +232,7 @@ pub fn the(role: Role) -> &'static str {
 
 /// The scheme `--scheme` and experiment files default to.
 pub fn default_scheme() -> &'static str {
-    the(Role::Default)
+    the(SchemeRole::Default)
 }
 
 /// Whether schemes `a` and `b` belong to the same family.
@@ -364,10 +364,15 @@ mod tests {
         for t in super::tables() {
             assert!(tables.insert(t.name), "table {} twice", t.name);
         }
-        for role in [Role::Default, Role::Salsify, Role::Webrtc, Role::Bound] {
+        for role in [
+            SchemeRole::Default,
+            SchemeRole::Salsify,
+            SchemeRole::Webrtc,
+            SchemeRole::Bound,
+        ] {
             assert_eq!(with_role(role).len(), 1, "{role:?}");
         }
-        assert!(!with_role(Role::Main).is_empty());
+        assert!(!with_role(SchemeRole::Main).is_empty());
     }
 
     /// A family for the refusal tests: a name, and the wire id it claims.

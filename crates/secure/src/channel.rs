@@ -1,9 +1,9 @@
 //! One side of an encrypted session: the handshake, the keys in use, sealing and opening.
 //!
-//! The video sender is the [`Role::Initiator`]: it starts a handshake at once (and again on
+//! The video sender is the [`HandshakeRole::Initiator`]: it starts a handshake at once (and again on
 //! [`SecureChannel::restart`] or when its keys are due for renewal), holds the datagrams its
 //! endpoint sends until the first handshake completes, and releases them through
-//! [`SecureChannel::poll_transmit`]. The receiver is the [`Role::Responder`]: it answers
+//! [`SecureChannel::poll_transmit`]. The receiver is the [`HandshakeRole::Responder`]: it answers
 //! handshakes (the reply goes back to where the init came from) and seals its feedback with
 //! the keys of the newest confirmed session.
 //!
@@ -42,7 +42,7 @@ pub const REJECT_AFTER_MESSAGES: u64 = 1 << 60;
 
 /// Which end of the handshake this side is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
+pub enum HandshakeRole {
     /// Sends the first handshake message (the video sender).
     Initiator,
     /// Answers it (the receiver).
@@ -216,7 +216,7 @@ impl Limiter {
 
 /// One side of an encrypted session (see the module docs).
 pub struct SecureChannel {
-    role: Role,
+    role: HandshakeRole,
     config: SecureConfig,
     params: NoiseParams,
     current: Option<Keys>,
@@ -260,7 +260,7 @@ impl SecureChannel {
     /// [`SecureChannel::poll_transmit`]. `unix_nanos`: the wall clock now (handshake
     /// timestamps must grow across runs of the sender, which the monotonic clock does not).
     pub fn initiator(config: SecureConfig, now: Instant, unix_nanos: u64) -> Self {
-        let mut channel = SecureChannel::new(Role::Initiator, config, now);
+        let mut channel = SecureChannel::new(HandshakeRole::Initiator, config, now);
         channel.wall_base = unix_nanos;
         channel.start_handshake(now);
         channel
@@ -268,10 +268,10 @@ impl SecureChannel {
 
     /// The receiver's side.
     pub fn responder(config: SecureConfig, now: Instant) -> Self {
-        SecureChannel::new(Role::Responder, config, now)
+        SecureChannel::new(HandshakeRole::Responder, config, now)
     }
 
-    fn new(role: Role, config: SecureConfig, now: Instant) -> Self {
+    fn new(role: HandshakeRole, config: SecureConfig, now: Instant) -> Self {
         let retry = config.handshake_retry;
         let limiter = Limiter {
             tokens: f64::from(config.handshake_burst),
@@ -303,7 +303,7 @@ impl SecureChannel {
     }
 
     /// Which side this is.
-    pub fn role(&self) -> Role {
+    pub fn role(&self) -> HandshakeRole {
         self.role
     }
 
@@ -345,7 +345,7 @@ impl SecureChannel {
     /// Initiator: forgets the keys and starts a new handshake (the sender lost its receiver,
     /// which may have restarted without them).
     pub fn restart(&mut self, now: Instant) {
-        if self.role == Role::Initiator {
+        if self.role == HandshakeRole::Initiator {
             self.previous = None;
             self.current = None;
             self.held.clear();
@@ -366,8 +366,8 @@ impl SecureChannel {
         }
         if self.usable(now).is_none() {
             match self.role {
-                Role::Initiator => self.hold(now, datagram),
-                Role::Responder => self.stats.unsent += 1,
+                HandshakeRole::Initiator => self.hold(now, datagram),
+                HandshakeRole::Responder => self.stats.unsent += 1,
             }
             return None;
         }
@@ -401,7 +401,7 @@ impl SecureChannel {
 
     /// Initiator: the next handshake message or released datagram to send.
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Vec<u8>> {
-        if self.role == Role::Initiator {
+        if self.role == HandshakeRole::Initiator {
             self.renew(now);
         }
         self.outbox.pop_front()
@@ -411,7 +411,7 @@ impl SecureChannel {
     /// handshake retry or renewal).
     pub fn poll_timeout(&self) -> Instant {
         match (self.handshakes.is_empty(), &self.current) {
-            _ if self.role == Role::Responder => Instant::FAR_FUTURE,
+            _ if self.role == HandshakeRole::Responder => Instant::FAR_FUTURE,
             (false, _) | (true, None) => self.next_retry,
             (true, Some(k)) => k.since + self.config.rekey_after,
         }
@@ -578,7 +578,7 @@ impl SecureChannel {
 
     /// Responder: answers a handshake init.
     fn answer(&mut self, now: Instant, noise: &[u8]) -> Result<Incoming, Rejected> {
-        if self.role != Role::Responder {
+        if self.role != HandshakeRole::Responder {
             return Err(Rejected::UnexpectedHandshake);
         }
         if !self.limiter.take(now) {
@@ -637,7 +637,7 @@ impl SecureChannel {
             .handshakes
             .iter()
             .position(|h| h.local_index == receiver);
-        let Some(i) = ours.filter(|_| self.role == Role::Initiator) else {
+        let Some(i) = ours.filter(|_| self.role == HandshakeRole::Initiator) else {
             return Err(Rejected::UnexpectedHandshake);
         };
         // snow restores the handshake state when a message fails to verify, so a forged

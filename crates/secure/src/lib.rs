@@ -36,7 +36,7 @@ mod replay;
 pub mod wire;
 
 pub use channel::{
-    ChannelState, Incoming, Rejected, Role, SecureChannel, SecureConfig, SecureStats,
+    ChannelState, HandshakeRole, Incoming, Rejected, SecureChannel, SecureConfig, SecureStats,
     REJECT_AFTER_MESSAGES, REKEY_AFTER_MESSAGES,
 };
 pub use keys::{KeyError, Keypair, PrivateKey, PublicKey};

@@ -12,7 +12,7 @@ use salsify_audio::{
 use salsify_metrics::AudioFigures;
 use salsify_time::{Duration, Instant};
 
-use crate::config::{AudioInput, SimAudio, SimError};
+use crate::config::{SimAudio, SimAudioInput, SimError};
 
 /// What the audio of a run did.
 #[derive(Clone, Debug)]
@@ -55,8 +55,8 @@ pub(crate) struct AudioRun {
 impl AudioRun {
     pub fn new(spec: &SimAudio) -> Result<Self, SimError> {
         let source: Box<dyn AudioSource> = match &spec.input {
-            AudioInput::Synthetic => Box::new(SyntheticSpeech::new(0)),
-            AudioInput::Samples(s) => Box::new(LoopedSamples::new(s.to_vec())),
+            SimAudioInput::Synthetic => Box::new(SyntheticSpeech::new(0)),
+            SimAudioInput::Samples(s) => Box::new(LoopedSamples::new(s.to_vec())),
         };
         let audio_error = |e: salsify_audio::AudioError| SimError::Config(e.to_string());
         let player = PlayerConfig {

@@ -107,7 +107,7 @@ impl From<MetricsError> for SimError {
 
 /// Where a run's audio comes from.
 #[derive(Clone, Debug)]
-pub enum AudioInput {
+pub enum SimAudioInput {
     /// The synthetic voice with a timing mark each second.
     Synthetic,
     /// Samples (48 kHz mono) played in a loop.
@@ -118,7 +118,7 @@ pub enum AudioInput {
 #[derive(Clone, Debug)]
 pub struct SimAudio {
     /// The source.
-    pub input: AudioInput,
+    pub input: SimAudioInput,
     /// The encoder.
     pub opus: OpusConfig,
     /// The receiver: jitter buffer and lip sync.
@@ -129,7 +129,7 @@ pub struct SimAudio {
 
 impl SimAudio {
     /// `input` with the default encoder and receiver.
-    pub fn new(input: AudioInput) -> Self {
+    pub fn new(input: SimAudioInput) -> Self {
         SimAudio {
             input,
             opus: OpusConfig::default(),

@@ -225,7 +225,7 @@ pub struct LinkSpec {
     /// used for video with ACKs over the same trace; or `rate:FILE`, a throughput log
     /// (`salsify_netem::rate_log`) turned into a trace, both directions.
     pub trace: Option<PathBuf>,
-    /// A synthetic link when no trace is given (see [`presets`]).
+    /// A synthetic link when no trace is given (see [`presets()`]).
     pub preset: String,
     /// DropTail queue in packets (0 = unlimited).
     pub queue_packets: u32,
@@ -401,11 +401,11 @@ impl Experiment {
             self.sync.parse().or_else(|e: String| fail("sync", e))?;
         let input = match self.audio.as_str() {
             "none" => return Ok(None),
-            "synthetic" => crate::AudioInput::Synthetic,
+            "synthetic" => crate::SimAudioInput::Synthetic,
             path if path.ends_with(".wav") || path.ends_with(".WAV") => {
                 let samples = salsify_audio::read_wav(Path::new(path))
                     .or_else(|e| fail("audio", e.to_string()))?;
-                crate::AudioInput::Samples(std::sync::Arc::new(samples))
+                crate::SimAudioInput::Samples(std::sync::Arc::new(samples))
             }
             "mic" => {
                 return fail(

@@ -34,7 +34,7 @@ mod video;
 
 pub use audio::{audio_figures, write_audio_csv, AudioOutput, AUDIO_CSV_HEADER};
 pub use audio_log::{read_run_audio, read_shown_pictures, RunAudio};
-pub use config::{AudioInput, SimAudio, SimConfig, SimError};
+pub use config::{SimAudio, SimAudioInput, SimConfig, SimError};
 pub use cost::{
     CostError, CostModel, AV1_DECODE_US_PER_MEGAPIXEL, AV1_ENCODE_US_PER_MEGAPIXEL, LATE_ONE_IN,
 };

@@ -4,7 +4,7 @@
 
 use anyhow::Result;
 use salsify_audio::{AudioSummary, PlayedFrame, SyncMode};
-use salsify_runtime::{sound, AudioInput, AudioSendConfig};
+use salsify_runtime::{sound, AudioSendConfig, LiveAudioInput};
 use salsify_time::{Duration, Instant};
 
 use crate::usage::usage;
@@ -27,7 +27,7 @@ pub fn audio_source(flag: &str, value: &str) -> Result<Option<AudioSendConfig>> 
         }
         sound::probe_microphone()?;
     }
-    Ok(AudioInput::parse(flag, value)?.map(AudioSendConfig::new))
+    Ok(LiveAudioInput::parse(flag, value)?.map(AudioSendConfig::new))
 }
 
 /// `--play`: whether to open the speakers; bad usage in a build without sound support, an
@@ -119,14 +119,14 @@ mod tests {
         assert!(audio_source("--audio", "none").unwrap().is_none());
         assert_eq!(
             audio_source("--audio", "synthetic").unwrap().unwrap().input,
-            AudioInput::Synthetic
+            LiveAudioInput::Synthetic
         );
         let bad = audio_source("--audio", "microphone").unwrap_err();
         assert_eq!(crate::usage::exit_code(&bad), 2);
         // Without the feature: bad usage saying how to build. With it: a microphone, or an
         // error (exit 1) naming the missing device.
         match (audio_source("--audio", "mic"), sound::SUPPORTED) {
-            (Ok(config), true) => assert_eq!(config.unwrap().input, AudioInput::Mic),
+            (Ok(config), true) => assert_eq!(config.unwrap().input, LiveAudioInput::Mic),
             (Err(e), true) => {
                 assert_eq!(crate::usage::exit_code(&e), 1);
                 assert!(format!("{e:#}").contains("microphone"), "{e:#}");

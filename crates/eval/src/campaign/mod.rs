@@ -20,7 +20,7 @@ pub use store::{LiveRun, RunMeta, RunResult, Store};
 
 use crate::experiment::Experiment;
 use salsify_schemes::registry::with_role;
-use salsify_schemes::Role;
+use salsify_schemes::SchemeRole;
 use sweep::Sweep;
 
 /// The trace experiments 4 and 7 use when real traces are given: the paper used Verizon LTE.
@@ -44,7 +44,7 @@ pub const SLOW_TRACE: &str = "Verizon-EVDO-driving";
 /// `cliff` cycles, several ACK stalls.
 const SLOW_SECS: f64 = 120.0;
 
-/// The built-in frontier group's sweep (its schemes play [`Role::Frontier`]): Salsify's delay target (the paper's 100 ms, half and
+/// The built-in frontier group's sweep (its schemes play [`SchemeRole::Frontier`]): Salsify's delay target (the paper's 100 ms, half and
 /// quarter of it, and twice it) with either budget, and the oracle from delay-first (slack
 /// 0) to quality-first (8 frame intervals).
 fn frontier_sweep() -> Sweep {
@@ -71,7 +71,7 @@ fn frontier_sweep() -> Sweep {
 /// each beside its one-way runs in both directions (see [`spec`]).
 ///
 /// After the paper's experiments, group `slow` ("Slow and fading links") runs the main
-/// schemes for 120 s on [`slow_presets`], plus the trace [`SLOW_TRACE`] when the traces
+/// schemes for 120 s on [`slow_presets()`], plus the trace [`SLOW_TRACE`] when the traces
 /// folder holds it.
 pub fn default_matrix(traces: Option<&Path>, video: &str) -> Result<Matrix, MatrixError> {
     let mut lte_links: Vec<String> = Vec::new();
@@ -136,7 +136,7 @@ pub fn default_matrix(traces: Option<&Path>, video: &str) -> Result<Matrix, Matr
     let mut queue = group(
         "queue",
         "Experiment 7: queue size",
-        &with_role(Role::Queue),
+        &with_role(SchemeRole::Queue),
         &single,
         cellular_s,
     );
@@ -147,7 +147,7 @@ pub fn default_matrix(traces: Option<&Path>, video: &str) -> Result<Matrix, Matr
             group(
                 "cellular",
                 "Experiment 1: cellular links",
-                &with_role(Role::Main),
+                &with_role(SchemeRole::Main),
                 &cellular,
                 cellular_s,
             ),
@@ -157,7 +157,7 @@ pub fn default_matrix(traces: Option<&Path>, video: &str) -> Result<Matrix, Matr
             group(
                 "intermittent",
                 "Experiment 2: intermittent link (12 Mb/s, failures every ~5 s for ~0.2 s)",
-                &with_role(Role::Main),
+                &with_role(SchemeRole::Main),
                 "intermittent",
                 60.0,
             ),
@@ -166,14 +166,14 @@ pub fn default_matrix(traces: Option<&Path>, video: &str) -> Result<Matrix, Matr
         group(
             "wifi",
             "Experiment 3: emulated Wi-Fi (570 kb/s, Poisson deliveries)",
-            &with_role(Role::Main),
+            &with_role(SchemeRole::Main),
             "wifi",
             60.0,
         ),
         group(
             "ablation",
             "Experiment 4: ablations of Salsify-2c",
-            &with_role(Role::Ablation),
+            &with_role(SchemeRole::Ablation),
             &single,
             cellular_s,
         ),
@@ -181,7 +181,7 @@ pub fn default_matrix(traces: Option<&Path>, video: &str) -> Result<Matrix, Matr
             group(
                 "ramp",
                 "Experiment 5: capacity ramp to zero and back",
-                &with_role(Role::Main),
+                &with_role(SchemeRole::Main),
                 "ramp",
                 20.0,
             ),
@@ -191,7 +191,7 @@ pub fn default_matrix(traces: Option<&Path>, video: &str) -> Result<Matrix, Matr
             group(
                 "dropout",
                 "Experiment 6: one-second dropout at 10 s on a 500 kb/s link",
-                &with_role(Role::Main),
+                &with_role(SchemeRole::Main),
                 "dropout",
                 20.0,
             ),
@@ -204,7 +204,7 @@ pub fn default_matrix(traces: Option<&Path>, video: &str) -> Result<Matrix, Matr
                 group(
                     "slow",
                     "Slow and fading links",
-                    &with_role(Role::Slow),
+                    &with_role(SchemeRole::Slow),
                     slow[0],
                     SLOW_SECS,
                 ),
@@ -218,7 +218,7 @@ pub fn default_matrix(traces: Option<&Path>, video: &str) -> Result<Matrix, Matr
                 group(
                     "frontier",
                     "The quality-delay frontier on LTE links: each scheme's own knob swept",
-                    &with_role(Role::Frontier),
+                    &with_role(SchemeRole::Frontier),
                     "cellular",
                     cellular_s,
                 ),
@@ -234,7 +234,7 @@ pub fn default_matrix(traces: Option<&Path>, video: &str) -> Result<Matrix, Matr
             ..group(
                 "two-way",
                 "A call both ways: each direction beside itself one-way",
-                &with_role(Role::Main),
+                &with_role(SchemeRole::Main),
                 "cellular",
                 cellular_s,
             )
@@ -439,7 +439,7 @@ mod tests {
         let two_way = plan.groups.last().unwrap();
         assert_eq!(two_way.group.name, "two-way");
         assert_eq!(two_way.group.links, ["trace:A-LTE"]);
-        let main = with_role(Role::Main).len();
+        let main = with_role(SchemeRole::Main).len();
         assert_eq!(two_way.runs.len(), 3 * main);
         let cellular = &plan.groups[0].runs;
         let shared = two_way.runs.iter().filter(|id| cellular.contains(id));

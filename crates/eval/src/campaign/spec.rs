@@ -34,7 +34,7 @@
 //! duration_s = 20
 //! ```
 //!
-//! A link is a preset of [`crate::experiment::presets`], `trace:NAME` (the prefix NAME in
+//! A link is a preset of [`crate::experiment::presets()`], `trace:NAME` (the prefix NAME in
 //! the traces folder: video over NAME.down, ACKs over NAME.up), `trace-up:NAME` (the other
 //! direction: video over NAME.up, ACKs over NAME.down; named `NAME-up`), `traces:*` (every
 //! trace prefix in that folder, sorted), `corpus:DIR` (every trace and rate log in folder DIR,

@@ -5,11 +5,11 @@
 
 use super::frontier::{Delay, Frontier};
 use super::tables::{num, Entry, Table};
-use salsify_schemes::{registry, Role};
+use salsify_schemes::{registry, SchemeRole};
 
 /// The scheme whose frontier the peers are read against (the report's Salsify).
 fn salsify() -> &'static str {
-    registry::the(Role::Salsify)
+    registry::the(SchemeRole::Salsify)
 }
 
 /// Whether `b` ran the link and video `a` did (and the same seed, duration and frame rate):
@@ -29,7 +29,7 @@ fn same_cell(a: &Entry, b: &Entry) -> bool {
 /// marked as the bound it is rather than a peer.
 fn peer_name(r: &Entry) -> String {
     let mut name = r.name();
-    if r.scheme() == registry::the(Role::Bound) {
+    if r.scheme() == registry::the(SchemeRole::Bound) {
         name += " (bound, not a peer)";
     }
     name

@@ -129,7 +129,7 @@ mod tests {
 
     #[test]
     fn the_main_systems_have_distinct_shapes_too() {
-        let mut main = registry::with_role(salsify_schemes::Role::Main);
+        let mut main = registry::with_role(salsify_schemes::SchemeRole::Main);
         main.extend(registry::peer_names());
         let shapes: HashSet<Marker> = main.iter().map(|m| style(m).marker).collect();
         assert_eq!(shapes.len(), main.len());

@@ -5,7 +5,7 @@ use super::published;
 use crate::campaign::sweep::{run_name, setting};
 use crate::campaign::{PlannedRun, RunResult};
 use crate::experiment::Clip;
-use salsify_schemes::{registry, Role};
+use salsify_schemes::{registry, SchemeRole};
 
 /// A table: header and rows of cells, rendered as markdown or HTML.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -321,7 +321,7 @@ pub fn network_table(runs: &[Entry]) -> Option<Table> {
 
 /// The bound's scheme name (the oracle, which reads the link's future).
 fn bound() -> &'static str {
-    registry::the(Role::Bound)
+    registry::the(SchemeRole::Bound)
 }
 
 /// The runs below the oracle's delay, as [`below_the_bound`] sorts them: violations only.
@@ -537,8 +537,8 @@ pub fn comparison_table(runs: &[Entry]) -> Table {
     }
     let mut rows = Vec::new();
     for link in links {
-        let salsify = headline_points(runs, link, registry::the(Role::Salsify));
-        let conventional = headline_points(runs, link, registry::the(Role::Webrtc));
+        let salsify = headline_points(runs, link, registry::the(SchemeRole::Salsify));
+        let conventional = headline_points(runs, link, registry::the(SchemeRole::Webrtc));
         let (Some(&s0), Some(&c0)) = (salsify.first(), conventional.first()) else {
             continue;
         };

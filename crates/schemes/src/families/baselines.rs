@@ -12,7 +12,7 @@ use salsify_time::Duration;
 use crate::error::invalid;
 use crate::error::{SchemeError, SourceInfo};
 use crate::family::{
-    Family, Marker, Role, Runs, Scheme, SchemeConfig, SchemeInfo, Simulated, TableInfo, TableType,
+    Family, Marker, SchemeRole, Runs, Scheme, SchemeConfig, SchemeInfo, Simulated, TableInfo, TableType,
 };
 use crate::params::{plain, SchemeParams};
 use crate::sweep::{each, Sweep};
@@ -62,12 +62,12 @@ pub(crate) static WEBRTC: Baseline = Baseline {
         color: "#D55E00",
         marker: Marker::TriangleUp,
         roles: &[
-            (Role::Webrtc, 0),
-            (Role::Main, 2),
-            (Role::Slow, 3),
-            (Role::Frontier, 1),
-            (Role::Queue, 1),
-            (Role::Live, 3),
+            (SchemeRole::Webrtc, 0),
+            (SchemeRole::Main, 2),
+            (SchemeRole::Slow, 3),
+            (SchemeRole::Frontier, 1),
+            (SchemeRole::Queue, 1),
+            (SchemeRole::Live, 3),
         ],
     }],
     table: &[TableInfo::of::<ConventionalConfig>(
@@ -87,7 +87,7 @@ pub(crate) static VIDAPTIVE: Baseline = Baseline {
         sends_video: true,
         color: "#009E73",
         marker: Marker::Diamond,
-        roles: &[(Role::Main, 3), (Role::Slow, 4), (Role::Queue, 2)],
+        roles: &[(SchemeRole::Main, 3), (SchemeRole::Slow, 4), (SchemeRole::Queue, 2)],
     }],
     table: &[TableInfo::of::<VidaptiveConfig>(
         "vidaptive",
@@ -107,10 +107,10 @@ pub(crate) static ORACLE: Baseline = Baseline {
         color: "#000000",
         marker: Marker::Star,
         roles: &[
-            (Role::Bound, 0),
-            (Role::Main, 4),
-            (Role::Slow, 5),
-            (Role::Frontier, 3),
+            (SchemeRole::Bound, 0),
+            (SchemeRole::Main, 4),
+            (SchemeRole::Slow, 5),
+            (SchemeRole::Frontier, 3),
         ],
     }],
     table: &[TableInfo::of::<OracleConfig>("oracle", "the oracle")],

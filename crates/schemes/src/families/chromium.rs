@@ -2,7 +2,7 @@
 //! scheme in matrices and figures, but never run by our endpoints or the simulator.
 
 use crate::error::SchemeError;
-use crate::family::{Family, Marker, PeerCodec, Role, Runs, SchemeConfig, SchemeInfo};
+use crate::family::{Family, Marker, PeerCodec, SchemeRole, Runs, SchemeConfig, SchemeInfo};
 use crate::params::SchemeParams;
 
 /// The family.
@@ -19,7 +19,7 @@ static SCHEMES: [SchemeInfo; 4] = [
         sends_video: true,
         color: "#CC79A7",
         marker: Marker::TriangleDown,
-        roles: &[(Role::Live, 0)],
+        roles: &[(SchemeRole::Live, 0)],
     },
     SchemeInfo {
         name: "chromium-vp9-svc",
@@ -28,7 +28,7 @@ static SCHEMES: [SchemeInfo; 4] = [
         sends_video: true,
         color: "#E69F00",
         marker: Marker::Plus,
-        roles: &[(Role::Live, 1)],
+        roles: &[(SchemeRole::Live, 1)],
     },
     SchemeInfo {
         name: "chromium-av1",

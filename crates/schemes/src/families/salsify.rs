@@ -11,7 +11,7 @@ use salsify_transport::{
 use crate::error::invalid;
 use crate::error::{SchemeError, SourceInfo};
 use crate::family::{
-    Family, Marker, Role, Runs, Scheme, SchemeConfig, SchemeInfo, TableInfo, TableType,
+    Family, Marker, SchemeRole, Runs, Scheme, SchemeConfig, SchemeInfo, TableInfo, TableType,
 };
 use crate::params::{plain, SchemeParams};
 use crate::sweep::{each, Sweep};
@@ -45,7 +45,7 @@ const fn info(
     about: &'static str,
     color: &'static str,
     marker: Marker,
-    roles: &'static [(Role, u8)],
+    roles: &'static [(SchemeRole, u8)],
 ) -> SchemeInfo {
     SchemeInfo {
         name,
@@ -65,14 +65,14 @@ static SCHEMES: [SchemeInfo; 6] = [
         "#0072B2",
         Marker::Circle,
         &[
-            (Role::Default, 0),
-            (Role::Salsify, 0),
-            (Role::Main, 0),
-            (Role::Slow, 0),
-            (Role::Ablation, 0),
-            (Role::Frontier, 0),
-            (Role::Queue, 0),
-            (Role::Live, 2),
+            (SchemeRole::Default, 0),
+            (SchemeRole::Salsify, 0),
+            (SchemeRole::Main, 0),
+            (SchemeRole::Slow, 0),
+            (SchemeRole::Ablation, 0),
+            (SchemeRole::Frontier, 0),
+            (SchemeRole::Queue, 0),
+            (SchemeRole::Live, 2),
         ],
     ),
     info(
@@ -80,35 +80,35 @@ static SCHEMES: [SchemeInfo; 6] = [
         "Salsify, the two options encoded in series on one core",
         "#56B4E9",
         Marker::Square,
-        &[(Role::Main, 1), (Role::Slow, 1)],
+        &[(SchemeRole::Main, 1), (SchemeRole::Slow, 1)],
     ),
     info(
         "salsify-no-grace",
         "Salsify-2c without the grace period",
         "#88CCEE",
         Marker::TriangleDown,
-        &[(Role::Ablation, 1)],
+        &[(SchemeRole::Ablation, 1)],
     ),
     info(
         "salsify-conventional-codec",
         "Salsify's transport over a conventional codec",
         "#44AA99",
         Marker::Cross,
-        &[(Role::Ablation, 2)],
+        &[(SchemeRole::Ablation, 2)],
     ),
     info(
         "salsify-conventional-transport",
         "Salsify's codec under a conventional transport (rate updated each second)",
         "#AA4499",
         Marker::Plus,
-        &[(Role::Ablation, 3)],
+        &[(SchemeRole::Ablation, 3)],
     ),
     info(
         "salsify-paper",
         "Salsify with the paper's sender rules and EWMA budget",
         "#332288",
         Marker::Diamond,
-        &[(Role::Slow, 2)],
+        &[(SchemeRole::Slow, 2)],
     ),
 ];
 

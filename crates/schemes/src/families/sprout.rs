@@ -9,7 +9,7 @@ use salsify_time::Duration;
 use crate::error::invalid;
 use crate::error::{SchemeError, SourceInfo};
 use crate::family::{
-    Family, Marker, Role, Runs, Scheme, SchemeConfig, SchemeInfo, TableInfo, TableType,
+    Family, Marker, SchemeRole, Runs, Scheme, SchemeConfig, SchemeInfo, TableInfo, TableType,
 };
 use crate::params::{plain, SchemeParams};
 use crate::sweep::{each, Sweep};
@@ -34,7 +34,7 @@ const fn info(
     sends_video: bool,
     color: &'static str,
     marker: Marker,
-    roles: &'static [(Role, u8)],
+    roles: &'static [(SchemeRole, u8)],
 ) -> SchemeInfo {
     SchemeInfo {
         name,
@@ -54,7 +54,7 @@ static SCHEMES: [SchemeInfo; 4] = [
         true,
         "#882255",
         Marker::Circle,
-        &[(Role::Frontier, 2)],
+        &[(SchemeRole::Frontier, 2)],
     ),
     info(
         "sprout-ewma",

@@ -7,7 +7,7 @@
 use std::net::SocketAddr;
 
 use libfuzzer_sys::fuzz_target;
-use salsify_path::{wire, Origin, Path, PathConfig, Role};
+use salsify_path::{wire, Contact, Origin, Path, PathConfig};
 use salsify_time::{Duration, Instant};
 
 fuzz_target!(|data: &[u8]| {
@@ -16,7 +16,7 @@ fuzz_target!(|data: &[u8]| {
     }
     let peer = SocketAddr::from(([203, 0, 113, 10], 9000));
     let mut now = Instant::from_millis(1);
-    let mut path = Path::new(PathConfig::default(), Role::Dialer, Some(peer), true, now);
+    let mut path = Path::new(PathConfig::default(), Contact::Dial(peer), true, now);
     // Each chunk: a port byte, an origin byte, then a datagram up to the next 0xFF.
     for chunk in data.split(|b| *b == 0xFF) {
         let [port, origin, bytes @ ..] = chunk else {

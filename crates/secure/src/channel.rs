@@ -14,7 +14,8 @@
 
 use std::collections::VecDeque;
 
-use rand::Rng;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 use salsify_time::{Duration, Instant};
 use snow::params::NoiseParams;
 use snow::{Builder, HandshakeState, StatelessTransportState};
@@ -72,6 +73,10 @@ pub struct SecureConfig {
     pub handshakes_per_second: u32,
     /// Responder: the handshake rate limit's burst. Default 10.
     pub handshake_burst: u32,
+    /// Seeds the session indexes the channel draws (never its keys: snow draws each
+    /// handshake's ephemeral key from the OS). [`SecureConfig::new`] draws it from the OS; a
+    /// fixed one replays a channel's indexes (tests).
+    pub index_seed: u64,
 }
 
 impl SecureConfig {
@@ -87,6 +92,7 @@ impl SecureConfig {
             hold_time: Duration::from_secs(1),
             handshakes_per_second: 20,
             handshake_burst: 10,
+            index_seed: rand::random(),
         }
     }
 }
@@ -243,6 +249,8 @@ pub struct SecureChannel {
     stats: SecureStats,
     /// Whether the last datagram opened had the highest counter its session had accepted.
     last_opened_newest: bool,
+    /// Draws the session indexes ([`SecureConfig::index_seed`]).
+    rng: ChaCha8Rng,
 }
 
 impl std::fmt::Debug for SecureChannel {
@@ -281,6 +289,7 @@ impl SecureChannel {
         };
         SecureChannel {
             role,
+            rng: ChaCha8Rng::seed_from_u64(config.index_seed),
             // Panic = bug: the pattern name is a literal snow supports.
             params: NOISE.parse().expect("a valid Noise pattern"),
             config,
@@ -502,10 +511,9 @@ impl SecureChannel {
     }
 
     /// A random session index, nonzero and unlike any in use.
-    fn fresh_index(&self) -> u32 {
-        let mut rng = rand::thread_rng();
+    fn fresh_index(&mut self) -> u32 {
         loop {
-            let index: u32 = rng.gen();
+            let index: u32 = self.rng.gen();
             let taken = self.slot_of(index).is_some()
                 || self.handshakes.iter().any(|h| h.local_index == index);
             if index != 0 && !taken {

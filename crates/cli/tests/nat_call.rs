@@ -176,6 +176,32 @@ fn a_two_way_call_between_symmetric_nats_relays_through_turn() {
     });
 }
 
+/// A call ended and made again at once through the same rendezvous, which still lists the
+/// first call's registrations (idle for up to 30 s): the second meets the live run of each
+/// side, not the first call's (a process gone), and shows pictures both ways.
+#[test]
+fn a_call_made_again_at_once_meets_the_new_run() {
+    let name = "a_call_made_again_at_once_meets_the_new_run";
+    scenario(name, |meet| {
+        let (_nat_a, a) = meet.behind_nat_a();
+        let (_nat_b, b) = meet.behind_nat_b();
+        let t = 4.0;
+        let _servers = set_up(meet, 3.0 * t + 60.0);
+        let first = call(meet, &a, &b, t, false);
+        let (sa, sb) = call(meet, &a, &b, t, false);
+        println!(
+            "nat-call: {name}: first call {} / {}, second {} / {} of {:.0}",
+            first.0.shown,
+            first.1.shown,
+            sa.shown,
+            sb.shown,
+            FPS * t
+        );
+        assert_both_ways(name, &first.0, &first.1, t, 0.5, "(direct)");
+        assert_both_ways(name, &sa, &sb, t, 0.5, "(direct)");
+    });
+}
+
 /// Symmetric NATs and no `--turn`: the rendezvous introduces the peers, no check gets
 /// through, and both sides fail within 15 s, saying a relay is needed.
 #[test]
@@ -622,7 +648,17 @@ fn one_way(
     meet.wait(&pr, Duration::from_secs(10));
     meet.kill(&ps);
     meet.kill(&pr);
-    recv_shown(&pr.log)
+    let shown = recv_shown(&pr.log);
+    if shown == 0 {
+        for log in [&ps.log, &pr.log] {
+            println!(
+                "--- {}:\n{}",
+                log.display(),
+                std::fs::read_to_string(log).unwrap_or_default()
+            );
+        }
+    }
+    shown
 }
 
 /// Each direction of a two-way call against a one-way call over the same path, both met

@@ -57,6 +57,11 @@ pub struct Candidate {
 pub struct Introduction {
     /// This run of the peer.
     pub run: u64,
+    /// When this run started, by the peer's wall clock (ms since the Unix epoch): of two
+    /// runs of the peer the rendezvous still lists (a call ended and made again), the later
+    /// is the live one, and a stranger who registers an old run's introduction again cannot
+    /// make it look newer.
+    pub started_ms: u64,
     /// Where it may be reached, at most [`MAX_CANDIDATES`].
     pub candidates: Vec<Candidate>,
 }
@@ -65,6 +70,7 @@ impl Introduction {
     /// Its bytes (before sealing); candidates past [`MAX_CANDIDATES`] are left out.
     pub fn emit(&self) -> Vec<u8> {
         let mut b = self.run.to_be_bytes().to_vec();
+        b.extend_from_slice(&self.started_ms.to_be_bytes());
         let n = self.candidates.len().min(MAX_CANDIDATES);
         b.push(n as u8);
         for c in &self.candidates[..n] {
@@ -77,19 +83,24 @@ impl Introduction {
     /// Parses an opened introduction. Never panics.
     pub fn parse(b: &[u8]) -> Option<Introduction> {
         let run = u64::from_be_bytes(b.get(..8)?.try_into().ok()?);
-        let n = usize::from(*b.get(8)?);
-        if n > MAX_CANDIDATES || b.len() != 9 + n * (1 + ADDR_LEN) {
+        let started_ms = u64::from_be_bytes(b.get(8..16)?.try_into().ok()?);
+        let n = usize::from(*b.get(16)?);
+        if n > MAX_CANDIDATES || b.len() != 17 + n * (1 + ADDR_LEN) {
             return None;
         }
         let mut candidates = Vec::with_capacity(n);
         for i in 0..n {
-            let at = 9 + i * (1 + ADDR_LEN);
+            let at = 17 + i * (1 + ADDR_LEN);
             candidates.push(Candidate {
                 kind: Kind::of(b[at])?,
                 addr: addr::get(&b[at + 1..])?,
             });
         }
-        Some(Introduction { run, candidates })
+        Some(Introduction {
+            run,
+            started_ms,
+            candidates,
+        })
     }
 }
 
@@ -100,7 +111,7 @@ mod tests {
 
     proptest! {
         #[test]
-        fn introductions_survive_the_wire(run in any::<u64>(), ports in proptest::collection::vec(any::<u16>(), 0..=8)) {
+        fn introductions_survive_the_wire(run in any::<u64>(), started_ms in any::<u64>(), ports in proptest::collection::vec(any::<u16>(), 0..=8)) {
             let candidates = ports
                 .iter()
                 .enumerate()
@@ -109,7 +120,7 @@ mod tests {
                     addr: SocketAddr::from(([192, 0, 2, i as u8], *p)),
                 })
                 .collect();
-            let intro = Introduction { run, candidates };
+            let intro = Introduction { run, started_ms, candidates };
             prop_assert_eq!(Introduction::parse(&intro.emit()), Some(intro));
         }
 

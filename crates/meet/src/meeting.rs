@@ -62,6 +62,10 @@ pub struct MeetConfig {
     pub opener_ttl: u32,
     /// How long after its opener a candidate gets its first check. Default 200 ms.
     pub opener_lead: Duration,
+    /// When this run started, by the wall clock (ms since the Unix epoch), told to the peer
+    /// in the introduction ([`crate::Introduction::started_ms`]). Default 0; the runtime
+    /// reads the clock for each meeting.
+    pub started_ms: u64,
     /// Seeds everything the meeting draws at random: its run id, the checks' transaction
     /// ids, the seals' nonces. Default 0; the runtime draws one from the OS for each
     /// meeting. The same seed, key and inputs replay a meeting datagram for datagram, so a
@@ -80,6 +84,7 @@ impl MeetConfig {
             checks_per_candidate: 100,
             opener_ttl: 2,
             opener_lead: Duration::from_millis(200),
+            started_ms: 0,
             seed: 0,
         }
     }
@@ -158,6 +163,8 @@ pub struct Meeting {
     run: u64,
     local: Vec<Candidate>,
     peer_run: Option<u64>,
+    /// When the peer's run started ([`crate::Introduction::started_ms`]).
+    peer_started_ms: u64,
     remotes: Vec<Remote>,
     transactions: VecDeque<(u64, SocketAddr, bool)>,
     /// Transactions of the peer's checks answered (newest last): a replayed check (a stranger
@@ -183,6 +190,7 @@ impl Meeting {
             run: rng.gen(),
             local,
             peer_run: None,
+            peer_started_ms: 0,
             remotes: Vec::new(),
             transactions: VecDeque::new(),
             answered: VecDeque::new(),
@@ -254,13 +262,32 @@ impl Meeting {
             self.events.push_back(MeetEvent::Observed(peers.observed));
             self.add_local(now, observed);
         }
-        for blob in &peers.blobs {
-            let Some(intro) = self.key.open(blob).and_then(|b| Introduction::parse(&b)) else {
-                continue; // a stranger's entry, or our own reflected
-            };
+        // The rendezvous keeps the entries of the peer's earlier runs (a call ended and
+        // made again) until they are idle: the run that started last is the live one (on
+        // a tie, the first listed: the rendezvous lists the most recently registered
+        // first), and one older than the run already followed is never taken. (Taking each
+        // entry in turn left the oldest, a process gone, as the peer's run, and the live
+        // run's checks were not followed.) Entries that do not open are a stranger's, or
+        // our own reflected.
+        let latest = peers
+            .blobs
+            .iter()
+            .filter_map(|blob| self.key.open(blob).and_then(|b| Introduction::parse(&b)))
+            .reduce(|best, i| {
+                if i.started_ms > best.started_ms {
+                    i
+                } else {
+                    best
+                }
+            });
+        if let Some(intro) = latest {
+            if self.peer_run.is_some() && intro.started_ms < self.peer_started_ms {
+                return;
+            }
             if self.peer_run != Some(intro.run) {
                 // A new run of the peer: what was learnt of the old one is stale.
                 self.peer_run = Some(intro.run);
+                self.peer_started_ms = intro.started_ms;
                 self.remotes.clear();
                 self.best = None;
             }
@@ -414,6 +441,7 @@ impl Meeting {
             self.next_register = now + self.config.register_every;
             let intro = Introduction {
                 run: self.run,
+                started_ms: self.config.started_ms,
                 candidates: self.local.clone(),
             };
             if let Some(bytes) = rendezvous::emit_register(

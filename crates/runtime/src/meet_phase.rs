@@ -199,6 +199,7 @@ pub(crate) fn start_meeting(
     // A fresh seed from the OS for every meeting: its seals' nonces must never repeat.
     let config = MeetConfig {
         seed: rand::random(),
+        started_ms: crate::secure_io::unix_nanos() / 1_000_000,
         ..MeetConfig::new(via.rendezvous)
     };
     let meeting = Meeting::new(key, config, host, now);

@@ -172,6 +172,7 @@ fn a_stranger_registered_under_the_id_is_ignored_and_forged_checks_are_refused()
     // The stranger's introduction, sealed under a key that is not theirs.
     let forged = Introduction {
         run: 1,
+        started_ms: 0,
         candidates: vec![host([203, 0, 113, 66], 1)],
     };
     let blob = stranger.seal(&forged.emit(), &mut b_rng());
@@ -210,6 +211,7 @@ fn every_new_candidate_gets_an_opener_first_and_checks_after_the_lead() {
         b.key.seal(
             &Introduction {
                 run: 7,
+                started_ms: 0,
                 candidates: b.local.clone(),
             }
             .emit(),
@@ -324,4 +326,45 @@ fn one_seed_replays_a_meeting_exactly() {
     assert!(first.len() > 4, "{} datagrams", first.len());
     assert_eq!(first, transcript(7));
     assert_ne!(first, transcript(9));
+}
+
+/// The peer's introduction of run `run`, started at `started_ms`, reachable at `port`.
+fn b_intro(kb: &MeetKey, run: u64, started_ms: u64, port: u16) -> Vec<u8> {
+    let intro = Introduction {
+        run,
+        started_ms,
+        candidates: vec![host([198, 51, 100, 1], port)],
+    };
+    kb.seal(&intro.emit(), &mut ChaCha8Rng::seed_from_u64(run))
+}
+
+/// The rendezvous still lists an earlier run of the peer (a call ended and made again within
+/// its idle time), in either order: the run that started last is followed, and an answer
+/// with only the old run (a stranger registering it again) changes nothing.
+#[test]
+fn of_two_runs_of_the_peer_the_later_is_followed() {
+    let (ka, kb, _) = keys();
+    let rdv = SocketAddr::from(RENDEZVOUS);
+    let seen = SocketAddr::from(([192, 0, 2, 1], 5000));
+    let (old, new) = (b_intro(&kb, 1, 1_000, 6001), b_intro(&kb, 2, 2_000, 6002));
+    let checked = |a: &mut Meeting, now: Instant| -> Vec<u16> {
+        a.handle_timeout(now);
+        let mut ports: Vec<u16> = std::iter::from_fn(|| a.poll_transmit())
+            .filter(|o| o.to != rdv)
+            .map(|o| o.to.port())
+            .collect();
+        ports.dedup();
+        ports
+    };
+    for order in [[&old, &new], [&new, &old]] {
+        let mut a = meeting(ka.clone(), [192, 0, 2, 1], 5000);
+        let t0 = Instant::from_millis(0);
+        let peers = rendezvous::emit_peers(seen, &[order[0].as_slice(), order[1].as_slice()]);
+        a.handle_datagram(t0, rdv, false, &peers);
+        assert_eq!(checked(&mut a, t0), [6002], "openers to the later run only");
+        let t1 = Instant::from_millis(300);
+        let stale = rendezvous::emit_peers(seen, &[old.as_slice()]);
+        a.handle_datagram(t1, rdv, false, &stale);
+        assert_eq!(checked(&mut a, t1), [6002], "checks to the later run only");
+    }
 }

@@ -236,12 +236,9 @@ fn symmetric_nats_without_turn_fail_soon_naming_a_relay() {
 /// `received.csv`, display times in µs on one clock) and the span from its first picture
 /// to its last, in seconds.
 fn longest_gap(received_csv: &Path) -> (f64, f64) {
-    let text = std::fs::read_to_string(received_csv).unwrap_or_default();
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().unwrap_or("").split(',').collect();
-    let col = header.iter().position(|c| *c == "display_us");
-    let mut shown: Vec<f64> = lines
-        .filter_map(|l| l.split(',').nth(col?)?.parse().ok())
+    let mut shown: Vec<f64> = received_rows(received_csv, &["display_us"])
+        .into_iter()
+        .map(|r| r[0])
         .collect();
     shown.sort_by(f64::total_cmp);
     let gap = shown
@@ -253,6 +250,27 @@ fn longest_gap(received_csv: &Path) -> (f64, f64) {
         _ => 0.0,
     };
     (gap, span)
+}
+
+/// The rows of a `received.csv` (`recv --log`'s columns), each the values of `columns` in
+/// that order; rows missing one are left out, and a file without a column has none.
+fn received_rows(received_csv: &Path, columns: &[&str]) -> Vec<Vec<f64>> {
+    let text = std::fs::read_to_string(received_csv).unwrap_or_default();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap_or("").split(',').collect();
+    let Some(at): Option<Vec<usize>> = columns
+        .iter()
+        .map(|c| header.iter().position(|h| h == c))
+        .collect()
+    else {
+        return Vec::new();
+    };
+    lines
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            at.iter().map(|&i| f.get(i)?.parse().ok()).collect()
+        })
+        .collect()
 }
 
 /// A call of `seconds` between `a` and `b` (each writing `--out a-out` / `b-out`), with
@@ -388,18 +406,9 @@ fn rss_kb(pid: u32) -> u64 {
 
 /// Per-minute frames and delay (mean, p95, in ms) of a `received.csv`, by display time.
 fn delay_by_minute(received_csv: &Path) -> Vec<(usize, f64, f64)> {
-    let text = std::fs::read_to_string(received_csv).unwrap_or_default();
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().unwrap_or("").split(',').collect();
-    let at = |name: &str| header.iter().position(|c| *c == name);
-    let (Some(shown), Some(delay)) = (at("display_us"), at("delay_us")) else {
-        return Vec::new();
-    };
-    let rows: Vec<(f64, f64)> = lines
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split(',').collect();
-            Some((f.get(shown)?.parse().ok()?, f.get(delay)?.parse().ok()?))
-        })
+    let rows: Vec<(f64, f64)> = received_rows(received_csv, &["display_us", "delay_us"])
+        .into_iter()
+        .map(|r| (r[0], r[1]))
         .collect();
     let Some(t0) = rows.iter().map(|r| r.0).reduce(f64::min) else {
         return Vec::new();
